@@ -1,0 +1,131 @@
+"""The chapter list, read from ``chapters.toml``: the one place a chapter is described."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+CHAPTERS_FILE = Path(__file__).with_name("chapters.toml")
+
+
+@dataclass(frozen=True)
+class Part:
+    """A part of the book: a group of chapters with a common theme."""
+
+    number: int
+    title: str
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter of the book and everything the tooling needs to know about it."""
+
+    id: str
+    title: str
+    part: int
+    minutes: int
+    teaches: str = ""
+    page: str | None = None
+    files: tuple[str, ...] = ()
+    tests: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def written(self) -> bool:
+        """True once the chapter has a page in the book."""
+        return self.page is not None
+
+    @property
+    def has_stubs(self) -> bool:
+        """True when the learner writes code in this chapter (it lists files to edit)."""
+        return bool(self.files)
+
+    @property
+    def prefixes(self) -> tuple[str, ...]:
+        """The test-name prefixes that select this chapter's tests."""
+        return tuple(self.tests)
+
+    @property
+    def min_tests(self) -> int:
+        """The minimum number of tests the chapter must have, over all its prefixes."""
+        return sum(self.tests.values())
+
+    def owns_test(self, test_file: str) -> bool:
+        """True when a test file (a name such as ``test_mock_provider.py``) belongs to this chapter."""
+        name = Path(test_file).name
+        return any(name.startswith(prefix) for prefix in self.prefixes)
+
+    @property
+    def test_globs(self) -> tuple[str, ...]:
+        """The test files of the chapter, as globs relative to the repository root."""
+        return tuple(f"tests/{prefix}*.py" for prefix in self.prefixes)
+
+
+@dataclass(frozen=True)
+class Curriculum:
+    """All parts and chapters, in book order."""
+
+    parts: tuple[Part, ...]
+    chapters: tuple[Chapter, ...]
+
+    def get(self, chapter_id: str) -> Chapter:
+        """Return the chapter with this id, or raise ``KeyError`` naming the known ids."""
+        for chapter in self.chapters:
+            if chapter.id == chapter_id:
+                return chapter
+        known = ", ".join(c.id for c in self.chapters)
+        raise KeyError(f"no chapter {chapter_id!r}; the chapters are {known}")
+
+    def part(self, number: int) -> Part:
+        """Return the part with this number."""
+        for part in self.parts:
+            if part.number == number:
+                return part
+        raise KeyError(f"no part {number}")
+
+    @property
+    def written(self) -> tuple[Chapter, ...]:
+        """The chapters that have a page in the book, in order."""
+        return tuple(c for c in self.chapters if c.written)
+
+    def chapter_for_test_file(self, test_file: str) -> Chapter | None:
+        """The chapter a test file belongs to, or None for the tooling's own tests."""
+        for chapter in self.chapters:
+            if chapter.owns_test(test_file):
+                return chapter
+        return None
+
+    def index(self, chapter_id: str) -> int:
+        """The position of a chapter in book order."""
+        return self.chapters.index(self.get(chapter_id))
+
+
+def parse(text: str) -> Curriculum:
+    """Build a curriculum from the text of a ``chapters.toml`` file."""
+    data = tomllib.loads(text)
+    parts = tuple(Part(number=p["number"], title=p["title"]) for p in data["part"])
+    chapters = tuple(
+        Chapter(
+            id=c["id"],
+            title=c["title"],
+            part=c["part"],
+            minutes=c["minutes"],
+            teaches=c.get("teaches", ""),
+            page=c.get("page"),
+            files=tuple(c.get("files", ())),
+            tests=dict(c.get("tests", {})),
+        )
+        for c in data["chapter"]
+    )
+    ids = [c.id for c in chapters]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ValueError(f"chapters.toml lists these ids twice: {', '.join(duplicates)}")
+    return Curriculum(parts=parts, chapters=chapters)
+
+
+@cache
+def load() -> Curriculum:
+    """The curriculum of this checkout."""
+    return parse(CHAPTERS_FILE.read_text(encoding="utf-8"))

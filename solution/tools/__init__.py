@@ -1,0 +1,1 @@
+"""The tools claw can call."""

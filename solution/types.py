@@ -1,0 +1,373 @@
+"""The vocabulary of claw: messages, turns, tool calls, tool definitions, usage and the protocols.
+
+Everything here is data. A conversation is a list of ``Message`` values; a provider turns a
+conversation into an ``AssistantTurn``; tools are described to the model by ``ToolDefinition`` and
+called with ``ToolCall``. The models are pydantic v2 models, frozen, so a message in a history
+cannot change behind your back, and validated, so an illegal state cannot be built.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from decimal import Decimal
+from enum import StrEnum
+from typing import Annotated, Any, Literal, Protocol, Self, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+
+# The tool-name rule shared by the OpenAI and Anthropic APIs.
+TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
+
+JsonType = Literal["string", "integer", "number", "boolean", "array", "object"]
+
+
+class _Frozen(BaseModel):
+    """Base for claw's data: immutable, and strict about unknown fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --8<-- [start:tool-call]
+class ToolCall(_Frozen):
+    """The model's request to run one tool.
+
+    ``id`` pairs the call with its result: the ``ToolResultMessage`` that answers this call
+    carries the same id in ``tool_call_id``.
+    """
+
+    id: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+# --8<-- [end:tool-call]
+
+
+def _require_unique_ids(calls: Sequence[ToolCall]) -> None:
+    ids = [call.id for call in calls]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise ValueError(f"tool call ids must be unique in a turn; repeated: {', '.join(repeated)}")
+
+
+# --8<-- [start:messages]
+class SystemMessage(_Frozen):
+    """Instructions that frame the whole conversation."""
+
+    role: Literal["system"] = "system"
+    content: str
+
+
+class UserMessage(_Frozen):
+    """What the person typed."""
+
+    role: Literal["user"] = "user"
+    content: str
+
+
+class AssistantMessage(_Frozen):
+    """What the model said: text, tool calls, or both."""
+
+    role: Literal["assistant"] = "assistant"
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+
+    @model_validator(mode="after")
+    def _unique_call_ids(self) -> Self:
+        _require_unique_ids(self.tool_calls)
+        return self
+
+
+class ToolResultMessage(_Frozen):
+    """The result of one tool call, sent back to the model."""
+
+    role: Literal["tool"] = "tool"
+    tool_call_id: str = Field(min_length=1)
+    content: str
+    is_error: bool = False
+
+
+Message = Annotated[
+    SystemMessage | UserMessage | AssistantMessage | ToolResultMessage,
+    Field(discriminator="role"),
+]
+"""Any message of a conversation; the ``role`` field says which kind it is."""
+# --8<-- [end:messages]
+
+# --8<-- [start:adapter]
+MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+"""Validates and serialises whole conversations: ``MESSAGES.validate_json(text)``."""
+
+
+def dump_messages(messages: Sequence[Message]) -> str:
+    """Serialise a conversation to JSON text."""
+    return MESSAGES.dump_json(list(messages)).decode()
+
+
+def load_messages(text: str | bytes) -> list[Message]:
+    """Parse JSON text made by ``dump_messages`` back into typed messages."""
+    return MESSAGES.validate_json(text)
+# --8<-- [end:adapter]
+
+
+# --8<-- [start:stop-reason]
+class StopReason(StrEnum):
+    """Why the model stopped producing output."""
+
+    END_TURN = "end_turn"
+    """It finished its answer: the agent's turn is over."""
+    TOOL_USE = "tool_use"
+    """It wants one or more tools run; the loop runs them and calls the model again."""
+    MAX_TOKENS = "max_tokens"
+    """It hit the output-token limit; the answer is cut short."""
+    CONTENT_FILTER = "content_filter"
+    """A safety filter stopped it."""
+    ERROR = "error"
+    """The provider reported an error while generating."""
+# --8<-- [end:stop-reason]
+
+
+# --8<-- [start:usage]
+class TokenUsage(_Frozen):
+    """How many tokens a call consumed and, when the provider says, what it cost.
+
+    Usages add up with ``+``. ``cost`` is ``None`` when no provider reported a price; a sum
+    with at least one reported cost adds up the reported ones.
+    """
+
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+    cached_input_tokens: int = Field(default=0, ge=0)
+    cost: Decimal | None = Field(default=None, ge=0, description="US dollars, as reported")
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        if self.cost is None and other.cost is None:
+            cost = None
+        else:
+            cost = (self.cost or Decimal(0)) + (other.cost or Decimal(0))
+        return TokenUsage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            cost=cost,
+        )
+# --8<-- [end:usage]
+
+
+# --8<-- [start:turn]
+class AssistantTurn(_Frozen):
+    """One complete answer from a provider.
+
+    ``stop_reason`` is inferred when you leave it out: ``TOOL_USE`` if there are tool calls,
+    ``END_TURN`` otherwise. A turn with tool calls always has ``TOOL_USE`` and a turn with
+    ``TOOL_USE`` always has tool calls, so the loop can decide what to do from the stop
+    reason alone.
+    """
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    stop_reason: StopReason
+    usage: TokenUsage = TokenUsage()
+    model: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _infer_stop_reason(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("stop_reason") is None:
+            data = {**data}
+            data["stop_reason"] = StopReason.TOOL_USE if data.get("tool_calls") else "end_turn"
+        return data
+
+    @model_validator(mode="after")
+    def _stop_reason_matches_calls(self) -> Self:
+        if self.tool_calls and self.stop_reason is not StopReason.TOOL_USE:
+            raise ValueError(
+                f"a turn with tool calls must stop with 'tool_use', not {self.stop_reason.value!r}"
+            )
+        if self.stop_reason is StopReason.TOOL_USE and not self.tool_calls:
+            raise ValueError("a turn that stops with 'tool_use' needs at least one tool call")
+        _require_unique_ids(self.tool_calls)
+        return self
+
+    def to_message(self) -> AssistantMessage:
+        """The message that records this turn in the conversation history."""
+        return AssistantMessage(content=self.text, tool_calls=self.tool_calls)
+# --8<-- [end:turn]
+
+
+# --8<-- [start:tool-output]
+class ToolOutput(_Frozen):
+    """What a tool returns: text for the model, and whether it describes an error.
+
+    Tools report failures with ``ToolOutput.error(...)`` instead of raising, so the model reads
+    what went wrong and can try again.
+    """
+
+    content: str
+    is_error: bool = False
+
+    @classmethod
+    def ok(cls, content: str) -> ToolOutput:
+        """A successful result."""
+        return cls(content=content)
+
+    @classmethod
+    def error(cls, content: str) -> ToolOutput:
+        """A failed result; ``content`` tells the model what went wrong."""
+        return cls(content=content, is_error=True)
+
+    def to_message(self, call: ToolCall) -> ToolResultMessage:
+        """The message that answers ``call``."""
+        return ToolResultMessage(tool_call_id=call.id, content=self.content, is_error=self.is_error)
+# --8<-- [end:tool-output]
+
+
+def _empty_schema() -> dict[str, Any]:
+    return {"type": "object", "properties": {}, "required": []}
+
+
+def _strip_titles(schema: Any) -> Any:
+    """Remove pydantic's auto-generated ``title`` keys, which only add noise for the model."""
+    if isinstance(schema, dict):
+        return {
+            key: _strip_titles(value)
+            for key, value in schema.items()
+            if not (key == "title" and isinstance(value, str))
+        }
+    if isinstance(schema, list):
+        return [_strip_titles(item) for item in schema]
+    return schema
+
+
+# --8<-- [start:tool-definition]
+class ToolDefinition(_Frozen):
+    """How a tool is described to the model: a name, what it does, and its JSON Schema.
+
+    Build one step by step; every step returns a new definition::
+
+        ToolDefinition(name="read", description="Read a file.").param(
+            "path", "string", "The file to read."
+        )
+
+    or from a pydantic model of the arguments with ``ToolDefinition.from_model``.
+    """
+
+    name: str = Field(pattern=TOOL_NAME_PATTERN)
+    description: str = Field(min_length=1)
+    parameters: dict[str, Any] = Field(default_factory=_empty_schema)
+
+    def param(
+        self, name: str, type: JsonType, description: str, *, required: bool = True
+    ) -> ToolDefinition:
+        """Add a parameter of a simple JSON type."""
+        return self.param_raw(name, {"type": type, "description": description}, required=required)
+
+    def param_raw(
+        self, name: str, schema: dict[str, Any], *, required: bool = True
+    ) -> ToolDefinition:
+        """Add a parameter described by any JSON Schema (enums, arrays of objects, ...)."""
+        parameters = copy.deepcopy(self.parameters)
+        properties: dict[str, Any] = parameters.setdefault("properties", {})
+        if name in properties:
+            raise ValueError(f"tool {self.name!r} already has a parameter named {name!r}")
+        properties[name] = copy.deepcopy(schema)
+        if required:
+            parameters.setdefault("required", []).append(name)
+        return self.model_copy(update={"parameters": parameters})
+
+    @classmethod
+    def from_model(cls, name: str, description: str, arguments: type[BaseModel]) -> ToolDefinition:
+        """Describe a tool whose arguments are the fields of a pydantic model."""
+        schema = _strip_titles(arguments.model_json_schema())
+        schema.setdefault("properties", {})
+        schema.setdefault("required", [])
+        return cls(name=name, description=description, parameters=schema)
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        """The names of the required parameters."""
+        return tuple(self.parameters.get("required", ()))
+
+    def to_json(self) -> str:
+        """The definition as compact JSON, e.g. to measure how many tokens it costs."""
+        return json.dumps(self.model_dump(), separators=(",", ":"))
+# --8<-- [end:tool-definition]
+
+
+# --8<-- [start:protocols]
+@runtime_checkable
+class Provider(Protocol):
+    """Anything that can answer a conversation with an ``AssistantTurn``."""
+
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AssistantTurn:
+        """Send the conversation and the available tools; return the model's next turn."""
+        ...
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """Anything the model can call."""
+
+    @property
+    def definition(self) -> ToolDefinition:
+        """How the tool is described to the model."""
+        ...
+
+    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
+        """Run with the model's arguments. Report failures as ``ToolOutput.error``."""
+        ...
+# --8<-- [end:protocols]
+
+
+# --8<-- [start:toolset]
+class ToolSet:
+    """The tools an agent can use, by name. Names are unique."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        """Add a tool; a second tool with the same name is an error."""
+        name = tool.definition.name
+        if name in self._tools:
+            raise ValueError(f"a tool named {name!r} is already in this tool set")
+        self._tools[name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        """The tool with this name, or ``None``."""
+        return self._tools.get(name)
+
+    def __getitem__(self, name: str) -> Tool:
+        try:
+            return self._tools[name]
+        except KeyError:
+            available = ", ".join(self._tools) or "none"
+            raise KeyError(f"no tool named {name!r}; available: {available}") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The tool names, in the order the tools were added."""
+        return tuple(self._tools)
+
+    def definitions(self) -> list[ToolDefinition]:
+        """The definitions to send to the model, in the order the tools were added."""
+        return [tool.definition for tool in self._tools.values()]
+# --8<-- [end:toolset]

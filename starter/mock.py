@@ -1,0 +1,71 @@
+"""A provider that replays a script: the model you can test against without a network.
+
+``MockProvider`` hands out scripted ``AssistantTurn`` values one at a time, first in, first
+out, and writes down every call it receives, so a test can check exactly what the agent sent.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .errors import ProviderError
+from .todo import Todo
+from .types import AssistantTurn, Message, ToolDefinition
+
+
+class MockProviderExhausted(ProviderError):
+    """The mock was called more often than its script has turns."""
+
+
+@dataclass(frozen=True)
+class ProviderCall:
+    """One call received by a ``MockProvider``: what the agent sent, as it was at that moment."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[ToolDefinition, ...]
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """The names of the tools offered in this call."""
+        return tuple(tool.name for tool in self.tools)
+
+
+def as_turn(turn: AssistantTurn | str) -> AssistantTurn:
+    """Accept a plain string as shorthand for a text-only turn that ends the conversation."""
+    if isinstance(turn, str):
+        return AssistantTurn(text=turn)
+    return turn
+
+
+class MockProvider:
+    """A ``Provider`` that returns scripted turns in order and records every call.
+
+    >>> provider = MockProvider(["Hello!"])
+    """
+
+    calls: list[ProviderCall]
+    """Every call received so far, oldest first."""
+
+    def __init__(self, script: Iterable[AssistantTurn | str] = ()) -> None:
+        """Start with the turns of ``script``; strings become text-only turns."""
+        raise Todo("ch01", "a deque of as_turn(t) for each t, and an empty list of calls")
+
+    def add(self, turn: AssistantTurn | str) -> None:
+        """Append one more turn to the end of the script."""
+        raise Todo("ch01", "append at the right end: first in, first out")
+
+    @property
+    def remaining(self) -> int:
+        """How many scripted turns have not been handed out yet."""
+        raise Todo("ch01", "the length of the script that is left")
+
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AssistantTurn:
+        """Record the call, then return the next scripted turn.
+
+        Raises ``MockProviderExhausted`` (a ``ProviderError``) when the script is used up.
+        """
+        raise Todo("ch01", "record a snapshot first, then popleft or raise")

@@ -1,0 +1,1 @@
+"""Providers that talk to real model servers."""
