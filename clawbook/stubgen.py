@@ -60,7 +60,7 @@ class Region:
         return f"{self.path}:{self.start + 1}"
 
 
-def _functions(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+def iter_functions(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
     """Every function of a module with its qualified name, outer functions first."""
 
     def visit(node: ast.AST, prefix: str) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
@@ -80,7 +80,7 @@ def _innermost_function(
 ) -> tuple[str, ast.FunctionDef | ast.AsyncFunctionDef] | None:
     """The innermost function whose body contains the 1-based ``line``."""
     found = None
-    for name, func in _functions(tree):
+    for name, func in iter_functions(tree):
         first_body_line = func.body[0].lineno
         if func.end_lineno is not None and first_body_line <= line <= func.end_lineno:
             found = (name, func)
@@ -224,7 +224,7 @@ def render(source: str, path: str, keep: Collection[str] = (), *, for_book: bool
         return source
     lines = source.splitlines()
     tree = ast.parse(source)
-    functions = dict(_functions(tree))
+    functions = dict(iter_functions(tree))
     stubbed = [region for region in regions if region.chapter not in keep]
     stubbed_lines = {n for r in stubbed for n in range(r.start, r.end + 1)}
 

@@ -1,0 +1,1 @@
+"""Clawbook's learner and instructor tooling: status, check, hint, watch, reset, verify, stubs."""

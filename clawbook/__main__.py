@@ -1,0 +1,7 @@
+"""``python -m clawbook``: the same as the ``clawbook`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

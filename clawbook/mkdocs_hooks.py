@@ -1,0 +1,130 @@
+"""MkDocs hooks: the parts of the book that come from ``chapters.toml`` and ``solution/``.
+
+* the navigation, by parts, from the chapter list;
+* each chapter's title and its header card (files to edit, tests, time, notebook);
+* the chapter map in the overview (``<!-- clawbook:chapter-map -->``);
+* ``.cache/book-src/solution``: the solution with chapter markers removed, which the snippets
+  extension includes code from, so the book shows exactly the tested code and never a marker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from clawbook import stubgen
+from clawbook.chapters import Chapter, Curriculum, load
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOK_SOURCE = ROOT / ".cache" / "book-src"
+CHAPTER_MAP = "<!-- clawbook:chapter-map -->"
+ROMAN = ["0", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X"]
+
+
+def number(chapter: Chapter) -> str:
+    """The chapter's number as the book prints it: ``ch05a`` is ``5a``."""
+    return chapter.id.removeprefix("ch").lstrip("0") or "0"
+
+
+def notebook_for(chapter: Chapter, docs_dir: Path) -> str | None:
+    """The companion notebook of a chapter, relative to the book, if it has one."""
+    if chapter.page is None:
+        return None
+    candidate = f"notebooks/{Path(chapter.page).stem}.ipynb"
+    return candidate if (docs_dir / candidate).exists() else None
+
+
+def build_nav(curriculum: Curriculum, docs_dir: Path) -> list[Any]:
+    """Home, then one section per part with its written chapters, then the notebooks."""
+    nav: list[Any] = [{"Home": "index.md"}]
+    for part in curriculum.parts:
+        written = [c for c in curriculum.written if c.part == part.number]
+        if written:
+            title = f"Part {ROMAN[part.number]} · {part.title}"
+            nav.append({title: [{f"{number(c)} · {c.title}": c.page} for c in written]})
+    notebooks = [
+        {f"{number(c)} · {c.title}": nb}
+        for c in curriculum.written
+        if (nb := notebook_for(c, docs_dir)) is not None
+    ]
+    if notebooks:
+        nav.append({"Notebooks": notebooks})
+    return nav
+
+
+def write_book_source() -> None:
+    """Render the marker-free solution that the book's snippets include."""
+    files = stubgen.render_tree(ROOT / "solution", keep=_all_ids(), for_book=True)
+    stubgen.write_tree(files, BOOK_SOURCE / "solution")
+
+
+def _all_ids() -> set[str]:
+    return {c.id for c in load().chapters}
+
+
+def chapter_card(chapter: Chapter, docs_dir: Path, page_path: str) -> str:
+    """The header of a chapter page: the title and a card of facts from ``chapters.toml``."""
+    rows: list[tuple[str, str]] = []
+    if chapter.files:
+        rows.append(("You edit", ", ".join(f"`starter/{f}`" for f in chapter.files)))
+    else:
+        rows.append(("You edit", "nothing: this is a reading chapter"))
+    if chapter.tests:
+        files = ", ".join(f"`{glob}`" for glob in chapter.test_globs)
+        rows.append(("Tests", f"{files}, at least {chapter.min_tests}"))
+        rows.append(("Run them", f"`clawbook check {chapter.id}`"))
+    rows.append(("Time", f"about {chapter.minutes} minutes"))
+    if chapter.teaches:
+        rows.append(("Python ideas", chapter.teaches))
+    notebook = notebook_for(chapter, docs_dir)
+    if notebook:
+        depth = page_path.count("/")
+        rows.append(("Notebook", f"[try it interactively]({'../' * depth}{notebook})"))
+    table = "\n".join(f"| {key} | {value} |" for key, value in rows)
+    return (
+        f'<p class="chapter-kicker">Chapter {number(chapter)} · {chapter.id}</p>\n\n'
+        f"# {chapter.title}\n\n"
+        f'<div class="chapter-card" markdown>\n\n| | |\n|---|---|\n{table}\n\n</div>\n\n'
+    )
+
+
+def chapter_map(curriculum: Curriculum) -> str:
+    """A table per part: every chapter, linked once it is written, with what it teaches."""
+    out: list[str] = []
+    for part in curriculum.parts:
+        out.append(f"**Part {ROMAN[part.number]} · {part.title}**\n")
+        out.append("| | Chapter | You build | Python ideas | Time |")
+        out.append("|---|---|---|---|---|")
+        for c in (c for c in curriculum.chapters if c.part == part.number):
+            if c.page:
+                title = f"[{c.title}]({c.page})"
+            else:
+                title = f'{c.title} <span class="coming-soon">(coming soon)</span>'
+            files = ", ".join(f"`{f}`" for f in c.files) or "–"
+            out.append(f"| {number(c)} | {title} | {files} | {c.teaches} | {c.minutes} min |")
+        out.append("")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- MkDocs event handlers
+
+
+def on_config(config: Any) -> Any:
+    """Write the book's copy of the solution and build the navigation from the chapter list."""
+    write_book_source()
+    config["nav"] = build_nav(load(), Path(config["docs_dir"]))
+    return config
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    """Add a chapter's title and card, and the chapter map where a page asks for it."""
+    src = page.file.src_uri
+    docs_dir = Path(config["docs_dir"])
+    curriculum = load()
+    for chapter in curriculum.written:
+        if chapter.page == src:
+            markdown = chapter_card(chapter, docs_dir, src) + markdown
+            break
+    if CHAPTER_MAP in markdown:
+        markdown = markdown.replace(CHAPTER_MAP, chapter_map(curriculum))
+    return markdown
