@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
@@ -21,7 +20,7 @@ from .runner import ROOT, Progress, Run, chapter_test_files, next_chapter, progr
 
 OK, FAILED, USAGE, TODO = 0, 1, 2, 3
 
-console = Console(highlight=False)
+console = Console(highlight=False, soft_wrap=True)
 
 STATE_STYLE = {
     "done": "[green]✓ done[/]",
@@ -63,7 +62,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     console.print(table)
     if not args.all:
         coming = sum(1 for p in report if p.state == "coming")
-        console.print(f"[dim]{coming} more chapters are coming; `clawbook status --all` lists them.[/]")
+        console.print(
+            f"[dim]{coming} more chapters are coming; `clawbook status --all` lists them.[/]"
+        )
     upcoming = next_chapter(report)
     if upcoming is None:
         console.print(
@@ -160,7 +161,9 @@ def cmd_hint(args: argparse.Namespace) -> int:
     for stub in remaining:
         console.print(f"\n  [bold]starter/{stub.path}:{stub.line}[/]  {stub.function}")
         console.print(f"    [yellow]hint:[/] {escape(stub.hint)}")
-    console.print(f"\n{len(remaining)} stub(s) to go. Replace each `raise Todo(...)` with real code.")
+    console.print(
+        f"\n{len(remaining)} stub(s) to go. Replace each `raise Todo(...)` with real code."
+    )
     return TODO
 
 
@@ -241,7 +244,9 @@ def cmd_stubs(args: argparse.Namespace) -> int:
         if problems:
             for problem in problems:
                 console.print(f"  [red]{problem}[/]")
-            console.print("[red]starter/ is out of date:[/] run `clawbook stubs` and commit the result.")
+            console.print(
+                "[red]starter/ is out of date:[/] run `clawbook stubs` and commit the result."
+            )
             return FAILED
         console.print(f"[green]starter/ is in sync with solution/[/] ({len(files)} files).")
         return OK
@@ -289,7 +294,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     def impl_option(sub: argparse.ArgumentParser) -> None:
         sub.add_argument(
-            "--impl", choices=("starter", "solution"), default="starter",
+            "--impl",
+            choices=("starter", "solution"),
+            default="starter",
             help="the package to test (default: starter, your code)",
         )
 

@@ -34,7 +34,8 @@ def selected() -> str:
     name = os.environ.get(IMPL_ENV, DEFAULT).strip() or DEFAULT
     if name not in IMPLEMENTATIONS:
         raise ImplementationError(
-            f"{IMPL_ENV}={name!r} is not an implementation; use one of: {', '.join(IMPLEMENTATIONS)}"
+            f"{IMPL_ENV}={name!r} is not an implementation; "
+            f"use one of: {', '.join(IMPLEMENTATIONS)}"
         )
     return name
 

@@ -89,7 +89,9 @@ def run_pytest(
         )
         raw = json.loads(report.read_text(encoding="utf-8")) if report.exists() else []
     results = tuple(TestResult(**item) for item in raw)
-    return Run(results=results, returncode=completed.returncode, output=completed.stdout + completed.stderr)
+    return Run(
+        results=results, returncode=completed.returncode, output=completed.stdout + completed.stderr
+    )
 
 
 @dataclass
@@ -115,8 +117,10 @@ class Progress:
 
     @property
     def state(self) -> str:
-        """``coming`` (not written yet), ``reading`` (no tests), ``done``, ``failing``,
-        ``todo`` or ``in progress``."""
+        """One of ``coming``, ``reading``, ``done``, ``failing``, ``todo``, ``in progress``.
+
+        ``coming``: the chapter is not written yet; ``reading``: it has no tests.
+        """
         if not self.chapter.written:
             return "coming"
         if not self.results:

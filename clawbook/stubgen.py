@@ -60,10 +60,14 @@ class Region:
         return f"{self.path}:{self.start + 1}"
 
 
-def iter_functions(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+def iter_functions(
+    tree: ast.Module,
+) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
     """Every function of a module with its qualified name, outer functions first."""
 
-    def visit(node: ast.AST, prefix: str) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    def visit(
+        node: ast.AST, prefix: str
+    ) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 name = f"{prefix}{child.name}"
@@ -81,8 +85,7 @@ def _innermost_function(
     """The innermost function whose body contains the 1-based ``line``."""
     found = None
     for name, func in iter_functions(tree):
-        first_body_line = func.body[0].lineno
-        if func.end_lineno is not None and first_body_line <= line <= func.end_lineno:
+        if func.end_lineno is not None and func.lineno < line <= func.end_lineno:
             found = (name, func)
     return found
 
@@ -108,7 +111,9 @@ def find_regions(source: str, path: str) -> list[Region]:
             open_match, open_index = start, index
         elif END_REGION.match(line):
             if not open_match:
-                raise MarkerError(f"{path}:{index + 1}: '# endregion' without a '# region' above it")
+                raise MarkerError(
+                    f"{path}:{index + 1}: '# endregion' without a '# region' above it"
+                )
             indent = open_match["indent"]
             if not line.startswith(indent) or line[len(indent)] == " ":
                 raise MarkerError(
@@ -120,7 +125,7 @@ def find_regions(source: str, path: str) -> list[Region]:
                 raise MarkerError(f"{path}:{open_index + 1}: the region is empty")
             if any(not text.startswith(indent) for text in body):
                 raise MarkerError(
-                    f"{path}:{open_index + 1}: a line of the region is indented less than its marker"
+                    f"{path}:{open_index + 1}: a region line is indented less than its marker"
                 )
             enclosing = _innermost_function(tree, open_index + 1)
             if enclosing is None:
@@ -155,7 +160,9 @@ def _stub_lines(region: Region) -> list[str]:
     if len(call) <= LINE_LENGTH:
         return [call]
     inner = region.indent + " " * 4
-    hint_lines = textwrap.wrap(region.hint, width=LINE_LENGTH - len(inner) - 3, drop_whitespace=False)
+    hint_lines = textwrap.wrap(
+        region.hint, width=LINE_LENGTH - len(inner) - 3, drop_whitespace=False
+    )
     return [
         f"{region.indent}raise Todo(",
         f'{inner}"{region.chapter}",',
@@ -175,7 +182,9 @@ def _yield_lines(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[int]:
 
     def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            if isinstance(
+                child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+            ):
                 continue
             if isinstance(child, ast.Yield | ast.YieldFrom):
                 found.append(child.lineno)
@@ -280,13 +289,17 @@ def all_regions(solution: Path) -> list[Region]:
     return regions
 
 
-def render_tree(solution: Path, keep: Collection[str] = (), *, for_book: bool = False) -> dict[str, str | bytes]:
+def render_tree(
+    solution: Path, keep: Collection[str] = (), *, for_book: bool = False
+) -> dict[str, str | bytes]:
     """Render every file of ``solution``: Python files through ``render``, others copied."""
     files: dict[str, str | bytes] = {}
     for file in package_files(solution):
         relative = file.relative_to(solution).as_posix()
         if file.suffix == ".py":
-            files[relative] = render(file.read_text(encoding="utf-8"), relative, keep, for_book=for_book)
+            files[relative] = render(
+                file.read_text(encoding="utf-8"), relative, keep, for_book=for_book
+            )
         else:
             files[relative] = file.read_bytes()
     return files

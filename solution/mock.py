@@ -14,8 +14,10 @@ from .errors import ProviderError
 from .types import AssistantTurn, Message, ToolDefinition
 
 
+# --8<-- [start:exhausted]
 class MockProviderExhausted(ProviderError):
     """The mock was called more often than its script has turns."""
+# --8<-- [end:exhausted]
 
 
 # --8<-- [start:provider-call]
@@ -33,11 +35,13 @@ class ProviderCall:
 # --8<-- [end:provider-call]
 
 
+# --8<-- [start:as-turn]
 def as_turn(turn: AssistantTurn | str) -> AssistantTurn:
     """Accept a plain string as shorthand for a text-only turn that ends the conversation."""
     if isinstance(turn, str):
         return AssistantTurn(text=turn)
     return turn
+# --8<-- [end:as-turn]
 
 
 # --8<-- [start:mock-provider]
@@ -47,6 +51,7 @@ class MockProvider:
     >>> provider = MockProvider(["Hello!"])
     """
 
+    # --8<-- [start:mock-init]
     calls: list[ProviderCall]
     """Every call received so far, oldest first."""
 
@@ -56,20 +61,26 @@ class MockProvider:
         self._script: deque[AssistantTurn] = deque(as_turn(turn) for turn in script)
         self.calls = []
         # endregion
+    # --8<-- [end:mock-init]
 
+    # --8<-- [start:mock-add]
     def add(self, turn: AssistantTurn | str) -> None:
         """Append one more turn to the end of the script."""
         # region ch01: append at the right end: first in, first out
         self._script.append(as_turn(turn))
         # endregion
+    # --8<-- [end:mock-add]
 
+    # --8<-- [start:mock-remaining]
     @property
     def remaining(self) -> int:
         """How many scripted turns have not been handed out yet."""
         # region ch01: the length of the script that is left
         return len(self._script)
         # endregion
+    # --8<-- [end:mock-remaining]
 
+    # --8<-- [start:mock-complete]
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AssistantTurn:
@@ -86,4 +97,5 @@ class MockProvider:
             )
         return self._script.popleft()
         # endregion
+    # --8<-- [end:mock-complete]
 # --8<-- [end:mock-provider]

@@ -23,10 +23,12 @@ TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 JsonType = Literal["string", "integer", "number", "boolean", "array", "object"]
 
 
+# --8<-- [start:frozen]
 class _Frozen(BaseModel):
     """Base for claw's data: immutable, and strict about unknown fields."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+# --8<-- [end:frozen]
 
 
 # --8<-- [start:tool-call]
@@ -51,6 +53,7 @@ def _require_unique_ids(calls: Sequence[ToolCall]) -> None:
 
 
 # --8<-- [start:messages]
+# --8<-- [start:message-classes]
 class SystemMessage(_Frozen):
     """Instructions that frame the whole conversation."""
 
@@ -85,13 +88,16 @@ class ToolResultMessage(_Frozen):
     tool_call_id: str = Field(min_length=1)
     content: str
     is_error: bool = False
+# --8<-- [end:message-classes]
 
 
+# --8<-- [start:message-union]
 Message = Annotated[
     SystemMessage | UserMessage | AssistantMessage | ToolResultMessage,
     Field(discriminator="role"),
 ]
 """Any message of a conversation; the ``role`` field says which kind it is."""
+# --8<-- [end:message-union]
 # --8<-- [end:messages]
 
 # --8<-- [start:adapter]
@@ -171,7 +177,7 @@ class AssistantTurn(_Frozen):
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
-    stop_reason: StopReason
+    stop_reason: StopReason = StopReason.END_TURN
     usage: TokenUsage = TokenUsage()
     model: str | None = None
 
@@ -245,6 +251,7 @@ def _strip_titles(schema: Any) -> Any:
 
 
 # --8<-- [start:tool-definition]
+# --8<-- [start:definition-head]
 class ToolDefinition(_Frozen):
     """How a tool is described to the model: a name, what it does, and its JSON Schema.
 
@@ -260,7 +267,9 @@ class ToolDefinition(_Frozen):
     name: str = Field(pattern=TOOL_NAME_PATTERN)
     description: str = Field(min_length=1)
     parameters: dict[str, Any] = Field(default_factory=_empty_schema)
+    # --8<-- [end:definition-head]
 
+    # --8<-- [start:definition-param]
     def param(
         self, name: str, type: JsonType, description: str, *, required: bool = True
     ) -> ToolDefinition:
@@ -279,7 +288,9 @@ class ToolDefinition(_Frozen):
         if required:
             parameters.setdefault("required", []).append(name)
         return self.model_copy(update={"parameters": parameters})
+    # --8<-- [end:definition-param]
 
+    # --8<-- [start:definition-from-model]
     @classmethod
     def from_model(cls, name: str, description: str, arguments: type[BaseModel]) -> ToolDefinition:
         """Describe a tool whose arguments are the fields of a pydantic model."""
@@ -287,6 +298,7 @@ class ToolDefinition(_Frozen):
         schema.setdefault("properties", {})
         schema.setdefault("required", [])
         return cls(name=name, description=description, parameters=schema)
+    # --8<-- [end:definition-from-model]
 
     @property
     def required(self) -> tuple[str, ...]:

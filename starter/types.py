@@ -160,7 +160,7 @@ class AssistantTurn(_Frozen):
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
-    stop_reason: StopReason
+    stop_reason: StopReason = StopReason.END_TURN
     usage: TokenUsage = TokenUsage()
     model: str | None = None
 

@@ -3,7 +3,6 @@
 import asyncio
 
 import pytest
-
 from claw.errors import ProviderError
 from claw.mock import MockProvider, MockProviderExhausted
 from claw.types import (

@@ -6,8 +6,6 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, Field, ValidationError
-
 from claw.types import (
     MESSAGES,
     AssistantMessage,
@@ -15,17 +13,18 @@ from claw.types import (
     Provider,
     StopReason,
     SystemMessage,
+    TokenUsage,
     Tool,
     ToolCall,
     ToolDefinition,
     ToolOutput,
     ToolResultMessage,
     ToolSet,
-    TokenUsage,
     UserMessage,
     dump_messages,
     load_messages,
 )
+from pydantic import BaseModel, Field, ValidationError
 
 
 def conversation() -> list[Any]:

@@ -1,0 +1,27 @@
+# Two commands for a fresh machine with Python 3.11+, pip, git and make:
+#   make book     set everything up and serve the book at http://127.0.0.1:8000
+#   make verify   set everything up and run the complete instructor verification
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+export NO_MKDOCS_2_WARNING := 1
+
+.PHONY: setup book verify test
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+
+verify: $(STAMP)
+	$(BIN)/clawbook verify
+
+test: $(STAMP)
+	$(BIN)/pytest

@@ -1,0 +1,467 @@
+"""``clawbook verify``: the instructor's proof that the course is sound.
+
+Each check proves one promise of DESIGN.md and says, when it fails, what to fix:
+
+1. ``starter/`` is exactly what the generator makes from ``solution/``;
+2. the chapter list, the regions, the pages and the test files agree with each other;
+3. against a freshly generated starter, every test of a chapter with stubs is todo (none passes
+   by accident) and every other test passes;
+4. progression: with chapters 1..N filled in, chapter N passes and later chapters stay todo;
+5. every test command quoted in the book selects at least one test;
+6. the book builds with ``mkdocs build --strict``;
+7. the notebooks pass nbval;
+8. ruff and mypy are clean;
+9. the whole suite passes against the solution; this runs last, so the final line is pytest's.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from . import stubgen
+from .chapters import CHAPTERS_ENV, Curriculum, load_file
+from .runner import ROOT, Run, chapter_test_files, run_pytest
+
+
+@dataclass(frozen=True)
+class Project:
+    """The course under verification: a repository root and its chapter list."""
+
+    root: Path
+
+    @property
+    def curriculum(self) -> Curriculum:
+        """The chapters of this project."""
+        return load_file(self.chapters_file)
+
+    @property
+    def chapters_file(self) -> Path:
+        """The project's ``chapters.toml``."""
+        return self.root / "clawbook" / "chapters.toml"
+
+    @property
+    def solution(self) -> Path:
+        """The reference implementation."""
+        return self.root / "solution"
+
+    @property
+    def starter(self) -> Path:
+        """The learner's package."""
+        return self.root / "starter"
+
+    @property
+    def book(self) -> Path:
+        """The book's Markdown sources."""
+        return self.root / "book"
+
+    def env(self) -> dict[str, str]:
+        """Environment for subprocesses that must read this project's chapter list."""
+        return {CHAPTERS_ENV: str(self.chapters_file)}
+
+    def pytest(self, args: list[str], implementation: str, impl_path: Path | None = None) -> Run:
+        """Run pytest in this project against an implementation."""
+        return run_pytest(
+            args,
+            implementation=implementation,
+            impl_path=impl_path,
+            root=self.root,
+            extra_env=self.env(),
+        )
+
+
+@dataclass
+class Outcome:
+    """What one check found."""
+
+    ok: bool
+    summary: str
+    """What the check proved, or what is wrong and how to fix it."""
+    details: list[str] = field(default_factory=list)
+
+
+def _fail(summary: str, details: list[str]) -> Outcome:
+    shown = details[:15]
+    if len(details) > 15:
+        shown.append(f"... and {len(details) - 15} more")
+    return Outcome(False, summary, shown)
+
+
+# ---------------------------------------------------------------- 1. starter in sync
+
+
+def check_starter_in_sync(project: Project) -> Outcome:
+    """``starter/`` is exactly what the generator makes from ``solution/``."""
+    try:
+        files = stubgen.render_tree(project.solution)
+    except stubgen.MarkerError as error:
+        return _fail(f"a region marker is wrong: {error}", [])
+    problems = stubgen.differences(files, project.starter)
+    if problems:
+        return _fail("starter/ is stale: run `clawbook stubs` and commit the result", problems)
+    return Outcome(
+        True, f"starter/ is generated from solution/ and up to date ({len(files)} files)"
+    )
+
+
+# ---------------------------------------------------------------- 2. chapter data
+
+
+def check_chapter_data(project: Project) -> Outcome:
+    """The chapter list, the regions, the book pages and the test files agree."""
+    curriculum = project.curriculum
+    problems: list[str] = []
+    ids = {c.id for c in curriculum.chapters}
+    try:
+        regions = stubgen.all_regions(project.solution)
+    except stubgen.MarkerError as error:
+        return _fail(f"a region marker is wrong: {error}", [])
+    for region in regions:
+        if region.chapter not in ids:
+            problems.append(f"{region.location}: region of unknown chapter {region.chapter}")
+            continue
+        chapter = curriculum.get(region.chapter)
+        if region.path not in chapter.files:
+            problems.append(
+                f"{region.location}: {chapter.id} does not list {region.path} in its files"
+            )
+    for chapter in curriculum.chapters:
+        if chapter.page is not None and not (project.book / chapter.page).exists():
+            problems.append(f"{chapter.id}: its page book/{chapter.page} does not exist")
+        if not chapter.written:
+            continue
+        for file in chapter.files:
+            if not any(r.chapter == chapter.id and r.path == file for r in regions):
+                problems.append(
+                    f"{chapter.id}: lists {file} but solution/{file} has no region of it"
+                )
+        if chapter.tests and not chapter_test_files(chapter, project.root):
+            problems.append(f"{chapter.id}: no test file matches {', '.join(chapter.test_globs)}")
+    problems.extend(_misnamed_tests(project))
+    if problems:
+        return _fail("the chapter data and the code disagree", problems)
+    written = len(curriculum.written)
+    return Outcome(
+        True,
+        f"{len(curriculum.chapters)} chapters ({written} written), {len(regions)} regions, "
+        "pages and test files agree",
+    )
+
+
+def _misnamed_tests(project: Project) -> Iterator[str]:
+    """Test functions whose names do not start with their chapter's prefix."""
+    curriculum = project.curriculum
+    for path in sorted((project.root / "tests").glob("test_*.py")):
+        chapter = curriculum.chapter_for_test_file(path.name)
+        if chapter is None:
+            yield f"tests/{path.name}: belongs to no chapter (rename, or move to tests/tooling/)"
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tests = [
+            node.name
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.name.startswith("test")
+        ]
+        for name in tests:
+            if not name.startswith(chapter.prefixes):
+                prefixes = " or ".join(chapter.prefixes)
+                yield f"tests/{path.name}::{name} should start with {prefixes}"
+
+
+# ---------------------------------------------------------------- 3. untouched starter
+
+
+def check_untouched_starter(project: Project) -> Outcome:
+    """Against a fresh starter, stubbed chapters are all todo and everything else passes."""
+    with tempfile.TemporaryDirectory(prefix="clawbook-starter-") as scratch:
+        stubgen.write_tree(stubgen.render_tree(project.solution), Path(scratch) / "starter")
+        run = project.pytest([], "starter", impl_path=Path(scratch))
+    curriculum = project.curriculum
+    problems: list[str] = []
+    todo = passed = 0
+    for result in run.results:
+        chapter = curriculum.get(result.chapter) if result.chapter else None
+        if result.outcome in ("failed", "error"):
+            problems.append(
+                f"{result.nodeid} fails against the untouched starter: {result.message}"
+            )
+        elif chapter is not None and chapter.has_stubs and result.outcome != "todo":
+            problems.append(
+                f"{result.nodeid} ({chapter.id}) {result.outcome} against the untouched starter: "
+                "it must reach one of the chapter's stubs"
+            )
+        elif result.outcome == "todo":
+            todo += 1
+        else:
+            passed += 1
+    problems.extend(_too_few_tests(curriculum, run))
+    if not run.results:
+        problems.append(f"no test ran:\n{run.output[-2000:]}")
+    if problems:
+        return _fail("the untouched starter does not behave as a starter must", problems)
+    return Outcome(
+        True,
+        f"{todo} tests todo (every test of a chapter with stubs), "
+        f"{passed} pass (reading chapters and tooling), none fails",
+    )
+
+
+def _too_few_tests(curriculum: Curriculum, run: Run) -> Iterator[str]:
+    for chapter in curriculum.written:
+        for prefix, minimum in chapter.tests.items():
+            count = sum(1 for r in run.for_chapter(chapter) if r.name.startswith(prefix))
+            if count < minimum:
+                yield f"{chapter.id}: {count} tests named {prefix}*, at least {minimum} needed"
+
+
+# ---------------------------------------------------------------- 4. progression
+
+
+def check_progression(project: Project) -> Outcome:
+    """With chapters 1..N filled in, N passes and every later chapter with stubs is todo."""
+    curriculum = project.curriculum
+    stubbed = [c for c in curriculum.chapters if c.has_stubs and c.written]
+    problems: list[str] = []
+    filled: list[str] = []
+    for chapter in stubbed:
+        filled_ids = {c.id for c in curriculum.chapters[: curriculum.index(chapter.id) + 1]}
+        filled.append(chapter.id)
+        with tempfile.TemporaryDirectory(prefix="clawbook-progress-") as scratch:
+            files = stubgen.render_tree(project.solution, keep=filled_ids)
+            stubgen.write_tree(files, Path(scratch) / "starter")
+            test_files = [f for c in stubbed for f in chapter_test_files(c, project.root)]
+            run = project.pytest(test_files, "starter", impl_path=Path(scratch))
+        for result in run.results:
+            owner = curriculum.get(result.chapter) if result.chapter else None
+            if owner is None:
+                continue
+            done = owner.id in filled_ids
+            if done and result.outcome != "passed":
+                problems.append(
+                    f"with chapters up to {chapter.id} filled in, {result.nodeid} is "
+                    f"{result.outcome}: {result.message or result.hint or ''}"
+                )
+            if not done and result.outcome != "todo":
+                problems.append(
+                    f"with chapters up to {chapter.id} filled in, {result.nodeid} of the later "
+                    f"chapter {owner.id} is {result.outcome}; it must still be todo"
+                )
+    if problems:
+        return _fail("a chapter depends on code from a later one", problems)
+    return Outcome(
+        True,
+        f"progression holds for {len(stubbed)} chapter(s) with stubs: "
+        f"{', '.join(filled) or 'none'}",
+    )
+
+
+# ---------------------------------------------------------------- 5. commands in the book
+
+COMMAND = re.compile(
+    r"^(?:[A-Z_]+=\S+\s+)*(?:\.venv/bin/)?(?:python -m )?(?:pytest|clawbook check)(?:\s|$)"
+)
+INLINE_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def book_commands(book: Path) -> list[tuple[str, str]]:
+    """Every ``pytest ...`` and ``clawbook check ...`` command quoted in the book, with its page.
+
+    Commands are found on the lines of code blocks (after an optional ``$`` prompt) and in
+    inline code spans.
+    """
+    found: set[tuple[str, str]] = set()
+    for page in sorted(book.rglob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        candidates = [line.strip() for line in text.splitlines()]
+        candidates += [m.group(1).strip() for m in INLINE_CODE.finditer(text)]
+        for candidate in candidates:
+            command = candidate.removeprefix("$ ").split(" #")[0].strip()
+            if COMMAND.match(command):
+                found.add((page.relative_to(book).as_posix(), command))
+    return sorted(found)
+
+
+def check_book_commands(project: Project) -> Outcome:
+    """Every test command quoted in the book selects at least one test."""
+    problems: list[str] = []
+    commands = book_commands(project.book)
+    for page, command in commands:
+        try:
+            words = shlex.split(command)
+        except ValueError as error:
+            problems.append(f"book/{page}: cannot parse `{command}`: {error}")
+            continue
+        while words and re.match(r"^[A-Z_]+=", words[0]):
+            words.pop(0)
+        if words[:2] == ["clawbook", "check"]:
+            if len(words) < 3:
+                problems.append(f"book/{page}: `{command}` names no chapter")
+                continue
+            try:
+                chapter = project.curriculum.get(words[2])
+            except KeyError:
+                problems.append(f"book/{page}: `{command}`: no chapter {words[2]}")
+                continue
+            if not chapter_test_files(chapter, project.root):
+                problems.append(f"book/{page}: `{command}` selects no test: {chapter.id} has none")
+            continue
+        args = words[words.index("pytest") + 1 :]
+        if any(a in ("--nbval", "--nbval-lax") for a in args):
+            continue
+        count = _collect_count(project, args)
+        if count == 0:
+            problems.append(f"book/{page}: `{command}` selects no test")
+    if problems:
+        return _fail("the book quotes test commands that select nothing", problems)
+    return Outcome(True, f"all {len(commands)} test commands quoted in the book select tests")
+
+
+def _collect_count(project: Project, args: list[str]) -> int:
+    env = {**os.environ, **project.env(), "CLAW_IMPL": "solution"}
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+        cwd=project.root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return sum(1 for line in completed.stdout.splitlines() if "::" in line)
+
+
+# ---------------------------------------------------------------- 6-8. book, notebooks, linters
+
+
+def _tool(project: Project, name: str, args: list[str], proved: str, fix: str) -> Outcome:
+    executable = Path(sys.executable).with_name(name)
+    command = [str(executable) if executable.exists() else name, *args]
+    env = {**os.environ, **project.env(), "NO_MKDOCS_2_WARNING": "1", "CLAW_IMPL": "solution"}
+    completed = subprocess.run(
+        command, cwd=project.root, env=env, capture_output=True, text=True, check=False
+    )
+    if completed.returncode != 0:
+        output = (completed.stdout + completed.stderr).strip().splitlines()
+        interesting = [
+            line for line in output if "WARNING" in line or "ERROR" in line or "error" in line
+        ]
+        return _fail(fix, (interesting or output)[-15:])
+    return Outcome(True, proved)
+
+
+def check_book_builds(project: Project) -> Outcome:
+    """``mkdocs build --strict`` succeeds."""
+    with tempfile.TemporaryDirectory(prefix="clawbook-site-") as site:
+        return _tool(
+            project,
+            "mkdocs",
+            ["build", "--strict", "--quiet", "--site-dir", site],
+            "the book builds with mkdocs build --strict",
+            "the book does not build: fix the warnings below (mkdocs build --strict)",
+        )
+
+
+def check_notebooks(project: Project) -> Outcome:
+    """Every notebook under ``book/notebooks`` passes nbval against the solution."""
+    notebooks = sorted((project.book / "notebooks").glob("*.ipynb"))
+    if not notebooks:
+        return Outcome(True, "no notebooks to validate")
+    relative = [str(n.relative_to(project.root)) for n in notebooks]
+    outcome = _tool(
+        project,
+        "pytest",
+        ["-q", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env", *relative],
+        f"{len(notebooks)} notebook(s) reproduce their stored outputs (nbval)",
+        "a notebook's stored outputs no longer match: re-run it against the solution",
+    )
+    return outcome
+
+
+def check_ruff(project: Project) -> Outcome:
+    """``ruff check`` is clean."""
+    return _tool(project, "ruff", ["check", "--quiet", "."], "ruff is clean", "ruff finds problems")
+
+
+def check_mypy(project: Project) -> Outcome:
+    """``mypy`` (strict) is clean on solution, starter and clawbook."""
+    return _tool(
+        project,
+        "mypy",
+        [],
+        "mypy --strict is clean on solution/, starter/ and clawbook/",
+        "mypy finds type errors",
+    )
+
+
+# ---------------------------------------------------------------- 9. the solution
+
+
+def run_solution_suite(project: Project) -> int:
+    """Run every test against the solution with pytest's own output; return its exit code."""
+    env = {**os.environ, **project.env(), "CLAW_IMPL": "solution"}
+    env.pop("CLAW_IMPL_PATH", None)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"],
+        cwd=project.root,
+        env=env,
+        check=False,
+    ).returncode
+
+
+# ---------------------------------------------------------------- driver
+
+Check = Callable[[Project], Outcome]
+
+CHECKS: list[tuple[str, Check, bool]] = [
+    ("starter in sync", check_starter_in_sync, False),
+    ("chapter data", check_chapter_data, False),
+    ("untouched starter", check_untouched_starter, False),
+    ("progression", check_progression, True),
+    ("book test commands", check_book_commands, False),
+    ("book builds", check_book_builds, True),
+    ("notebooks", check_notebooks, True),
+    ("ruff", check_ruff, False),
+    ("mypy", check_mypy, False),
+]
+"""(name, check, slow): in the order they run. ``--fast`` skips the slow ones."""
+
+
+def verify(console: Console, *, fast: bool = False, project: Project | None = None) -> int:
+    """Run every check, then the whole suite against the solution. Returns the exit code."""
+    project = project or Project(ROOT)
+    failures: list[str] = []
+    console.print("[bold]clawbook verify[/]: proving the course is sound\n")
+    for name, check, slow in CHECKS:
+        if slow and fast:
+            console.print(f"[dim]- {name}: skipped (--fast)[/]")
+            continue
+        started = time.perf_counter()
+        with console.status(f"{name} ..."):
+            outcome = check(project)
+        seconds = time.perf_counter() - started
+        mark = "[green]✓[/]" if outcome.ok else "[red]✗[/]"
+        console.print(f"{mark} [bold]{name}[/]: {escape(outcome.summary)} [dim]({seconds:.1f}s)[/]")
+        for line in outcome.details:
+            console.print(f"    [red]{escape(line)}[/]")
+        if not outcome.ok:
+            failures.append(name)
+    console.print("\n[bold]solution[/]: every test must pass against the reference agent\n")
+    code = run_solution_suite(project)
+    if code != 0:
+        failures.append("solution")
+    if failures:
+        console.print(f"\n[bold red]verify failed:[/] {', '.join(failures)}")
+        return 1
+    return 0
