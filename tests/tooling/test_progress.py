@@ -1,0 +1,124 @@
+"""What a learner sees: a wrong stub shows as failing with its assertion, a right one as done."""
+
+from pathlib import Path
+
+import pytest
+
+from clawbook import stubgen, stubs
+from clawbook.chapters import load, parse
+from clawbook.runner import ROOT, Progress, chapter_test_files, next_chapter, progress, run_pytest
+
+CH01 = load().get("ch01")
+
+
+@pytest.fixture
+def scratch_starter(tmp_path):
+    """A fresh starter in a scratch folder, so the learner's own starter/ is never touched."""
+    stubgen.write_tree(stubgen.render_tree(ROOT / "solution"), tmp_path / "starter")
+    return tmp_path
+
+
+def ch01_progress(scratch: Path) -> Progress:
+    run = run_pytest(chapter_test_files(CH01), implementation="starter", impl_path=scratch)
+    return Progress(CH01, run.for_chapter(CH01))
+
+
+def test_an_untouched_chapter_is_todo_with_its_hint(scratch_starter):
+    p = ch01_progress(scratch_starter)
+    assert p.state == "todo"
+    assert p.total >= CH01.min_tests
+    assert p.first_todo is not None and p.first_todo.todo_chapter == "ch01"
+    assert p.first_todo.hint
+
+
+def test_a_wrong_implementation_is_failing_with_a_readable_message(scratch_starter):
+    mock = scratch_starter / "starter" / "mock.py"
+    solved = stubgen.render((ROOT / "solution" / "mock.py").read_text(), "mock.py", keep={"ch01"})
+    # A classic slip: popping from the wrong end turns the queue into a stack.
+    mock.write_text(solved.replace("self._script.popleft()", "self._script.pop()"))
+    p = ch01_progress(scratch_starter)
+    assert p.state == "failing"
+    problem = p.first_problem
+    assert problem is not None
+    assert problem.name == "test_mock_returns_turns_in_the_order_they_were_scripted"
+    assert "assert" in (problem.message or "")
+    assert problem.line is not None
+
+
+def test_the_right_implementation_turns_the_chapter_done(scratch_starter):
+    files = stubgen.render_tree(ROOT / "solution", keep={"ch01"})
+    stubgen.write_tree(files, scratch_starter / "starter")
+    assert ch01_progress(scratch_starter).state == "done"
+
+
+def test_a_syntax_error_in_the_starter_is_an_error_not_a_crash(scratch_starter):
+    (scratch_starter / "starter" / "mock.py").write_text("def broken(:\n")
+    p = ch01_progress(scratch_starter)
+    assert p.state == "failing"
+    assert p.first_problem is not None and p.first_problem.outcome == "error"
+
+
+def test_the_next_chapter_is_the_first_written_one_not_done():
+    curriculum = parse(
+        """
+[[part]]
+number = 1
+title = "P"
+[[chapter]]
+id = "ch01"
+title = "A"
+part = 1
+page = "a.md"
+minutes = 1
+tests = { test_a_ = 1 }
+[[chapter]]
+id = "ch02"
+title = "B"
+part = 1
+page = "b.md"
+minutes = 1
+tests = { test_b_ = 1 }
+"""
+    )
+    from clawbook.runner import Run, TestResult
+
+    run = Run(
+        results=(
+            TestResult("tests/test_a_x.py::test_a_1", "tests/test_a_x.py", "ch01", "passed"),
+            TestResult("tests/test_b_x.py::test_b_1", "tests/test_b_x.py", "ch02", "todo"),
+        ),
+        returncode=0,
+        output="",
+    )
+    report = progress(curriculum, run)
+    assert [p.state for p in report] == ["done", "todo"]
+    upcoming = next_chapter(report)
+    assert upcoming is not None and upcoming.chapter.id == "ch02"
+
+
+def test_hint_lists_the_remaining_stubs_with_their_functions(scratch_starter):
+    remaining = stubs.remaining_stubs(scratch_starter / "starter", CH01)
+    assert {s.function for s in remaining} == {
+        "MockProvider.__init__",
+        "MockProvider.add",
+        "MockProvider.remaining",
+        "MockProvider.complete",
+    }
+    assert all(s.path == "mock.py" and s.hint for s in remaining)
+
+
+def test_reset_restores_only_the_chapters_functions_and_backs_up(scratch_starter):
+    starter = scratch_starter / "starter"
+    solved = stubgen.render((ROOT / "solution" / "mock.py").read_text(), "mock.py", keep={"ch01"})
+    mine = solved + "\n\ndef my_helper() -> int:\n    return 7\n"
+    (starter / "mock.py").write_text(mine)
+    plan = stubs.plan_reset(CH01, ROOT / "solution", starter)
+    assert plan.functions["mock.py"] == sorted(
+        ["MockProvider.__init__", "MockProvider.add", "MockProvider.remaining", "MockProvider.complete"]
+    )
+    backup = stubs.apply_reset(plan, starter, scratch_starter / "backups")
+    after = (starter / "mock.py").read_text()
+    assert 'raise Todo("ch01"' in after
+    assert "def my_helper() -> int:" in after  # the learner's own code outside the stubs stays
+    assert (backup / "starter" / "mock.py").read_text() == mine  # nothing is lost
+    assert len(stubs.remaining_stubs(starter, CH01)) == 4

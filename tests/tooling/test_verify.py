@@ -1,0 +1,96 @@
+"""The instructor checks, run on a tiny fake course: each must catch what it promises to."""
+
+import pytest
+
+from clawbook import verify
+
+from fake_course import make_course
+
+
+@pytest.fixture
+def course(tmp_path):
+    return make_course(tmp_path / "course")
+
+
+def test_a_sound_course_passes_the_checks(course):
+    for check in (
+        verify.check_starter_in_sync,
+        verify.check_chapter_data,
+        verify.check_untouched_starter,
+        verify.check_progression,
+        verify.check_book_commands,
+    ):
+        outcome = check(course)
+        assert outcome.ok, (check.__name__, outcome.summary, outcome.details)
+
+
+def test_a_stale_starter_is_caught(course):
+    double = course.solution / "double.py"
+    double.write_text(double.read_text().replace('"""Twice x."""', '"""Two times x."""'))
+    outcome = verify.check_starter_in_sync(course)
+    assert not outcome.ok
+    assert "clawbook stubs" in outcome.summary
+    assert outcome.details == ["out of date: double.py"]
+
+
+def test_a_test_that_passes_against_the_untouched_starter_is_caught(course):
+    (course.root / "tests" / "test_double_accident.py").write_text(
+        "def test_double_always_true():\n    assert True\n"
+    )
+    outcome = verify.check_untouched_starter(course)
+    assert not outcome.ok
+    assert any("test_double_always_true" in line and "ch01" in line for line in outcome.details)
+
+
+def test_too_few_tests_for_a_chapter_is_caught(course):
+    (course.root / "tests" / "test_double_basic.py").write_text(
+        "from claw.double import double\n\ndef test_double_two():\n    assert double(2) == 4\n"
+    )
+    outcome = verify.check_untouched_starter(course)
+    assert not outcome.ok
+    assert any("1 tests named test_double_*" in line for line in outcome.details)
+
+
+def test_a_chapter_that_needs_a_later_chapter_is_caught(course):
+    # ch01's double() now calls ch02's triple(): filling in ch01 alone cannot make it pass.
+    (course.solution / "double.py").write_text(
+        '"""Doubling."""\n\n\ndef double(x: int) -> int:\n    """Twice x."""\n'
+        "    # region ch01: use triple\n    from .triple import triple\n\n"
+        "    return triple(x) - x\n    # endregion\n"
+    )
+    outcome = verify.check_progression(course)
+    assert not outcome.ok
+    assert any("up to ch01" in line and "test_double_two" in line for line in outcome.details)
+
+
+def test_a_book_command_that_selects_no_test_is_caught(course):
+    page = course.book / "ch02.md"
+    page.write_text(page.read_text() + "\nThen run `pytest tests/test_tripple_typo.py`.\n")
+    outcome = verify.check_book_commands(course)
+    assert not outcome.ok
+    assert outcome.details == ["book/ch02.md: `pytest tests/test_tripple_typo.py` selects no test"]
+
+
+def test_book_commands_are_found_in_code_blocks_and_inline_code(course):
+    commands = verify.book_commands(course.book)
+    assert commands == [
+        ("ch01.md", "clawbook check ch01"),
+        ("ch01.md", "pytest tests/test_double_basic.py"),
+        ("ch02.md", "pytest -k test_triple_"),
+    ]
+
+
+def test_a_region_in_a_file_its_chapter_does_not_list_is_caught(course):
+    (course.solution / "extra.py").write_text(
+        "def f():\n    # region ch01: something\n    return 1\n    # endregion\n"
+    )
+    outcome = verify.check_chapter_data(course)
+    assert not outcome.ok
+    assert any("extra.py" in line and "ch01" in line for line in outcome.details)
+
+
+def test_a_misnamed_test_is_caught(course):
+    (course.root / "tests" / "test_double_more.py").write_text("def test_something():\n    pass\n")
+    outcome = verify.check_chapter_data(course)
+    assert not outcome.ok
+    assert any("test_something should start with test_double_" in line for line in outcome.details)
