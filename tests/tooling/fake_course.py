@@ -90,11 +90,15 @@ def make_course(root: Path) -> Project:
     for name, text in TESTS.items():
         (root / "tests" / name).write_text(text)
     (root / "book").mkdir()
-    (root / "book" / "ch01.md").write_text("Run `clawbook check ch01` or `pytest tests/test_double_basic.py`.\n")
-    (root / "book" / "ch02.md").write_text(textwrap.dedent("""\
+    (root / "book" / "ch01.md").write_text(
+        "Run `clawbook check ch01` or `pytest tests/test_double_basic.py`.\n"
+    )
+    (root / "book" / "ch02.md").write_text(
+        textwrap.dedent("""\
         ```bash
         $ pytest -k test_triple_
         ```
-        """))
+        """)
+    )
     stubgen.write_tree(stubgen.render_tree(solution), root / "starter")
     return Project(root)

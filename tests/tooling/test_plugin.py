@@ -30,7 +30,9 @@ def suite(pytester):
 
 
 def run(pytester, *args):
-    return pytester.runpytest_subprocess("-p", "clawbook.pytest_plugin", "-p", "no:cacheprovider", *args)
+    return pytester.runpytest_subprocess(
+        "-p", "clawbook.pytest_plugin", "-p", "no:cacheprovider", *args
+    )
 
 
 def test_a_test_ending_in_todo_is_reported_as_todo_and_the_run_exits_0(suite, monkeypatch):
@@ -45,7 +47,9 @@ def test_demo_real():
 """
     )
     result = run(suite)
-    result.stdout.fnmatch_lines(["*ch01: 1 test waiting; first hint: write stub()*", "*1 passed, 1 todo*"])
+    result.stdout.fnmatch_lines(
+        ["*ch01: 1 test waiting; first hint: write stub()*", "*1 passed, 1 todo*"]
+    )
     assert result.ret == 0
 
 

@@ -114,7 +114,12 @@ def test_reset_restores_only_the_chapters_functions_and_backs_up(scratch_starter
     (starter / "mock.py").write_text(mine)
     plan = stubs.plan_reset(CH01, ROOT / "solution", starter)
     assert plan.functions["mock.py"] == sorted(
-        ["MockProvider.__init__", "MockProvider.add", "MockProvider.remaining", "MockProvider.complete"]
+        [
+            "MockProvider.__init__",
+            "MockProvider.add",
+            "MockProvider.remaining",
+            "MockProvider.complete",
+        ]
     )
     backup = stubs.apply_reset(plan, starter, scratch_starter / "backups")
     after = (starter / "mock.py").read_text()

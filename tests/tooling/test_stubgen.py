@@ -51,7 +51,11 @@ def test_no_marker_survives_in_the_starter():
 def test_the_todo_import_is_inserted_in_sorted_position():
     lines = stubgen.render(SOURCE, "greet.py").splitlines()
     imports = [line for line in lines if line.startswith("from .")]
-    assert imports == ["from .errors import Oops", "from .todo import Todo", "from .types import Thing"]
+    assert imports == [
+        "from .errors import Oops",
+        "from .todo import Todo",
+        "from .types import Thing",
+    ]
 
 
 def test_a_file_in_a_subpackage_imports_todo_from_the_package_root():

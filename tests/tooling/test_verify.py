@@ -1,10 +1,9 @@
 """The instructor checks, run on a tiny fake course: each must catch what it promises to."""
 
 import pytest
+from fake_course import make_course
 
 from clawbook import verify
-
-from fake_course import make_course
 
 
 @pytest.fixture
