@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,21 @@ def _all_ids() -> set[str]:
     return {c.id for c in load().chapters}
 
 
+def count_tests(chapter: Chapter) -> int:
+    """How many test functions the chapter's test files define."""
+    count = 0
+    for glob in chapter.test_globs:
+        for path in ROOT.glob(glob):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            count += sum(
+                1
+                for node in tree.body
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                and node.name.startswith("test")
+            )
+    return count
+
+
 def chapter_card(chapter: Chapter, docs_dir: Path, page_path: str) -> str:
     """The header of a chapter page: the title and a card of facts from ``chapters.toml``."""
     rows: list[tuple[str, str]] = []
@@ -71,7 +87,7 @@ def chapter_card(chapter: Chapter, docs_dir: Path, page_path: str) -> str:
         rows.append(("You edit", "nothing: this is a reading chapter"))
     if chapter.tests:
         files = ", ".join(f"`{glob}`" for glob in chapter.test_globs)
-        rows.append(("Tests", f"{files}, at least {chapter.min_tests}"))
+        rows.append(("Tests", f"{count_tests(chapter)} tests in {files}"))
         rows.append(("Run them", f"`clawbook check {chapter.id}`"))
     rows.append(("Time", f"about {chapter.minutes} minutes"))
     if chapter.teaches:

@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import impl
-from .chapters import Chapter, Curriculum
+from .chapters import CHAPTERS_ENV, Chapter, Curriculum
 from .pytest_plugin import REPORT_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
+_OWN_VARIABLES = (impl.IMPL_ENV, impl.PATH_ENV, REPORT_ENV, CHAPTERS_ENV)
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,9 @@ def run_pytest(
     """Run pytest on ``args`` against an implementation and collect every test's result."""
     with tempfile.TemporaryDirectory(prefix="clawbook-") as scratch:
         report = Path(scratch) / "report.json"
-        env = {**os.environ, impl.IMPL_ENV: implementation, REPORT_ENV: str(report)}
-        env.pop(impl.PATH_ENV, None)
+        # Start from a clean slate: an outer run's settings must not leak into this one.
+        env = {k: v for k, v in os.environ.items() if k not in _OWN_VARIABLES}
+        env.update({impl.IMPL_ENV: implementation, REPORT_ENV: str(report)})
         if impl_path is not None:
             env[impl.PATH_ENV] = str(impl_path)
         env.update(extra_env or {})

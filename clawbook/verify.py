@@ -413,7 +413,7 @@ def run_solution_suite(project: Project) -> int:
     env = {**os.environ, **project.env(), "CLAW_IMPL": "solution"}
     env.pop("CLAW_IMPL_PATH", None)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tooling"],
         cwd=project.root,
         env=env,
         check=False,

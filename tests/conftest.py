@@ -1,4 +1,32 @@
-"""Shared fixtures. The plugin ``clawbook.pytest_plugin`` (loaded from pyproject.toml) picks the
-implementation named by ``CLAW_IMPL`` and makes it importable as ``claw``."""
+"""Shared test configuration.
+
+The plugin ``clawbook.pytest_plugin`` (loaded from pyproject.toml) picks the implementation named
+by ``CLAW_IMPL`` and makes it importable as ``claw``.
+
+``tests/tooling`` tests clawbook itself, not your agent. It is slow (it starts many pytest runs)
+and tells a learner nothing, so it runs only with ``--tooling`` or when named on the command line;
+``clawbook verify`` always runs it.
+"""
+
+from pathlib import Path
+
+import pytest
 
 pytest_plugins = ["pytester"]
+
+TOOLING = Path(__file__).parent / "tooling"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--tooling", action="store_true", help="also run tests/tooling, the tests of clawbook"
+    )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    if collection_path != TOOLING or config.getoption("--tooling"):
+        return None
+    named = [Path(arg.split("::")[0]).resolve() for arg in config.args]
+    if any(path == TOOLING or TOOLING in path.parents for path in named):
+        return None
+    return True

@@ -12,7 +12,10 @@ class Todo(NotImplementedError):
 
 
 @pytest.fixture
-def suite(pytester):
+def suite(pytester, monkeypatch):
+    # When this suite itself runs under clawbook, its settings must not reach the inner runs.
+    for variable in ("CLAW_IMPL_PATH", "CLAWBOOK_REPORT", "CLAWBOOK_CHAPTERS"):
+        monkeypatch.delenv(variable, raising=False)
     pytester.makepyfile(
         conftest="",
         **{
