@@ -91,7 +91,7 @@ def chapter_card(chapter: Chapter, docs_dir: Path, page_path: str) -> str:
         rows.append(("Run them", f"`clawbook check {chapter.id}`"))
     rows.append(("Time", f"about {chapter.minutes} minutes"))
     if chapter.teaches:
-        rows.append(("Python ideas", chapter.teaches))
+        rows.append(("You learn", chapter.teaches))
     notebook = notebook_for(chapter, docs_dir)
     if notebook:
         depth = page_path.count("/")

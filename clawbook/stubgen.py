@@ -221,6 +221,17 @@ def _import_position(tree: ast.Module, level: int) -> int:
     return imports[-1].end_lineno or 0
 
 
+def ensure_todo_import(source: str, path: str) -> str:
+    """``source`` with ``from .todo import Todo`` added, unless it already imports ``Todo``."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(a.name == "Todo" for a in node.names):
+            return source
+    lines = source.splitlines()
+    lines.insert(_import_position(tree, path.count("/") + 1), _todo_import(path))
+    return "\n".join(lines) + "\n"
+
+
 def render(source: str, path: str, keep: Collection[str] = (), *, for_book: bool = False) -> str:
     """Render one solution file.
 

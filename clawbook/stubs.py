@@ -96,7 +96,8 @@ def plan_reset(chapter: Chapter, solution: Path, starter: Path) -> ResetPlan:
         current_path = starter / relative
         current = current_path.read_text(encoding="utf-8") if current_path.exists() else None
         functions[relative] = targets
-        new_text[relative] = _replace_functions(current, fresh, targets) if current else fresh
+        text = _replace_functions(current, fresh, targets) if current else fresh
+        new_text[relative] = stubgen.ensure_todo_import(text, relative)
     if not new_text:
         raise ResetError(f"{chapter.id} has no stubs to reset")
     return ResetPlan(chapter=chapter, functions=functions, new_text=new_text)

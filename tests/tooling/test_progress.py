@@ -127,3 +127,4 @@ def test_reset_restores_only_the_chapters_functions_and_backs_up(scratch_starter
     assert "def my_helper() -> int:" in after  # the learner's own code outside the stubs stays
     assert (backup / "starter" / "mock.py").read_text() == mine  # nothing is lost
     assert len(stubs.remaining_stubs(starter, CH01)) == 4
+    assert "from .todo import Todo" in after  # the finished file had lost the import
