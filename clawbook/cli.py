@@ -112,6 +112,13 @@ def _print_results(p: Progress, run: Run) -> None:
             console.print(f"  [red]✗ {escape(result.name)}[/]  [dim]{escape(where)}[/]")
             for line in (result.message or "").splitlines()[:8]:
                 console.print(f"      [red]{escape(line)}[/]")
+    problem = p.first_problem
+    if problem is not None:
+        console.print(
+            f"\n[dim]Read the failing test at {escape(problem.file)}"
+            f"{':' + str(problem.line) if problem.line else ''}; "
+            f"`pytest {escape(problem.file)} -x` shows the full traceback.[/]"
+        )
     if not p.results and run.returncode not in (0, 5):
         console.print(escape(run.output[-3000:]))
     todo = p.first_todo

@@ -215,7 +215,7 @@ def check_untouched_starter(project: Project) -> Outcome:
     return Outcome(
         True,
         f"{todo} tests todo (every test of a chapter with stubs), "
-        f"{passed} pass (reading chapters and tooling), none fails",
+        f"{passed} pass (chapters without stubs), none fails",
     )
 
 
@@ -391,7 +391,13 @@ def check_notebooks(project: Project) -> Outcome:
 
 def check_ruff(project: Project) -> Outcome:
     """``ruff check`` is clean."""
-    return _tool(project, "ruff", ["check", "--quiet", "."], "ruff is clean", "ruff finds problems")
+    return _tool(
+        project,
+        "ruff",
+        ["check", "--quiet", "--output-format", "concise", "."],
+        "ruff is clean",
+        "ruff finds problems",
+    )
 
 
 def check_mypy(project: Project) -> Outcome:

@@ -3,6 +3,9 @@
 import asyncio
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from claw.errors import ProviderError
 from claw.mock import MockProvider, MockProviderExhausted
 from claw.types import (
@@ -155,3 +158,16 @@ async def test_mock_is_a_provider():
     provider = MockProvider()
     assert isinstance(provider, Provider)
     assert asyncio.iscoroutinefunction(provider.complete)
+
+
+@given(st.lists(st.text(max_size=20), max_size=8))
+def test_mock_hands_out_any_script_in_order_then_reports_exhaustion(texts):
+    async def drain() -> list[str]:
+        provider = MockProvider(texts)
+        out = [(await provider.complete(hello(), [])).text for _ in texts]
+        with pytest.raises(MockProviderExhausted):
+            await provider.complete(hello(), [])
+        assert len(provider.calls) == len(texts) + 1
+        return out
+
+    assert asyncio.run(drain()) == texts

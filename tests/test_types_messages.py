@@ -6,6 +6,10 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel, Field, ValidationError
+
 from claw.types import (
     MESSAGES,
     AssistantMessage,
@@ -24,7 +28,6 @@ from claw.types import (
     dump_messages,
     load_messages,
 )
-from pydantic import BaseModel, Field, ValidationError
 
 
 def conversation() -> list[Any]:
@@ -202,3 +205,37 @@ def test_types_protocols_are_structural():
     assert isinstance(Answerer(), Provider)
     assert isinstance(EchoTool(), Tool)
     assert not isinstance(object(), Provider)
+
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=10)
+arguments = st.dictionaries(
+    st.text(min_size=1, max_size=8),
+    st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3), max_leaves=5),
+    max_size=3,
+)
+tool_calls = st.builds(
+    ToolCall,
+    id=st.uuids().map(str),
+    name=st.from_regex(r"[a-z_]{1,12}", fullmatch=True),
+    arguments=arguments,
+)
+messages = st.one_of(
+    st.builds(SystemMessage, content=st.text()),
+    st.builds(UserMessage, content=st.text()),
+    st.builds(
+        AssistantMessage,
+        content=st.text(),
+        tool_calls=st.lists(tool_calls, max_size=3, unique_by=lambda c: c.id),
+    ),
+    st.builds(
+        ToolResultMessage,
+        tool_call_id=st.text(min_size=1, max_size=12),
+        content=st.text(),
+        is_error=st.booleans(),
+    ),
+)
+
+
+@given(st.lists(messages, max_size=8))
+def test_types_any_conversation_survives_a_json_round_trip(conversation):
+    assert load_messages(dump_messages(conversation)) == conversation
