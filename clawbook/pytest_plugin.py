@@ -43,7 +43,6 @@ def pytest_configure(config: pytest.Config) -> None:
     except impl.ImplementationError as error:
         raise pytest.UsageError(str(error)) from error
     config.stash[_PACKAGE] = impl.describe(package)
-    config.stash[_RESULTS] = {}
     _guard.install()
 
 
@@ -58,7 +57,6 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 _PACKAGE = pytest.StashKey[str]()
-_RESULTS = pytest.StashKey[dict[str, "Result"]]()
 
 
 # ---------------------------------------------------------------- todo reporting
@@ -165,17 +163,22 @@ def _crash(report: pytest.CollectReport | pytest.TestReport) -> tuple[str | None
     return None, None
 
 
+_results: dict[str, Result] = {}
+"""This session's results by test id; written out at the end of the session."""
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Start with no results."""
+    _results.clear()
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Fold the setup, call and teardown reports of each test into one result."""
-    config = _config_holder.get("config")
-    if config is None:
-        return
-    results = config.stash[_RESULTS]
     path = report.location[0]
-    result = results.get(report.nodeid) or Result(
+    result = _results.get(report.nodeid) or Result(
         nodeid=report.nodeid, file=path, chapter=_chapter_of(path), outcome="passed"
     )
-    results[report.nodeid] = result
+    _results[report.nodeid] = result
     if result.outcome in ("failed", "todo"):
         return
     todo = _todo_of(report)
@@ -191,12 +194,11 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     """Record a test module that cannot even be imported."""
-    config = _config_holder.get("config")
-    if config is None or not report.failed:
+    if not report.failed:
         return
     path = report.nodeid.split("::")[0]
     message, line = _crash(report)
-    config.stash[_RESULTS][report.nodeid] = Result(
+    _results[report.nodeid] = Result(
         nodeid=report.nodeid,
         file=path,
         chapter=_chapter_of(path),
@@ -206,22 +208,12 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
     )
 
 
-_config_holder: dict[str, pytest.Config] = {}
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """Remember the config so report hooks without a config argument can reach the results."""
-    _config_holder["config"] = session.config
-
-
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Write the results file for ``clawbook``, if one was asked for."""
     target = os.environ.get(REPORT_ENV)
     if target:
-        results = [asdict(r) for r in session.config.stash[_RESULTS].values()]
+        results = [asdict(r) for r in _results.values()]
         Path(target).write_text(json.dumps(results, indent=1), encoding="utf-8")
-    _config_holder.pop("config", None)
 
 
 # ---------------------------------------------------------------- the network guard

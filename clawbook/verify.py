@@ -203,6 +203,11 @@ def check_untouched_starter(project: Project) -> Outcome:
                 f"{result.nodeid} ({chapter.id}) {result.outcome} against the untouched starter: "
                 "it must reach one of the chapter's stubs"
             )
+        elif chapter is not None and not chapter.has_stubs and result.outcome != "passed":
+            problems.append(
+                f"{result.nodeid} ({chapter.id}) is {result.outcome} against the untouched "
+                f"starter, but {chapter.id} has no stubs: its tests must pass from the start"
+            )
         elif result.outcome == "todo":
             todo += 1
         else:
