@@ -135,8 +135,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 
 @dataclass
-class Result:
-    """The outcome of one test, as ``clawbook`` reads it."""
+class TestResult:
+    """The outcome of one test: what the plugin writes and ``clawbook`` reads back."""
+
+    __test__ = False  # not a test class, despite its name
 
     nodeid: str
     file: str
@@ -147,6 +149,11 @@ class Result:
     hint: str | None = None
     message: str | None = None
     line: int | None = None
+
+    @property
+    def name(self) -> str:
+        """The test function's name (with parameters), or the file for a collection error."""
+        return self.nodeid.split("::")[-1]
 
 
 def _chapter_of(path: str) -> str | None:
@@ -163,7 +170,7 @@ def _crash(report: pytest.CollectReport | pytest.TestReport) -> tuple[str | None
     return None, None
 
 
-_results: dict[str, Result] = {}
+_results: dict[str, TestResult] = {}
 """This session's results by test id; written out at the end of the session."""
 
 
@@ -175,7 +182,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Fold the setup, call and teardown reports of each test into one result."""
     path = report.location[0]
-    result = _results.get(report.nodeid) or Result(
+    result = _results.get(report.nodeid) or TestResult(
         nodeid=report.nodeid, file=path, chapter=_chapter_of(path), outcome="passed"
     )
     _results[report.nodeid] = result
@@ -198,7 +205,7 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
         return
     path = report.nodeid.split("::")[0]
     message, line = _crash(report)
-    _results[report.nodeid] = Result(
+    _results[report.nodeid] = TestResult(
         nodeid=report.nodeid,
         file=path,
         chapter=_chapter_of(path),

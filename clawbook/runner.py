@@ -13,29 +13,10 @@ from pathlib import Path
 
 from . import impl
 from .chapters import CHAPTERS_ENV, Chapter, Curriculum
-from .pytest_plugin import REPORT_ENV
+from .pytest_plugin import REPORT_ENV, TestResult
 
 ROOT = Path(__file__).resolve().parent.parent
 _OWN_VARIABLES = (impl.IMPL_ENV, impl.PATH_ENV, REPORT_ENV, CHAPTERS_ENV)
-
-
-@dataclass(frozen=True)
-class TestResult:
-    """One test's outcome, as written by the pytest plugin."""
-
-    nodeid: str
-    file: str
-    chapter: str | None
-    outcome: str
-    todo_chapter: str | None = None
-    hint: str | None = None
-    message: str | None = None
-    line: int | None = None
-
-    @property
-    def name(self) -> str:
-        """The test function's name (with parameters), or the file for a collection error."""
-        return self.nodeid.split("::")[-1]
 
 
 @dataclass(frozen=True)
