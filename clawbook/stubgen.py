@@ -240,8 +240,6 @@ def render(source: str, path: str, keep: Collection[str] = (), *, for_book: bool
     book's snippet includes need them).
     """
     regions = find_regions(source, path)
-    if not regions and for_book:
-        return source
     lines = source.splitlines()
     tree = ast.parse(source)
     functions = dict(iter_functions(tree))
@@ -265,20 +263,14 @@ def render(source: str, path: str, keep: Collection[str] = (), *, for_book: bool
             replacement[region.start] = []
             replacement[region.end] = []
 
-    import_at = _import_position(tree, path.count("/") + 1) if stubbed else -1
     out: list[str] = []
     for index, line in enumerate(lines):
-        if index == import_at:
-            out.append(_todo_import(path))
         if index in replacement:
             out.extend(replacement[index])
-        elif not for_book and SECTION.match(line):
-            continue
-        else:
+        elif for_book or not SECTION.match(line):
             out.append(line)
-    if import_at == len(lines):
-        out.append(_todo_import(path))
-    return "\n".join(out) + "\n"
+    rendered = "\n".join(out) + "\n"
+    return ensure_todo_import(rendered, path) if stubbed else rendered
 
 
 def package_files(root: Path) -> list[Path]:
