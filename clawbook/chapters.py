@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -102,6 +103,16 @@ class Curriculum:
     def index(self, chapter_id: str) -> int:
         """The position of a chapter in book order."""
         return self.chapters.index(self.get(chapter_id))
+
+
+def test_functions(path: Path) -> list[str]:
+    """The names of the top-level test functions a test file defines."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")
+    ]
 
 
 def parse(text: str) -> Curriculum:

@@ -9,12 +9,11 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 from typing import Any
 
 from clawbook import stubgen
-from clawbook.chapters import Chapter, Curriculum, load
+from clawbook.chapters import Chapter, Curriculum, load, test_functions
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK_SOURCE = ROOT / ".cache" / "book-src"
@@ -65,17 +64,7 @@ def _all_ids() -> set[str]:
 
 def count_tests(chapter: Chapter) -> int:
     """How many test functions the chapter's test files define."""
-    count = 0
-    for glob in chapter.test_globs:
-        for path in ROOT.glob(glob):
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-            count += sum(
-                1
-                for node in tree.body
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-                and node.name.startswith("test")
-            )
-    return count
+    return sum(len(test_functions(path)) for glob in chapter.test_globs for path in ROOT.glob(glob))
 
 
 def chapter_card(chapter: Chapter, docs_dir: Path, page_path: str) -> str:

@@ -40,6 +40,11 @@ def chapter_test_files(chapter: Chapter, root: Path = ROOT) -> list[str]:
     return files
 
 
+def pytest_command(*args: str) -> list[str]:
+    """The command that runs this environment's pytest, without its cache, on ``args``."""
+    return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
+
+
 def run_pytest(
     args: Sequence[str] = (),
     *,
@@ -57,16 +62,7 @@ def run_pytest(
         if impl_path is not None:
             env[impl.PATH_ENV] = str(impl_path)
         env.update(extra_env or {})
-        command = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--continue-on-collection-errors",
-            *args,
-        ]
+        command = pytest_command("-q", "--continue-on-collection-errors", *args)
         completed = subprocess.run(
             command, cwd=root, env=env, capture_output=True, text=True, check=False
         )

@@ -16,7 +16,6 @@ Each check proves one promise of DESIGN.md and says, when it fails, what to fix:
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 import shlex
@@ -32,8 +31,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from . import stubgen
-from .chapters import CHAPTERS_ENV, Curriculum, load_file
-from .runner import ROOT, Run, chapter_test_files, run_pytest
+from .chapters import CHAPTERS_ENV, Curriculum, load_file, test_functions
+from .runner import ROOT, Run, chapter_test_files, pytest_command, run_pytest
 
 
 @dataclass(frozen=True)
@@ -168,14 +167,7 @@ def _misnamed_tests(project: Project) -> Iterator[str]:
         if chapter is None:
             yield f"tests/{path.name}: belongs to no chapter (rename, or move to tests/tooling/)"
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        tests = [
-            node.name
-            for node in tree.body
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-            and node.name.startswith("test")
-        ]
-        for name in tests:
+        for name in test_functions(path):
             if not name.startswith(chapter.prefixes):
                 prefixes = " or ".join(chapter.prefixes)
                 yield f"tests/{path.name}::{name} should start with {prefixes}"
@@ -337,7 +329,7 @@ def check_book_commands(project: Project) -> Outcome:
 def _collect_count(project: Project, args: list[str]) -> int:
     env = {**os.environ, **project.env(), "CLAW_IMPL": "solution"}
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+        pytest_command("--collect-only", "-q", *args),
         cwd=project.root,
         env=env,
         capture_output=True,
@@ -424,7 +416,7 @@ def run_solution_suite(project: Project) -> int:
     env = {**os.environ, **project.env(), "CLAW_IMPL": "solution"}
     env.pop("CLAW_IMPL_PATH", None)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--tooling"],
+        pytest_command("-q", "--tooling"),
         cwd=project.root,
         env=env,
         check=False,
