@@ -55,11 +55,6 @@ class Chapter:
         """The minimum number of tests the chapter must have, over all its prefixes."""
         return sum(self.tests.values())
 
-    def owns_test(self, test_file: str) -> bool:
-        """True when a test file (such as ``test_mock_provider.py``) belongs to this chapter."""
-        name = Path(test_file).name
-        return any(name.startswith(prefix) for prefix in self.prefixes)
-
     @property
     def test_globs(self) -> tuple[str, ...]:
         """The test files of the chapter, as globs relative to the repository root."""
@@ -94,11 +89,18 @@ class Curriculum:
         return tuple(c for c in self.chapters if c.written)
 
     def chapter_for_test_file(self, test_file: str) -> Chapter | None:
-        """The chapter a test file belongs to, or None for the tooling's own tests."""
+        """The chapter a test file belongs to, or None for the tooling's own tests.
+
+        The longest matching prefix wins, so ``test_streaming_agent.py`` belongs to the chapter
+        of ``test_streaming_agent_`` even though ``test_streaming_`` matches it too.
+        """
+        name = Path(test_file).name
+        best: tuple[int, Chapter] | None = None
         for chapter in self.chapters:
-            if chapter.owns_test(test_file):
-                return chapter
-        return None
+            for prefix in chapter.prefixes:
+                if name.startswith(prefix) and (best is None or len(prefix) > best[0]):
+                    best = (len(prefix), chapter)
+        return best[1] if best else None
 
     def index(self, chapter_id: str) -> int:
         """The position of a chapter in book order."""

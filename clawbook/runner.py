@@ -13,6 +13,7 @@ from pathlib import Path
 
 from . import impl
 from .chapters import CHAPTERS_ENV, Chapter, Curriculum
+from .chapters import load as load_curriculum
 from .pytest_plugin import REPORT_ENV, TestResult
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,11 +33,22 @@ class Run:
         return tuple(r for r in self.results if r.chapter == chapter.id)
 
 
-def chapter_test_files(chapter: Chapter, root: Path = ROOT) -> list[str]:
-    """The chapter's test files that exist, relative to ``root``."""
+def chapter_test_files(
+    chapter: Chapter, root: Path = ROOT, curriculum: Curriculum | None = None
+) -> list[str]:
+    """The chapter's test files that exist, relative to ``root``.
+
+    A file matched by the globs of two chapters goes to the one with the longer prefix.
+    """
+    curriculum = curriculum or load_curriculum()
     files: list[str] = []
     for glob in chapter.test_globs:
-        files.extend(sorted(p.relative_to(root).as_posix() for p in root.glob(glob)))
+        for path in sorted(root.glob(glob)):
+            owner = curriculum.chapter_for_test_file(path.name)
+            if (owner is None or owner.id == chapter.id) and path.name not in {
+                Path(f).name for f in files
+            }:
+                files.append(path.relative_to(root).as_posix())
     return files
 
 

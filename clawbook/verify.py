@@ -146,7 +146,7 @@ def check_chapter_data(project: Project) -> Outcome:
                 problems.append(
                     f"{chapter.id}: lists {file} but solution/{file} has no region of it"
                 )
-        if chapter.tests and not chapter_test_files(chapter, project.root):
+        if chapter.tests and not chapter_test_files(chapter, project.root, project.curriculum):
             problems.append(f"{chapter.id}: no test file matches {', '.join(chapter.test_globs)}")
     problems.extend(_misnamed_tests(project))
     if problems:
@@ -239,7 +239,9 @@ def check_progression(project: Project) -> Outcome:
         with tempfile.TemporaryDirectory(prefix="clawbook-progress-") as scratch:
             files = stubgen.render_tree(project.solution, keep=filled_ids)
             stubgen.write_tree(files, Path(scratch) / "starter")
-            test_files = [f for c in stubbed for f in chapter_test_files(c, project.root)]
+            test_files = [
+                f for c in stubbed for f in chapter_test_files(c, project.root, project.curriculum)
+            ]
             run = project.pytest(test_files, "starter", impl_path=Path(scratch))
         for result in run.results:
             owner = curriculum.get(result.chapter) if result.chapter else None
@@ -312,7 +314,7 @@ def check_book_commands(project: Project) -> Outcome:
             except KeyError:
                 problems.append(f"book/{page}: `{command}`: no chapter {words[2]}")
                 continue
-            if not chapter_test_files(chapter, project.root):
+            if not chapter_test_files(chapter, project.root, project.curriculum):
                 problems.append(f"book/{page}: `{command}` selects no test: {chapter.id} has none")
             continue
         args = words[words.index("pytest") + 1 :]

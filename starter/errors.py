@@ -1,5 +1,7 @@
 """The exceptions claw raises. Every one of them says what went wrong and what to do about it."""
 
+from __future__ import annotations
+
 
 class ClawError(Exception):
     """The base class of every error claw raises on purpose."""
@@ -7,3 +9,63 @@ class ClawError(Exception):
 
 class ProviderError(ClawError):
     """A model provider could not produce a turn."""
+
+
+class ProviderConnectionError(ProviderError):
+    """The server could not be reached, or the connection failed before a response arrived."""
+
+
+class MalformedResponseError(ProviderError):
+    """The server answered, but with something that is not a valid chat completion."""
+
+
+class StreamError(ProviderError):
+    """A streamed response failed part-way: an error event, or the stream stopped early."""
+
+
+class ProviderHTTPError(ProviderError):
+    """The server answered with an error status; ``message`` is what the server said."""
+
+    retryable = False
+    """Whether sending the same request again later may succeed."""
+
+    def __init__(self, status: int, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(f"HTTP {status}: {message}")
+        self.status = status
+        self.message = message
+        self.retry_after = retry_after
+        """Seconds the server asked us to wait before trying again, if it said."""
+
+
+class BadRequestError(ProviderHTTPError):
+    """400: the request itself is wrong (a bad parameter, an unknown model, too long a prompt)."""
+
+
+class AuthenticationError(ProviderHTTPError):
+    """401: the API key is missing, wrong or disabled."""
+
+
+class InsufficientCreditsError(ProviderHTTPError):
+    """402: the account has run out of credits."""
+
+
+class PermissionDeniedError(ProviderHTTPError):
+    """403: not allowed, for example because moderation flagged the input."""
+
+
+class RequestTimeoutError(ProviderHTTPError):
+    """408: the server gave up waiting; trying again may work."""
+
+    retryable = True
+
+
+class RateLimitError(ProviderHTTPError):
+    """429: too many requests; wait (``retry_after`` says how long, if known) and try again."""
+
+    retryable = True
+
+
+class ServerError(ProviderHTTPError):
+    """5xx: the server or the model behind it failed; trying again may work."""
+
+    retryable = True

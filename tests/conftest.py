@@ -8,9 +8,12 @@ and tells a learner nothing, so it runs only with ``--tooling`` or when named on
 ``clawbook verify`` always runs it.
 """
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from clawbook.loopback import LoopbackServer
 
 pytest_plugins = ["pytester"]
 
@@ -30,3 +33,13 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     if any(path == TOOLING or TOOLING in path.parents for path in named):
         return None
     return True
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackServer]:
+    """A scripted OpenAI-compatible server on 127.0.0.1 (see ``clawbook/loopback.py``).
+
+    Script replies with ``server.add(...)``; read what clients sent in ``server.requests``.
+    """
+    with LoopbackServer() as running:
+        yield running

@@ -1,0 +1,317 @@
+"""The agent loop: ask the model, run the tools it asks for, hand back the results, repeat.
+
+``single_turn`` is one round: one provider call and, if the model asked for tools, one round
+of tool calls. ``SimpleAgent`` repeats rounds until the model answers without asking for a
+tool, or a limit on turns is reached. ``StreamingAgent`` runs the same loop over a streaming
+provider and yields every event as it happens, so a terminal can show text as it is typed.
+
+Nothing a tool does can end the loop: an unknown tool, arguments that do not fit the tool's
+schema and a tool that raises all become error results the model reads and can react to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from .streaming import StreamAccumulator, StreamEvent, StreamProvider
+from .types import (
+    AssistantTurn,
+    Message,
+    Provider,
+    StopReason,
+    SystemMessage,
+    TokenUsage,
+    Tool,
+    ToolCall,
+    ToolDefinition,
+    ToolOutput,
+    ToolResultMessage,
+    ToolSet,
+    UserMessage,
+)
+
+DEFAULT_MAX_TURNS = 25
+
+# Python types that satisfy each JSON Schema type. bool is a subclass of int, so it is
+# excluded from "integer" and "number" explicitly in ``check_arguments``.
+JSON_TYPES: dict[str, type | tuple[type, ...]] = {
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+}
+
+
+# --8<-- [start:check-arguments]
+def check_arguments(definition: ToolDefinition, arguments: dict[str, Any]) -> str | None:
+    """Check ``arguments`` against the tool's schema; say what is wrong, or return ``None``.
+
+    Required arguments must be present, and arguments of a simple JSON type must have it.
+    The message is written for the model, so it can correct the call.
+    """
+    # region ch03: missing required names first, then the "type" of each known argument
+    missing = [name for name in definition.required if name not in arguments]
+    if missing:
+        return f"missing required argument(s) for {definition.name}: {', '.join(missing)}"
+    properties: dict[str, Any] = definition.parameters.get("properties", {})
+    for name, value in arguments.items():
+        expected = properties.get(name, {}).get("type")
+        if not isinstance(expected, str) or expected not in JSON_TYPES:
+            continue
+        wrong = not isinstance(value, JSON_TYPES[expected]) or (
+            isinstance(value, bool) and expected in ("integer", "number")
+        )
+        if wrong:
+            return (
+                f"argument {name!r} of {definition.name} must be a JSON {expected}, "
+                f"not {type(value).__name__} {value!r}"
+            )
+    return None
+    # endregion
+# --8<-- [end:check-arguments]
+
+
+# --8<-- [start:run-tool]
+async def run_tool(tools: ToolSet, call: ToolCall) -> ToolOutput:
+    """Run the tool ``call`` names, and always come back with a result for the model.
+
+    An unknown tool, arguments that do not fit, and an exception from the tool all become
+    error results. ``NotImplementedError`` is the one exception let through: it means code is
+    missing (a stub), which is a bug to fix, not something the model can work around.
+    """
+    # region ch03: look up, check arguments, await tool.run, turn exceptions into errors
+    tool = tools.get(call.name)
+    if tool is None:
+        available = ", ".join(tools.names) or "none"
+        return ToolOutput.error(f"unknown tool {call.name!r}; the tools are: {available}")
+    problem = check_arguments(tool.definition, call.arguments)
+    if problem is not None:
+        return ToolOutput.error(problem)
+    try:
+        output = await tool.run(call.arguments)
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        return ToolOutput.error(f"{call.name} failed: {type(error).__name__}: {error}")
+    if not isinstance(output, ToolOutput):
+        return ToolOutput.error(
+            f"{call.name} returned {type(output).__name__}, not a ToolOutput (a bug in the tool)"
+        )
+    return output
+    # endregion
+# --8<-- [end:run-tool]
+
+
+# --8<-- [start:step]
+@dataclass(frozen=True)
+class Step:
+    """One round of the loop: the model's turn and the results of the tools it called."""
+
+    turn: AssistantTurn
+    results: tuple[ToolResultMessage, ...] = ()
+
+    @property
+    def messages(self) -> list[Message]:
+        """What this round adds to the history: the assistant message, then one result per call."""
+        return [self.turn.to_message(), *self.results]
+# --8<-- [end:step]
+
+
+# --8<-- [start:run-tools]
+async def run_tools(tools: ToolSet, calls: Sequence[ToolCall]) -> tuple[ToolResultMessage, ...]:
+    """Run ``calls`` one after another, in the order the model made them; one result each."""
+    # region ch03: await run_tool for each call and turn each output into its result message
+    return tuple([(await run_tool(tools, call)).to_message(call) for call in calls])
+    # endregion
+# --8<-- [end:run-tools]
+
+
+# --8<-- [start:single-turn]
+async def single_turn(provider: Provider, messages: Sequence[Message], tools: ToolSet) -> Step:
+    """Ask the model once; if it asks for tools, run them.
+
+    ``messages`` is not changed: ``step.messages`` is what to append to the history.
+    """
+    # region ch03: one provider.complete with the tools' definitions, then run_tools on its calls
+    turn = await provider.complete(list(messages), tools.definitions())
+    if not turn.tool_calls:
+        return Step(turn)
+    return Step(turn, await run_tools(tools, turn.tool_calls))
+    # endregion
+# --8<-- [end:single-turn]
+
+
+# --8<-- [start:finish]
+class Finish(StrEnum):
+    """Why an agent run ended."""
+
+    DONE = "done"
+    """The model answered without asking for a tool."""
+    MAX_TURNS = "max_turns"
+    """The run used all of its turns while the model still wanted tools."""
+    MAX_TOKENS = "max_tokens"
+    """The model's answer was cut off by the output-token limit."""
+    CONTENT_FILTER = "content_filter"
+    """A safety filter stopped the model."""
+    ERROR = "error"
+    """The provider reported an error instead of an answer."""
+
+    @classmethod
+    def after(cls, stop_reason: StopReason) -> Finish:
+        """How a run ends when the model stops for ``stop_reason`` without calling tools."""
+        return {
+            StopReason.MAX_TOKENS: cls.MAX_TOKENS,
+            StopReason.CONTENT_FILTER: cls.CONTENT_FILTER,
+            StopReason.ERROR: cls.ERROR,
+        }.get(stop_reason, cls.DONE)
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    """What one ``run`` produced."""
+
+    text: str
+    """The model's last text: its answer."""
+    finish: Finish
+    turns: int
+    """How many times the provider was called."""
+    usage: TokenUsage
+    """The tokens (and cost, when known) of all of this run's turns together."""
+# --8<-- [end:finish]
+
+
+# --8<-- [start:simple-agent]
+class SimpleAgent:
+    """An agent that loops until the model stops asking for tools.
+
+    The history lives on the agent, so a second ``run`` continues the same conversation.
+    """
+
+    def __init__(
+        self,
+        provider: Provider,
+        tools: ToolSet | Iterable[Tool] = (),
+        *,
+        system: str | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+    ) -> None:
+        """An agent using ``provider`` and ``tools``; ``system`` starts the history."""
+        if max_turns < 1:
+            raise ValueError(f"max_turns must be at least 1, not {max_turns}")
+        self.provider = provider
+        self.tools = tools if isinstance(tools, ToolSet) else ToolSet(tools)
+        self.max_turns = max_turns
+        self.history: list[Message] = [SystemMessage(content=system)] if system else []
+        """Every message so far, oldest first."""
+
+    # --8<-- [start:run]
+    async def run(self, prompt: str) -> AgentResult:
+        """Add ``prompt`` to the conversation and loop until the model is done."""
+        # region ch03: append the prompt; loop single_turn up to max_turns, extending the history
+        self.history.append(UserMessage(content=prompt))
+        usage = TokenUsage()
+        turn = AssistantTurn()
+        for turns in range(1, self.max_turns + 1):
+            step = await single_turn(self.provider, self.history, self.tools)
+            self.history.extend(step.messages)
+            turn, usage = step.turn, usage + step.turn.usage
+            if not turn.tool_calls:
+                return AgentResult(turn.text, Finish.after(turn.stop_reason), turns, usage)
+        return AgentResult(turn.text, Finish.MAX_TURNS, self.max_turns, usage)
+        # endregion
+    # --8<-- [end:run]
+# --8<-- [end:simple-agent]
+
+
+# --8<-- [start:agent-events]
+@dataclass(frozen=True)
+class ToolStarted:
+    """The agent is about to run this tool call."""
+
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    """A tool call finished with this output."""
+
+    call: ToolCall
+    output: ToolOutput
+
+
+@dataclass(frozen=True)
+class TurnFinished:
+    """The model's turn is complete (its tools have not run yet)."""
+
+    turn: AssistantTurn
+
+
+@dataclass(frozen=True)
+class AgentFinished:
+    """The run is over."""
+
+    result: AgentResult
+
+
+AgentEvent = StreamEvent | TurnFinished | ToolStarted | ToolFinished | AgentFinished
+"""Everything a ``StreamingAgent`` reports while it runs, in the order it happens."""
+# --8<-- [end:agent-events]
+
+
+# --8<-- [start:streaming-agent]
+class StreamingAgent(SimpleAgent):
+    """The same loop over a streaming provider, reporting each event as it happens.
+
+    ``run`` is an async generator: the model's text arrives piece by piece as the server
+    sends it, then the finished turn, then each tool's start and result, then the next turn,
+    and last an ``AgentFinished`` with the result.
+    """
+
+    provider: StreamProvider
+
+    def __init__(
+        self,
+        provider: StreamProvider,
+        tools: ToolSet | Iterable[Tool] = (),
+        *,
+        system: str | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+    ) -> None:
+        """An agent using the streaming ``provider`` and ``tools``."""
+        super().__init__(provider, tools, system=system, max_turns=max_turns)
+
+    # --8<-- [start:streaming-run]
+    async def run(self, prompt: str) -> AsyncIterator[AgentEvent]:  # type: ignore[override]
+        """Add ``prompt`` to the conversation; yield events until the model is done."""
+        # region ch05b: stream a turn through an accumulator, yielding events; run tools; loop
+        self.history.append(UserMessage(content=prompt))
+        usage = TokenUsage()
+        turn = AssistantTurn()
+        for turns in range(1, self.max_turns + 1):
+            accumulator = StreamAccumulator()
+            async for event in self.provider.stream(list(self.history), self.tools.definitions()):
+                accumulator.add(event)
+                yield event
+            turn = accumulator.turn()
+            usage += turn.usage
+            self.history.append(turn.to_message())
+            yield TurnFinished(turn)
+            if not turn.tool_calls:
+                yield AgentFinished(
+                    AgentResult(turn.text, Finish.after(turn.stop_reason), turns, usage)
+                )
+                return
+            for call in turn.tool_calls:
+                yield ToolStarted(call)
+                output = await run_tool(self.tools, call)
+                self.history.append(output.to_message(call))
+                yield ToolFinished(call, output)
+        yield AgentFinished(AgentResult(turn.text, Finish.MAX_TURNS, self.max_turns, usage))
+        # endregion
+    # --8<-- [end:streaming-run]
+# --8<-- [end:streaming-agent]

@@ -1,0 +1,485 @@
+"""``OpenRouterProvider``: chat completions from OpenRouter or any OpenAI-compatible server.
+
+One class speaks the OpenAI chat-completions wire format over HTTP with httpx:
+``POST {base_url}/chat/completions``. It converts claw's messages and tool definitions to
+that format, reads answers whole or streamed, captures token usage (and OpenRouter's
+``cost``) in both modes, turns error statuses into typed exceptions that carry the server's
+message, and retries what is worth retrying. Point ``base_url`` at Ollama
+(``http://localhost:11434/v1``), vLLM or LM Studio and the same code talks to them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import os
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+
+from ..errors import (
+    AuthenticationError,
+    BadRequestError,
+    InsufficientCreditsError,
+    MalformedResponseError,
+    PermissionDeniedError,
+    ProviderConnectionError,
+    ProviderHTTPError,
+    RateLimitError,
+    RequestTimeoutError,
+    ServerError,
+    StreamError,
+)
+from ..streaming import (
+    SSEDecoder,
+    StreamEvent,
+    chunk_events,
+    collect,
+    stop_reason_from_wire,
+    usage_from_wire,
+)
+from ..types import (
+    AssistantMessage,
+    AssistantTurn,
+    Message,
+    StopReason,
+    SystemMessage,
+    ToolCall,
+    ToolDefinition,
+    ToolResultMessage,
+    UserMessage,
+)
+
+OPENROUTER_URL = "https://openrouter.ai/api/v1"
+API_KEY_VARIABLE = "OPENROUTER_API_KEY"
+
+
+# --8<-- [start:message-to-wire]
+def message_to_wire(message: Message) -> dict[str, Any]:
+    """One claw message in the OpenAI chat format.
+
+    Tool-call arguments travel as JSON *text*; an assistant message with only tool calls has
+    ``content: null``; a failed tool result is marked with an ``Error:`` prefix, because the
+    format has no error flag.
+    """
+    # region ch05b: match on the message type and build the dict for each role
+    match message:
+        case SystemMessage(content=content):
+            return {"role": "system", "content": content}
+        case UserMessage(content=content):
+            return {"role": "user", "content": content}
+        case AssistantMessage(content=content, tool_calls=calls):
+            wire: dict[str, Any] = {"role": "assistant", "content": content or None}
+            if calls:
+                wire["tool_calls"] = [
+                    {
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                    }
+                    for call in calls
+                ]
+            return wire
+        case ToolResultMessage(tool_call_id=call_id, content=content, is_error=is_error):
+            return {
+                "role": "tool",
+                "tool_call_id": call_id,
+                "content": f"Error: {content}" if is_error else content,
+            }
+    raise TypeError(f"not a message: {message!r}")
+    # endregion
+# --8<-- [end:message-to-wire]
+
+
+# --8<-- [start:tool-to-wire]
+def tool_to_wire(tool: ToolDefinition) -> dict[str, Any]:
+    """One tool definition in the OpenAI format: a ``function`` with a JSON Schema."""
+    # region ch05b: {"type": "function", "function": {name, description, parameters}}
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        },
+    }
+    # endregion
+# --8<-- [end:tool-to-wire]
+
+
+# --8<-- [start:turn-from-wire]
+def turn_from_wire(body: Any) -> AssistantTurn:
+    """Read a whole (non-streamed) chat completion into an ``AssistantTurn``.
+
+    A body with an ``error`` object raises the matching ``ProviderHTTPError``, even when it
+    came with status 200 (OpenRouter reports errors that happen after it accepted the request
+    that way). Anything that is not a completion raises ``MalformedResponseError``.
+    """
+    # region ch05b: raise on "error"; read choices[0].message: content, tool_calls; finish; usage
+    if not isinstance(body, dict):
+        raise MalformedResponseError(f"expected a JSON object, got {type(body).__name__}")
+    if body.get("error"):
+        raise error_from_body(body, status=None)
+    choices = body.get("choices")
+    if not choices or not isinstance(choices[0], dict) or "message" not in choices[0]:
+        raise MalformedResponseError(
+            f"the response has no choices[0].message: {json.dumps(body)[:300]}"
+        )
+    choice = choices[0]
+    message = choice["message"] or {}
+    calls = []
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") or {}
+        text = function.get("arguments") or "{}"
+        try:
+            arguments = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise MalformedResponseError(
+                f"the arguments of tool call {call.get('id')!r} are not valid JSON "
+                f"({error.msg}): {text[:200]!r}"
+            ) from None
+        calls.append(ToolCall(id=call["id"], name=function.get("name", ""), arguments=arguments))
+    stop_reason = stop_reason_from_wire(choice.get("finish_reason") or "stop")
+    if stop_reason is StopReason.MAX_TOKENS:
+        calls = []  # cut off by the token limit: the calls cannot be trusted
+    elif calls:
+        stop_reason = StopReason.TOOL_USE  # some servers say "stop" even when calling tools
+    elif stop_reason is StopReason.TOOL_USE:
+        raise MalformedResponseError("finish_reason is 'tool_calls' but there are no tool calls")
+    return AssistantTurn(
+        text=message.get("content") or "",
+        tool_calls=tuple(calls),
+        stop_reason=stop_reason,
+        usage=usage_from_wire(body.get("usage") or {}),
+        model=body.get("model"),
+    )
+    # endregion
+# --8<-- [end:turn-from-wire]
+
+
+# --8<-- [start:errors]
+ERRORS: dict[int, type[ProviderHTTPError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    402: InsufficientCreditsError,
+    403: PermissionDeniedError,
+    408: RequestTimeoutError,
+    429: RateLimitError,
+}
+"""The exception for each client-error status; 5xx statuses raise ``ServerError``."""
+
+
+def error_from_body(
+    body: Any, status: int | None, *, retry_after: float | None = None
+) -> ProviderHTTPError:
+    """The typed error for a failed response, carrying the server's own message.
+
+    OpenAI-compatible servers say what went wrong in ``{"error": {"message": ...}}``; the
+    ``code`` inside it stands in for the status when the HTTP status was 200.
+    """
+    # region ch05b: find the message and code in body["error"]; pick the class by status
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        message = str(error.get("message") or "no message")
+        code = error.get("code")
+    else:
+        message = str(error or body or "no message")
+        code = None
+    if status is None or status < 400:
+        status = code if isinstance(code, int) else 500
+    if status >= 500:
+        kind: type[ProviderHTTPError] = ServerError
+    else:
+        kind = ERRORS.get(status, BadRequestError)
+    return kind(status, message, retry_after=retry_after)
+    # endregion
+# --8<-- [end:errors]
+
+
+# --8<-- [start:retry-after]
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: a number of seconds or an HTTP date."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+# --8<-- [end:retry-after]
+
+
+# --8<-- [start:retry-policy]
+@dataclass(frozen=True)
+class RetryPolicy:
+    """When and how long to wait before sending a failed request again."""
+
+    max_retries: int = 2
+    """Retries after the first attempt; 0 turns retrying off."""
+    base_delay: float = 0.5
+    """The wait before the first retry, doubled for each one after it."""
+    max_delay: float = 20.0
+    """The longest wait between attempts, however many retries came before."""
+    max_retry_after: float = 60.0
+    """The longest ``Retry-After`` honoured; a server asking for more gets its error raised."""
+
+    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float | None:
+        """Seconds to wait before retry number ``attempt`` (0 for the first); ``None``: give up.
+
+        A ``Retry-After`` from the server wins over the computed backoff.
+        """
+        # region ch05b: None past max_retries; retry_after up to its cap; else backoff + jitter
+        if attempt >= self.max_retries:
+            return None
+        if retry_after is not None:
+            return retry_after if retry_after <= self.max_retry_after else None
+        backoff = min(self.max_delay, self.base_delay * 2.0**attempt)
+        # "Equal jitter": half fixed, half random, so clients that failed together spread out.
+        return backoff / 2 + rng.uniform(0, backoff / 2)
+        # endregion
+# --8<-- [end:retry-policy]
+
+
+# --8<-- [start:provider]
+class OpenRouterProvider:
+    """A ``StreamProvider`` for OpenRouter and any other OpenAI-compatible server.
+
+    >>> provider = OpenRouterProvider("anthropic/claude-sonnet-4.5")  # key from the environment
+    >>> local = OpenRouterProvider("qwen3:8b", base_url="http://localhost:11434/v1", api_key="")
+    """
+
+    # --8<-- [start:init]
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str = OPENROUTER_URL,
+        app_url: str | None = None,
+        app_title: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        timeout: float = 120.0,
+        retry: RetryPolicy | None = None,
+        client: httpx.AsyncClient | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        """Configure the provider.
+
+        ``api_key`` defaults to the ``OPENROUTER_API_KEY`` environment variable; pass ``""``
+        for a local server that needs no key. ``app_url`` and ``app_title`` are OpenRouter's
+        optional attribution headers. ``client``, ``sleep`` and ``rng`` are there for tests.
+        """
+        if api_key is None:
+            api_key = os.environ.get(API_KEY_VARIABLE, "")
+        if not api_key and base_url.rstrip("/") == OPENROUTER_URL:
+            raise AuthenticationError(
+                401,
+                f"no API key: set {API_KEY_VARIABLE}, or pass api_key=... "
+                "(get a key at https://openrouter.ai/keys)",
+            )
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.retry = retry or RetryPolicy()
+        self._api_key = api_key
+        self._headers = {"Content-Type": "application/json"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        if app_url:
+            self._headers["HTTP-Referer"] = app_url
+        if app_title:
+            self._headers["X-OpenRouter-Title"] = app_title
+            self._headers["X-Title"] = app_title  # the older name, still read
+        self._client = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=10.0))
+        self._owns_client = client is None
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+    # --8<-- [end:init]
+
+    def __repr__(self) -> str:
+        # Deliberately without the key: reprs end up in logs and tracebacks.
+        return f"OpenRouterProvider(model={self.model!r}, base_url={self.base_url!r})"
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections (only those of a client the provider created)."""
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # --8<-- [start:request-body]
+    def request_body(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], *, stream: bool
+    ) -> dict[str, Any]:
+        """The JSON body of a chat-completions request."""
+        # region ch05b: model, messages, tools (only if any), stream (+ usage), optional settings
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [message_to_wire(message) for message in messages],
+        }
+        if tools:
+            body["tools"] = [tool_to_wire(tool) for tool in tools]
+        if stream:
+            body["stream"] = True
+            # OpenRouter always reports usage; OpenAI, vLLM and Ollama need to be asked.
+            body["stream_options"] = {"include_usage": True}
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        return body
+        # endregion
+    # --8<-- [end:request-body]
+
+    def _redact(self, text: str) -> str:
+        """``text`` with the API key blanked out, in case a server echoes it back."""
+        if self._api_key and len(self._api_key) >= 8:
+            return text.replace(self._api_key, "[redacted]")
+        return text
+
+    # --8<-- [start:check-response]
+    async def _raise_for_status(self, response: httpx.Response) -> None:
+        """Raise the typed error for a response with an error status; do nothing for 2xx."""
+        # region ch05b: for status >= 400: read the body, parse it if JSON, raise error_from_body
+        if response.status_code < 400:
+            return
+        text = self._redact((await response.aread()).decode(errors="replace"))
+        try:
+            body: Any = json.loads(text)
+        except ValueError:
+            body = {"error": {"message": text.strip()[:500] or response.reason_phrase}}
+        raise error_from_body(
+            body,
+            response.status_code,
+            retry_after=parse_retry_after(response.headers.get("Retry-After")),
+        )
+        # endregion
+    # --8<-- [end:check-response]
+
+    # --8<-- [start:send]
+    async def _send(self, body: dict[str, Any]) -> httpx.Response:
+        """POST ``body`` and return the response with its headers read and a 2xx status.
+
+        Retries 408, 429, 5xx and failed connections, following ``self.retry``; never retries
+        400, 401, 402 or 403, which would fail the same way again. The caller reads the body
+        and must close the response.
+        """
+        # region ch05b: loop: send; on a retryable error ask self.retry.delay, sleep, try again
+        attempt = 0
+        while True:
+            request = self._client.build_request(
+                "POST", f"{self.base_url}/chat/completions", json=body, headers=self._headers
+            )
+            try:
+                response = await self._client.send(request, stream=True)
+            except httpx.TransportError as error:
+                failure: ProviderConnectionError | ProviderHTTPError = ProviderConnectionError(
+                    f"cannot reach {self.base_url}: {type(error).__name__}: {error}"
+                )
+                retry_after = None
+            else:
+                try:
+                    await self._raise_for_status(response)
+                    return response
+                except ProviderHTTPError as error:
+                    await response.aclose()
+                    if not error.retryable:
+                        raise
+                    failure, retry_after = error, error.retry_after
+            delay = self.retry.delay(attempt, retry_after, self._rng)
+            if delay is None:
+                raise failure
+            attempt += 1
+            await self._sleep(delay)
+        # endregion
+    # --8<-- [end:send]
+
+    # --8<-- [start:complete]
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AssistantTurn:
+        """Send the conversation; return the whole turn once it is finished."""
+        # region ch05b: _send the body without streaming, read it as JSON, turn_from_wire
+        response = await self._send(self.request_body(messages, tools, stream=False))
+        try:
+            raw = await response.aread()
+        except httpx.TransportError as error:
+            raise ProviderConnectionError(f"the connection failed mid-response: {error}") from None
+        finally:
+            await response.aclose()
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            raise MalformedResponseError(
+                f"the server did not answer with JSON: {raw[:300]!r}"
+            ) from None
+        return turn_from_wire(body)
+        # endregion
+    # --8<-- [end:complete]
+
+    # --8<-- [start:stream]
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AsyncIterator[StreamEvent]:
+        """Send the conversation; yield events as the server streams the turn.
+
+        Raises ``StreamError`` if the server reports an error part-way or the stream ends
+        before ``data: [DONE]``. Retries happen only before the first event: once text has
+        been shown, sending the request again would show it twice.
+        """
+        # region ch05b: _send; feed bytes to an SSEDecoder; stop at [DONE]; no [DONE] is an error
+        response = await self._send(self.request_body(messages, tools, stream=True))
+        decoder = SSEDecoder()
+        try:
+            async for chunk in response.aiter_bytes():
+                for event in decoder.feed(chunk):
+                    if event.data == "[DONE]":
+                        return
+                    try:
+                        data = json.loads(event.data)
+                    except ValueError:
+                        raise MalformedResponseError(
+                            f"a stream event is not JSON: {event.data[:200]!r}"
+                        ) from None
+                    for item in chunk_events(data):
+                        yield item
+        except httpx.TransportError as error:
+            raise StreamError(
+                f"the connection broke in the middle of the stream ({type(error).__name__}); "
+                "the turn is incomplete"
+            ) from None
+        finally:
+            await response.aclose()
+        raise StreamError("the stream ended before data: [DONE]; the turn is incomplete")
+        # endregion
+    # --8<-- [end:stream]
+
+    async def stream_turn(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AssistantTurn:
+        """Stream a turn and return it assembled: ``complete``, but over a streamed request."""
+        return await collect(self.stream(messages, tools), self.model)
+# --8<-- [end:provider]
+

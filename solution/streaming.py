@@ -1,0 +1,480 @@
+"""Streaming: turning a server's byte stream into events, and events into a turn.
+
+A streamed chat completion arrives as Server-Sent Events (SSE): lines of text, grouped into
+events by blank lines, each event's ``data:`` holding one JSON chunk. Three layers turn it
+into something an agent can use:
+
+1. ``SSEDecoder`` cuts the bytes into events, however the network split them;
+2. ``chunk_events`` reads one OpenAI-style JSON chunk and says what happened, as
+   ``StreamEvent`` values: some text, a tool call started, a fragment of its arguments, the
+   token usage, the end;
+3. ``StreamAccumulator`` adds the events up into the finished ``AssistantTurn``.
+
+``MockStreamProvider`` streams scripted turns as events, so everything above a provider can
+be tested without a server.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+from collections import deque
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Protocol, runtime_checkable
+
+from .errors import MalformedResponseError, StreamError
+from .mock import MockProviderExhausted, ProviderCall, as_turn
+from .types import AssistantTurn, Message, StopReason, TokenUsage, ToolCall, ToolDefinition
+
+
+# --8<-- [start:events]
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the reply's text, to show as soon as it arrives."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStart:
+    """The model began a tool call. ``index`` tells parallel calls apart."""
+
+    index: int
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A fragment of the JSON arguments of the tool call at ``index``."""
+
+    index: int
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class UsageUpdate:
+    """The tokens used so far (usually sent once, at the end)."""
+
+    usage: TokenUsage
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The model stopped, for this reason. More usage may still follow before the stream ends."""
+
+    stop_reason: StopReason
+
+
+StreamEvent = TextDelta | ToolCallStart | ToolCallDelta | UsageUpdate | Done
+"""Anything a streaming provider reports while a turn is being generated."""
+# --8<-- [end:events]
+
+
+# --8<-- [start:sse-event]
+@dataclass(frozen=True, slots=True)
+class ServerSentEvent:
+    """One event of an SSE stream: its data (lines joined by newlines), its type and its id."""
+
+    data: str
+    event: str = "message"
+    id: str | None = None
+# --8<-- [end:sse-event]
+
+
+# --8<-- [start:parse-sse-line]
+def parse_sse_line(line: str) -> tuple[str, str] | None:
+    """Split one non-blank line of an event stream into ``(field, value)``.
+
+    Returns ``None`` for a comment (a line starting with ``:``, such as OpenRouter's
+    ``: OPENROUTER PROCESSING`` keep-alive). A line without a colon is a field with an empty
+    value; one space after the colon, if present, is not part of the value.
+    """
+    # region ch05a: comments give None; partition at the first ":"; drop one leading space
+    if line.startswith(":"):
+        return None
+    name, _, value = line.partition(":")
+    if value.startswith(" "):
+        value = value[1:]
+    return name, value
+    # endregion
+# --8<-- [end:parse-sse-line]
+
+
+# --8<-- [start:decoder]
+class SSEDecoder:
+    r"""Turns the bytes of an event stream, in pieces of any size, into ``ServerSentEvent`` s.
+
+    Feed it whatever the network delivers; it keeps the unfinished line and the unfinished
+    event until the rest arrives. Lines may end in ``\\n``, ``\\r\\n`` or ``\\r``.
+    """
+
+    def __init__(self) -> None:
+        """Start with nothing buffered."""
+        self._decoder = codecs.getincrementaldecoder("utf-8")()
+        self._buffer = ""
+        self._data: list[str] = []
+        self._event = ""
+        self._id: str | None = None
+        self._started = False
+
+    @property
+    def pending(self) -> bool:
+        """Whether part of an event has arrived but not its end (the blank line)."""
+        return bool(self._buffer or self._data or self._event)
+
+    def feed(self, chunk: bytes) -> list[ServerSentEvent]:
+        """Add bytes from the stream; return the events they complete, in order."""
+        # region ch05a: decode, split off complete lines (keep the rest), and process each line
+        text = self._decoder.decode(chunk)
+        if not self._started and text:
+            self._started = True
+            text = text.removeprefix("\ufeff")
+        buffer = self._buffer + text
+        if "\r" in buffer:
+            # A "\r" at the very end may be the first half of "\r\n": wait for the next piece.
+            keep_cr = buffer.endswith("\r")
+            buffer = buffer.replace("\r\n", "\n").replace("\r", "\n")
+            if keep_cr:
+                buffer = buffer[:-1]
+            lines = buffer.split("\n")
+            self._buffer = lines.pop() + ("\r" if keep_cr else "")
+        else:
+            lines = buffer.split("\n")
+            self._buffer = lines.pop()
+        events: list[ServerSentEvent] = []
+        for line in lines:
+            event = self._line(line)
+            if event is not None:
+                events.append(event)
+        return events
+        # endregion
+
+    def _line(self, line: str) -> ServerSentEvent | None:
+        """Process one complete line; return an event when the line is the blank that ends one."""
+        # region ch05a: a blank line dispatches; otherwise store data, event or id fields
+        if not line:
+            if not self._data:
+                self._event = ""
+                return None
+            event = ServerSentEvent(
+                data="\n".join(self._data), event=self._event or "message", id=self._id
+            )
+            self._data = []
+            self._event = ""
+            return event
+        parsed = parse_sse_line(line)
+        if parsed is None:
+            return None
+        name, value = parsed
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id" and "\0" not in value:
+            self._id = value
+        return None
+        # endregion
+# --8<-- [end:decoder]
+
+
+# --8<-- [start:usage-from-wire]
+def usage_from_wire(usage: dict[str, Any]) -> TokenUsage:
+    """Read an OpenAI-style ``usage`` object, including OpenRouter's ``cost`` in dollars."""
+    # region ch05a: prompt_tokens, completion_tokens, prompt_tokens_details.cached_tokens, cost
+    details = usage.get("prompt_tokens_details") or {}
+    cost = usage.get("cost")
+    return TokenUsage(
+        input_tokens=usage.get("prompt_tokens") or 0,
+        output_tokens=usage.get("completion_tokens") or 0,
+        cached_input_tokens=details.get("cached_tokens") or 0,
+        # Through str, so 0.1 stays Decimal("0.1") and not 0.1000000000000000055511151231257827
+        cost=None if cost is None else Decimal(str(cost)),
+    )
+    # endregion
+# --8<-- [end:usage-from-wire]
+
+
+# --8<-- [start:finish-reasons]
+FINISH_REASONS: dict[str, StopReason] = {
+    "stop": StopReason.END_TURN,
+    "tool_calls": StopReason.TOOL_USE,
+    "function_call": StopReason.TOOL_USE,
+    "length": StopReason.MAX_TOKENS,
+    "content_filter": StopReason.CONTENT_FILTER,
+    "error": StopReason.ERROR,
+}
+"""How the OpenAI ``finish_reason`` values map onto claw's ``StopReason``."""
+
+
+def stop_reason_from_wire(finish_reason: str) -> StopReason:
+    """The ``StopReason`` for a ``finish_reason``; one nobody knows counts as the end of a turn."""
+    return FINISH_REASONS.get(finish_reason, StopReason.END_TURN)
+# --8<-- [end:finish-reasons]
+
+
+# --8<-- [start:chunk-events]
+def chunk_events(chunk: dict[str, Any]) -> list[StreamEvent]:
+    """The events in one OpenAI-style ``chat.completion.chunk``, in the order they happened.
+
+    A chunk may carry text, fragments of tool calls, a finish reason and usage, in any
+    combination; the last chunk of an OpenRouter stream often has usage and no choices at all.
+    An ``error`` object in the chunk (an error in the middle of a stream) raises ``StreamError``.
+    """
+    # region ch05a: raise on "error"; then text, tool-call starts and deltas, finish, usage
+    error = chunk.get("error")
+    if error:
+        message = error.get("message", error) if isinstance(error, dict) else error
+        raise StreamError(f"the server reported an error in the middle of the stream: {message}")
+    events: list[StreamEvent] = []
+    for choice in chunk.get("choices") or ():
+        delta = choice.get("delta") or {}
+        text = delta.get("content")
+        if text:
+            events.append(TextDelta(text))
+        for position, call in enumerate(delta.get("tool_calls") or ()):
+            index = call.get("index", position)
+            function = call.get("function") or {}
+            call_id, name = call.get("id") or "", function.get("name") or ""
+            if call_id or name:
+                events.append(ToolCallStart(index, call_id, name))
+            arguments = function.get("arguments")
+            if arguments:
+                events.append(ToolCallDelta(index, arguments))
+        finish = choice.get("finish_reason")
+        if finish:
+            events.append(Done(stop_reason_from_wire(finish)))
+    usage = chunk.get("usage")
+    if usage:
+        events.append(UsageUpdate(usage_from_wire(usage)))
+    return events
+    # endregion
+# --8<-- [end:chunk-events]
+
+
+# --8<-- [start:partial-call]
+@dataclass
+class PartialToolCall:
+    """A tool call while its pieces are still arriving."""
+
+    id: str
+    name: str
+    arguments: list[str] = field(default_factory=list)
+# --8<-- [end:partial-call]
+
+
+# --8<-- [start:parse-arguments]
+def parse_arguments(call: PartialToolCall) -> dict[str, Any]:
+    """The finished JSON arguments of ``call`` as a dict; empty text means no arguments."""
+    # region ch05a: join the fragments, "" means {}, and anything but a JSON object is an error
+    text = "".join(call.arguments).strip()
+    if not text:
+        return {}
+    try:
+        arguments = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise MalformedResponseError(
+            f"the arguments of tool call {call.id!r} ({call.name}) are not valid JSON "
+            f"({error.msg} at position {error.pos}): {text[:200]!r}"
+        ) from None
+    if not isinstance(arguments, dict):
+        raise MalformedResponseError(
+            f"the arguments of tool call {call.id!r} ({call.name}) must be a JSON object, "
+            f"not {type(arguments).__name__}: {text[:200]!r}"
+        )
+    return arguments
+    # endregion
+# --8<-- [end:parse-arguments]
+
+
+# --8<-- [start:accumulator]
+class StreamAccumulator:
+    """Adds up stream events into the finished ``AssistantTurn``.
+
+    Text deltas are joined. Tool calls are assembled from fragments by their ``index``, so
+    parallel calls whose fragments interleave come out whole and in order. The last usage
+    reported wins (providers report running totals, not increments), as does the stop reason.
+    """
+
+    def __init__(self) -> None:
+        """Start with an empty turn."""
+        self._text: list[str] = []
+        self._calls: list[PartialToolCall] = []
+        self._by_index: dict[int, PartialToolCall] = {}
+        self.usage = TokenUsage()
+        """The usage reported so far."""
+        self.stop_reason: StopReason | None = None
+        """Why the model stopped, once a ``Done`` event has arrived."""
+
+    @property
+    def text(self) -> str:
+        """The text received so far."""
+        return "".join(self._text)
+
+    def add(self, event: StreamEvent) -> None:
+        """Take one event into account."""
+        # region ch05a: match on the event type; a start with a new id opens a new call
+        match event:
+            case TextDelta(text=text):
+                self._text.append(text)
+            case ToolCallStart(index=index, id=call_id, name=name):
+                current = self._by_index.get(index)
+                if current is None or (call_id and current.id and call_id != current.id):
+                    # Some servers number every call 0; a new id still means a new call.
+                    current = PartialToolCall(id=call_id, name=name)
+                    self._calls.append(current)
+                    self._by_index[index] = current
+                else:
+                    current.id = current.id or call_id
+                    current.name = current.name or name
+            case ToolCallDelta(index=index, arguments=fragment):
+                current = self._by_index.get(index)
+                if current is None:
+                    raise MalformedResponseError(
+                        f"arguments arrived for tool call {index}, which never started"
+                    )
+                current.arguments.append(fragment)
+            case UsageUpdate(usage=usage):
+                self.usage = usage
+            case Done(stop_reason=stop_reason):
+                self.stop_reason = stop_reason
+        # endregion
+
+    def turn(self, model: str | None = None) -> AssistantTurn:
+        """The finished turn. Raises ``StreamError`` if no ``Done`` event arrived.
+
+        A turn cut off by the token limit (``MAX_TOKENS``) keeps its text but drops its tool
+        calls, whose arguments are almost certainly incomplete.
+        """
+        # region ch05a: check stop_reason; build ToolCalls (ids and names required); infer TOOL_USE
+        if self.stop_reason is None:
+            raise StreamError("the stream ended before the model said why it stopped")
+        stop_reason = self.stop_reason
+        calls: list[ToolCall] = []
+        if stop_reason is not StopReason.MAX_TOKENS:
+            for number, partial in enumerate(self._calls):
+                if not partial.name:
+                    raise MalformedResponseError(f"tool call {number} has no name")
+                arguments = parse_arguments(partial)
+                call_id = partial.id or f"call_{number}"
+                calls.append(ToolCall(id=call_id, name=partial.name, arguments=arguments))
+        if calls:
+            stop_reason = StopReason.TOOL_USE
+        elif stop_reason is StopReason.TOOL_USE:
+            raise MalformedResponseError("the model stopped to use tools but sent no tool call")
+        return AssistantTurn(
+            text=self.text,
+            tool_calls=tuple(calls),
+            stop_reason=stop_reason,
+            usage=self.usage,
+            model=model,
+        )
+        # endregion
+# --8<-- [end:accumulator]
+
+
+# --8<-- [start:stream-provider]
+@runtime_checkable
+class StreamProvider(Protocol):
+    """A provider that can also stream a turn as it is generated."""
+
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AssistantTurn:
+        """The whole turn at once."""
+        ...
+
+    def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AsyncIterator[StreamEvent]:
+        """The turn as events, ending with ``Done`` (and possibly a last ``UsageUpdate``)."""
+        ...
+# --8<-- [end:stream-provider]
+
+
+# --8<-- [start:turn-events]
+def turn_events(turn: AssistantTurn, chunk_size: int = 4) -> list[StreamEvent]:
+    """The events a server might send for ``turn``: its text and arguments in small pieces.
+
+    Text comes first, then each tool call (a start, then its JSON arguments in fragments of
+    ``chunk_size`` characters), then the stop reason, then the usage.
+    """
+    # region ch05a: TextDeltas, then for each call a ToolCallStart and ToolCallDeltas, Done, usage
+    events: list[StreamEvent] = [
+        TextDelta(turn.text[i : i + chunk_size]) for i in range(0, len(turn.text), chunk_size)
+    ]
+    for index, call in enumerate(turn.tool_calls):
+        events.append(ToolCallStart(index, call.id, call.name))
+        arguments = json.dumps(call.arguments)
+        events.extend(
+            ToolCallDelta(index, arguments[i : i + chunk_size])
+            for i in range(0, len(arguments), chunk_size)
+        )
+    events.append(Done(turn.stop_reason))
+    events.append(UsageUpdate(turn.usage))
+    return events
+    # endregion
+# --8<-- [end:turn-events]
+
+
+# --8<-- [start:mock-stream-provider]
+class MockStreamProvider:
+    """A ``StreamProvider`` that streams scripted turns and records every call.
+
+    Each script entry is a turn (or a string, for a text-only turn), streamed in small
+    pieces by ``turn_events``, or a list of events streamed exactly as given.
+    """
+
+    def __init__(
+        self,
+        script: Iterable[AssistantTurn | str | list[StreamEvent]] = (),
+        *,
+        chunk_size: int = 4,
+    ) -> None:
+        """Script the turns; ``chunk_size`` is how many characters each text piece carries."""
+        self._script: deque[AssistantTurn | list[StreamEvent]] = deque(
+            item if isinstance(item, list) else as_turn(item) for item in script
+        )
+        self.chunk_size = chunk_size
+        self.calls: list[ProviderCall] = []
+        """Every call received so far, oldest first."""
+
+    def add(self, item: AssistantTurn | str | list[StreamEvent]) -> None:
+        """Append one more turn (or list of events) to the script."""
+        self._script.append(item if isinstance(item, list) else as_turn(item))
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AsyncIterator[StreamEvent]:
+        """Record the call, then yield the next scripted turn's events one by one."""
+        # region ch05a: record the call, take the next script item (or raise), yield its events
+        self.calls.append(ProviderCall(messages=tuple(messages), tools=tuple(tools)))
+        if not self._script:
+            raise MockProviderExhausted(
+                f"MockStreamProvider's script is used up: call {len(self.calls)} found no turn "
+                "left; script more turns"
+            )
+        item = self._script.popleft()
+        events = item if isinstance(item, list) else turn_events(item, self.chunk_size)
+        for event in events:
+            yield event
+        # endregion
+
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AssistantTurn:
+        """Stream the next turn and return it assembled."""
+        return await collect(self.stream(messages, tools))
+# --8<-- [end:mock-stream-provider]
+
+
+# --8<-- [start:collect]
+async def collect(events: AsyncIterator[StreamEvent], model: str | None = None) -> AssistantTurn:
+    """Consume a stream of events and return the finished turn."""
+    accumulator = StreamAccumulator()
+    async for event in events:
+        accumulator.add(event)
+    return accumulator.turn(model)
+# --8<-- [end:collect]

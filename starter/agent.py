@@ -1,0 +1,227 @@
+"""The agent loop: ask the model, run the tools it asks for, hand back the results, repeat.
+
+``single_turn`` is one round: one provider call and, if the model asked for tools, one round
+of tool calls. ``SimpleAgent`` repeats rounds until the model answers without asking for a
+tool, or a limit on turns is reached. ``StreamingAgent`` runs the same loop over a streaming
+provider and yields every event as it happens, so a terminal can show text as it is typed.
+
+Nothing a tool does can end the loop: an unknown tool, arguments that do not fit the tool's
+schema and a tool that raises all become error results the model reads and can react to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from .streaming import StreamAccumulator, StreamEvent, StreamProvider
+from .todo import Todo
+from .types import (
+    AssistantTurn,
+    Message,
+    Provider,
+    StopReason,
+    SystemMessage,
+    TokenUsage,
+    Tool,
+    ToolCall,
+    ToolDefinition,
+    ToolOutput,
+    ToolResultMessage,
+    ToolSet,
+    UserMessage,
+)
+
+DEFAULT_MAX_TURNS = 25
+
+# Python types that satisfy each JSON Schema type. bool is a subclass of int, so it is
+# excluded from "integer" and "number" explicitly in ``check_arguments``.
+JSON_TYPES: dict[str, type | tuple[type, ...]] = {
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+}
+
+
+def check_arguments(definition: ToolDefinition, arguments: dict[str, Any]) -> str | None:
+    """Check ``arguments`` against the tool's schema; say what is wrong, or return ``None``.
+
+    Required arguments must be present, and arguments of a simple JSON type must have it.
+    The message is written for the model, so it can correct the call.
+    """
+    raise Todo("ch03", "missing required names first, then the \"type\" of each known argument")
+
+
+async def run_tool(tools: ToolSet, call: ToolCall) -> ToolOutput:
+    """Run the tool ``call`` names, and always come back with a result for the model.
+
+    An unknown tool, arguments that do not fit, and an exception from the tool all become
+    error results. ``NotImplementedError`` is the one exception let through: it means code is
+    missing (a stub), which is a bug to fix, not something the model can work around.
+    """
+    raise Todo("ch03", "look up, check arguments, await tool.run, turn exceptions into errors")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One round of the loop: the model's turn and the results of the tools it called."""
+
+    turn: AssistantTurn
+    results: tuple[ToolResultMessage, ...] = ()
+
+    @property
+    def messages(self) -> list[Message]:
+        """What this round adds to the history: the assistant message, then one result per call."""
+        return [self.turn.to_message(), *self.results]
+
+
+async def run_tools(tools: ToolSet, calls: Sequence[ToolCall]) -> tuple[ToolResultMessage, ...]:
+    """Run ``calls`` one after another, in the order the model made them; one result each."""
+    raise Todo("ch03", "await run_tool for each call and turn each output into its result message")
+
+
+async def single_turn(provider: Provider, messages: Sequence[Message], tools: ToolSet) -> Step:
+    """Ask the model once; if it asks for tools, run them.
+
+    ``messages`` is not changed: ``step.messages`` is what to append to the history.
+    """
+    raise Todo(
+        "ch03",
+        "one provider.complete with the tools' definitions, then run_tools on its calls",
+    )
+
+
+class Finish(StrEnum):
+    """Why an agent run ended."""
+
+    DONE = "done"
+    """The model answered without asking for a tool."""
+    MAX_TURNS = "max_turns"
+    """The run used all of its turns while the model still wanted tools."""
+    MAX_TOKENS = "max_tokens"
+    """The model's answer was cut off by the output-token limit."""
+    CONTENT_FILTER = "content_filter"
+    """A safety filter stopped the model."""
+    ERROR = "error"
+    """The provider reported an error instead of an answer."""
+
+    @classmethod
+    def after(cls, stop_reason: StopReason) -> Finish:
+        """How a run ends when the model stops for ``stop_reason`` without calling tools."""
+        return {
+            StopReason.MAX_TOKENS: cls.MAX_TOKENS,
+            StopReason.CONTENT_FILTER: cls.CONTENT_FILTER,
+            StopReason.ERROR: cls.ERROR,
+        }.get(stop_reason, cls.DONE)
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    """What one ``run`` produced."""
+
+    text: str
+    """The model's last text: its answer."""
+    finish: Finish
+    turns: int
+    """How many times the provider was called."""
+    usage: TokenUsage
+    """The tokens (and cost, when known) of all of this run's turns together."""
+
+
+class SimpleAgent:
+    """An agent that loops until the model stops asking for tools.
+
+    The history lives on the agent, so a second ``run`` continues the same conversation.
+    """
+
+    def __init__(
+        self,
+        provider: Provider,
+        tools: ToolSet | Iterable[Tool] = (),
+        *,
+        system: str | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+    ) -> None:
+        """An agent using ``provider`` and ``tools``; ``system`` starts the history."""
+        if max_turns < 1:
+            raise ValueError(f"max_turns must be at least 1, not {max_turns}")
+        self.provider = provider
+        self.tools = tools if isinstance(tools, ToolSet) else ToolSet(tools)
+        self.max_turns = max_turns
+        self.history: list[Message] = [SystemMessage(content=system)] if system else []
+        """Every message so far, oldest first."""
+
+    async def run(self, prompt: str) -> AgentResult:
+        """Add ``prompt`` to the conversation and loop until the model is done."""
+        raise Todo(
+            "ch03",
+            "append the prompt; loop single_turn up to max_turns, extending the history",
+        )
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    """The agent is about to run this tool call."""
+
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    """A tool call finished with this output."""
+
+    call: ToolCall
+    output: ToolOutput
+
+
+@dataclass(frozen=True)
+class TurnFinished:
+    """The model's turn is complete (its tools have not run yet)."""
+
+    turn: AssistantTurn
+
+
+@dataclass(frozen=True)
+class AgentFinished:
+    """The run is over."""
+
+    result: AgentResult
+
+
+AgentEvent = StreamEvent | TurnFinished | ToolStarted | ToolFinished | AgentFinished
+"""Everything a ``StreamingAgent`` reports while it runs, in the order it happens."""
+
+
+class StreamingAgent(SimpleAgent):
+    """The same loop over a streaming provider, reporting each event as it happens.
+
+    ``run`` is an async generator: the model's text arrives piece by piece as the server
+    sends it, then the finished turn, then each tool's start and result, then the next turn,
+    and last an ``AgentFinished`` with the result.
+    """
+
+    provider: StreamProvider
+
+    def __init__(
+        self,
+        provider: StreamProvider,
+        tools: ToolSet | Iterable[Tool] = (),
+        *,
+        system: str | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+    ) -> None:
+        """An agent using the streaming ``provider`` and ``tools``."""
+        super().__init__(provider, tools, system=system, max_turns=max_turns)
+
+    async def run(self, prompt: str) -> AsyncIterator[AgentEvent]:  # type: ignore[override]
+        """Add ``prompt`` to the conversation; yield events until the model is done."""
+        raise Todo(
+            "ch05b",
+            "stream a turn through an accumulator, yielding events; run tools; loop",
+        )
+        yield  # never reached; keeps this a generator

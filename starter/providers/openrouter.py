@@ -1,0 +1,289 @@
+"""``OpenRouterProvider``: chat completions from OpenRouter or any OpenAI-compatible server.
+
+One class speaks the OpenAI chat-completions wire format over HTTP with httpx:
+``POST {base_url}/chat/completions``. It converts claw's messages and tool definitions to
+that format, reads answers whole or streamed, captures token usage (and OpenRouter's
+``cost``) in both modes, turns error statuses into typed exceptions that carry the server's
+message, and retries what is worth retrying. Point ``base_url`` at Ollama
+(``http://localhost:11434/v1``), vLLM or LM Studio and the same code talks to them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import os
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+
+from ..errors import (
+    AuthenticationError,
+    BadRequestError,
+    InsufficientCreditsError,
+    MalformedResponseError,
+    PermissionDeniedError,
+    ProviderConnectionError,
+    ProviderHTTPError,
+    RateLimitError,
+    RequestTimeoutError,
+    ServerError,
+    StreamError,
+)
+from ..streaming import (
+    SSEDecoder,
+    StreamEvent,
+    chunk_events,
+    collect,
+    stop_reason_from_wire,
+    usage_from_wire,
+)
+from ..todo import Todo
+from ..types import (
+    AssistantMessage,
+    AssistantTurn,
+    Message,
+    StopReason,
+    SystemMessage,
+    ToolCall,
+    ToolDefinition,
+    ToolResultMessage,
+    UserMessage,
+)
+
+OPENROUTER_URL = "https://openrouter.ai/api/v1"
+API_KEY_VARIABLE = "OPENROUTER_API_KEY"
+
+
+def message_to_wire(message: Message) -> dict[str, Any]:
+    """One claw message in the OpenAI chat format.
+
+    Tool-call arguments travel as JSON *text*; an assistant message with only tool calls has
+    ``content: null``; a failed tool result is marked with an ``Error:`` prefix, because the
+    format has no error flag.
+    """
+    raise Todo("ch05b", "match on the message type and build the dict for each role")
+
+
+def tool_to_wire(tool: ToolDefinition) -> dict[str, Any]:
+    """One tool definition in the OpenAI format: a ``function`` with a JSON Schema."""
+    raise Todo("ch05b", "{\"type\": \"function\", \"function\": {name, description, parameters}}")
+
+
+def turn_from_wire(body: Any) -> AssistantTurn:
+    """Read a whole (non-streamed) chat completion into an ``AssistantTurn``.
+
+    A body with an ``error`` object raises the matching ``ProviderHTTPError``, even when it
+    came with status 200 (OpenRouter reports errors that happen after it accepted the request
+    that way). Anything that is not a completion raises ``MalformedResponseError``.
+    """
+    raise Todo(
+        "ch05b",
+        "raise on \"error\"; read choices[0].message: content, tool_calls; finish; usage",
+    )
+
+
+ERRORS: dict[int, type[ProviderHTTPError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    402: InsufficientCreditsError,
+    403: PermissionDeniedError,
+    408: RequestTimeoutError,
+    429: RateLimitError,
+}
+"""The exception for each client-error status; 5xx statuses raise ``ServerError``."""
+
+
+def error_from_body(
+    body: Any, status: int | None, *, retry_after: float | None = None
+) -> ProviderHTTPError:
+    """The typed error for a failed response, carrying the server's own message.
+
+    OpenAI-compatible servers say what went wrong in ``{"error": {"message": ...}}``; the
+    ``code`` inside it stands in for the status when the HTTP status was 200.
+    """
+    raise Todo("ch05b", "find the message and code in body[\"error\"]; pick the class by status")
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: a number of seconds or an HTTP date."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """When and how long to wait before sending a failed request again."""
+
+    max_retries: int = 2
+    """Retries after the first attempt; 0 turns retrying off."""
+    base_delay: float = 0.5
+    """The wait before the first retry, doubled for each one after it."""
+    max_delay: float = 20.0
+    """The longest wait between attempts, however many retries came before."""
+    max_retry_after: float = 60.0
+    """The longest ``Retry-After`` honoured; a server asking for more gets its error raised."""
+
+    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float | None:
+        """Seconds to wait before retry number ``attempt`` (0 for the first); ``None``: give up.
+
+        A ``Retry-After`` from the server wins over the computed backoff.
+        """
+        raise Todo(
+            "ch05b",
+            "None past max_retries; retry_after up to its cap; else backoff + jitter",
+        )
+
+
+class OpenRouterProvider:
+    """A ``StreamProvider`` for OpenRouter and any other OpenAI-compatible server.
+
+    >>> provider = OpenRouterProvider("anthropic/claude-sonnet-4.5")  # key from the environment
+    >>> local = OpenRouterProvider("qwen3:8b", base_url="http://localhost:11434/v1", api_key="")
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str = OPENROUTER_URL,
+        app_url: str | None = None,
+        app_title: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        timeout: float = 120.0,
+        retry: RetryPolicy | None = None,
+        client: httpx.AsyncClient | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        """Configure the provider.
+
+        ``api_key`` defaults to the ``OPENROUTER_API_KEY`` environment variable; pass ``""``
+        for a local server that needs no key. ``app_url`` and ``app_title`` are OpenRouter's
+        optional attribution headers. ``client``, ``sleep`` and ``rng`` are there for tests.
+        """
+        if api_key is None:
+            api_key = os.environ.get(API_KEY_VARIABLE, "")
+        if not api_key and base_url.rstrip("/") == OPENROUTER_URL:
+            raise AuthenticationError(
+                401,
+                f"no API key: set {API_KEY_VARIABLE}, or pass api_key=... "
+                "(get a key at https://openrouter.ai/keys)",
+            )
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.retry = retry or RetryPolicy()
+        self._api_key = api_key
+        self._headers = {"Content-Type": "application/json"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        if app_url:
+            self._headers["HTTP-Referer"] = app_url
+        if app_title:
+            self._headers["X-OpenRouter-Title"] = app_title
+            self._headers["X-Title"] = app_title  # the older name, still read
+        self._client = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=10.0))
+        self._owns_client = client is None
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+
+    def __repr__(self) -> str:
+        # Deliberately without the key: reprs end up in logs and tracebacks.
+        return f"OpenRouterProvider(model={self.model!r}, base_url={self.base_url!r})"
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections (only those of a client the provider created)."""
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def request_body(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], *, stream: bool
+    ) -> dict[str, Any]:
+        """The JSON body of a chat-completions request."""
+        raise Todo(
+            "ch05b",
+            "model, messages, tools (only if any), stream (+ usage), optional settings",
+        )
+
+    def _redact(self, text: str) -> str:
+        """``text`` with the API key blanked out, in case a server echoes it back."""
+        if self._api_key and len(self._api_key) >= 8:
+            return text.replace(self._api_key, "[redacted]")
+        return text
+
+    async def _raise_for_status(self, response: httpx.Response) -> None:
+        """Raise the typed error for a response with an error status; do nothing for 2xx."""
+        raise Todo(
+            "ch05b",
+            "for status >= 400: read the body, parse it if JSON, raise error_from_body",
+        )
+
+    async def _send(self, body: dict[str, Any]) -> httpx.Response:
+        """POST ``body`` and return the response with its headers read and a 2xx status.
+
+        Retries 408, 429, 5xx and failed connections, following ``self.retry``; never retries
+        400, 401, 402 or 403, which would fail the same way again. The caller reads the body
+        and must close the response.
+        """
+        raise Todo(
+            "ch05b",
+            "loop: send; on a retryable error ask self.retry.delay, sleep, try again",
+        )
+
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AssistantTurn:
+        """Send the conversation; return the whole turn once it is finished."""
+        raise Todo("ch05b", "_send the body without streaming, read it as JSON, turn_from_wire")
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AsyncIterator[StreamEvent]:
+        """Send the conversation; yield events as the server streams the turn.
+
+        Raises ``StreamError`` if the server reports an error part-way or the stream ends
+        before ``data: [DONE]``. Retries happen only before the first event: once text has
+        been shown, sending the request again would show it twice.
+        """
+        raise Todo(
+            "ch05b",
+            "_send; feed bytes to an SSEDecoder; stop at [DONE]; no [DONE] is an error",
+        )
+        yield  # never reached; keeps this a generator
+
+    async def stream_turn(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AssistantTurn:
+        """Stream a turn and return it assembled: ``complete``, but over a streamed request."""
+        return await collect(self.stream(messages, tools), self.model)
+
