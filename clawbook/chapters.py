@@ -58,7 +58,12 @@ class Chapter:
     @property
     def test_globs(self) -> tuple[str, ...]:
         """The test files of the chapter, as globs relative to the repository root."""
-        return tuple(f"tests/{prefix}*.py" for prefix in self.prefixes)
+        globs: list[str] = []
+        for prefix in self.prefixes:
+            globs.append(f"tests/{prefix}*.py")
+            if prefix.endswith("_"):
+                globs.append(f"tests/{prefix[:-1]}.py")  # test_openrouter.py for test_openrouter_
+        return tuple(globs)
 
 
 @dataclass(frozen=True)
@@ -91,14 +96,16 @@ class Curriculum:
     def chapter_for_test_file(self, test_file: str) -> Chapter | None:
         """The chapter a test file belongs to, or None for the tooling's own tests.
 
+        A file belongs to a prefix when its name starts with it (``test_mock_provider.py`` for
+        ``test_mock_``) or is the prefix itself (``test_openrouter.py`` for ``test_openrouter_``).
         The longest matching prefix wins, so ``test_streaming_agent.py`` belongs to the chapter
         of ``test_streaming_agent_`` even though ``test_streaming_`` matches it too.
         """
-        name = Path(test_file).name
+        stem = Path(test_file).stem + "_"
         best: tuple[int, Chapter] | None = None
         for chapter in self.chapters:
             for prefix in chapter.prefixes:
-                if name.startswith(prefix) and (best is None or len(prefix) > best[0]):
+                if stem.startswith(prefix) and (best is None or len(prefix) > best[0]):
                     best = (len(prefix), chapter)
         return best[1] if best else None
 

@@ -128,3 +128,37 @@ def test_reset_restores_only_the_chapters_functions_and_backs_up(scratch_starter
     assert (backup / "starter" / "mock.py").read_text() == mine  # nothing is lost
     assert len(stubs.remaining_stubs(starter, CH01)) == 4
     assert "from .todo import Todo" in after  # the finished file had lost the import
+
+
+def test_a_test_file_belongs_to_the_chapter_with_the_longest_matching_prefix(tmp_path):
+    curriculum = parse(
+        """
+[[part]]
+number = 1
+title = "Core"
+
+[[chapter]]
+id = "ch05a"
+title = "Streaming"
+part = 1
+minutes = 1
+files = ["streaming.py"]
+tests = { test_streaming_ = 1 }
+
+[[chapter]]
+id = "ch05b"
+title = "Provider"
+part = 1
+minutes = 1
+files = ["agent.py"]
+tests = { test_streaming_agent_ = 1 }
+"""
+    )
+    (tmp_path / "tests").mkdir()
+    for name in ("test_streaming_sse.py", "test_streaming_agent.py"):
+        (tmp_path / "tests" / name).write_text("")
+    ch05a, ch05b = curriculum.chapters
+    assert curriculum.chapter_for_test_file("test_streaming_agent.py") is ch05b
+    assert curriculum.chapter_for_test_file("test_streaming_sse.py") is ch05a
+    assert chapter_test_files(ch05a, tmp_path, curriculum) == ["tests/test_streaming_sse.py"]
+    assert chapter_test_files(ch05b, tmp_path, curriculum) == ["tests/test_streaming_agent.py"]
