@@ -185,8 +185,29 @@ class AgentResult:
 # --8<-- [end:finish]
 
 
+# --8<-- [start:agent-base]
+class AgentBase:
+    """What every agent keeps: its tools, its history and its budget of turns."""
+
+    def __init__(
+        self,
+        tools: ToolSet | Iterable[Tool] = (),
+        *,
+        system: str | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+    ) -> None:
+        """Hold ``tools``; ``system``, if given, starts the history."""
+        if max_turns < 1:
+            raise ValueError(f"max_turns must be at least 1, not {max_turns}")
+        self.tools = tools if isinstance(tools, ToolSet) else ToolSet(tools)
+        self.max_turns = max_turns
+        self.history: list[Message] = [SystemMessage(content=system)] if system else []
+        """Every message so far, oldest first."""
+# --8<-- [end:agent-base]
+
+
 # --8<-- [start:simple-agent]
-class SimpleAgent:
+class SimpleAgent(AgentBase):
     """An agent that loops until the model stops asking for tools.
 
     The history lives on the agent, so a second ``run`` continues the same conversation.
@@ -200,14 +221,9 @@ class SimpleAgent:
         system: str | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
     ) -> None:
-        """An agent using ``provider`` and ``tools``; ``system`` starts the history."""
-        if max_turns < 1:
-            raise ValueError(f"max_turns must be at least 1, not {max_turns}")
+        """An agent that asks ``provider`` and can use ``tools``."""
+        super().__init__(tools, system=system, max_turns=max_turns)
         self.provider = provider
-        self.tools = tools if isinstance(tools, ToolSet) else ToolSet(tools)
-        self.max_turns = max_turns
-        self.history: list[Message] = [SystemMessage(content=system)] if system else []
-        """Every message so far, oldest first."""
 
     # --8<-- [start:run]
     async def run(self, prompt: str) -> AgentResult:
@@ -264,15 +280,13 @@ AgentEvent = StreamEvent | TurnFinished | ToolStarted | ToolFinished | AgentFini
 
 
 # --8<-- [start:streaming-agent]
-class StreamingAgent(SimpleAgent):
+class StreamingAgent(AgentBase):
     """The same loop over a streaming provider, reporting each event as it happens.
 
     ``run`` is an async generator: the model's text arrives piece by piece as the server
     sends it, then the finished turn, then each tool's start and result, then the next turn,
     and last an ``AgentFinished`` with the result.
     """
-
-    provider: StreamProvider
 
     def __init__(
         self,
@@ -282,11 +296,12 @@ class StreamingAgent(SimpleAgent):
         system: str | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
     ) -> None:
-        """An agent using the streaming ``provider`` and ``tools``."""
-        super().__init__(provider, tools, system=system, max_turns=max_turns)
+        """An agent that streams from ``provider`` and can use ``tools``."""
+        super().__init__(tools, system=system, max_turns=max_turns)
+        self.provider = provider
 
     # --8<-- [start:streaming-run]
-    async def run(self, prompt: str) -> AsyncIterator[AgentEvent]:  # type: ignore[override]
+    async def run(self, prompt: str) -> AsyncIterator[AgentEvent]:
         """Add ``prompt`` to the conversation; yield events until the model is done."""
         # region ch05b: stream a turn through an accumulator, yielding events; run tools; loop
         self.history.append(UserMessage(content=prompt))

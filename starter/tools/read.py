@@ -23,7 +23,7 @@ BINARY_SNIFF_BYTES = 8192
 
 
 class ReadArguments(BaseModel):
-    """The arguments the model passes to ``read``."""
+    """Which file to read and, for a long file, which lines."""
 
     path: str = Field(min_length=1, description="The file to read, relative to the workspace.")
     offset: int = Field(default=1, ge=1, description="The first line to show (1 is the first).")
