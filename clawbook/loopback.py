@@ -432,11 +432,13 @@ def text_chunks(text: str, size: int = 4) -> list[dict[str, Any]]:
 def sse(*events: dict[str, Any] | str, done: bool = True) -> bytes:
     """Events as the bytes of an SSE stream, ending with ``data: [DONE]`` unless ``done=False``.
 
-    A dict becomes ``data: <json>`` and a blank line; a string is sent exactly as written
+    A dict becomes ``data: <json>`` and a blank line, with non-ASCII text as raw UTF-8 the way
+    OpenRouter sends it (not as escapes); a string is sent exactly as written
     (for keep-alive comments such as ``": OPENROUTER PROCESSING"`` plus a blank line).
     """
     parts = [
-        event if isinstance(event, str) else f"data: {json.dumps(event)}\n\n" for event in events
+        event if isinstance(event, str) else f"data: {json.dumps(event, ensure_ascii=False)}\n\n"
+        for event in events
     ]
     if done:
         parts.append("data: [DONE]\n\n")

@@ -50,6 +50,19 @@ def test_too_few_tests_for_a_chapter_is_caught(course):
     assert any("1 tests named test_double_*" in line for line in outcome.details)
 
 
+def test_an_opt_in_skipped_test_is_allowed_but_does_not_count_towards_the_minimum(course):
+    (course.root / "tests" / "test_double_basic.py").write_text(
+        "import pytest\n\nfrom claw.double import double\n\n"
+        "def test_double_two():\n    assert double(2) == 4\n\n"
+        "@pytest.mark.skip(reason='opt-in')\n"
+        "def test_double_live():\n    assert double(1) == 2\n"
+    )
+    outcome = verify.check_untouched_starter(course)
+    assert not outcome.ok
+    assert not any("test_double_live" in line for line in outcome.details)
+    assert any("1 tests named test_double_*" in line for line in outcome.details)
+
+
 def test_a_chapter_that_needs_a_later_chapter_is_caught(course):
     # ch01's double() now calls ch02's triple(): filling in ch01 alone cannot make it pass.
     (course.solution / "double.py").write_text(
