@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: setup book verify test
+.PHONY: setup book verify test bench
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,3 +25,7 @@ verify: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/pytest
+
+# The benchmarks: each number against its target; they report, they do not gate (bench/README.md).
+bench: $(STAMP)
+	$(BIN)/python -m bench.run

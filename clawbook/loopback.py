@@ -235,6 +235,7 @@ class LoopbackServer:
                 self._server.close()
             for writer in list(self._writers):
                 writer.transport.abort()
+            await asyncio.sleep(0)  # let the handlers of aborted connections finish quietly
             current = asyncio.current_task()
             tasks = [task for task in asyncio.all_tasks() if task is not current]
             for task in tasks:
@@ -276,6 +277,10 @@ class LoopbackServer:
                 if not await reply.write(writer) or request.headers.get("connection") == "close":
                     break
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            pass
+        except asyncio.CancelledError:
+            # The server is stopping. Ending normally keeps asyncio from logging the
+            # cancellation of a connection handler as an error.
             pass
         finally:
             self._writers.discard(writer)

@@ -35,6 +35,7 @@ from .types import (
 
 DEFAULT_MAX_TURNS = 25
 
+# --8<-- [start:json-types]
 # Python types that satisfy each JSON Schema type. bool is a subclass of int, so it is
 # excluded from "integer" and "number" explicitly in ``check_arguments``.
 JSON_TYPES: dict[str, type | tuple[type, ...]] = {
@@ -45,6 +46,7 @@ JSON_TYPES: dict[str, type | tuple[type, ...]] = {
     "array": list,
     "object": dict,
 }
+# --8<-- [end:json-types]
 
 
 # --8<-- [start:check-arguments]
@@ -207,6 +209,7 @@ class AgentBase:
 
 
 # --8<-- [start:simple-agent]
+# --8<-- [start:simple-agent-init]
 class SimpleAgent(AgentBase):
     """An agent that loops until the model stops asking for tools.
 
@@ -224,6 +227,7 @@ class SimpleAgent(AgentBase):
         """An agent that asks ``provider`` and can use ``tools``."""
         super().__init__(tools, system=system, max_turns=max_turns)
         self.provider = provider
+    # --8<-- [end:simple-agent-init]
 
     # --8<-- [start:run]
     async def run(self, prompt: str) -> AgentResult:
@@ -280,6 +284,7 @@ AgentEvent = StreamEvent | TurnFinished | ToolStarted | ToolFinished | AgentFini
 
 
 # --8<-- [start:streaming-agent]
+# --8<-- [start:streaming-agent-head]
 class StreamingAgent(AgentBase):
     """The same loop over a streaming provider, reporting each event as it happens.
 
@@ -299,6 +304,7 @@ class StreamingAgent(AgentBase):
         """An agent that streams from ``provider`` and can use ``tools``."""
         super().__init__(tools, system=system, max_turns=max_turns)
         self.provider = provider
+    # --8<-- [end:streaming-agent-head]
 
     # --8<-- [start:streaming-run]
     async def run(self, prompt: str) -> AsyncIterator[AgentEvent]:

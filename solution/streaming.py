@@ -104,6 +104,7 @@ def parse_sse_line(line: str) -> tuple[str, str] | None:
 
 
 # --8<-- [start:decoder]
+# --8<-- [start:decoder-state]
 class SSEDecoder:
     r"""Turns the bytes of an event stream, in pieces of any size, into ``ServerSentEvent`` s.
 
@@ -119,12 +120,15 @@ class SSEDecoder:
         self._event = ""
         self._id: str | None = None
         self._started = False
+        self._after_cr = False
 
     @property
     def pending(self) -> bool:
         """Whether part of an event has arrived but not its end (the blank line)."""
         return bool(self._buffer or self._data or self._event)
+    # --8<-- [end:decoder-state]
 
+    # --8<-- [start:decoder-feed]
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """Add bytes from the stream; return the events they complete, in order."""
         # region ch05a: decode, split off complete lines (keep the rest), and process each line
@@ -132,18 +136,15 @@ class SSEDecoder:
         if not self._started and text:
             self._started = True
             text = text.removeprefix("\ufeff")
-        buffer = self._buffer + text
-        if "\r" in buffer:
-            # A "\r" at the very end may be the first half of "\r\n": wait for the next piece.
-            keep_cr = buffer.endswith("\r")
-            buffer = buffer.replace("\r\n", "\n").replace("\r", "\n")
-            if keep_cr:
-                buffer = buffer[:-1]
-            lines = buffer.split("\n")
-            self._buffer = lines.pop() + ("\r" if keep_cr else "")
-        else:
-            lines = buffer.split("\n")
-            self._buffer = lines.pop()
+        if self._after_cr and text:
+            # The previous piece ended in "\r", which ended its line: a "\n" now completes
+            # that "\r\n" and is not a second line end.
+            self._after_cr = False
+            text = text.removeprefix("\n")
+        if text:
+            self._after_cr = text.endswith("\r")
+        lines = (self._buffer + text).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        self._buffer = lines.pop()
         events: list[ServerSentEvent] = []
         for line in lines:
             event = self._line(line)
@@ -151,7 +152,9 @@ class SSEDecoder:
                 events.append(event)
         return events
         # endregion
+    # --8<-- [end:decoder-feed]
 
+    # --8<-- [start:decoder-line]
     def _line(self, line: str) -> ServerSentEvent | None:
         """Process one complete line; return an event when the line is the blank that ends one."""
         # region ch05a: a blank line dispatches; otherwise store data, event or id fields
@@ -177,6 +180,7 @@ class SSEDecoder:
             self._id = value
         return None
         # endregion
+    # --8<-- [end:decoder-line]
 # --8<-- [end:decoder]
 
 
@@ -290,6 +294,7 @@ def parse_arguments(call: PartialToolCall) -> dict[str, Any]:
 
 
 # --8<-- [start:accumulator]
+# --8<-- [start:accumulator-state]
 class StreamAccumulator:
     """Adds up stream events into the finished ``AssistantTurn``.
 
@@ -312,7 +317,9 @@ class StreamAccumulator:
     def text(self) -> str:
         """The text received so far."""
         return "".join(self._text)
+    # --8<-- [end:accumulator-state]
 
+    # --8<-- [start:accumulator-add]
     def add(self, event: StreamEvent) -> None:
         """Take one event into account."""
         # region ch05a: match on the event type; a start with a new id opens a new call
@@ -341,7 +348,9 @@ class StreamAccumulator:
             case Done(stop_reason=stop_reason):
                 self.stop_reason = stop_reason
         # endregion
+    # --8<-- [end:accumulator-add]
 
+    # --8<-- [start:accumulator-turn]
     def turn(self, model: str | None = None) -> AssistantTurn:
         """The finished turn. Raises ``StreamError`` if no ``Done`` event arrived.
 
@@ -372,6 +381,7 @@ class StreamAccumulator:
             model=model,
         )
         # endregion
+    # --8<-- [end:accumulator-turn]
 # --8<-- [end:accumulator]
 
 
@@ -420,6 +430,7 @@ def turn_events(turn: AssistantTurn, chunk_size: int = 4) -> list[StreamEvent]:
 
 
 # --8<-- [start:mock-stream-provider]
+# --8<-- [start:mock-stream-head]
 class MockStreamProvider:
     """A ``StreamProvider`` that streams scripted turns and records every call.
 
@@ -444,7 +455,9 @@ class MockStreamProvider:
     def add(self, item: AssistantTurn | str | list[StreamEvent]) -> None:
         """Append one more turn (or list of events) to the script."""
         self._script.append(item if isinstance(item, list) else as_turn(item))
+    # --8<-- [end:mock-stream-head]
 
+    # --8<-- [start:mock-stream-stream]
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AsyncIterator[StreamEvent]:
@@ -461,12 +474,15 @@ class MockStreamProvider:
         for event in events:
             yield event
         # endregion
+    # --8<-- [end:mock-stream-stream]
 
+    # --8<-- [start:mock-stream-complete]
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AssistantTurn:
         """Stream the next turn and return it assembled."""
         return await collect(self.stream(messages, tools))
+    # --8<-- [end:mock-stream-complete]
 # --8<-- [end:mock-stream-provider]
 
 

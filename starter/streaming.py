@@ -106,6 +106,7 @@ class SSEDecoder:
         self._event = ""
         self._id: str | None = None
         self._started = False
+        self._after_cr = False
 
     @property
     def pending(self) -> bool:

@@ -133,8 +133,11 @@ def turn_from_wire(body: Any) -> AssistantTurn:
         )
     choice = choices[0]
     message = choice["message"] or {}
+    stop_reason = stop_reason_from_wire(choice.get("finish_reason") or "stop")
     calls = []
-    for call in message.get("tool_calls") or ():
+    # Cut off by the token limit: the calls cannot be trusted, nor their arguments parsed.
+    wire_calls = () if stop_reason is StopReason.MAX_TOKENS else message.get("tool_calls") or ()
+    for call in wire_calls:
         function = call.get("function") or {}
         text = function.get("arguments") or "{}"
         try:
@@ -145,10 +148,7 @@ def turn_from_wire(body: Any) -> AssistantTurn:
                 f"({error.msg}): {text[:200]!r}"
             ) from None
         calls.append(ToolCall(id=call["id"], name=function.get("name", ""), arguments=arguments))
-    stop_reason = stop_reason_from_wire(choice.get("finish_reason") or "stop")
-    if stop_reason is StopReason.MAX_TOKENS:
-        calls = []  # cut off by the token limit: the calls cannot be trusted
-    elif calls:
+    if calls:
         stop_reason = StopReason.TOOL_USE  # some servers say "stop" even when calling tools
     elif stop_reason is StopReason.TOOL_USE:
         raise MalformedResponseError("finish_reason is 'tool_calls' but there are no tool calls")
@@ -309,6 +309,7 @@ class OpenRouterProvider:
         self._rng = rng or random.Random()
     # --8<-- [end:init]
 
+    # --8<-- [start:lifecycle]
     def __repr__(self) -> str:
         # Deliberately without the key: reprs end up in logs and tracebacks.
         return f"OpenRouterProvider(model={self.model!r}, base_url={self.base_url!r})"
@@ -328,6 +329,7 @@ class OpenRouterProvider:
         traceback: TracebackType | None,
     ) -> None:
         await self.aclose()
+    # --8<-- [end:lifecycle]
 
     # --8<-- [start:request-body]
     def request_body(
@@ -353,11 +355,13 @@ class OpenRouterProvider:
         # endregion
     # --8<-- [end:request-body]
 
+    # --8<-- [start:redact]
     def _redact(self, text: str) -> str:
         """``text`` with the API key blanked out, in case a server echoes it back."""
         if self._api_key and len(self._api_key) >= 8:
             return text.replace(self._api_key, "[redacted]")
         return text
+    # --8<-- [end:redact]
 
     # --8<-- [start:check-response]
     async def _raise_for_status(self, response: httpx.Response) -> None:
@@ -476,10 +480,12 @@ class OpenRouterProvider:
         # endregion
     # --8<-- [end:stream]
 
+    # --8<-- [start:stream-turn]
     async def stream_turn(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AssistantTurn:
         """Stream a turn and return it assembled: ``complete``, but over a streamed request."""
         return await collect(self.stream(messages, tools), self.model)
+    # --8<-- [end:stream-turn]
 # --8<-- [end:provider]
 

@@ -134,12 +134,14 @@ class ReadTool:
     # --8<-- [end:definition]
 
     # --8<-- [start:run]
+    # --8<-- [start:run-head]
     async def run(self, arguments: dict[str, Any]) -> ToolOutput:
         """Read the file named in ``arguments``; every failure is an error result."""
         try:
             args = ReadArguments.model_validate(arguments)
         except ValidationError as error:
             return ToolOutput.error(f"invalid arguments for read: {error}")
+        # --8<-- [end:run-head]
         # region ch02: check the path, read the bytes in a thread, decode them, then show a window
         path = self.root / args.path
         if not path.exists():

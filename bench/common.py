@@ -1,0 +1,89 @@
+"""Small helpers shared by the benchmarks: statistics, timing and the result record."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import math
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from clawbook.loopback import LoopbackServer
+
+Better = Literal["higher", "lower"]
+
+
+@dataclass(frozen=True)
+class Result:
+    """One benchmark's headline number, its target, and context measured in the same run."""
+
+    benchmark: str
+    """A short name, e.g. ``"SSE throughput"``."""
+    metric: str
+    """What ``value`` is, e.g. ``"openai SDK time / claw time"``."""
+    value: float
+    unit: str
+    target: float
+    better: Better
+    """Whether a value above (``"higher"``) or below (``"lower"``) the target passes."""
+    context: dict[str, str] = field(default_factory=dict)
+    """Supporting numbers, already formatted, in the order to show them."""
+    raw: dict[str, float | int | list[float]] = field(default_factory=dict)
+    """The same numbers unformatted, for ``--json``."""
+
+    @property
+    def passed(self) -> bool:
+        """Whether ``value`` meets ``target``."""
+        if self.better == "higher":
+            return self.value >= self.target
+        return self.value <= self.target
+
+    @property
+    def target_text(self) -> str:
+        """The target as ``≥ 1.0×`` or ``≤ 100 µs``."""
+        sign = "≥" if self.better == "higher" else "≤"
+        if self.unit == "×":
+            return f"{sign} {self.target:.1f}×"
+        return f"{sign} {self.target:g} {self.unit}"
+
+
+def median(values: Sequence[float]) -> float:
+    """The median of ``values`` (the mean of the middle two for an even count)."""
+    return quantile(values, 0.5)
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    """The ``q``-quantile of ``values`` (0 ≤ q ≤ 1), interpolating linearly between ranks."""
+    if not values:
+        raise ValueError("quantile of no values")
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q
+    low, high = math.floor(position), math.ceil(position)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+async def timed(action: Callable[[], Awaitable[object]]) -> float:
+    """Seconds that awaiting ``action()`` takes.
+
+    A full garbage collection runs first, outside the timing, so no garbage left by earlier
+    work is collected on ``action``'s clock; the collections ``action``'s own allocations
+    cause stay in, as they would in real use.
+    """
+    gc.collect()
+    start = time.perf_counter()
+    await action()
+    return time.perf_counter() - start
+
+
+async def wait_until_idle(server: LoopbackServer, timeout: float = 2.0) -> None:
+    """Wait until ``server`` has seen every client connection close.
+
+    Call it after closing the clients and before stopping the server: a connection the
+    server thread has not yet seen close gets its task cancelled on stop, which Python 3.11's
+    asyncio reports as a spurious "Exception in callback" traceback.
+    """
+    deadline = time.perf_counter() + timeout
+    while server._writers and time.perf_counter() < deadline:
+        await asyncio.sleep(0.005)

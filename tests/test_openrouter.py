@@ -1,0 +1,952 @@
+"""ch05b · OpenRouterProvider: real HTTP to an OpenAI-compatible server, whole and streamed.
+
+Every test talks over real sockets to ``LoopbackServer`` (see ``clawbook/loopback.py``), which
+answers with scripted, realistic OpenRouter traffic: chunked Server-Sent Events with keep-alive
+comments, error bodies, ``Retry-After`` headers, dropped connections. Waiting between retries
+goes through an injected fake ``sleep`` that only records the delays, so no test really waits.
+"""
+
+import email.utils
+import json
+import os
+import random
+import socket
+import time
+from decimal import Decimal
+from typing import Any
+
+import openai
+import pytest
+
+from claw.errors import (
+    AuthenticationError,
+    BadRequestError,
+    InsufficientCreditsError,
+    MalformedResponseError,
+    PermissionDeniedError,
+    ProviderConnectionError,
+    RateLimitError,
+    RequestTimeoutError,
+    ServerError,
+    StreamError,
+)
+from claw.providers.openrouter import OpenRouterProvider, RetryPolicy
+from claw.streaming import Done, StreamEvent, TextDelta, ToolCallDelta, ToolCallStart, UsageUpdate
+from claw.types import (
+    AssistantMessage,
+    StopReason,
+    SystemMessage,
+    TokenUsage,
+    ToolCall,
+    ToolDefinition,
+    ToolResultMessage,
+    UserMessage,
+)
+from clawbook.loopback import (
+    MODEL,
+    DropReply,
+    JSONReply,
+    LoopbackServer,
+    StreamReply,
+    TextReply,
+    call_delta,
+    call_start,
+    chunk,
+    completion,
+    error_body,
+    split,
+    sse,
+    text_chunks,
+    tool_call,
+    usage_body,
+)
+
+KEY = "sk-or-v1-0123456789abcdef-test-key"
+KEEP_ALIVE = ": OPENROUTER PROCESSING\n\n"
+READ = ToolDefinition(name="read", description="Read a file.").param("path", "string", "The file.")
+GREP = ToolDefinition(name="grep", description="Search files.").param(
+    "pattern", "string", "A regular expression."
+)
+
+
+class FakeSleep:
+    """Stands in for ``asyncio.sleep``: records each delay and returns at once."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+def provider_for(server: LoopbackServer, **options: Any) -> OpenRouterProvider:
+    """A provider for the loopback server, with a test key and a sleep that never waits."""
+    options.setdefault("api_key", KEY)
+    options.setdefault("sleep", FakeSleep())
+    options.setdefault("rng", random.Random(0))
+    return OpenRouterProvider(MODEL, base_url=server.base_url, **options)
+
+
+def hello() -> list[UserMessage]:
+    return [UserMessage(content="hello")]
+
+
+def no_retries() -> RetryPolicy:
+    return RetryPolicy(max_retries=0)
+
+
+async def events_of(provider: OpenRouterProvider, tools: list[ToolDefinition] | None = None):
+    """Every event ``provider.stream`` yields for a one-message conversation."""
+    return [event async for event in provider.stream(hello(), tools or [])]
+
+
+def is_utf8(data: bytes) -> bool:
+    try:
+        data.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def stream_of(*events: dict[str, Any] | str, pause: float = 0.0) -> StreamReply:
+    return StreamReply(pieces=[sse(*events)], pause=pause)
+
+
+# ---------------------------------------------------------------- the request
+
+
+async def test_openrouter_posts_to_the_chat_completions_path_with_a_bearer_key_and_the_model(
+    server,
+):
+    server.add(JSONReply(completion("Hi!")))
+    async with provider_for(server) as provider:
+        await provider.complete(hello(), [])
+    (request,) = server.requests
+    assert request.method == "POST"
+    assert request.path == "/v1/chat/completions"
+    assert request.headers["authorization"] == f"Bearer {KEY}"
+    assert request.headers["content-type"].startswith("application/json")
+    assert request.json["model"] == MODEL
+    assert request.json["messages"] == [{"role": "user", "content": "hello"}]
+
+
+async def test_openrouter_sends_attribution_headers_only_when_configured(server):
+    server.add(JSONReply(completion("plain")), JSONReply(completion("attributed")))
+    async with provider_for(server) as plain:
+        await plain.complete(hello(), [])
+    async with provider_for(
+        server, app_url="https://example.com/claw", app_title="claw tests"
+    ) as attributed:
+        await attributed.complete(hello(), [])
+    without, with_them = server.requests[0].headers, server.requests[1].headers
+    assert not {"http-referer", "x-openrouter-title", "x-title"} & set(without)
+    assert with_them["http-referer"] == "https://example.com/claw"
+    assert with_them["x-openrouter-title"] == "claw tests"
+    assert with_them["x-title"] == "claw tests"
+
+
+async def test_openrouter_converts_a_whole_conversation_to_the_openai_message_format(server):
+    read = ToolCall(id="call_1", name="read", arguments={"path": "README.md", "limit": 10})
+    grep = ToolCall(id="call_2", name="grep", arguments={"pattern": "TODO"})
+    conversation = [
+        SystemMessage(content="You are claw."),
+        UserMessage(content="What is in README.md?"),
+        AssistantMessage(content="Let me look.", tool_calls=(read,)),
+        ToolResultMessage(tool_call_id="call_1", content="# claw"),
+        AssistantMessage(tool_calls=(grep,)),
+        ToolResultMessage(tool_call_id="call_2", content="bad regex", is_error=True),
+        AssistantMessage(content="It is a heading."),
+    ]
+    server.add(JSONReply(completion("Done.")))
+    async with provider_for(server) as provider:
+        await provider.complete(conversation, [])
+    messages = server.requests[0].json["messages"]
+    assert messages[0] == {"role": "system", "content": "You are claw."}
+    assert messages[1] == {"role": "user", "content": "What is in README.md?"}
+    assert messages[2]["role"] == "assistant"
+    assert messages[2]["content"] == "Let me look."
+    (wire_call,) = messages[2]["tool_calls"]
+    assert wire_call["id"] == "call_1"
+    assert wire_call["type"] == "function"
+    assert wire_call["function"]["name"] == "read"
+    arguments = wire_call["function"]["arguments"]
+    assert isinstance(arguments, str), "arguments travel as JSON text, not as an object"
+    assert json.loads(arguments) == {"path": "README.md", "limit": 10}
+    assert messages[3] == {"role": "tool", "tool_call_id": "call_1", "content": "# claw"}
+    assert messages[4]["content"] is None, "only tool calls: content must be null"
+    assert json.loads(messages[4]["tool_calls"][0]["function"]["arguments"]) == {"pattern": "TODO"}
+    assert messages[5] == {"role": "tool", "tool_call_id": "call_2", "content": "Error: bad regex"}
+    assert messages[6] == {"role": "assistant", "content": "It is a heading."}
+    assert len(messages) == 7
+
+
+async def test_openrouter_sends_tools_as_functions_and_leaves_them_out_when_there_are_none(server):
+    server.add(JSONReply(completion("with tools")), JSONReply(completion("without")))
+    async with provider_for(server) as provider:
+        await provider.complete(hello(), [READ, GREP])
+        await provider.complete(hello(), [])
+    assert server.requests[0].json["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "read",
+                "description": "Read a file.",
+                "parameters": READ.parameters,
+            },
+        },
+        {
+            "type": "function",
+            "function": {
+                "name": "grep",
+                "description": "Search files.",
+                "parameters": GREP.parameters,
+            },
+        },
+    ]
+    assert "tools" not in server.requests[1].json
+
+
+async def test_openrouter_asks_for_a_stream_with_usage_only_when_streaming(server):
+    server.add(
+        JSONReply(completion("whole")),
+        stream_of(*text_chunks("streamed"), chunk(finish_reason="stop")),
+    )
+    async with provider_for(server) as provider:
+        await provider.complete(hello(), [])
+        await provider.stream_turn(hello(), [])
+    whole, streamed = server.requests[0].json, server.requests[1].json
+    assert "stream" not in whole or whole["stream"] is False
+    assert "stream_options" not in whole
+    assert streamed["stream"] is True
+    assert streamed["stream_options"] == {"include_usage": True}
+
+
+async def test_openrouter_sends_max_tokens_and_temperature_only_when_set(server):
+    server.add(JSONReply(completion("defaults")), JSONReply(completion("tuned")))
+    async with provider_for(server) as defaults:
+        await defaults.complete(hello(), [])
+    async with provider_for(server, max_tokens=256, temperature=0.0) as tuned:
+        await tuned.complete(hello(), [])
+    assert "max_tokens" not in server.requests[0].json
+    assert "temperature" not in server.requests[0].json
+    assert server.requests[1].json["max_tokens"] == 256
+    assert server.requests[1].json["temperature"] == 0.0, "a temperature of 0 is still set"
+
+
+# ---------------------------------------------------------------- whole completions
+
+
+async def test_openrouter_reads_a_text_completion_with_usage_cached_tokens_cost_and_model(server):
+    usage = usage_body(1200, 34, cached_tokens=1024, cost=0.00123)
+    server.add(JSONReply(completion("Hello there!", usage=usage, model="openai/gpt-4o-mini")))
+    async with provider_for(server) as provider:
+        turn = await provider.complete(hello(), [])
+    assert turn.text == "Hello there!"
+    assert turn.tool_calls == ()
+    assert turn.stop_reason is StopReason.END_TURN
+    assert turn.model == "openai/gpt-4o-mini"
+    assert turn.usage == TokenUsage(
+        input_tokens=1200, output_tokens=34, cached_input_tokens=1024, cost=Decimal("0.00123")
+    )
+    assert str(turn.usage.cost) == "0.00123", "the cost must be exact, not a binary float"
+
+
+async def test_openrouter_reads_tool_calls_whose_arguments_arrive_as_json_text(server):
+    calls = [
+        tool_call("call_a", "read", {"path": "src/main.py"}),
+        tool_call("call_b", "grep", '{"pattern": "def \\\\w+", "paths": ["a", "b"]}'),
+        tool_call("call_c", "read", ""),
+    ]
+    server.add(JSONReply(completion(None, tool_calls=calls)))
+    async with provider_for(server) as provider:
+        turn = await provider.complete(hello(), [READ, GREP])
+    assert turn.text == "", "content: null is an empty text"
+    assert turn.stop_reason is StopReason.TOOL_USE
+    assert turn.tool_calls == (
+        ToolCall(id="call_a", name="read", arguments={"path": "src/main.py"}),
+        ToolCall(id="call_b", name="grep", arguments={"pattern": "def \\w+", "paths": ["a", "b"]}),
+        ToolCall(id="call_c", name="read", arguments={}),
+    )
+
+
+async def test_openrouter_calls_it_tool_use_when_a_server_says_stop_but_sends_tool_calls(server):
+    calls = [tool_call("call_1", "read", {"path": "a.txt"})]
+    server.add(JSONReply(completion("", tool_calls=calls, finish_reason="stop")))
+    async with provider_for(server) as provider:
+        turn = await provider.complete(hello(), [READ])
+    assert turn.stop_reason is StopReason.TOOL_USE
+    assert [call.name for call in turn.tool_calls] == ["read"]
+
+
+@pytest.mark.parametrize(
+    ("finish_reason", "stop_reason"),
+    [
+        ("stop", StopReason.END_TURN),
+        ("length", StopReason.MAX_TOKENS),
+        ("content_filter", StopReason.CONTENT_FILTER),
+        ("error", StopReason.ERROR),
+    ],
+)
+async def test_openrouter_maps_each_finish_reason_to_a_stop_reason(
+    server, finish_reason, stop_reason
+):
+    server.add(JSONReply(completion("Some text", finish_reason=finish_reason)))
+    async with provider_for(server) as provider:
+        turn = await provider.complete(hello(), [])
+    assert turn.stop_reason is stop_reason
+    assert turn.text == "Some text"
+
+
+async def test_openrouter_drops_tool_calls_cut_off_by_the_token_limit(server):
+    truncated = [tool_call("call_1", "read", '{"path": "src/ma')]
+    server.add(JSONReply(completion("Reading", tool_calls=truncated, finish_reason="length")))
+    async with provider_for(server, max_tokens=8) as provider:
+        turn = await provider.complete(hello(), [READ])
+    assert turn.stop_reason is StopReason.MAX_TOKENS
+    assert turn.tool_calls == ()
+    assert turn.text == "Reading"
+
+
+async def test_openrouter_raises_the_servers_error_from_a_200_body_with_an_error_object(server):
+    server.add(JSONReply(error_body(502, "Upstream provider returned an error"), status=200))
+    async with provider_for(server, retry=no_retries()) as provider:
+        with pytest.raises(ServerError) as caught:
+            await provider.complete(hello(), [])
+    assert caught.value.status == 502
+    assert caught.value.message == "Upstream provider returned an error"
+
+
+async def test_openrouter_rejects_a_body_that_is_not_json_as_malformed(server):
+    server.add(TextReply("Welcome to nginx!", content_type="text/html"))
+    async with provider_for(server) as provider:
+        with pytest.raises(MalformedResponseError, match="JSON"):
+            await provider.complete(hello(), [])
+
+
+async def test_openrouter_rejects_tool_call_arguments_that_are_not_valid_json(server):
+    broken = [tool_call("call_bad", "read", '{"path": "a.txt"')]
+    server.add(JSONReply(completion(None, tool_calls=broken)))
+    async with provider_for(server) as provider:
+        with pytest.raises(MalformedResponseError, match="call_bad"):
+            await provider.complete(hello(), [READ])
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        [completion("a list, not an object")],
+        {"id": "gen-1", "object": "chat.completion", "model": MODEL, "choices": []},
+        completion("", finish_reason="tool_calls"),
+    ],
+    ids=["not-an-object", "no-choices", "tool-calls-finish-without-calls"],
+)
+async def test_openrouter_rejects_json_that_is_not_a_valid_completion(server, body):
+    server.add(JSONReply(body))
+    async with provider_for(server) as provider:
+        with pytest.raises(MalformedResponseError):
+            await provider.complete(hello(), [])
+
+
+# ---------------------------------------------------------------- streaming
+
+
+async def test_openrouter_streams_events_and_skips_keep_alive_comments(server):
+    server.add(
+        stream_of(
+            KEEP_ALIVE,
+            KEEP_ALIVE,
+            chunk("", role="assistant"),
+            chunk("Hel"),
+            KEEP_ALIVE,
+            chunk("lo!"),
+            chunk(finish_reason="stop"),
+            chunk(usage=usage_body(9, 2, cost=0.0004), choices=False),
+        )
+    )
+    async with provider_for(server) as provider:
+        events = await events_of(provider)
+    assert events == [
+        TextDelta("Hel"),
+        TextDelta("lo!"),
+        Done(StopReason.END_TURN),
+        UsageUpdate(TokenUsage(input_tokens=9, output_tokens=2, cost=Decimal("0.0004"))),
+    ]
+
+
+async def test_openrouter_stream_survives_chunks_split_mid_line_and_mid_character(server):
+    text = "Grüße aus Köln ☕ — naïve 🎉"
+    body = sse(
+        KEEP_ALIVE,
+        chunk(text[:13], role="assistant"),
+        chunk(text[13:]),
+        chunk(finish_reason="stop", usage=usage_body(7, 11)),
+    )
+    pieces = split(body, 3)  # about 200 pieces, each sent on its own
+    assert any(not is_utf8(piece) for piece in pieces), "some piece must cut a character in two"
+    server.add(StreamReply(pieces=pieces, pause=0.0005))
+    async with provider_for(server) as provider:
+        turn = await provider.stream_turn(hello(), [])
+    assert turn.text == text
+    assert turn.stop_reason is StopReason.END_TURN
+    assert (turn.usage.input_tokens, turn.usage.output_tokens) == (7, 11)
+
+
+async def test_openrouter_stream_turn_takes_usage_from_the_usage_only_final_chunk(server):
+    usage = usage_body(2048, 64, cached_tokens=1536, cost=0.0123)
+    server.add(
+        stream_of(
+            *text_chunks("Cached answer."),
+            chunk(finish_reason="stop"),
+            KEEP_ALIVE,
+            chunk(usage=usage, choices=False, model="anthropic/claude-sonnet-4.5"),
+        )
+    )
+    async with provider_for(server) as provider:
+        turn = await provider.stream_turn(hello(), [])
+    assert turn.text == "Cached answer."
+    assert turn.usage == TokenUsage(
+        input_tokens=2048, output_tokens=64, cached_input_tokens=1536, cost=Decimal("0.0123")
+    )
+
+
+async def test_openrouter_stream_turn_assembles_parallel_tool_calls(server):
+    server.add(
+        stream_of(
+            chunk("", role="assistant"),
+            chunk("Looking."),
+            chunk(tool_calls=[call_start(0, "call_r", "read")]),
+            chunk(tool_calls=[call_start(1, "call_g", "grep")]),
+            chunk(tool_calls=[call_delta(0, '{"pa'), call_delta(1, '{"pattern":')]),
+            chunk(tool_calls=[call_delta(1, ' "TODO"}')]),
+            chunk(tool_calls=[call_delta(0, 'th": "ü.md"}')]),
+            chunk(finish_reason="tool_calls"),
+            chunk(usage=usage_body(30, 20), choices=False),
+        )
+    )
+    async with provider_for(server) as provider:
+        turn = await provider.stream_turn(hello(), [READ, GREP])
+    assert turn.text == "Looking."
+    assert turn.stop_reason is StopReason.TOOL_USE
+    assert turn.tool_calls == (
+        ToolCall(id="call_r", name="read", arguments={"path": "ü.md"}),
+        ToolCall(id="call_g", name="grep", arguments={"pattern": "TODO"}),
+    )
+    assert turn.usage.output_tokens == 20
+
+
+async def test_openrouter_yields_events_as_they_arrive_not_after_the_whole_body(server):
+    reply = StreamReply(
+        pieces=[
+            sse(chunk("", role="assistant"), chunk("first"), done=False),
+            sse(chunk(" second"), done=False),
+            sse(chunk(finish_reason="stop")),
+        ],
+        pause=0.1,
+    )
+    server.add(reply)
+    arrivals: list[tuple[StreamEvent, float]] = []
+    async with provider_for(server) as provider:
+        async for event in provider.stream(hello(), []):
+            arrivals.append((event, time.perf_counter()))
+    assert [event for event, _ in arrivals] == [
+        TextDelta("first"),
+        TextDelta(" second"),
+        Done(StopReason.END_TURN),
+    ]
+    first_text_at = arrivals[0][1]
+    assert first_text_at < reply.sent_at[-1], (
+        "the first text must be yielded before the server has sent the rest of the stream"
+    )
+
+
+async def test_openrouter_raises_stream_error_for_an_error_in_the_middle_of_a_stream(server):
+    server.add(
+        stream_of(
+            *text_chunks("Partial answer"),
+            chunk(
+                "",
+                error={"code": 502, "message": "Provider disconnected unexpectedly"},
+                finish_reason="error",
+            ),
+        )
+    )
+    received: list[StreamEvent] = []
+    async with provider_for(server) as provider:
+        with pytest.raises(StreamError, match="Provider disconnected unexpectedly"):
+            async for event in provider.stream(hello(), []):
+                received.append(event)
+    assert "".join(e.text for e in received if isinstance(e, TextDelta)) == "Partial answer"
+    assert len(server.requests) == 1, "a stream that has started must not be sent again"
+
+
+async def test_openrouter_raises_stream_error_when_the_connection_drops_before_done(server):
+    body = sse(*text_chunks("This answer is cut"), done=False)
+    server.add(StreamReply(pieces=split(body, 40), pause=0.001, cut_off=True))
+    server.add(stream_of(*text_chunks("a second try"), chunk(finish_reason="stop")))
+    async with provider_for(server) as provider:
+        with pytest.raises(StreamError):
+            await provider.stream_turn(hello(), [])
+    assert len(server.requests) == 1, "a stream that has started must not be sent again"
+
+
+async def test_openrouter_raises_stream_error_when_a_stream_ends_cleanly_without_done(server):
+    body = sse(
+        *text_chunks("Looks complete"),
+        chunk(finish_reason="stop"),
+        chunk(usage=usage_body(), choices=False),
+        done=False,
+    )
+    server.add(StreamReply(pieces=[body]))
+    async with provider_for(server) as provider:
+        with pytest.raises(StreamError, match=r"\[DONE\]"):
+            await events_of(provider)
+
+
+async def test_openrouter_retries_a_stream_only_before_it_starts(server):
+    sleep = FakeSleep()
+    server.add(
+        JSONReply(error_body(503, "No instances available"), status=503),
+        TextReply("", status=429, headers={"Retry-After": "1"}),
+        stream_of(KEEP_ALIVE, *text_chunks("Third time lucky"), chunk(finish_reason="stop")),
+    )
+    async with provider_for(server, sleep=sleep) as provider:
+        turn = await provider.stream_turn(hello(), [])
+    assert turn.text == "Third time lucky"
+    assert len(server.requests) == 3
+    assert all(request.json["stream"] is True for request in server.requests)
+    assert len(sleep.delays) == 2
+    assert sleep.delays[1] == 1.0
+
+
+# ---------------------------------------------------------------- error statuses
+
+
+@pytest.mark.parametrize(
+    ("status", "error_type"),
+    [
+        (400, BadRequestError),
+        (401, AuthenticationError),
+        (402, InsufficientCreditsError),
+        (403, PermissionDeniedError),
+        (408, RequestTimeoutError),
+        (429, RateLimitError),
+        (500, ServerError),
+        (502, ServerError),
+        (503, ServerError),
+    ],
+)
+async def test_openrouter_maps_error_statuses_to_typed_errors_with_the_servers_message(
+    server, status, error_type
+):
+    message = f"the server says no ({status})"
+    server.add(JSONReply(error_body(status, message, provider_name="Example"), status=status))
+    async with provider_for(server, retry=no_retries()) as provider:
+        with pytest.raises(error_type) as caught:
+            await provider.complete(hello(), [])
+    assert type(caught.value) is error_type
+    assert caught.value.status == status
+    assert caught.value.message == message
+    assert message in str(caught.value)
+
+
+async def test_openrouter_gives_a_clear_error_for_an_html_error_page(server):
+    page = "<html><head><title>502 Bad Gateway</title></head><body>cloudflare</body></html>"
+    server.add(TextReply(page, status=502, content_type="text/html"))
+    server.add(TextReply("", status=503))
+    async with provider_for(server, retry=no_retries()) as provider:
+        with pytest.raises(ServerError) as html:
+            await provider.complete(hello(), [])
+        with pytest.raises(ServerError) as empty:
+            await provider.complete(hello(), [])
+    assert html.value.status == 502
+    assert "502 Bad Gateway" in html.value.message
+    assert empty.value.status == 503
+    assert empty.value.message.strip(), "an empty error body still needs a message"
+
+
+async def test_openrouter_raises_a_connection_error_when_nothing_listens():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    sleep = FakeSleep()
+    base_url = f"http://127.0.0.1:{port}/v1"
+    async with OpenRouterProvider(
+        MODEL, base_url=base_url, api_key=KEY, sleep=sleep, retry=RetryPolicy(max_retries=1)
+    ) as provider:
+        with pytest.raises(ProviderConnectionError) as caught:
+            await provider.complete(hello(), [])
+    assert base_url in str(caught.value)
+    assert len(sleep.delays) == 1, "a refused connection is worth one retry here"
+
+
+async def test_openrouter_raises_a_connection_error_quickly_on_a_read_timeout(server):
+    server.add(JSONReply(completion("far too late"), delay=2.0))
+    async with provider_for(server, timeout=0.2, retry=no_retries()) as provider:
+        started = time.perf_counter()
+        with pytest.raises(ProviderConnectionError):
+            await provider.complete(hello(), [])
+        elapsed = time.perf_counter() - started
+    assert elapsed < 1.0
+
+
+# ---------------------------------------------------------------- retries
+
+
+async def test_openrouter_retries_a_429_after_exactly_the_retry_after_seconds(server):
+    sleep = FakeSleep()
+    server.add(
+        JSONReply(
+            error_body(429, "Rate limit exceeded: free-models-per-min"),
+            status=429,
+            headers={"Retry-After": "2"},
+        ),
+        JSONReply(completion("after the wait")),
+    )
+    async with provider_for(server, sleep=sleep) as provider:
+        turn = await provider.complete(hello(), [])
+    assert turn.text == "after the wait"
+    assert sleep.delays == [2.0]
+    assert len(server.requests) == 2
+    assert server.requests[0].json == server.requests[1].json
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [("1.5", 1.5), ("0", 0.0), ("-3", 0.0)],
+)
+async def test_openrouter_reads_retry_after_as_a_number_of_seconds(server, header, expected):
+    sleep = FakeSleep()
+    server.add(
+        JSONReply(error_body(429, "slow down"), status=429, headers={"Retry-After": header}),
+        JSONReply(completion("ok")),
+    )
+    async with provider_for(server, sleep=sleep) as provider:
+        await provider.complete(hello(), [])
+    assert sleep.delays == [expected]
+
+
+async def test_openrouter_falls_back_to_backoff_for_a_retry_after_it_cannot_read(server):
+    sleep = FakeSleep()
+    server.add(
+        JSONReply(error_body(429, "slow down"), status=429, headers={"Retry-After": "soon"}),
+        JSONReply(completion("ok")),
+    )
+    policy = RetryPolicy(max_retries=1, base_delay=0.5)
+    async with provider_for(server, sleep=sleep, retry=policy) as provider:
+        await provider.complete(hello(), [])
+    (delay,) = sleep.delays
+    assert 0.25 <= delay <= 0.5
+
+
+async def test_openrouter_honours_retry_after_given_as_an_http_date(server):
+    sleep = FakeSleep()
+    when = email.utils.formatdate(time.time() + 30, usegmt=True)
+    server.add(
+        JSONReply(error_body(429, "slow down"), status=429, headers={"Retry-After": when}),
+        JSONReply(completion("ok")),
+    )
+    async with provider_for(server, sleep=sleep) as provider:
+        turn = await provider.complete(hello(), [])
+    assert turn.text == "ok"
+    (delay,) = sleep.delays
+    assert 28.0 <= delay <= 30.0
+
+
+async def test_openrouter_does_not_retry_when_retry_after_exceeds_the_limit(server):
+    sleep = FakeSleep()
+    server.add(
+        JSONReply(error_body(429, "daily limit"), status=429, headers={"Retry-After": "3600"}),
+        JSONReply(completion("should not be fetched")),
+    )
+    policy = RetryPolicy(max_retries=3, max_retry_after=60.0)
+    async with provider_for(server, sleep=sleep, retry=policy) as provider:
+        with pytest.raises(RateLimitError) as caught:
+            await provider.complete(hello(), [])
+    assert caught.value.retry_after == 3600.0
+    assert caught.value.message == "daily limit"
+    assert sleep.delays == []
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("status", [408, 500, 502, 503, 504])
+async def test_openrouter_retries_timeouts_and_server_errors_with_growing_jittered_backoff(
+    server, status
+):
+    sleep = FakeSleep()
+    for attempt in range(3):
+        server.add(JSONReply(error_body(status, f"failure {attempt}"), status=status))
+    server.add(JSONReply(completion("finally")))
+    policy = RetryPolicy(max_retries=3, base_delay=0.5, max_delay=20.0)
+    async with provider_for(server, sleep=sleep, retry=policy, rng=random.Random(7)) as provider:
+        turn = await provider.complete(hello(), [])
+    assert turn.text == "finally"
+    assert len(server.requests) == 4
+    assert len(sleep.delays) == 3
+    for attempt, delay in enumerate(sleep.delays):
+        backoff = 0.5 * 2**attempt
+        assert backoff / 2 <= delay <= backoff, f"retry {attempt} waited {delay}"
+    assert sleep.delays[0] < sleep.delays[1] < sleep.delays[2]
+
+
+async def test_openrouter_jitters_backoff_with_the_injected_random_generator(server):
+    delays = []
+    for seed in (1, 2):
+        sleep = FakeSleep()
+        server.add(JSONReply(error_body(500, "boom"), status=500), JSONReply(completion("ok")))
+        policy = RetryPolicy(max_retries=1, base_delay=1.0)
+        async with provider_for(server, sleep=sleep, retry=policy, rng=random.Random(seed)) as p:
+            await p.complete(hello(), [])
+        delays.append(sleep.delays[0])
+    assert delays[0] != delays[1], "the wait must be random, not always the same"
+    assert all(0.5 <= delay <= 1.0 for delay in delays)
+
+
+async def test_openrouter_never_waits_longer_than_max_delay(server):
+    sleep = FakeSleep()
+    for _ in range(4):
+        server.add(JSONReply(error_body(503, "overloaded"), status=503))
+    server.add(JSONReply(completion("ok")))
+    policy = RetryPolicy(max_retries=4, base_delay=1.0, max_delay=1.5)
+    async with provider_for(server, sleep=sleep, retry=policy) as provider:
+        await provider.complete(hello(), [])
+    assert len(sleep.delays) == 4
+    assert all(delay <= 1.5 for delay in sleep.delays)
+    assert all(delay >= 0.75 for delay in sleep.delays[1:])
+
+
+async def test_openrouter_retries_dropped_connections(server):
+    sleep = FakeSleep()
+    server.add(DropReply(), DropReply(), JSONReply(completion("third connection works")))
+    async with provider_for(server, sleep=sleep) as provider:
+        turn = await provider.complete(hello(), [])
+    assert turn.text == "third connection works"
+    assert len(server.requests) == 3
+    assert len(sleep.delays) == 2
+
+
+async def test_openrouter_gives_up_after_max_retries_with_the_last_error(server):
+    sleep = FakeSleep()
+    server.add(
+        JSONReply(error_body(500, "first failure"), status=500),
+        JSONReply(error_body(502, "second failure"), status=502),
+        JSONReply(error_body(503, "last failure"), status=503),
+        JSONReply(completion("never reached")),
+    )
+    async with provider_for(server, sleep=sleep, retry=RetryPolicy(max_retries=2)) as provider:
+        with pytest.raises(ServerError) as caught:
+            await provider.complete(hello(), [])
+    assert (caught.value.status, caught.value.message) == (503, "last failure")
+    assert len(server.requests) == 3
+    assert len(sleep.delays) == 2
+    assert server.remaining == 1
+
+
+async def test_openrouter_gives_up_on_connections_that_keep_dropping(server):
+    sleep = FakeSleep()
+    server.add(DropReply(), DropReply())
+    async with provider_for(server, sleep=sleep, retry=RetryPolicy(max_retries=1)) as provider:
+        with pytest.raises(ProviderConnectionError):
+            await provider.complete(hello(), [])
+    assert len(server.requests) == 2
+    assert len(sleep.delays) == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "error_type"),
+    [
+        (400, BadRequestError),
+        (401, AuthenticationError),
+        (402, InsufficientCreditsError),
+        (403, PermissionDeniedError),
+    ],
+)
+async def test_openrouter_never_retries_a_request_that_would_fail_the_same_way(
+    server, status, error_type
+):
+    sleep = FakeSleep()
+    refusal = JSONReply(error_body(status, "no"), status=status, headers={"Retry-After": "1"})
+    server.add(
+        refusal,
+        JSONReply(error_body(status, "no"), status=status, headers={"Retry-After": "1"}),
+        JSONReply(completion("a retry would have got this")),
+    )
+    async with provider_for(server, sleep=sleep, retry=RetryPolicy(max_retries=3)) as provider:
+        with pytest.raises(error_type):
+            await provider.complete(hello(), [])
+        with pytest.raises(error_type):
+            await provider.stream_turn(hello(), [])
+    assert len(server.requests) == 2, "one request each for complete and stream, no retries"
+    assert sleep.delays == []
+
+
+# ---------------------------------------------------------------- the key and the URL
+
+
+async def test_openrouter_reads_the_key_from_the_environment_and_requires_one(server, monkeypatch):
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-from-the-environment")
+    server.add(JSONReply(completion("ok")))
+    async with OpenRouterProvider(MODEL, base_url=server.base_url) as provider:
+        await provider.complete(hello(), [])
+    assert server.requests[0].headers["authorization"] == "Bearer sk-or-v1-from-the-environment"
+    monkeypatch.delenv("OPENROUTER_API_KEY")
+    with pytest.raises(AuthenticationError, match="OPENROUTER_API_KEY"):
+        OpenRouterProvider(MODEL)
+
+
+async def test_openrouter_never_reveals_the_key_in_repr_or_errors(server):
+    server.add(
+        JSONReply(error_body(401, f"Invalid API key: {KEY}"), status=401),
+        TextReply(f"<html>key {KEY} rejected</html>", status=403, content_type="text/html"),
+    )
+    async with provider_for(server) as provider:
+        with pytest.raises(AuthenticationError) as unauthorised:
+            await provider.complete(hello(), [])
+        with pytest.raises(PermissionDeniedError) as forbidden:
+            await provider.stream_turn(hello(), [])
+    assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    for error in (unauthorised.value, forbidden.value):
+        assert KEY not in str(error)
+        assert KEY not in error.message
+        assert KEY not in repr(error)
+    assert "Invalid API key" in unauthorised.value.message
+    assert KEY not in repr(provider)
+    assert KEY not in str(provider)
+    assert MODEL in repr(provider)
+
+
+async def test_openrouter_sends_no_authorization_header_with_an_empty_key(server, monkeypatch):
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-must-not-leak-to-a-local-server")
+    server.add(JSONReply(completion("local model says hi")))
+    async with OpenRouterProvider("qwen3:8b", base_url=server.base_url, api_key="") as provider:
+        turn = await provider.complete(hello(), [])
+    assert turn.text == "local model says hi"
+    assert "authorization" not in server.requests[0].headers
+    assert server.requests[0].json["model"] == "qwen3:8b"
+
+
+async def test_openrouter_accepts_a_base_url_with_a_trailing_slash(server):
+    server.add(
+        JSONReply(completion("ok")), stream_of(*text_chunks("ok"), chunk(finish_reason="stop"))
+    )
+    async with OpenRouterProvider(MODEL, base_url=server.base_url + "/", api_key=KEY) as provider:
+        await provider.complete(hello(), [])
+        await provider.stream_turn(hello(), [])
+    assert [request.path for request in server.requests] == ["/v1/chat/completions"] * 2
+
+
+# ---------------------------------------------------------------- the official SDK agrees
+
+
+async def test_openrouter_reads_the_same_wire_traffic_as_the_official_openai_sdk(server):
+    usage = usage_body(50, 12, cached_tokens=32, cost=0.00042)
+    whole = completion(
+        "Reading it.", tool_calls=[tool_call("call_1", "read", {"path": "a.py"})], usage=usage
+    )
+    stream = sse(
+        KEEP_ALIVE,
+        chunk("", role="assistant"),
+        chunk("Café "),
+        KEEP_ALIVE,
+        chunk("time."),
+        chunk(tool_calls=[call_start(0, "call_9", "grep")]),
+        chunk(tool_calls=[call_delta(0, '{"pattern": ')]),
+        chunk(tool_calls=[call_delta(0, '"é+"}')]),
+        chunk(finish_reason="tool_calls"),
+        chunk(usage=usage, choices=False),
+    )
+
+    def replies() -> list[JSONReply | StreamReply]:
+        return [JSONReply(whole), StreamReply(pieces=split(stream, 24), pause=0.0005)]
+
+    server.add(*replies())
+    async with openai.AsyncOpenAI(
+        base_url=server.base_url, api_key="sk-test", max_retries=0
+    ) as client:
+        sdk_whole = await client.chat.completions.create(
+            model=MODEL, messages=[{"role": "user", "content": "hello"}]
+        )
+        sdk_text, sdk_args = "", ""
+        sdk_call: tuple[str, str] | None = None
+        sdk_usage = None
+        sdk_finish = None
+        sdk_stream = await client.chat.completions.create(
+            model=MODEL,
+            messages=[{"role": "user", "content": "hello"}],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        async for piece in sdk_stream:
+            if piece.usage is not None:
+                sdk_usage = piece.usage
+            for choice in piece.choices:
+                sdk_text += choice.delta.content or ""
+                sdk_finish = choice.finish_reason or sdk_finish
+                for fragment in choice.delta.tool_calls or ():
+                    if fragment.id:
+                        sdk_call = (fragment.id, fragment.function.name)
+                    sdk_args += fragment.function.arguments or ""
+
+    # The SDK understands the loopback server...
+    message = sdk_whole.choices[0].message
+    assert message.content == "Reading it."
+    assert json.loads(message.tool_calls[0].function.arguments) == {"path": "a.py"}
+    assert sdk_whole.usage.prompt_tokens == 50
+    assert sdk_text == "Café time."
+    assert sdk_call == ("call_9", "grep")
+    assert sdk_finish == "tool_calls"
+    assert sdk_usage is not None
+    assert sdk_usage.completion_tokens == 12
+
+    # ...and claw reads the same traffic the same way.
+    server.add(*replies())
+    async with provider_for(server) as provider:
+        turn = await provider.complete(hello(), [READ])
+        streamed = await provider.stream_turn(hello(), [GREP])
+    assert turn.text == message.content
+    assert turn.tool_calls == (
+        ToolCall(
+            id=message.tool_calls[0].id,
+            name=message.tool_calls[0].function.name,
+            arguments=json.loads(message.tool_calls[0].function.arguments),
+        ),
+    )
+    assert turn.usage.input_tokens == sdk_whole.usage.prompt_tokens
+    assert turn.usage.output_tokens == sdk_whole.usage.completion_tokens
+    assert turn.usage.cost == Decimal(str(sdk_whole.usage.model_extra["cost"]))
+    assert streamed.text == sdk_text
+    assert streamed.tool_calls == (
+        ToolCall(id=sdk_call[0], name=sdk_call[1], arguments=json.loads(sdk_args)),
+    )
+    assert streamed.usage.input_tokens == sdk_usage.prompt_tokens
+    assert streamed.usage.output_tokens == sdk_usage.completion_tokens
+    assert streamed.usage.cached_input_tokens == sdk_usage.prompt_tokens_details.cached_tokens
+    assert server.requests[2].json["messages"] == server.requests[0].json["messages"]
+
+
+# ---------------------------------------------------------------- live (opt-in)
+
+LIVE = bool(os.environ.get("OPENROUTER_API_KEY")) and os.environ.get("CLAW_LIVE") == "1"
+
+
+@pytest.mark.allow_network
+@pytest.mark.skipif(not LIVE, reason="live test: set OPENROUTER_API_KEY and CLAW_LIVE=1")
+async def test_openrouter_live_streams_a_one_word_answer_with_usage():
+    model = os.environ.get("CLAW_LIVE_MODEL", "openai/gpt-4o-mini")
+    conversation = [
+        SystemMessage(content="Answer with exactly one word, nothing else."),
+        UserMessage(content="What colour is the sky on a clear day?"),
+    ]
+    async with OpenRouterProvider(
+        model, max_tokens=16, temperature=0.0, app_title="Clawbook live test"
+    ) as provider:
+        events = [event async for event in provider.stream(conversation, [])]
+    text = "".join(event.text for event in events if isinstance(event, TextDelta))
+    usages = [event.usage for event in events if isinstance(event, UsageUpdate)]
+    assert text.strip(), "the model answered nothing"
+    assert len(text.split()) <= 3, f"not one word: {text!r}"
+    assert "blue" in text.lower()
+    assert any(isinstance(event, Done) for event in events)
+    assert not any(isinstance(event, ToolCallStart | ToolCallDelta) for event in events)
+    assert usages, "no usage arrived"
+    assert usages[-1].input_tokens > 0
+    assert usages[-1].output_tokens > 0
