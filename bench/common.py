@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
-
-from clawbook.loopback import LoopbackServer
 
 Better = Literal["higher", "lower"]
 
@@ -75,15 +72,3 @@ async def timed(action: Callable[[], Awaitable[object]]) -> float:
     start = time.perf_counter()
     await action()
     return time.perf_counter() - start
-
-
-async def wait_until_idle(server: LoopbackServer, timeout: float = 2.0) -> None:
-    """Wait until ``server`` has seen every client connection close.
-
-    Call it after closing the clients and before stopping the server: a connection the
-    server thread has not yet seen close gets its task cancelled on stop, which Python 3.11's
-    asyncio reports as a spurious "Exception in callback" traceback.
-    """
-    deadline = time.perf_counter() + timeout
-    while server._writers and time.perf_counter() < deadline:
-        await asyncio.sleep(0.005)

@@ -31,7 +31,7 @@ from clawbook.loopback import (
 from solution.providers.openrouter import OpenRouterProvider
 from solution.types import AssistantTurn, UserMessage
 
-from .common import Result, median, timed, wait_until_idle
+from .common import Result, median, timed
 
 MODEL = "bench/model"
 KEEP_ALIVE = ": OPENROUTER PROCESSING\n\n"
@@ -191,7 +191,6 @@ async def measure(workload: Workload, warmup: int, repetitions: int) -> dict[str
         finally:
             await provider.aclose()
             await client.close()
-            await wait_until_idle(server)
     return times
 
 

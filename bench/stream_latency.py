@@ -18,7 +18,7 @@ from solution.agent import AgentFinished, StreamingAgent
 from solution.providers.openrouter import OpenRouterProvider
 from solution.streaming import TextDelta
 
-from .common import Result, median, quantile, wait_until_idle
+from .common import Result, median, quantile
 
 MODEL = "bench/model"
 
@@ -65,7 +65,6 @@ async def measure(count: int, pause: float, warmup: int, repetitions: int) -> li
                     latencies += run_latencies
         finally:
             await provider.aclose()
-            await wait_until_idle(server)
     return latencies
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from clawbook import stubgen
 from clawbook.chapters import Chapter, Curriculum, load, test_functions
+from clawbook.runner import chapter_test_files
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK_SOURCE = ROOT / ".cache" / "book-src"
@@ -64,7 +65,7 @@ def _all_ids() -> set[str]:
 
 def count_tests(chapter: Chapter) -> int:
     """How many test functions the chapter's test files define."""
-    return sum(len(test_functions(path)) for glob in chapter.test_globs for path in ROOT.glob(glob))
+    return sum(len(test_functions(ROOT / path)) for path in chapter_test_files(chapter))
 
 
 def chapter_card(chapter: Chapter, docs_dir: Path, page_path: str) -> str:
@@ -75,7 +76,7 @@ def chapter_card(chapter: Chapter, docs_dir: Path, page_path: str) -> str:
     else:
         rows.append(("You edit", "nothing: this is a reading chapter"))
     if chapter.tests:
-        files = ", ".join(f"`{glob}`" for glob in chapter.test_globs)
+        files = ", ".join(f"`{path}`" for path in chapter_test_files(chapter))
         rows.append(("Tests", f"{count_tests(chapter)} tests in {files}"))
         rows.append(("Run them", f"`clawbook check {chapter.id}`"))
     rows.append(("Time", f"about {chapter.minutes} minutes"))
