@@ -95,7 +95,7 @@ class SSEDecoder:
     r"""Turns the bytes of an event stream, in pieces of any size, into ``ServerSentEvent`` s.
 
     Feed it whatever the network delivers; it keeps the unfinished line and the unfinished
-    event until the rest arrives. Lines may end in ``\\n``, ``\\r\\n`` or ``\\r``.
+    event until the rest arrives. Lines may end in ``\n``, ``\r\n`` or ``\r``.
     """
 
     def __init__(self) -> None:
