@@ -37,12 +37,12 @@ from ..errors import (
     StreamError,
 )
 from ..streaming import (
+    Done,
     SSEDecoder,
+    StreamAccumulator,
     StreamEvent,
     chunk_events,
     collect,
-    stop_reason_from_wire,
-    usage_from_wire,
 )
 from ..types import (
     AssistantMessage,
@@ -50,7 +50,6 @@ from ..types import (
     Message,
     StopReason,
     SystemMessage,
-    ToolCall,
     ToolDefinition,
     ToolResultMessage,
     UserMessage,
@@ -121,7 +120,7 @@ def turn_from_wire(body: Any) -> AssistantTurn:
     came with status 200 (OpenRouter reports errors that happen after it accepted the request
     that way). Anything that is not a completion raises ``MalformedResponseError``.
     """
-    # region ch05b: raise on "error"; read choices[0].message: content, tool_calls; finish; usage
+    # region ch05b: raise on "error"; check choices[0].message; read it as a one-chunk stream
     if not isinstance(body, dict):
         raise MalformedResponseError(f"expected a JSON object, got {type(body).__name__}")
     if body.get("error"):
@@ -132,33 +131,21 @@ def turn_from_wire(body: Any) -> AssistantTurn:
             f"the response has no choices[0].message: {json.dumps(body)[:300]}"
         )
     choice = choices[0]
-    message = choice["message"] or {}
-    stop_reason = stop_reason_from_wire(choice.get("finish_reason") or "stop")
-    calls = []
-    # Cut off by the token limit: the calls cannot be trusted, nor their arguments parsed.
-    wire_calls = () if stop_reason is StopReason.MAX_TOKENS else message.get("tool_calls") or ()
-    for call in wire_calls:
-        function = call.get("function") or {}
-        text = function.get("arguments") or "{}"
-        try:
-            arguments = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise MalformedResponseError(
-                f"the arguments of tool call {call.get('id')!r} are not valid JSON "
-                f"({error.msg}): {text[:200]!r}"
-            ) from None
-        calls.append(ToolCall(id=call["id"], name=function.get("name", ""), arguments=arguments))
-    if calls:
-        stop_reason = StopReason.TOOL_USE  # some servers say "stop" even when calling tools
-    elif stop_reason is StopReason.TOOL_USE:
-        raise MalformedResponseError("finish_reason is 'tool_calls' but there are no tool calls")
-    return AssistantTurn(
-        text=message.get("content") or "",
-        tool_calls=tuple(calls),
-        stop_reason=stop_reason,
-        usage=usage_from_wire(body.get("usage") or {}),
-        model=body.get("model"),
-    )
+    # A whole message has the shape of one big streamed delta, so it is read as a stream that
+    # arrived in one chunk: the accumulator's rules (truncated calls dropped, "stop" with
+    # calls meaning tool use, arguments that must be a JSON object) apply to both modes.
+    chunk = {
+        "choices": [
+            {"delta": choice["message"] or {}, "finish_reason": choice.get("finish_reason")}
+        ],
+        "usage": body.get("usage"),
+    }
+    accumulator = StreamAccumulator()
+    for event in chunk_events(chunk):
+        accumulator.add(event)
+    if accumulator.stop_reason is None:
+        accumulator.add(Done(StopReason.END_TURN))  # some servers leave finish_reason out
+    return accumulator.turn(body.get("model"))
     # endregion
 # --8<-- [end:turn-from-wire]
 

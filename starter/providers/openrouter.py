@@ -37,12 +37,12 @@ from ..errors import (
     StreamError,
 )
 from ..streaming import (
+    Done,
     SSEDecoder,
+    StreamAccumulator,
     StreamEvent,
     chunk_events,
     collect,
-    stop_reason_from_wire,
-    usage_from_wire,
 )
 from ..todo import Todo
 from ..types import (
@@ -51,7 +51,6 @@ from ..types import (
     Message,
     StopReason,
     SystemMessage,
-    ToolCall,
     ToolDefinition,
     ToolResultMessage,
     UserMessage,
@@ -85,7 +84,7 @@ def turn_from_wire(body: Any) -> AssistantTurn:
     """
     raise Todo(
         "ch05b",
-        "raise on \"error\"; read choices[0].message: content, tool_calls; finish; usage",
+        "raise on \"error\"; check choices[0].message; read it as a one-chunk stream",
     )
 
 
