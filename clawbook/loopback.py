@@ -68,23 +68,32 @@ def _head(status: int, headers: dict[str, str]) -> bytes:
 
 @dataclass
 class TextReply(Reply):
-    """A whole body at once, with a ``Content-Length``."""
+    """A whole body at once, with a ``Content-Length``.
+
+    ``cut_off=True`` sends only the first half of the body and then aborts the connection,
+    as a server that crashes while answering would.
+    """
 
     body: str | bytes = ""
     status: int = 200
     content_type: str = "text/plain; charset=utf-8"
     headers: dict[str, str] = field(default_factory=dict)
+    cut_off: bool = False
 
     async def write(self, writer: asyncio.StreamWriter) -> bool:
-        """Send the status line, the headers and the body."""
+        """Send the status line, the headers and the body (or half of it, then abort)."""
         body = self.body.encode() if isinstance(self.body, str) else self.body
         headers = {
             "Content-Type": self.content_type,
             "Content-Length": str(len(body)),
             **self.headers,
         }
-        writer.write(_head(self.status, headers) + body)
+        sent = body[: len(body) // 2] if self.cut_off else body
+        writer.write(_head(self.status, headers) + sent)
         await writer.drain()
+        if self.cut_off:
+            writer.transport.abort()
+            return False
         return True
 
 
@@ -99,6 +108,7 @@ class JSONReply(TextReply):
         *,
         headers: dict[str, str] | None = None,
         delay: float = 0.0,
+        cut_off: bool = False,
     ) -> None:
         """Serialise ``body`` and answer with ``status``."""
         super().__init__(
@@ -107,6 +117,7 @@ class JSONReply(TextReply):
             status=status,
             content_type="application/json",
             headers=headers or {},
+            cut_off=cut_off,
         )
 
 

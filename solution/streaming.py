@@ -357,7 +357,7 @@ class StreamAccumulator:
         A turn cut off by the token limit (``MAX_TOKENS``) keeps its text but drops its tool
         calls, whose arguments are almost certainly incomplete.
         """
-        # region ch05a: check stop_reason; build ToolCalls (ids and names required); infer TOOL_USE
+        # region ch05a: check stop_reason; build ToolCalls (a name is required); infer TOOL_USE
         if self.stop_reason is None:
             raise StreamError("the stream ended before the model said why it stopped")
         stop_reason = self.stop_reason

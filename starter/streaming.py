@@ -211,7 +211,7 @@ class StreamAccumulator:
         """
         raise Todo(
             "ch05a",
-            "check stop_reason; build ToolCalls (ids and names required); infer TOOL_USE",
+            "check stop_reason; build ToolCalls (a name is required); infer TOOL_USE",
         )
 
 

@@ -724,6 +724,28 @@ async def test_openrouter_retries_dropped_connections(server):
     assert len(sleep.delays) == 2
 
 
+async def test_openrouter_retries_a_connection_that_drops_while_an_error_is_read(server):
+    sleep = FakeSleep()
+    server.add(
+        JSONReply(
+            error_body(503, "overloaded, and then the server fell over"), status=503, cut_off=True
+        ),
+        JSONReply(completion("the retry got through")),
+    )
+    async with provider_for(server, sleep=sleep) as provider:
+        turn = await provider.complete(hello(), [])
+    assert turn.text == "the retry got through"
+    assert len(server.requests) == 2
+    assert len(sleep.delays) == 1
+
+
+async def test_openrouter_reports_a_body_cut_off_mid_answer_as_a_connection_error(server):
+    server.add(JSONReply(completion("a whole answer that never fully arrives"), cut_off=True))
+    async with provider_for(server, retry=no_retries()) as provider:
+        with pytest.raises(ProviderConnectionError, match="mid-response"):
+            await provider.complete(hello(), [])
+
+
 async def test_openrouter_gives_up_after_max_retries_with_the_last_error(server):
     sleep = FakeSleep()
     server.add(
@@ -812,6 +834,22 @@ async def test_openrouter_never_reveals_the_key_in_repr_or_errors(server):
     assert KEY not in repr(provider)
     assert KEY not in str(provider)
     assert MODEL in repr(provider)
+
+
+async def test_openrouter_never_reveals_the_key_in_malformed_answers_it_quotes(server):
+    server.add(
+        TextReply(f"proxy says: bad key {KEY}", status=200),
+        StreamReply(pieces=[f"data: echo {KEY}\n\n".encode()]),
+    )
+    async with provider_for(server, retry=no_retries()) as provider:
+        with pytest.raises(MalformedResponseError) as whole:
+            await provider.complete(hello(), [])
+        with pytest.raises(MalformedResponseError) as streamed:
+            await provider.stream_turn(hello(), [])
+    for error in (whole.value, streamed.value):
+        assert "bad key" in str(error) or "echo" in str(error)
+        assert KEY not in str(error)
+        assert "[redacted]" in str(error)
 
 
 async def test_openrouter_sends_no_authorization_header_with_an_empty_key(server, monkeypatch):

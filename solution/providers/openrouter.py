@@ -352,11 +352,17 @@ class OpenRouterProvider:
 
     # --8<-- [start:check-response]
     async def _raise_for_status(self, response: httpx.Response) -> None:
-        """Raise the typed error for a response with an error status; do nothing for 2xx."""
+        """Raise the typed error for a response with an error status; do nothing for 2xx.
+
+        The error's body is read and the response closed before raising.
+        """
         # region ch05b: for status >= 400: read the body, parse it if JSON, raise error_from_body
         if response.status_code < 400:
             return
-        text = self._redact((await response.aread()).decode(errors="replace"))
+        try:
+            text = self._redact((await response.aread()).decode(errors="replace"))
+        finally:
+            await response.aclose()
         try:
             body: Any = json.loads(text)
         except ValueError:
@@ -383,22 +389,21 @@ class OpenRouterProvider:
             request = self._client.build_request(
                 "POST", f"{self.base_url}/chat/completions", json=body, headers=self._headers
             )
+            failure: ProviderConnectionError | ProviderHTTPError
             try:
                 response = await self._client.send(request, stream=True)
+                await self._raise_for_status(response)
+                return response
             except httpx.TransportError as error:
-                failure: ProviderConnectionError | ProviderHTTPError = ProviderConnectionError(
+                # Covers a refused connection, a timeout and a drop while reading an error.
+                failure = ProviderConnectionError(
                     f"cannot reach {self.base_url}: {type(error).__name__}: {error}"
                 )
                 retry_after = None
-            else:
-                try:
-                    await self._raise_for_status(response)
-                    return response
-                except ProviderHTTPError as error:
-                    await response.aclose()
-                    if not error.retryable:
-                        raise
-                    failure, retry_after = error, error.retry_after
+            except ProviderHTTPError as error:
+                if not error.retryable:
+                    raise
+                failure, retry_after = error, error.retry_after
             delay = self.retry.delay(attempt, retry_after, self._rng)
             if delay is None:
                 raise failure
@@ -415,16 +420,16 @@ class OpenRouterProvider:
         # region ch05b: _send the body without streaming, read it as JSON, turn_from_wire
         response = await self._send(self.request_body(messages, tools, stream=False))
         try:
-            raw = await response.aread()
+            text = self._redact((await response.aread()).decode(errors="replace"))
         except httpx.TransportError as error:
             raise ProviderConnectionError(f"the connection failed mid-response: {error}") from None
         finally:
             await response.aclose()
         try:
-            body = json.loads(raw)
+            body = json.loads(text)
         except ValueError:
             raise MalformedResponseError(
-                f"the server did not answer with JSON: {raw[:300]!r}"
+                f"the server did not answer with JSON: {text[:300]!r}"
             ) from None
         return turn_from_wire(body)
         # endregion
@@ -448,11 +453,12 @@ class OpenRouterProvider:
                 for event in decoder.feed(chunk):
                     if event.data == "[DONE]":
                         return
+                    text = self._redact(event.data)
                     try:
-                        data = json.loads(event.data)
+                        data = json.loads(text)
                     except ValueError:
                         raise MalformedResponseError(
-                            f"a stream event is not JSON: {event.data[:200]!r}"
+                            f"a stream event is not JSON: {text[:200]!r}"
                         ) from None
                     for item in chunk_events(data):
                         yield item

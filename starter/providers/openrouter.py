@@ -241,7 +241,10 @@ class OpenRouterProvider:
         return text
 
     async def _raise_for_status(self, response: httpx.Response) -> None:
-        """Raise the typed error for a response with an error status; do nothing for 2xx."""
+        """Raise the typed error for a response with an error status; do nothing for 2xx.
+
+        The error's body is read and the response closed before raising.
+        """
         raise Todo(
             "ch05b",
             "for status >= 400: read the body, parse it if JSON, raise error_from_body",
