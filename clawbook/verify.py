@@ -409,12 +409,12 @@ def check_ruff(project: Project) -> Outcome:
 
 
 def check_mypy(project: Project) -> Outcome:
-    """``mypy`` (strict) is clean on solution, starter and clawbook."""
+    """``mypy`` (strict) is clean on solution, starter, clawbook and bench."""
     return _tool(
         project,
         "mypy",
         [],
-        "mypy --strict is clean on solution/, starter/ and clawbook/",
+        "mypy --strict is clean on solution/, starter/, clawbook/ and bench/",
         "mypy finds type errors",
     )
 
