@@ -48,7 +48,11 @@ def remaining_stubs(starter: Path, chapter: Chapter | None = None) -> list[Stub]
     innermost: dict[tuple[str, int], Stub] = {}
     for stub in found:
         innermost[(stub.path, stub.line)] = stub
-    return sorted(innermost.values(), key=lambda s: (s.path, s.line))
+    # In the order the chapter lists its files (the order the book builds them), then by line.
+    order = {path: number for number, path in enumerate(chapter.files if chapter else ())}
+    return sorted(
+        innermost.values(), key=lambda s: (order.get(s.path, len(order)), s.path, s.line)
+    )
 
 
 def _as_stub(node: ast.AST, path: str, function: str) -> Stub | None:

@@ -107,6 +107,14 @@ def test_hint_lists_the_remaining_stubs_with_their_functions(scratch_starter):
     assert all(s.path == "mock.py" and s.hint for s in remaining)
 
 
+def test_hint_lists_stubs_in_the_order_the_chapter_lists_its_files(scratch_starter):
+    chapter = load().get("ch05b")
+    remaining = stubs.remaining_stubs(scratch_starter / "starter", chapter)
+    paths = [s.path for s in remaining]
+    assert paths == sorted(paths, key=chapter.files.index)
+    assert paths[0] == chapter.files[0] != chapter.files[-1] == paths[-1]
+
+
 def test_reset_restores_only_the_chapters_functions_and_backs_up(scratch_starter):
     starter = scratch_starter / "starter"
     solved = stubgen.render((ROOT / "solution" / "mock.py").read_text(), "mock.py", keep={"ch01"})
