@@ -1,9 +1,9 @@
 """ch03 · SimpleAgent: loop single turns until the model answers without asking for a tool."""
 
 from decimal import Decimal
-from typing import Any
 
 import pytest
+from fake_tools import Broken, Echo
 
 from claw.agent import AgentResult, Finish, SimpleAgent
 from claw.mock import MockProvider, MockProviderExhausted
@@ -14,40 +14,10 @@ from claw.types import (
     SystemMessage,
     TokenUsage,
     ToolCall,
-    ToolDefinition,
-    ToolOutput,
     ToolResultMessage,
     ToolSet,
     UserMessage,
 )
-
-
-class Echo:
-    """Answers with the text it was given, and remembers every call."""
-
-    def __init__(self) -> None:
-        self.seen: list[str] = []
-
-    @property
-    def definition(self) -> ToolDefinition:
-        return ToolDefinition(name="echo", description="Repeat the text.").param(
-            "text", "string", "What to repeat."
-        )
-
-    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
-        self.seen.append(arguments["text"])
-        return ToolOutput.ok(arguments["text"])
-
-
-class Broken:
-    """A tool whose every call raises."""
-
-    @property
-    def definition(self) -> ToolDefinition:
-        return ToolDefinition(name="broken", description="Always raises.")
-
-    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
-        raise OSError("permission denied")
 
 
 def echo_turn(id: str, text: str, *, said: str = "", usage: TokenUsage | None = None):

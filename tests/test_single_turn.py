@@ -3,6 +3,7 @@
 from typing import Any
 
 import pytest
+from fake_tools import Echo
 
 from claw.agent import check_arguments, single_turn
 from claw.mock import MockProvider
@@ -17,19 +18,6 @@ from claw.types import (
     ToolSet,
     UserMessage,
 )
-
-
-class Echo:
-    """Answers with the text it was given."""
-
-    @property
-    def definition(self) -> ToolDefinition:
-        return ToolDefinition(name="echo", description="Repeat the text.").param(
-            "text", "string", "What to repeat."
-        )
-
-    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
-        return ToolOutput.ok(arguments["text"])
 
 
 class Recorder:

@@ -5,6 +5,8 @@ from contextlib import aclosing
 from decimal import Decimal
 from typing import Any
 
+from fake_tools import Broken
+
 from claw.agent import (
     AgentFinished,
     AgentResult,
@@ -179,17 +181,10 @@ async def test_streaming_agent_history_and_what_the_provider_receives_next():
     assert provider.calls[1].tool_names == ("shout",)
 
 
-class Broken:
-    definition = ToolDefinition(name="broken", description="Always fails.")
-
-    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
-        raise OSError("disk on fire")
-
-
 async def test_streaming_agent_tool_errors_become_error_results_and_the_loop_goes_on():
     calls = [ToolCall(id="call_1", name="fly", arguments={}), ToolCall(id="call_2", name="broken")]
     provider = MockStreamProvider([AssistantTurn(tool_calls=calls), "Neither worked."])
-    agent = StreamingAgent(provider, [Shout(), Broken()])
+    agent = StreamingAgent(provider, [Shout(), Broken("disk on fire")])
     events = [event async for event in agent.run("Try both.")]
 
     finished = [event for event in events if isinstance(event, ToolFinished)]
