@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-import math
+import statistics
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -46,19 +46,9 @@ class Result:
         return f"{sign} {self.target:g} {self.unit}"
 
 
-def median(values: Sequence[float]) -> float:
-    """The median of ``values`` (the mean of the middle two for an even count)."""
-    return quantile(values, 0.5)
-
-
-def quantile(values: Sequence[float], q: float) -> float:
-    """The ``q``-quantile of ``values`` (0 ≤ q ≤ 1), interpolating linearly between ranks."""
-    if not values:
-        raise ValueError("quantile of no values")
-    ordered = sorted(values)
-    position = (len(ordered) - 1) * q
-    low, high = math.floor(position), math.ceil(position)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+def p95(values: Sequence[float]) -> float:
+    """The 95th percentile of ``values``, interpolating between ranks."""
+    return statistics.quantiles(values, n=20, method="inclusive")[-1]
 
 
 async def timed(action: Callable[[], Awaitable[object]]) -> float:

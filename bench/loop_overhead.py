@@ -17,13 +17,14 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Sequence
+from statistics import median
 from typing import Any
 
 from solution.agent import SimpleAgent
 from solution.mock import MockProvider
 from solution.types import AssistantTurn, Message, ToolCall, ToolDefinition, ToolOutput, UserMessage
 
-from .common import Result, median, timed
+from .common import Result, timed
 
 NOOP = ToolDefinition(name="noop", description="Do nothing.")
 

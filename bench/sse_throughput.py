@@ -15,6 +15,7 @@ import itertools
 import json
 import random
 from dataclasses import dataclass
+from statistics import median
 from typing import Any
 
 import openai
@@ -31,7 +32,7 @@ from clawbook.loopback import (
 from solution.providers.openrouter import OpenRouterProvider
 from solution.types import AssistantTurn, UserMessage
 
-from .common import Result, median, timed
+from .common import Result, timed
 
 MODEL = "bench/model"
 KEEP_ALIVE = ": OPENROUTER PROCESSING\n\n"

@@ -41,15 +41,12 @@ def chapter_test_files(
     A file matched by the globs of two chapters goes to the one with the longer prefix.
     """
     curriculum = curriculum or load_curriculum()
-    files: list[str] = []
-    for glob in chapter.test_globs:
-        for path in sorted(root.glob(glob)):
-            owner = curriculum.chapter_for_test_file(path.name)
-            if (owner is None or owner.id == chapter.id) and path.name not in {
-                Path(f).name for f in files
-            }:
-                files.append(path.relative_to(root).as_posix())
-    return files
+    paths = {path for glob in chapter.test_globs for path in root.glob(glob)}
+    return [
+        path.relative_to(root).as_posix()
+        for path in sorted(paths)
+        if curriculum.chapter_for_test_file(path.name) == chapter
+    ]
 
 
 def pytest_command(*args: str) -> list[str]:
