@@ -7,6 +7,8 @@ A region is a block of statements inside a function, fenced by two comments::
     # endregion
 
 In the starter the block becomes ``raise Todo("ch01", "a one-line hint for the learner")``.
+A region may open with a second, more specific hint on a ``# more: ...`` line; ``clawbook hint
+--more`` shows it to a learner who asks, and it never appears in the starter or the book.
 Everything outside regions is copied unchanged, so signatures, docstrings and imports of the
 two packages cannot drift apart. Snippet section markers (``# --8<-- [start:name]``), which the
 book uses to include parts of a file, are removed from the starter too.
@@ -27,6 +29,7 @@ from pathlib import Path
 
 REGION = re.compile(r"^(?P<indent>[ ]*)# region (?P<chapter>ch\d\d[a-z]?): (?P<hint>\S.*?)\s*$")
 END_REGION = re.compile(r"^[ ]*# endregion\s*$")
+MORE = re.compile(r"^[ ]*# more: (?P<hint>\S.*?)\s*$")
 ANY_MARKER = re.compile(r"^\s*#\s*(end)?region\b")
 SECTION = re.compile(r"^\s*# --8<-- \[(start|end):[-_0-9a-z]+\]\s*$")
 
@@ -53,6 +56,8 @@ class Region:
     indent: str
     function: str
     """The qualified name of the function the region sits in (``MockProvider.complete``)."""
+    more: str | None = None
+    """The second, more specific hint of its ``# more:`` line, if the region has one."""
 
     @property
     def location(self) -> str:
@@ -120,7 +125,9 @@ def find_regions(source: str, path: str) -> list[Region]:
                     f"{path}:{index + 1}: '# endregion' must be indented like its '# region' "
                     f"(line {open_index + 1})"
                 )
-            body = [text for text in lines[open_index + 1 : index] if text.strip()]
+            more = MORE.match(lines[open_index + 1])
+            first = open_index + (2 if more else 1)
+            body = [text for text in lines[first:index] if text.strip()]
             if not body:
                 raise MarkerError(f"{path}:{open_index + 1}: the region is empty")
             if any(not text.startswith(indent) for text in body):
@@ -141,6 +148,7 @@ def find_regions(source: str, path: str) -> list[Region]:
                     end=index,
                     indent=indent,
                     function=enclosing[0],
+                    more=more["hint"] if more else None,
                 )
             )
             open_match = None
@@ -262,6 +270,8 @@ def render(source: str, path: str, keep: Collection[str] = (), *, for_book: bool
         else:
             replacement[region.start] = []
             replacement[region.end] = []
+            if region.more is not None:
+                replacement[region.start + 1] = []
 
     out: list[str] = []
     for index, line in enumerate(lines):
