@@ -56,7 +56,8 @@ def check_arguments(definition: ToolDefinition, arguments: dict[str, Any]) -> st
     Required arguments must be present, and arguments of a simple JSON type must have it.
     The message is written for the model, so it can correct the call.
     """
-    # region ch03: missing required names first, then the "type" of each known argument
+    # region ch03: name the missing required arguments, else the first argument of a wrong type
+    # more: definition.required, the "type" of each property, JSON_TYPES; a bool is no number
     missing = [name for name in definition.required if name not in arguments]
     if missing:
         return f"missing required argument(s) for {definition.name}: {', '.join(missing)}"
@@ -86,7 +87,8 @@ async def run_tool(tools: ToolSet, call: ToolCall) -> ToolOutput:
     error results. ``NotImplementedError`` is the one exception let through: it means code is
     missing (a stub), which is a bug to fix, not something the model can work around.
     """
-    # region ch03: look up, check arguments, await tool.run, turn exceptions into errors
+    # region ch03: find the tool, check the arguments, run it: every failure becomes a result
+    # more: tools.get, tools.names; in try/except, re-raise NotImplementedError before Exception
     tool = tools.get(call.name)
     if tool is None:
         available = ", ".join(tools.names) or "none"
@@ -127,7 +129,8 @@ class Step:
 # --8<-- [start:run-tools]
 async def run_tools(tools: ToolSet, calls: Sequence[ToolCall]) -> tuple[ToolResultMessage, ...]:
     """Run ``calls`` one after another, in the order the model made them; one result each."""
-    # region ch03: await run_tool for each call and turn each output into its result message
+    # region ch03: one result message per call, in the order the model made the calls
+    # more: await run_tool inside a comprehension; ToolOutput.to_message(call) copies the id
     return tuple([(await run_tool(tools, call)).to_message(call) for call in calls])
     # endregion
 # --8<-- [end:run-tools]
@@ -139,7 +142,8 @@ async def single_turn(provider: Provider, messages: Sequence[Message], tools: To
 
     ``messages`` is not changed: ``step.messages`` is what to append to the history.
     """
-    # region ch03: one provider.complete with the tools' definitions, then run_tools on its calls
+    # region ch03: ask the model once, showing it the tools; run the tools it asks for
+    # more: provider.complete(list(messages), tools.definitions()); Step(turn[, results])
     turn = await provider.complete(list(messages), tools.definitions())
     if not turn.tool_calls:
         return Step(turn)
@@ -232,7 +236,8 @@ class SimpleAgent(AgentBase):
     # --8<-- [start:run]
     async def run(self, prompt: str) -> AgentResult:
         """Add ``prompt`` to the conversation and loop until the model is done."""
-        # region ch03: append the prompt; loop single_turn up to max_turns, extending the history
+        # region ch03: add the prompt, then run rounds until no tool is asked for or turns run out
+        # more: history.extend(step.messages); usage + usage; count turns from 1; Finish.after
         self.history.append(UserMessage(content=prompt))
         usage = TokenUsage()
         turn = AssistantTurn()

@@ -57,7 +57,8 @@ class MockProvider:
 
     def __init__(self, script: Iterable[AssistantTurn | str] = ()) -> None:
         """Start with the turns of ``script``; strings become text-only turns."""
-        # region ch01: a deque of as_turn(t) for each t, and an empty list of calls
+        # region ch01: keep your own first-in, first-out copy of the script, and an empty call log
+        # more: deque() takes any iterable, a generator over as_turn(...) too; calls = a new []
         self._script: deque[AssistantTurn] = deque(as_turn(turn) for turn in script)
         self.calls = []
         # endregion
@@ -66,7 +67,8 @@ class MockProvider:
     # --8<-- [start:mock-add]
     def add(self, turn: AssistantTurn | str) -> None:
         """Append one more turn to the end of the script."""
-        # region ch01: append at the right end: first in, first out
+        # region ch01: the new turn waits behind every turn already scripted; a string is allowed
+        # more: as_turn turns a string into an AssistantTurn; deque.append adds at the back
         self._script.append(as_turn(turn))
         # endregion
     # --8<-- [end:mock-add]
@@ -75,7 +77,8 @@ class MockProvider:
     @property
     def remaining(self) -> int:
         """How many scripted turns have not been handed out yet."""
-        # region ch01: the length of the script that is left
+        # region ch01: how many turns are still waiting to be handed out?
+        # more: len() works on a deque
         return len(self._script)
         # endregion
     # --8<-- [end:mock-remaining]
@@ -88,7 +91,8 @@ class MockProvider:
 
         Raises ``MockProviderExhausted`` (a ``ProviderError``) when the script is used up.
         """
-        # region ch01: record a snapshot first, then popleft or raise
+        # region ch01: write the call down before anything can fail, then hand out the oldest turn
+        # more: log ProviderCall(tuple(...), tuple(...)); then popleft(), or MockProviderExhausted
         self.calls.append(ProviderCall(messages=tuple(messages), tools=tuple(tools)))
         if not self._script:
             raise MockProviderExhausted(

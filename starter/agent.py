@@ -54,7 +54,10 @@ def check_arguments(definition: ToolDefinition, arguments: dict[str, Any]) -> st
     Required arguments must be present, and arguments of a simple JSON type must have it.
     The message is written for the model, so it can correct the call.
     """
-    raise Todo("ch03", "missing required names first, then the \"type\" of each known argument")
+    raise Todo(
+        "ch03",
+        "name the missing required arguments, else the first argument of a wrong type",
+    )
 
 
 async def run_tool(tools: ToolSet, call: ToolCall) -> ToolOutput:
@@ -64,7 +67,7 @@ async def run_tool(tools: ToolSet, call: ToolCall) -> ToolOutput:
     error results. ``NotImplementedError`` is the one exception let through: it means code is
     missing (a stub), which is a bug to fix, not something the model can work around.
     """
-    raise Todo("ch03", "look up, check arguments, await tool.run, turn exceptions into errors")
+    raise Todo("ch03", "find the tool, check the arguments, run it: every failure becomes a result")
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,7 @@ class Step:
 
 async def run_tools(tools: ToolSet, calls: Sequence[ToolCall]) -> tuple[ToolResultMessage, ...]:
     """Run ``calls`` one after another, in the order the model made them; one result each."""
-    raise Todo("ch03", "await run_tool for each call and turn each output into its result message")
+    raise Todo("ch03", "one result message per call, in the order the model made the calls")
 
 
 async def single_turn(provider: Provider, messages: Sequence[Message], tools: ToolSet) -> Step:
@@ -90,10 +93,7 @@ async def single_turn(provider: Provider, messages: Sequence[Message], tools: To
 
     ``messages`` is not changed: ``step.messages`` is what to append to the history.
     """
-    raise Todo(
-        "ch03",
-        "one provider.complete with the tools' definitions, then run_tools on its calls",
-    )
+    raise Todo("ch03", "ask the model once, showing it the tools; run the tools it asks for")
 
 
 class Finish(StrEnum):
@@ -174,7 +174,7 @@ class SimpleAgent(AgentBase):
         """Add ``prompt`` to the conversation and loop until the model is done."""
         raise Todo(
             "ch03",
-            "append the prompt; loop single_turn up to max_turns, extending the history",
+            "add the prompt, then run rounds until no tool is asked for or turns run out",
         )
 
 

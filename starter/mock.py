@@ -50,16 +50,22 @@ class MockProvider:
 
     def __init__(self, script: Iterable[AssistantTurn | str] = ()) -> None:
         """Start with the turns of ``script``; strings become text-only turns."""
-        raise Todo("ch01", "a deque of as_turn(t) for each t, and an empty list of calls")
+        raise Todo(
+            "ch01",
+            "keep your own first-in, first-out copy of the script, and an empty call log",
+        )
 
     def add(self, turn: AssistantTurn | str) -> None:
         """Append one more turn to the end of the script."""
-        raise Todo("ch01", "append at the right end: first in, first out")
+        raise Todo(
+            "ch01",
+            "the new turn waits behind every turn already scripted; a string is allowed",
+        )
 
     @property
     def remaining(self) -> int:
         """How many scripted turns have not been handed out yet."""
-        raise Todo("ch01", "the length of the script that is left")
+        raise Todo("ch01", "how many turns are still waiting to be handed out?")
 
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
@@ -68,4 +74,7 @@ class MockProvider:
 
         Raises ``MockProviderExhausted`` (a ``ProviderError``) when the script is used up.
         """
-        raise Todo("ch01", "record a snapshot first, then popleft or raise")
+        raise Todo(
+            "ch01",
+            "write the call down before anything can fail, then hand out the oldest turn",
+        )

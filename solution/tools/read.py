@@ -40,7 +40,8 @@ def number_lines(lines: list[str], first: int, *, max_line_chars: int = 2000) ->
     ``first`` is the number of the first line. A line longer than ``max_line_chars`` is cut
     and ends with ``…`` so one enormous line (minified JavaScript, say) cannot flood the output.
     """
-    # region ch02: f"{number:>6}\t{line}" for each line, numbered from `first`, joined by "\n"
+    # region ch02: number each line like cat -n, counting from `first`; cut and mark long lines
+    # more: enumerate(lines, start=first), a format spec that right-aligns in 6, "\n".join
     numbered = []
     for number, line in enumerate(lines, start=first):
         if len(line) > max_line_chars:
@@ -54,7 +55,8 @@ def number_lines(lines: list[str], first: int, *, max_line_chars: int = 2000) ->
 # --8<-- [start:looks-binary]
 def looks_binary(data: bytes) -> bool:
     """Guess whether ``data`` is a binary file: text files do not contain NUL bytes."""
-    # region ch02: look for b"\x00" in the first BINARY_SNIFF_BYTES bytes
+    # region ch02: is there a NUL byte near the start of the data?
+    # more: `in` works on bytes; slice off the first BINARY_SNIFF_BYTES bytes
     return b"\x00" in data[:BINARY_SNIFF_BYTES]
     # endregion
 # --8<-- [end:looks-binary]
@@ -63,7 +65,8 @@ def looks_binary(data: bytes) -> bool:
 # --8<-- [start:decode]
 def decode_text(data: bytes, path: str) -> str | ToolOutput:
     """The bytes of a text file as a string, or an error result the model can act on."""
-    # region ch02: refuse binary data, then decode UTF-8 (dropping a BOM) or explain the bad byte
+    # region ch02: refuse binary data, then decode the text, or say which byte is not UTF-8
+    # more: looks_binary first; the "utf-8-sig" codec; UnicodeDecodeError.start is the offset
     if looks_binary(data):
         return ToolOutput.error(
             f"{path} looks like a binary file ({len(data)} bytes); read only shows text files"
@@ -87,7 +90,8 @@ def split_lines(text: str) -> list[str]:
     newline does not start an extra empty line. ``str.splitlines`` would also split at form
     feeds and Unicode separators, and line numbers would drift from what other tools show.
     """
-    # region ch02: split on "\n", drop one trailing empty string, strip a "\r" at each line end
+    # region ch02: split where editors split, with no phantom last line and no stray \r
+    # more: str.split("\n"), drop one trailing "" (only one), then str.removesuffix on each
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
@@ -142,7 +146,8 @@ class ReadTool:
         except ValidationError as error:
             return ToolOutput.error(f"invalid arguments for read: {error}")
         # --8<-- [end:run-head]
-        # region ch02: check the path, read the bytes in a thread, decode them, then show a window
+        # region ch02: from a path to the file's bytes, every failure a result; then decode, window
+        # more: self.root / args.path; exists(), is_dir(); asyncio.to_thread(...); OSError
         path = self.root / args.path
         if not path.exists():
             return ToolOutput.error(f"file not found: {args.path}")
@@ -164,7 +169,8 @@ class ReadTool:
     # --8<-- [start:window]
     def window(self, lines: list[str], offset: int, limit: int | None) -> ToolOutput:
         """Show ``lines`` from line ``offset`` on, within the caps, with a note if cut short."""
-        # region ch02: the lines from `offset`, at most `limit` and the caps, then a note to go on
+        # region ch02: the lines from `offset` that fit the limits, and a note if more are left
+        # more: index offset - 1; min(limit or max_lines, max_lines); keep one line; offset=N
         total = len(lines)
         if total == 0:
             return ToolOutput.ok("(the file is empty)")

@@ -40,21 +40,18 @@ def number_lines(lines: list[str], first: int, *, max_line_chars: int = 2000) ->
     """
     raise Todo(
         "ch02",
-        "f\"{number:>6}\\t{line}\" for each line, numbered from `first`, joined by \"\\n\"",
+        "number each line like cat -n, counting from `first`; cut and mark long lines",
     )
 
 
 def looks_binary(data: bytes) -> bool:
     """Guess whether ``data`` is a binary file: text files do not contain NUL bytes."""
-    raise Todo("ch02", "look for b\"\\x00\" in the first BINARY_SNIFF_BYTES bytes")
+    raise Todo("ch02", "is there a NUL byte near the start of the data?")
 
 
 def decode_text(data: bytes, path: str) -> str | ToolOutput:
     """The bytes of a text file as a string, or an error result the model can act on."""
-    raise Todo(
-        "ch02",
-        "refuse binary data, then decode UTF-8 (dropping a BOM) or explain the bad byte",
-    )
+    raise Todo("ch02", "refuse binary data, then decode the text, or say which byte is not UTF-8")
 
 
 def split_lines(text: str) -> list[str]:
@@ -64,10 +61,7 @@ def split_lines(text: str) -> list[str]:
     newline does not start an extra empty line. ``str.splitlines`` would also split at form
     feeds and Unicode separators, and line numbers would drift from what other tools show.
     """
-    raise Todo(
-        "ch02",
-        "split on \"\\n\", drop one trailing empty string, strip a \"\\r\" at each line end",
-    )
+    raise Todo("ch02", "split where editors split, with no phantom last line and no stray \\r")
 
 
 class ReadTool:
@@ -110,12 +104,12 @@ class ReadTool:
             return ToolOutput.error(f"invalid arguments for read: {error}")
         raise Todo(
             "ch02",
-            "check the path, read the bytes in a thread, decode them, then show a window",
+            "from a path to the file's bytes, every failure a result; then decode, window",
         )
 
     def window(self, lines: list[str], offset: int, limit: int | None) -> ToolOutput:
         """Show ``lines`` from line ``offset`` on, within the caps, with a note if cut short."""
         raise Todo(
             "ch02",
-            "the lines from `offset`, at most `limit` and the caps, then a note to go on",
+            "the lines from `offset` that fit the limits, and a note if more are left",
         )
