@@ -314,7 +314,8 @@ class StreamingAgent(AgentBase):
     # --8<-- [start:streaming-run]
     async def run(self, prompt: str) -> AsyncIterator[AgentEvent]:
         """Add ``prompt`` to the conversation; yield events until the model is done."""
-        # region ch05b: stream a turn through an accumulator, yielding events; run tools; loop
+        # region ch05b: chapter 3's loop, but each stream event is passed on the moment it arrives
+        # more: a fresh StreamAccumulator per turn; yield inside the async for; then the tools
         self.history.append(UserMessage(content=prompt))
         usage = TokenUsage()
         turn = AssistantTurn()

@@ -92,7 +92,8 @@ def parse_sse_line(line: str) -> tuple[str, str] | None:
     ``: OPENROUTER PROCESSING`` keep-alive). A line without a colon is a field with an empty
     value; one space after the colon, if present, is not part of the value.
     """
-    # region ch05a: comments give None; partition at the first ":"; drop one leading space
+    # region ch05a: a comment gives None; any other line is a field name, a colon and a value
+    # more: str.partition(":") splits at the first colon; remove one leading space, never more
     if line.startswith(":"):
         return None
     name, _, value = line.partition(":")
@@ -131,7 +132,8 @@ class SSEDecoder:
     # --8<-- [start:decoder-feed]
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """Add bytes from the stream; return the events they complete, in order."""
-        # region ch05a: decode, split off complete lines (keep the rest), and process each line
+        # region ch05a: decode the bytes, cut the text into complete lines, keep the unfinished rest
+        # more: self._decoder.decode; make CR LF and a lone CR into LF; split, pop the last piece
         text = self._decoder.decode(chunk)
         if not self._started and text:
             self._started = True
@@ -157,7 +159,8 @@ class SSEDecoder:
     # --8<-- [start:decoder-line]
     def _line(self, line: str) -> ServerSentEvent | None:
         """Process one complete line; return an event when the line is the blank that ends one."""
-        # region ch05a: a blank line dispatches; otherwise store data, event or id fields
+        # region ch05a: a blank line ends the event if it has data; any other line sets one field
+        # more: parse_sse_line; collect data values in a list; after dispatch reset all but the id
         if not line:
             if not self._data:
                 self._event = ""
@@ -187,7 +190,8 @@ class SSEDecoder:
 # --8<-- [start:usage-from-wire]
 def usage_from_wire(usage: dict[str, Any]) -> TokenUsage:
     """Read an OpenAI-style ``usage`` object, including OpenRouter's ``cost`` in dollars."""
-    # region ch05a: prompt_tokens, completion_tokens, prompt_tokens_details.cached_tokens, cost
+    # region ch05a: OpenAI names for the token counts; the cost is money and may be missing
+    # more: a missing or null count is 0; cost: None stays None, anything else Decimal(str(cost))
     details = usage.get("prompt_tokens_details") or {}
     cost = usage.get("cost")
     return TokenUsage(
@@ -227,7 +231,8 @@ def chunk_events(chunk: dict[str, Any]) -> list[StreamEvent]:
     combination; the last chunk of an OpenRouter stream often has usage and no choices at all.
     An ``error`` object in the chunk (an error in the middle of a stream) raises ``StreamError``.
     """
-    # region ch05a: raise on "error"; then text, tool-call starts and deltas, finish, usage
+    # region ch05a: an error object raises; a choice may hold text, call pieces and a finish
+    # more: chunk.get(key) or () copes with null; a call without "index" uses its list position
     error = chunk.get("error")
     if error:
         message = error.get("message", error) if isinstance(error, dict) else error
@@ -272,7 +277,8 @@ class PartialToolCall:
 # --8<-- [start:parse-arguments]
 def parse_arguments(call: PartialToolCall) -> dict[str, Any]:
     """The finished JSON arguments of ``call`` as a dict; empty text means no arguments."""
-    # region ch05a: join the fragments, "" means {}, and anything but a JSON object is an error
+    # region ch05a: join the fragments and parse them once; only an object (or nothing) will do
+    # more: catch json.JSONDecodeError; every error names call.id and quotes the text it got
     text = "".join(call.arguments).strip()
     if not text:
         return {}
@@ -322,7 +328,8 @@ class StreamAccumulator:
     # --8<-- [start:accumulator-add]
     def add(self, event: StreamEvent) -> None:
         """Take one event into account."""
-        # region ch05a: match on the event type; a start with a new id opens a new call
+        # region ch05a: one case per event type; pieces of tool calls are filed by their index
+        # more: a start at an unused index, or with a different id, is a new PartialToolCall
         match event:
             case TextDelta(text=text):
                 self._text.append(text)
@@ -357,7 +364,8 @@ class StreamAccumulator:
         A turn cut off by the token limit (``MAX_TOKENS``) keeps its text but drops its tool
         calls, whose arguments are almost certainly incomplete.
         """
-        # region ch05a: check stop_reason; build ToolCalls (a name is required); infer TOOL_USE
+        # region ch05a: no Done is an error; a cut-off turn runs no calls; calls mean TOOL_USE
+        # more: parse_arguments for each call in start order; an id-less call gets f"call_{n}"
         if self.stop_reason is None:
             raise StreamError("the stream ended before the model said why it stopped")
         stop_reason = self.stop_reason
@@ -411,7 +419,8 @@ def turn_events(turn: AssistantTurn, chunk_size: int = 4) -> list[StreamEvent]:
     Text comes first, then each tool call (a start, then its JSON arguments in fragments of
     ``chunk_size`` characters), then the stop reason, then the usage.
     """
-    # region ch05a: TextDeltas, then for each call a ToolCallStart and ToolCallDeltas, Done, usage
+    # region ch05a: what a server might send: text, then each call, then stop reason and usage
+    # more: slice text and json.dumps(arguments) with range(0, len(s), chunk_size)
     events: list[StreamEvent] = [
         TextDelta(turn.text[i : i + chunk_size]) for i in range(0, len(turn.text), chunk_size)
     ]
@@ -462,7 +471,8 @@ class MockStreamProvider:
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AsyncIterator[StreamEvent]:
         """Record the call, then yield the next scripted turn's events one by one."""
-        # region ch05a: record the call, take the next script item (or raise), yield its events
+        # region ch05a: record the call first, then play the next script item as events
+        # more: ProviderCall(...) as in chapter 1; MockProviderExhausted; turn_events(item, ...)
         self.calls.append(ProviderCall(messages=tuple(messages), tools=tuple(tools)))
         if not self._script:
             raise MockProviderExhausted(

@@ -235,6 +235,6 @@ class StreamingAgent(AgentBase):
         """Add ``prompt`` to the conversation; yield events until the model is done."""
         raise Todo(
             "ch05b",
-            "stream a turn through an accumulator, yielding events; run tools; loop",
+            "chapter 3's loop, but each stream event is passed on the moment it arrives",
         )
         yield  # never reached; keeps this a generator

@@ -88,7 +88,7 @@ def parse_sse_line(line: str) -> tuple[str, str] | None:
     ``: OPENROUTER PROCESSING`` keep-alive). A line without a colon is a field with an empty
     value; one space after the colon, if present, is not part of the value.
     """
-    raise Todo("ch05a", "comments give None; partition at the first \":\"; drop one leading space")
+    raise Todo("ch05a", "a comment gives None; any other line is a field name, a colon and a value")
 
 
 class SSEDecoder:
@@ -117,20 +117,20 @@ class SSEDecoder:
         """Add bytes from the stream; return the events they complete, in order."""
         raise Todo(
             "ch05a",
-            "decode, split off complete lines (keep the rest), and process each line",
+            "decode the bytes, cut the text into complete lines, keep the unfinished rest",
         )
 
     def _line(self, line: str) -> ServerSentEvent | None:
         """Process one complete line; return an event when the line is the blank that ends one."""
-        raise Todo("ch05a", "a blank line dispatches; otherwise store data, event or id fields")
+        raise Todo(
+            "ch05a",
+            "a blank line ends the event if it has data; any other line sets one field",
+        )
 
 
 def usage_from_wire(usage: dict[str, Any]) -> TokenUsage:
     """Read an OpenAI-style ``usage`` object, including OpenRouter's ``cost`` in dollars."""
-    raise Todo(
-        "ch05a",
-        "prompt_tokens, completion_tokens, prompt_tokens_details.cached_tokens, cost",
-    )
+    raise Todo("ch05a", "OpenAI names for the token counts; the cost is money and may be missing")
 
 
 FINISH_REASONS: dict[str, StopReason] = {
@@ -156,7 +156,7 @@ def chunk_events(chunk: dict[str, Any]) -> list[StreamEvent]:
     combination; the last chunk of an OpenRouter stream often has usage and no choices at all.
     An ``error`` object in the chunk (an error in the middle of a stream) raises ``StreamError``.
     """
-    raise Todo("ch05a", "raise on \"error\"; then text, tool-call starts and deltas, finish, usage")
+    raise Todo("ch05a", "an error object raises; a choice may hold text, call pieces and a finish")
 
 
 @dataclass
@@ -172,7 +172,7 @@ def parse_arguments(call: PartialToolCall) -> dict[str, Any]:
     """The finished JSON arguments of ``call`` as a dict; empty text means no arguments."""
     raise Todo(
         "ch05a",
-        "join the fragments, \"\" means {}, and anything but a JSON object is an error",
+        "join the fragments and parse them once; only an object (or nothing) will do",
     )
 
 
@@ -201,7 +201,10 @@ class StreamAccumulator:
 
     def add(self, event: StreamEvent) -> None:
         """Take one event into account."""
-        raise Todo("ch05a", "match on the event type; a start with a new id opens a new call")
+        raise Todo(
+            "ch05a",
+            "one case per event type; pieces of tool calls are filed by their index",
+        )
 
     def turn(self, model: str | None = None) -> AssistantTurn:
         """The finished turn. Raises ``StreamError`` if no ``Done`` event arrived.
@@ -211,7 +214,7 @@ class StreamAccumulator:
         """
         raise Todo(
             "ch05a",
-            "check stop_reason; build ToolCalls (a name is required); infer TOOL_USE",
+            "no Done is an error; a cut-off turn runs no calls; calls mean TOOL_USE",
         )
 
 
@@ -240,7 +243,7 @@ def turn_events(turn: AssistantTurn, chunk_size: int = 4) -> list[StreamEvent]:
     """
     raise Todo(
         "ch05a",
-        "TextDeltas, then for each call a ToolCallStart and ToolCallDeltas, Done, usage",
+        "what a server might send: text, then each call, then stop reason and usage",
     )
 
 
@@ -273,10 +276,7 @@ class MockStreamProvider:
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AsyncIterator[StreamEvent]:
         """Record the call, then yield the next scripted turn's events one by one."""
-        raise Todo(
-            "ch05a",
-            "record the call, take the next script item (or raise), yield its events",
-        )
+        raise Todo("ch05a", "record the call first, then play the next script item as events")
         yield  # never reached; keeps this a generator
 
     async def complete(

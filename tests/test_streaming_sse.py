@@ -236,6 +236,20 @@ def test_streaming_chunk_events_tell_parallel_tool_calls_apart_by_index():
     assert chunk_events(deltas) == [ToolCallDelta(1, '{"pattern"'), ToolCallDelta(0, '{"path"')]
 
 
+def test_streaming_chunk_events_number_calls_without_an_index_by_their_position():
+    # A whole, non-streamed message lists its calls without "index"; chapter 5b reads it here.
+    calls = [
+        {"type": "function", "function": {"name": "read", "arguments": '{"path": "a"}'}},
+        {"type": "function", "function": {"name": "grep", "arguments": '{"pattern": "b"}'}},
+    ]
+    assert chunk_events(chunk(tool_calls=calls)) == [
+        ToolCallStart(0, "", "read"),
+        ToolCallDelta(0, '{"path": "a"}'),
+        ToolCallStart(1, "", "grep"),
+        ToolCallDelta(1, '{"pattern": "b"}'),
+    ]
+
+
 def test_streaming_chunk_events_a_usage_only_final_chunk_without_choices():
     final = chunk(choices=False, usage=usage_body(12, 5, cost=0.002))
     assert final["choices"] == []

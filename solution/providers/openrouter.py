@@ -67,7 +67,8 @@ def message_to_wire(message: Message) -> dict[str, Any]:
     ``content: null``; a failed tool result is marked with an ``Error:`` prefix, because the
     format has no error flag.
     """
-    # region ch05b: match on the message type and build the dict for each role
+    # region ch05b: one dict per role; the wire differs from claw in three small ways
+    # more: match on the four message classes; json.dumps the arguments; "Error: " on failures
     match message:
         case SystemMessage(content=content):
             return {"role": "system", "content": content}
@@ -99,7 +100,8 @@ def message_to_wire(message: Message) -> dict[str, Any]:
 # --8<-- [start:tool-to-wire]
 def tool_to_wire(tool: ToolDefinition) -> dict[str, Any]:
     """One tool definition in the OpenAI format: a ``function`` with a JSON Schema."""
-    # region ch05b: {"type": "function", "function": {name, description, parameters}}
+    # region ch05b: to the server, a tool is a "function" whose parameters are a JSON Schema
+    # more: {"type": "function", "function": {name, description, parameters}}
     return {
         "type": "function",
         "function": {
@@ -120,7 +122,8 @@ def turn_from_wire(body: Any) -> AssistantTurn:
     came with status 200 (OpenRouter reports errors that happen after it accepted the request
     that way). Anything that is not a completion raises ``MalformedResponseError``.
     """
-    # region ch05b: raise on "error"; check choices[0].message; read it as a one-chunk stream
+    # region ch05b: check the outside of the body, then read its message as a one-chunk stream
+    # more: error_from_body(body, status=None); {"choices": [{"delta": message, ...}], "usage"}
     if not isinstance(body, dict):
         raise MalformedResponseError(f"expected a JSON object, got {type(body).__name__}")
     if body.get("error"):
@@ -170,7 +173,8 @@ def error_from_body(
     OpenAI-compatible servers say what went wrong in ``{"error": {"message": ...}}``; the
     ``code`` inside it stands in for the status when the HTTP status was 200.
     """
-    # region ch05b: find the message and code in body["error"]; pick the class by status
+    # region ch05b: the message and code come from body["error"]; the status picks the class
+    # more: ERRORS.get(status, BadRequestError); 5xx is ServerError; under 200 the code stands in
     error = body.get("error") if isinstance(body, dict) else None
     if isinstance(error, dict):
         message = str(error.get("message") or "no message")
@@ -225,7 +229,8 @@ class RetryPolicy:
 
         A ``Retry-After`` from the server wins over the computed backoff.
         """
-        # region ch05b: None past max_retries; retry_after up to its cap; else backoff + jitter
+        # region ch05b: give up after max_retries; trust Retry-After up to a limit; else back off
+        # more: min(max_delay, base_delay * 2**attempt), half of it fixed and half rng.uniform
         if attempt >= self.max_retries:
             return None
         if retry_after is not None:
@@ -323,7 +328,8 @@ class OpenRouterProvider:
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], *, stream: bool
     ) -> dict[str, Any]:
         """The JSON body of a chat-completions request."""
-        # region ch05b: model, messages, tools (only if any), stream (+ usage), optional settings
+        # region ch05b: the model and the messages always; everything else only when it applies
+        # more: message_to_wire, tool_to_wire; streaming adds two keys; test settings is not None
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [message_to_wire(message) for message in messages],
@@ -356,7 +362,8 @@ class OpenRouterProvider:
 
         The error's body is read and the response closed before raising.
         """
-        # region ch05b: for status >= 400: read the body, parse it if JSON, raise error_from_body
+        # region ch05b: nothing below 400; else read and close the body and make it an error
+        # more: aread, then aclose in finally; _redact; a body that is not JSON becomes the message
         if response.status_code < 400:
             return
         try:
@@ -383,7 +390,8 @@ class OpenRouterProvider:
         400, 401, 402 or 403, which would fail the same way again. The caller reads the body
         and must close the response.
         """
-        # region ch05b: loop: send; on a retryable error ask self.retry.delay, sleep, try again
+        # region ch05b: send; after a retryable failure ask the policy how long to wait, then again
+        # more: catch httpx.TransportError and ProviderHTTPError; self.retry.delay; self._sleep
         attempt = 0
         while True:
             request = self._client.build_request(
@@ -417,7 +425,8 @@ class OpenRouterProvider:
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AssistantTurn:
         """Send the conversation; return the whole turn once it is finished."""
-        # region ch05b: _send the body without streaming, read it as JSON, turn_from_wire
+        # region ch05b: a whole answer: send, read and close the body, parse it, read the turn
+        # more: a TransportError while reading says "mid-response"; a body not JSON says "JSON"
         response = await self._send(self.request_body(messages, tools, stream=False))
         try:
             text = self._redact((await response.aread()).decode(errors="replace"))
@@ -445,7 +454,8 @@ class OpenRouterProvider:
         before ``data: [DONE]``. Retries happen only before the first event: once text has
         been shown, sending the request again would show it twice.
         """
-        # region ch05b: _send; feed bytes to an SSEDecoder; stop at [DONE]; no [DONE] is an error
+        # region ch05b: send, then feed each piece of the body to an SSEDecoder; yield as you go
+        # more: [DONE] ends it; TransportError becomes StreamError; close the response in finally
         response = await self._send(self.request_body(messages, tools, stream=True))
         decoder = SSEDecoder()
         try:

@@ -67,12 +67,15 @@ def message_to_wire(message: Message) -> dict[str, Any]:
     ``content: null``; a failed tool result is marked with an ``Error:`` prefix, because the
     format has no error flag.
     """
-    raise Todo("ch05b", "match on the message type and build the dict for each role")
+    raise Todo("ch05b", "one dict per role; the wire differs from claw in three small ways")
 
 
 def tool_to_wire(tool: ToolDefinition) -> dict[str, Any]:
     """One tool definition in the OpenAI format: a ``function`` with a JSON Schema."""
-    raise Todo("ch05b", "{\"type\": \"function\", \"function\": {name, description, parameters}}")
+    raise Todo(
+        "ch05b",
+        "to the server, a tool is a \"function\" whose parameters are a JSON Schema",
+    )
 
 
 def turn_from_wire(body: Any) -> AssistantTurn:
@@ -84,7 +87,7 @@ def turn_from_wire(body: Any) -> AssistantTurn:
     """
     raise Todo(
         "ch05b",
-        "raise on \"error\"; check choices[0].message; read it as a one-chunk stream",
+        "check the outside of the body, then read its message as a one-chunk stream",
     )
 
 
@@ -107,7 +110,10 @@ def error_from_body(
     OpenAI-compatible servers say what went wrong in ``{"error": {"message": ...}}``; the
     ``code`` inside it stands in for the status when the HTTP status was 200.
     """
-    raise Todo("ch05b", "find the message and code in body[\"error\"]; pick the class by status")
+    raise Todo(
+        "ch05b",
+        "the message and code come from body[\"error\"]; the status picks the class",
+    )
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -145,7 +151,7 @@ class RetryPolicy:
         """
         raise Todo(
             "ch05b",
-            "None past max_retries; retry_after up to its cap; else backoff + jitter",
+            "give up after max_retries; trust Retry-After up to a limit; else back off",
         )
 
 
@@ -231,7 +237,7 @@ class OpenRouterProvider:
         """The JSON body of a chat-completions request."""
         raise Todo(
             "ch05b",
-            "model, messages, tools (only if any), stream (+ usage), optional settings",
+            "the model and the messages always; everything else only when it applies",
         )
 
     def _redact(self, text: str) -> str:
@@ -245,10 +251,7 @@ class OpenRouterProvider:
 
         The error's body is read and the response closed before raising.
         """
-        raise Todo(
-            "ch05b",
-            "for status >= 400: read the body, parse it if JSON, raise error_from_body",
-        )
+        raise Todo("ch05b", "nothing below 400; else read and close the body and make it an error")
 
     async def _send(self, body: dict[str, Any]) -> httpx.Response:
         """POST ``body`` and return the response with its headers read and a 2xx status.
@@ -259,14 +262,17 @@ class OpenRouterProvider:
         """
         raise Todo(
             "ch05b",
-            "loop: send; on a retryable error ask self.retry.delay, sleep, try again",
+            "send; after a retryable failure ask the policy how long to wait, then again",
         )
 
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AssistantTurn:
         """Send the conversation; return the whole turn once it is finished."""
-        raise Todo("ch05b", "_send the body without streaming, read it as JSON, turn_from_wire")
+        raise Todo(
+            "ch05b",
+            "a whole answer: send, read and close the body, parse it, read the turn",
+        )
 
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
@@ -279,7 +285,7 @@ class OpenRouterProvider:
         """
         raise Todo(
             "ch05b",
-            "_send; feed bytes to an SSEDecoder; stop at [DONE]; no [DONE] is an error",
+            "send, then feed each piece of the body to an SSEDecoder; yield as you go",
         )
         yield  # never reached; keeps this a generator
 
