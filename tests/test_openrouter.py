@@ -15,7 +15,6 @@ import time
 from decimal import Decimal
 from typing import Any
 
-import openai
 import pytest
 
 from claw.errors import (
@@ -502,6 +501,7 @@ async def test_openrouter_raises_stream_error_when_a_stream_ends_cleanly_without
             await events_of(provider)
 
 
+# --8<-- [start:retry-before-start]
 async def test_openrouter_retries_a_stream_only_before_it_starts(server):
     sleep = FakeSleep()
     server.add(
@@ -516,6 +516,7 @@ async def test_openrouter_retries_a_stream_only_before_it_starts(server):
     assert all(request.json["stream"] is True for request in server.requests)
     assert len(sleep.delays) == 2
     assert sleep.delays[1] == 1.0
+# --8<-- [end:retry-before-start]
 
 
 # ---------------------------------------------------------------- error statuses
@@ -896,6 +897,16 @@ async def test_openrouter_reads_the_same_wire_traffic_as_the_official_openai_sdk
     def replies() -> list[JSONReply | StreamReply]:
         return [JSONReply(whole), StreamReply(pieces=split(stream, 24), pause=0.0005)]
 
+    # claw reads the traffic first...
+    server.add(*replies())
+    async with provider_for(server) as provider:
+        turn = await provider.complete(hello(), [READ])
+        streamed = await provider.stream_turn(hello(), [GREP])
+
+    # ...then the official SDK reads the same traffic (imported only now: it takes a while to
+    # import, and a run that has not reached this point yet should not pay for it).
+    import openai
+
     server.add(*replies())
     async with openai.AsyncOpenAI(
         base_url=server.base_url, api_key="sk-test", max_retries=0
@@ -935,11 +946,7 @@ async def test_openrouter_reads_the_same_wire_traffic_as_the_official_openai_sdk
     assert sdk_usage is not None
     assert sdk_usage.completion_tokens == 12
 
-    # ...and claw reads the same traffic the same way.
-    server.add(*replies())
-    async with provider_for(server) as provider:
-        turn = await provider.complete(hello(), [READ])
-        streamed = await provider.stream_turn(hello(), [GREP])
+    # ...and claw read it the same way.
     assert turn.text == message.content
     assert turn.tool_calls == (
         ToolCall(
