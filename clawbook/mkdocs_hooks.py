@@ -36,7 +36,12 @@ def notebook_for(chapter: Chapter, docs_dir: Path) -> str | None:
 
 
 def build_nav(curriculum: Curriculum, docs_dir: Path) -> list[Any]:
-    """Home, then one section per part with its written chapters, then the notebooks."""
+    """Home, then one section per part with its written chapters, then the notebooks.
+
+    A notebook's label starts with "Notebook", because it is also the page's title and the
+    text of the "Previous"/"Next" links in the footer, which show no section: the page after
+    the last chapter must not read like another chapter.
+    """
     nav: list[Any] = [{"Home": "index.md"}]
     for part in curriculum.parts:
         written = [c for c in curriculum.written if c.part == part.number]
@@ -44,7 +49,7 @@ def build_nav(curriculum: Curriculum, docs_dir: Path) -> list[Any]:
             title = f"Part {ROMAN[part.number]} · {part.title}"
             nav.append({title: [{f"{number(c)} · {c.title}": c.page} for c in written]})
     notebooks = [
-        {f"{number(c)} · {c.title}": nb}
+        {f"Notebook · {number(c)} · {c.title}": nb}
         for c in curriculum.written
         if (nb := notebook_for(c, docs_dir)) is not None
     ]
