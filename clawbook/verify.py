@@ -7,7 +7,8 @@ Each check proves one promise of DESIGN.md and says, when it fails, what to fix:
 3. against a freshly generated starter, every test of a chapter with stubs is todo (none passes
    by accident) and every other test passes;
 4. progression: with chapters 1..N filled in, chapter N passes and later chapters stay todo;
-5. every test command quoted in the book selects at least one test;
+5. every test command quoted in the book selects at least one test, and every word a test
+   demands of the learner's code is stated in the lesson text (``clawbook/demands.py``);
 6. the book builds with ``mkdocs build --strict``;
 7. the notebooks pass nbval;
 8. ruff and mypy are clean;
@@ -30,7 +31,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from . import stubgen
+from . import demands, stubgen
 from .chapters import CHAPTERS_ENV, Curriculum, load_file, test_functions
 from .runner import ROOT, Run, chapter_test_files, pytest_command, run_pytest
 
@@ -350,6 +351,24 @@ def _collect_count(project: Project, args: list[str]) -> int:
     return sum(1 for line in completed.stdout.splitlines() if "::" in line)
 
 
+def check_test_demands(project: Project) -> Outcome:
+    """Every word a test demands is stated in its chapter's page, outside folded solutions."""
+    found = demands.findings(project.root, project.curriculum)
+    missing = [str(finding) for finding in found if not finding.stated]
+    if missing:
+        return _fail(
+            f"{len(missing)} of {len(found)} words the tests demand are not in the lesson text: "
+            + demands.HOW_TO_STATE,
+            missing,
+        )
+    chapters = len({finding.chapter for finding in found})
+    return Outcome(
+        True,
+        f"{len(found)} demands in {chapters} chapters are stated in the lesson text, "
+        "outside folded solutions",
+    )
+
+
 # ---------------------------------------------------------------- 6-8. book, notebooks, linters
 
 
@@ -444,6 +463,7 @@ CHECKS: list[tuple[str, Check, bool]] = [
     ("untouched starter", check_untouched_starter, False),
     ("progression", check_progression, True),
     ("book test commands", check_book_commands, False),
+    ("test demands", check_test_demands, False),
     ("book builds", check_book_builds, True),
     ("notebooks", check_notebooks, True),
     ("ruff", check_ruff, False),
