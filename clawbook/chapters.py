@@ -8,10 +8,15 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 CHAPTERS_FILE = Path(__file__).with_name("chapters.toml")
 CHAPTERS_ENV = "CLAWBOOK_CHAPTERS"
 """Names another chapters file; the tooling's own tests use it to describe small fake courses."""
+
+
+class CurriculumError(ValueError):
+    """``chapters.toml`` cannot be read: the message names the file, and the line when known."""
 
 
 @dataclass(frozen=True)
@@ -124,28 +129,58 @@ def test_functions(path: Path) -> list[str]:
     ]
 
 
-def parse(text: str) -> Curriculum:
-    """Build a curriculum from the text of a ``chapters.toml`` file."""
-    data = tomllib.loads(text)
-    parts = tuple(Part(number=p["number"], title=p["title"]) for p in data["part"])
-    chapters = tuple(
-        Chapter(
-            id=c["id"],
-            title=c["title"],
-            part=c["part"],
-            minutes=c["minutes"],
-            teaches=c.get("teaches", ""),
-            page=c.get("page"),
-            files=tuple(c.get("files", ())),
-            tests=dict(c.get("tests", {})),
+def parse(text: str, source: str = "chapters.toml") -> Curriculum:
+    """Build a curriculum from the text of a ``chapters.toml`` file.
+
+    Raises ``CurriculumError``, naming ``source``, for text that is not TOML and for a part or
+    chapter with a missing or mistyped field.
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise CurriculumError(f"{source}: not valid TOML: {error}") from None
+    try:
+        parts = tuple(
+            Part(number=_typed(p, "number", int), title=_typed(p, "title", str))
+            for p in data.get("part", [])
         )
-        for c in data["chapter"]
-    )
+        chapters = tuple(_chapter(c) for c in data.get("chapter", []))
+    except (KeyError, TypeError, AttributeError) as error:
+        raise CurriculumError(f"{source}: {error.args[0] if error.args else error}") from None
+    if not chapters:
+        raise CurriculumError(f"{source}: lists no [[chapter]]")
     ids = [c.id for c in chapters]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
-        raise ValueError(f"chapters.toml lists these ids twice: {', '.join(duplicates)}")
+        raise CurriculumError(f"{source}: lists these ids twice: {', '.join(duplicates)}")
     return Curriculum(parts=parts, chapters=chapters)
+
+
+def _typed(table: dict[str, object], key: str, kind: type, default: object = ...) -> Any:
+    """``table[key]``, checked to be a ``kind``; a clear message when it is missing or wrong."""
+    name = f"chapter {table.get('id', '?')!r}" if "id" in table else "an entry"
+    if key not in table:
+        if default is not ...:
+            return default
+        raise KeyError(f"{name} has no {key!r}")
+    value = table[key]
+    if not isinstance(value, kind):
+        raise TypeError(f"{name}: {key!r} should be a {kind.__name__}, not {value!r}")
+    return value
+
+
+def _chapter(table: dict[str, Any]) -> Chapter:
+    tests = _typed(table, "tests", dict, {})
+    return Chapter(
+        id=_typed(table, "id", str),
+        title=_typed(table, "title", str),
+        part=_typed(table, "part", int),
+        minutes=_typed(table, "minutes", int),
+        teaches=_typed(table, "teaches", str, ""),
+        page=_typed(table, "page", str, None),
+        files=tuple(_typed(table, "files", list, [])),
+        tests={str(k): int(v) for k, v in tests.items()},
+    )
 
 
 def load() -> Curriculum:
@@ -156,4 +191,8 @@ def load() -> Curriculum:
 @cache
 def load_file(path: Path) -> Curriculum:
     """The curriculum described by one chapters file."""
-    return parse(path.read_text(encoding="utf-8"))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise CurriculumError(f"cannot read {path}: {error.strerror}") from None
+    return parse(text, str(path))

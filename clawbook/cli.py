@@ -1,43 +1,138 @@
 """``clawbook``: your progress through the book, one command away.
 
-Exit codes: 0 when what you asked about is done (or the command succeeded), 1 when a test fails
-or a check does not hold, 2 for a usage error, 3 when nothing fails but tests are still todo.
+Exit codes: 0 when what you asked about is done (or the command succeeded), 1 when a test fails,
+a run breaks or a check does not hold, 2 for a usage error, 3 when nothing fails but tests are
+still todo. Ctrl-C (or SIGTERM) stops a run and everything it started.
+
+The learner's tools are held to a strict rule: they never report success that did not happen,
+they point at the learner's own file and line, they never hang silently, and they never delete a
+learner's code.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
 
 from rich.console import Console
 from rich.markup import escape
+from rich.status import Status
 from rich.table import Table
 
 from . import stubgen, stubs
-from .chapters import Chapter, Curriculum, load
-from .runner import ROOT, Progress, Run, chapter_test_files, next_chapter, progress, run_pytest
+from .chapters import Chapter, Curriculum, CurriculumError, load
+from .report import Location, Problem, Report
+from .runner import (
+    ROOT,
+    Progress,
+    Run,
+    chapter_test_files,
+    default_timeout,
+    next_chapter,
+    progress,
+    run_pytest,
+)
 
 OK, FAILED, USAGE, TODO = 0, 1, 2, 3
+INTERRUPTED = 130
 
-console = Console(highlight=False, soft_wrap=True)
+console = Console(highlight=False, soft_wrap=True, emoji=False)
+BACKUPS = ROOT / ".clawbook" / "backups"
+MANIFEST = ROOT / "clawbook" / "generated-starter.json"
 
 STATE_STYLE = {
     "done": "[green]✓ done[/]",
     "in progress": "[yellow]◐ in progress[/]",
     "todo": "[dim]○ todo[/]",
     "failing": "[red]✗ failing[/]",
+    "cannot import": "[red]✗ cannot import[/]",
+    "not run": "[red]? not run[/]",
     "reading": "[blue]📖 reading[/]",
     "coming": "[dim]… coming soon[/]",
 }
 
 
 def _bar(p: Progress, width: int = 12) -> str:
+    if p.state == "cannot import":
+        error = next((r for r in p.results if r.outcome == "error" and r.where), None)
+        where = error.where if error else None
+        return f"[red]{escape(_where_words(where))}[/]" if where else "[red]see above[/]"
     if not p.total:
         return ""
+    if p.not_run == p.total:
+        return "[dim]none of its tests ran[/]"
     filled = round(width * p.passed / p.total)
     colour = "green" if p.state == "done" else "red" if p.state == "failing" else "yellow"
-    return f"[{colour}]{'█' * filled}[/][dim]{'░' * (width - filled)}[/] {p.passed}/{p.total}"
+    bar = f"[{colour}]{'█' * filled}[/][dim]{'░' * (width - filled)}[/] {p.passed}/{p.total}"
+    return bar + (f" [red]{p.not_run} not run[/]" if p.not_run else "")
+
+
+def _where_words(where: Location) -> str:
+    return f"{where.path} (line {where.line})"
+
+
+# ---------------------------------------------------------------- running, with progress
+
+
+def _run(label: str, args: Sequence[str], implementation: str, timeout: float | None = None) -> Run:
+    """Run pytest with a live status line; Ctrl-C stops the run (and everything it started)."""
+    with console.status(f"{label} ...") as status:
+        return run_pytest(
+            args,
+            implementation=implementation,
+            timeout=timeout,
+            watch=lambda report, elapsed: _show_progress(status, label, report, elapsed),
+        )
+
+
+def _show_progress(status: Status, label: str, report: Report, elapsed: float) -> None:
+    done = len(report.results)
+    total = f"/{len(report.collected)}" if report.collected is not None else ""
+    running = report.running.split("::")[-1] if report.running else ""
+    status.update(f"{escape(label)} · {done}{total} · {escape(running)} [dim]({elapsed:.0f} s)[/]")
+
+
+def _print_problems(run: Run) -> None:
+    """What stops everything else, said once and first: broken modules, a run that broke off."""
+    for problem in run.problems:
+        _print_problem(problem)
+    stop = run.stopped
+    if stop is None:
+        return
+    if stop.reason == "error":
+        console.print(f"[red]✗ The tests could not start:[/] {escape(stop.detail)}")
+        return
+    console.print(f"[red]✗ The test run stopped early:[/] {escape(stop.detail)}")
+    if stop.where is not None:
+        console.print(f"    at {_code_line(stop.where)}")
+    missing = len(run.collected or ()) - len(run.results)
+    if missing > 0:
+        console.print(f"    [dim]{missing} test(s) did not run. Fix this first, then run again.[/]")
+    console.print()
+
+
+def _print_problem(problem: Problem) -> None:
+    where = problem.where
+    console.print(
+        f"[red]✗ cannot import {escape(_where_words(where))}:[/] {escape(problem.message)}"
+    )
+    if where.source:
+        console.print(f"    [dim]{where.line:>5} │[/] {escape(where.source)}")
+        if problem.caret:
+            console.print(f"    [dim]{'':>5} │[/] {' ' * (problem.caret - 1)}[red]^[/]")
+    console.print("    [dim]Every test that imports this module stops here: fix it first.[/]\n")
+
+
+def _code_line(where: Location) -> str:
+    text = f"[bold]{escape(str(where))}[/]"
+    if where.source:
+        text += f"   [dim]{escape(where.source)}[/]"
+    return text
 
 
 # ---------------------------------------------------------------- status
@@ -46,10 +141,13 @@ def _bar(p: Progress, width: int = 12) -> str:
 def cmd_status(args: argparse.Namespace) -> int:
     """A table of every chapter and the next one to work on."""
     curriculum = load()
-    with console.status("running the tests against starter/ ..."):
-        run = run_pytest(implementation=args.impl)
+    run = _run(f"running the tests against {args.impl}/", [], args.impl, args.timeout)
     report = progress(curriculum, run)
-    table = Table(title=f"Clawbook · your progress ({args.impl}/)", title_style="bold")
+    _print_problems(run)
+    title = f"Clawbook · your progress ({args.impl}/)"
+    if not Path.cwd().resolve().is_relative_to(ROOT):
+        title += f" in {ROOT}"
+    table = Table(title=escape(title), title_style="bold")
     table.add_column("", justify="right", style="dim")
     table.add_column("chapter")
     table.add_column("state")
@@ -57,8 +155,13 @@ def cmd_status(args: argparse.Namespace) -> int:
     for p in report:
         if p.state == "coming" and not args.all:
             continue
-        title = p.chapter.title if p.chapter.written else f"[dim]{p.chapter.title}[/]"
-        table.add_row(p.chapter.id, title, STATE_STYLE[p.state], _bar(p))
+        title = escape(p.chapter.title)
+        table.add_row(
+            p.chapter.id,
+            title if p.chapter.written else f"[dim]{title}[/]",
+            STATE_STYLE[p.state],
+            _bar(p),
+        )
     console.print(table)
     if not args.all:
         coming = sum(1 for p in report if p.state == "coming")
@@ -66,73 +169,108 @@ def cmd_status(args: argparse.Namespace) -> int:
             f"[dim]{coming} more chapters are coming; `clawbook status --all` lists them.[/]"
         )
     upcoming = next_chapter(report)
-    if upcoming is None:
+    if upcoming is None and run.complete and not run.problems:
         console.print(
             "\n[bold green]🎉 Every written chapter passes. You built a working agent![/] "
             "Try it, read the next chapter as it lands, or help a friend get here."
         )
         return OK
-    chapter = upcoming.chapter
-    console.print(f"\n[bold]Next:[/] {chapter.id} · {chapter.title}")
-    if chapter.files:
-        console.print(f"  edit   {', '.join('starter/' + f for f in chapter.files)}")
-    console.print(f"  read   book/{chapter.page}")
-    console.print(f"  run    clawbook check {chapter.id}   (or clawbook watch)")
-    return FAILED if any(p.state == "failing" for p in report) else TODO
+    if upcoming is not None:
+        chapter = upcoming.chapter
+        console.print(f"\n[bold]Next:[/] {chapter.id} · {escape(chapter.title)}")
+        if chapter.files:
+            console.print(f"  edit   {', '.join('starter/' + f for f in chapter.files)}")
+        console.print(f"  read   book/{chapter.page}")
+        console.print(f"  run    clawbook check {chapter.id}   (or clawbook watch)")
+    broken = not run.complete or run.problems
+    if broken or any(p.state in ("failing", "cannot import", "not run") for p in report):
+        return FAILED
+    return TODO
 
 
 # ---------------------------------------------------------------- check
 
 
-def check_chapter(chapter: Chapter, implementation: str = "starter") -> tuple[int, Progress]:
+def check_chapter(
+    chapter: Chapter, implementation: str = "starter", timeout: float | None = None
+) -> tuple[int, Progress]:
     """Run one chapter's tests and print what a learner needs: failures briefly, one hint."""
     files = chapter_test_files(chapter)
     if not files:
         console.print(f"[yellow]{chapter.id} has no tests yet.[/]")
         return OK, Progress(chapter)
-    with console.status(f"running {chapter.id}'s tests against {implementation}/ ..."):
-        run = run_pytest(files, implementation=implementation)
-    p = Progress(chapter, run.for_chapter(chapter))
-    _print_results(p, run)
-    return _exit_code(p), p
+    label = f"running {chapter.id}'s tests against {implementation}/"
+    run = _run(label, files, implementation, timeout)
+    p = Progress(chapter, run.for_chapter(chapter), run.expected_for(chapter))
+    _print_problems(run)
+    _print_results(p, run, implementation)
+    return _exit_code(p, run), p
 
 
-def _print_results(p: Progress, run: Run) -> None:
+def _print_results(p: Progress, run: Run, implementation: str) -> None:
     chapter = p.chapter
-    console.print(f"[bold]{chapter.id} · {chapter.title}[/]  {STATE_STYLE[p.state]}  {_bar(p)}\n")
+    console.print(
+        f"[bold]{chapter.id} · {escape(chapter.title)}[/]  {STATE_STYLE[p.state]}  {_bar(p)}\n"
+    )
     for result in p.results:
+        name = escape(result.name)
         if result.outcome == "passed":
-            console.print(f"  [green]✓[/] {escape(result.name)}")
+            console.print(f"  [green]✓[/] {name}")
         elif result.outcome == "todo":
-            console.print(f"  [dim]○ {escape(result.name)}[/]")
+            console.print(f"  [dim]○ {name}[/]")
         elif result.outcome == "skipped":
-            console.print(f"  [dim]- {escape(result.name)} (skipped)[/]")
+            console.print(f"  [dim]- {name} (skipped)[/]")
+        elif result.outcome == "error":
+            message = escape(result.message or "")
+            console.print(f"  [red]✗ {escape(result.file)}[/]  [red]{message}[/]")
         else:
-            where = f"{result.file}:{result.line}" if result.line else result.file
-            console.print(f"  [red]✗ {escape(result.name)}[/]  [dim]{escape(where)}[/]")
+            mark = "⏱" if result.outcome == "hung" else "✗"
+            console.print(f"  [red]{mark} {name}[/]")
             for line in (result.message or "").splitlines()[:8]:
                 console.print(f"      [red]{escape(line)}[/]")
+            if result.where is not None:
+                console.print(f"      at   {_code_line(result.where)}")
+            if result.called_from is not None:
+                console.print(f"      from {_code_line(result.called_from)}")
     problem = p.first_problem
-    if problem is not None:
-        console.print(
-            f"\n[dim]Read the failing test at {escape(problem.file)}"
-            f"{':' + str(problem.line) if problem.line else ''}; "
-            f"`pytest {escape(problem.file)} -x` shows the full traceback.[/]"
-        )
-    if not p.results and run.returncode not in (0, 5):
+    if problem is not None and problem.outcome in ("failed", "hung"):
+        console.print(f"\n[dim]`pytest {escape(problem.nodeid)}` shows the whole traceback.[/]")
+    if not p.results and run.stopped is None and run.returncode not in (0, 5):
         console.print(escape(run.output[-3000:]))
-    todo = p.first_todo
-    if todo is not None and p.first_problem is None:
-        console.print(
-            f"\n[yellow]Next stub:[/] {escape(todo.hint or '')}  "
-            f"[dim](clawbook hint {chapter.id} shows where)[/]"
-        )
+    if problem is None and p.first_todo is not None:
+        _print_next_stub(chapter, p, implementation)
     if p.state == "done":
         console.print(f"\n[bold green]✓ {chapter.id} is done.[/] On to the next chapter!")
 
 
-def _exit_code(p: Progress) -> int:
-    if p.state == "failing":
+def _print_next_stub(chapter: Chapter, p: Progress, implementation: str) -> None:
+    """What to write next: an earlier chapter the tests wait for, or this chapter's first stub.
+
+    Stubs are taken in the order the book builds them (``clawbook hint``'s order), not in the
+    order the tests happen to reach them.
+    """
+    waiting = sorted({r.todo_chapter for r in p.results if r.todo_chapter} - {chapter.id})
+    own = any(r.todo_chapter == chapter.id for r in p.results)
+    if waiting and not own:
+        console.print(
+            f"\n[yellow]These tests wait for stubs of {', '.join(waiting)}:[/] finish "
+            f"{waiting[0]} first (clawbook check {waiting[0]})."
+        )
+        return
+    remaining = stubs.remaining_stubs(ROOT / implementation, chapter)
+    if remaining:
+        stub = remaining[0]
+        console.print(
+            f"\n[yellow]Next stub:[/] [bold]{implementation}/{stub.path}:{stub.line}[/] "
+            f"{escape(stub.function)}\n  hint: {escape(stub.hint)}\n"
+            f"  [dim](clawbook hint {chapter.id} lists them all; --more gives a second hint)[/]"
+        )
+    if waiting:
+        console.print(f"[dim]Some tests also wait for {', '.join(waiting)}.[/]")
+
+
+def _exit_code(p: Progress, run: Run) -> int:
+    if p.state in ("failing", "cannot import", "not run") or not run.complete:
         return FAILED
     if p.state in ("todo", "in progress"):
         return TODO
@@ -142,7 +280,7 @@ def _exit_code(p: Progress) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Run one chapter's tests."""
     chapter = _chapter(args.chapter)
-    code, _ = check_chapter(chapter, args.impl)
+    code, _ = check_chapter(chapter, args.impl, args.timeout)
     return code
 
 
@@ -150,9 +288,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_hint(args: argparse.Namespace) -> int:
-    """Where the chapter's remaining stubs are, and the hint of each."""
+    """Where the chapter's remaining stubs are, and the hint of each (and a second, if asked)."""
     chapter = _chapter(args.chapter)
-    console.print(f"[bold]{chapter.id} · {chapter.title}[/]")
+    console.print(f"[bold]{chapter.id} · {escape(chapter.title)}[/]")
     if chapter.page:
         console.print(f"[dim]read: book/{chapter.page}[/]")
     if not chapter.has_stubs:
@@ -165,16 +303,55 @@ def cmd_hint(args: argparse.Namespace) -> int:
             f"`clawbook check {chapter.id}` shows which and why."
         )
         return OK
+    more = _second_hints(chapter) if args.more else {}
     for stub in remaining:
-        console.print(f"\n  [bold]starter/{stub.path}:{stub.line}[/]  {stub.function}")
+        console.print(f"\n  [bold]starter/{stub.path}:{stub.line}[/]  {escape(stub.function)}")
         console.print(f"    [yellow]hint:[/] {escape(stub.hint)}")
+        if args.more:
+            second = more.get((stub.path, stub.hint)) or more.get((stub.path, stub.function))
+            text = escape(second) if second else "[dim](this stub has no second hint)[/]"
+            console.print(f"    [yellow]more:[/] {text}")
     console.print(
         f"\n{len(remaining)} stub(s) to go. Replace each `raise Todo(...)` with real code."
     )
+    if not args.more:
+        console.print(
+            f"[dim]Stuck? `clawbook hint {chapter.id} --more` gives a second, more specific "
+            "hint for each.[/]"
+        )
     return TODO
 
 
-# ---------------------------------------------------------------- reset
+def _second_hints(chapter: Chapter) -> dict[tuple[str, str], str]:
+    """The ``# more:`` hints of a chapter's regions, by (file, hint) and by (file, function)."""
+    found: dict[tuple[str, str], str] = {}
+    for relative in chapter.files:
+        source = (ROOT / "solution" / relative).read_text(encoding="utf-8")
+        for region in stubgen.find_regions(source, relative):
+            if region.chapter == chapter.id and region.more:
+                found[(relative, region.hint)] = region.more
+                found.setdefault((relative, region.function), region.more)
+    return found
+
+
+# ---------------------------------------------------------------- reset and restore
+
+
+def _confirm(question: str, yes: bool, command: str) -> bool | None:
+    """True to go on, False if the learner said no, None when nobody can be asked."""
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        console.print(
+            f"[red]Nothing changed:[/] there is no terminal to ask you. Run `{command} --yes` "
+            "to go ahead without a question."
+        )
+        return None
+    answer = console.input(f"{question} [y/N] ")
+    if answer.strip().lower() not in ("y", "yes"):
+        console.print("Nothing changed.")
+        return False
+    return True
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
@@ -183,21 +360,64 @@ def cmd_reset(args: argparse.Namespace) -> int:
     try:
         plan = stubs.plan_reset(chapter, ROOT / "solution", ROOT / "starter")
     except stubs.ResetError as error:
-        console.print(f"[yellow]{error}[/]")
+        console.print(f"[yellow]{escape(str(error))}[/]")
         return USAGE
-    console.print(f"Reset {chapter.id} · {chapter.title}: these go back to their stubs:")
+    console.print(f"Reset {chapter.id} · {escape(chapter.title)}:")
     for path, names in plan.functions.items():
-        console.print(f"  starter/{path}: {', '.join(names)}")
-    if not args.yes:
-        if not sys.stdin.isatty():
-            console.print("[red]Not resetting: confirm with --yes when there is no terminal.[/]")
+        reason = plan.whole_files.get(path)
+        if reason:
+            console.print(
+                f"  starter/{path} {escape(reason)}, so [bold]the whole file[/] goes back to "
+                "its starter version (other chapters' code in it too)"
+            )
+        else:
+            console.print(f"  starter/{path}: {', '.join(names)} go back to their stubs")
+    answer = _confirm(
+        "Your current files go to .clawbook/backups/ first. Reset?",
+        args.yes,
+        f"clawbook reset {chapter.id}",
+    )
+    if not answer:
+        return OK if answer is False else USAGE
+    folder = stubs.apply_reset(plan, ROOT / "starter", BACKUPS)
+    console.print(
+        f"[green]Done.[/] Your previous code is in {folder.relative_to(ROOT)}/; "
+        f"`clawbook restore {chapter.id}` puts it back."
+    )
+    return OK
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    """Put a backup back into starter/, backing up the current files first."""
+    chapter = _chapter(args.chapter)
+    backups = stubs.list_backups(BACKUPS, chapter.id)
+    if not backups:
+        console.print(f"There is no backup of {chapter.id} in .clawbook/backups/.")
+        return USAGE
+    if args.backup:
+        chosen = next((b for b in backups if b.name == Path(args.backup).name), None)
+        if chosen is None:
+            console.print(f"[red]No backup named {escape(args.backup)!r}.[/] The backups are:")
+            for backup in backups:
+                console.print(f"  {backup.name}")
             return USAGE
-        answer = console.input("Your current code goes to .clawbook/backups/. Reset? [y/N] ")
-        if answer.strip().lower() not in ("y", "yes"):
-            console.print("Nothing changed.")
-            return OK
-    folder = stubs.apply_reset(plan, ROOT / "starter", ROOT / ".clawbook" / "backups")
-    console.print(f"[green]Done.[/] Your previous code is in {folder.relative_to(ROOT)}/")
+    else:
+        chosen = next((b for b in backups if "-before-restore" not in b.name), backups[0])
+    console.print(f"Restore {chosen.name}: these files go back to their backed-up version:")
+    for relative in chosen.files:
+        console.print(f"  starter/{relative}")
+    answer = _confirm(
+        "Your current versions go to .clawbook/backups/ first. Restore?",
+        args.yes,
+        f"clawbook restore {chapter.id} {chosen.name}",
+    )
+    if not answer:
+        return OK if answer is False else USAGE
+    before = stubs.restore(chosen, ROOT / "starter", BACKUPS, chapter.id)
+    console.print(
+        f"[green]Restored.[/] The code you had just now is in {before.relative_to(ROOT)}/ "
+        f"(`clawbook restore {chapter.id} {before.name}` undoes this)."
+    )
     return OK
 
 
@@ -209,35 +429,52 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from watchfiles import watch
 
     curriculum = load()
-    chapter = _chapter(args.chapter) if args.chapter else _next_unfinished(curriculum, args.impl)
-    if chapter is None:
-        console.print("[bold green]Everything passes already. 🎉[/]")
-        return OK
+    code = TODO
     try:
-        code, p = _watch_once(chapter, args.impl)
+        chapter: Chapter | None
+        if args.chapter:
+            chapter = _chapter(args.chapter)
+            console.clear()
+            code, p = check_chapter(chapter, args.impl, args.timeout)
+        else:
+            console.clear()
+            chapter, code, p = _watch_next(curriculum, args.impl, args.timeout)
+            if chapter is None:
+                return code
+        _watching(args.impl)
         for _changes in watch(ROOT / args.impl, watch_filter=lambda _c, path: path.endswith(".py")):
+            console.clear()
             if p.state == "done":
-                following = _next_unfinished(curriculum, args.impl)
-                if following is None:
-                    console.print("[bold green]Every written chapter passes. 🎉[/]")
-                    return OK
-                chapter = following
-            code, p = _watch_once(chapter, args.impl)
+                chapter, code, p = _watch_next(curriculum, args.impl, args.timeout)
+                if chapter is None:
+                    return code
+            else:
+                assert chapter is not None
+                code, p = check_chapter(chapter, args.impl, args.timeout)
+            _watching(args.impl)
     except KeyboardInterrupt:
-        return code
+        console.print("\n[dim]Stopped watching.[/]")
     return code
 
 
-def _watch_once(chapter: Chapter, implementation: str) -> tuple[int, Progress]:
-    console.clear()
-    code, p = check_chapter(chapter, implementation)
+def _watch_next(
+    curriculum: Curriculum, implementation: str, timeout: float | None
+) -> tuple[Chapter | None, int, Progress]:
+    """One run of the whole suite: show the first unfinished chapter's results from it."""
+    run = _run(f"running the tests against {implementation}/", [], implementation, timeout)
+    _print_problems(run)
+    upcoming = next_chapter(progress(curriculum, run))
+    if upcoming is None:
+        if run.complete and not run.problems:
+            console.print("[bold green]Every written chapter passes. 🎉[/]")
+            return None, OK, Progress(curriculum.chapters[0])
+        return None, FAILED, Progress(curriculum.chapters[0])
+    _print_results(upcoming, run, implementation)
+    return upcoming.chapter, _exit_code(upcoming, run), upcoming
+
+
+def _watching(implementation: str) -> None:
     console.print(f"\n[dim]watching {implementation}/ for changes · Ctrl-C to stop[/]")
-    return code, p
-
-
-def _next_unfinished(curriculum: Curriculum, implementation: str) -> Chapter | None:
-    upcoming = next_chapter(progress(curriculum, run_pytest(implementation=implementation)))
-    return upcoming.chapter if upcoming else None
 
 
 # ---------------------------------------------------------------- stubs (for authors)
@@ -246,18 +483,37 @@ def _next_unfinished(curriculum: Curriculum, implementation: str) -> Chapter | N
 def cmd_stubs(args: argparse.Namespace) -> int:
     """Generate starter/ from solution/, or with --check report whether it is stale."""
     files = stubgen.render_tree(ROOT / "solution")
+    starter = ROOT / "starter"
     if args.check:
-        problems = stubgen.differences(files, ROOT / "starter")
+        problems = stubgen.differences(files, starter)
+        recorded = stubs.read_manifest(MANIFEST)
+        if recorded != stubs.manifest(files):
+            problems.append(f"{MANIFEST.relative_to(ROOT)} does not match the generated files")
         if problems:
             for problem in problems:
-                console.print(f"  [red]{problem}[/]")
+                console.print(f"  [red]{escape(problem)}[/]")
             console.print(
-                "[red]starter/ is out of date:[/] run `clawbook stubs` and commit the result."
+                "[red]starter/ is not what solution/ generates.[/] Authors: run `clawbook stubs` "
+                "and commit the result. (Learners never need to: your code lives in starter/.)"
             )
             return FAILED
         console.print(f"[green]starter/ is in sync with solution/[/] ({len(files)} files).")
         return OK
-    stubgen.write_tree(files, ROOT / "starter")
+    edited = stubs.edited_files(starter, stubs.read_manifest(MANIFEST))
+    if edited and not args.force:
+        console.print(
+            f"[red]Not writing starter/:[/] {len(edited)} file(s) differ from what was generated "
+            f"({escape(', '.join(edited[:5]))}{', ...' if len(edited) > 5 else ''}), so they may "
+            "hold your own code. Learners never need this command: `clawbook reset <chapter>` "
+            "puts one chapter's stubs back. Authors: `clawbook stubs --force` backs up starter/ "
+            "and regenerates it."
+        )
+        return FAILED
+    if edited:
+        folder = stubs.back_up(starter, edited, BACKUPS, "stubs")
+        console.print(f"Backed up {len(edited)} edited file(s) to {folder.relative_to(ROOT)}/")
+    stubgen.write_tree(files, starter)
+    stubs.write_manifest(MANIFEST, files)
     console.print(f"Wrote starter/ ({len(files)} files) from solution/.")
     return OK
 
@@ -299,30 +555,46 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler)
         return sub
 
-    def impl_option(sub: argparse.ArgumentParser) -> None:
+    def run_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument(
             "--impl",
             choices=("starter", "solution"),
             default="starter",
             help="the package to test (default: starter, your code)",
         )
+        sub.add_argument(
+            "--timeout",
+            type=float,
+            default=None,
+            metavar="SECONDS",
+            help=f"stop a test that runs longer than this as a likely endless loop "
+            f"(default {default_timeout():g}; or set CLAWBOOK_TIMEOUT)",
+        )
 
     status = add("status", cmd_status, "show every chapter's progress and what to do next")
     status.add_argument("--all", action="store_true", help="also list chapters not written yet")
-    impl_option(status)
+    run_options(status)
     check = add("check", cmd_check, "run one chapter's tests")
     check.add_argument("chapter", help="a chapter id, such as ch01")
-    impl_option(check)
+    run_options(check)
     hint = add("hint", cmd_hint, "show where a chapter's stubs are, and their hints")
     hint.add_argument("chapter")
+    hint.add_argument("--more", action="store_true", help="also show a second, more specific hint")
     watch = add("watch", cmd_watch, "re-run a chapter's tests whenever you save a file")
     watch.add_argument("chapter", nargs="?", help="default: the next unfinished chapter")
-    impl_option(watch)
-    reset = add("reset", cmd_reset, "put a chapter's stubs back (your code is backed up)")
+    run_options(watch)
+    reset = add("reset", cmd_reset, "put a chapter's stubs back (your code is backed up first)")
     reset.add_argument("chapter")
     reset.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    restore = add("restore", cmd_restore, "put back the code a reset (or restore) backed up")
+    restore.add_argument("chapter")
+    restore.add_argument("backup", nargs="?", help="a backup's name (default: the newest)")
+    restore.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     stubs_cmd = add("stubs", cmd_stubs, "(authors) generate starter/ from solution/")
     stubs_cmd.add_argument("--check", action="store_true", help="only report whether it is stale")
+    stubs_cmd.add_argument(
+        "--force", action="store_true", help="overwrite edited starter files (backed up first)"
+    )
     verify = add("verify", cmd_verify, "(instructors) prove the course is sound")
     verify.add_argument(
         "--fast", action="store_true", help="skip the slow checks (progression, book, notebooks)"
@@ -330,13 +602,64 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def find_repository(start: Path) -> Path | None:
+    """The Clawbook checkout that contains ``start``, if any."""
+    for folder in (start, *start.parents):
+        if (folder / "clawbook" / "chapters.toml").is_file() and (folder / "starter").is_dir():
+            return folder
+    return None
+
+
+REEXEC_ENV = "CLAWBOOK_REEXEC"
+
+
+def _use_this_repository(argv: Sequence[str]) -> int | None:
+    """Work on the checkout you are in, even if ``clawbook`` was installed from another one.
+
+    Runs this checkout's own ``clawbook`` in place of this process; returns an exit code only if
+    that is impossible.
+    """
+    here = find_repository(Path.cwd().resolve())
+    if here is None or here == ROOT:
+        return None
+    if os.environ.get(REEXEC_ENV) == str(here):
+        console.print(
+            f"[red]clawbook cannot load the checkout you are in ({escape(str(here))}).[/] "
+            f"It is installed from {escape(str(ROOT))}; "
+            f"run `pip install -e .` in {escape(str(here))}."
+        )
+        return USAGE
+    env = {**os.environ, REEXEC_ENV: str(here)}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(here), env.get("PYTHONPATH")]))
+    sys.stdout.flush()
+    os.execve(sys.executable, [sys.executable, "-m", "clawbook", *argv], env)
+    return None  # not reached: execve does not return
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``clawbook`` command."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:  # a real command line, not a call from a test
+        refused = _use_this_repository(arguments)
+        if refused is not None:
+            return refused
+        signal.signal(signal.SIGTERM, _terminate)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     if args.command is None:
         args = parser.parse_args(["status"])
-    code: int = args.handler(args)
+    try:
+        code: int = args.handler(args)
+    except KeyboardInterrupt:
+        console.print("\n[dim]Stopped.[/]")
+        return INTERRUPTED
+    except (CurriculumError, stubgen.MarkerError) as error:
+        console.print(f"[red]✗ {escape(str(error))}[/]")
+        return USAGE if isinstance(error, CurriculumError) else FAILED
     return code
 
 

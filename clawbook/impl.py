@@ -26,7 +26,10 @@ DEFAULT = "starter"
 
 
 class ImplementationError(RuntimeError):
-    """``CLAW_IMPL`` names no implementation, or the chosen one cannot be imported."""
+    """``CLAW_IMPL`` names no implementation, or the chosen one cannot be imported.
+
+    When the package exists but fails to import, the original error is the ``__cause__``.
+    """
 
 
 def selected() -> str:
@@ -97,8 +100,18 @@ def use(name: str | None = None, path: str | Path | None = None) -> ModuleType:
         del sys.modules[module_name]
     try:
         return importlib.import_module(name)
-    except ImportError as error:
-        raise ImplementationError(f"cannot import the {name!r} package: {error}") from error
+    except Exception as error:  # a learner's package can fail to import in any way at all
+        raise ImplementationError(
+            f"cannot import the {name!r} package: {type(error).__name__}: {error}"
+        ) from error
+
+
+def locate(name: str) -> Path | None:
+    """The directory of an implementation package, found without importing it."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))).resolve()
 
 
 def describe(package: ModuleType) -> str:

@@ -1,36 +1,72 @@
 """The pytest plugin behind Clawbook's one shared test suite.
 
-It does four things:
+It does five things:
 
-* imports the implementation chosen by ``CLAW_IMPL`` as ``claw`` and names it in the header;
-* reports a test that ends in a stub's ``Todo`` as *todo*, with the chapter and the hint, so a
-  run with only passing and todo tests exits 0 while a real failure stays a failure;
-* refuses, loudly, any connection to an address outside the loopback range;
-* writes every result to a JSON file when ``CLAWBOOK_REPORT`` names one, for ``clawbook``.
+* imports the implementation chosen by ``CLAW_IMPL`` as ``claw`` and names it in the header; a
+  package that cannot be imported is reported once, as the file and line that broke it;
+* reports a test that ends in a stub's ``Todo`` as *todo*, in one line (the chapter, the stub's
+  file and line, the hint), so a run with only passing and todo tests exits 0 while a real
+  failure stays a failure;
+* points every failure at the learner's own line, and reports a test stopped by the time limit
+  as one that seems to loop forever, with where it was;
+* refuses, loudly, any connection to an address outside the loopback range (``netguard``);
+* writes every event to a results file when ``CLAWBOOK_REPORT`` names one (``report``).
+
+Speed matters here: a learner runs the suite a hundred times, and most of its tests end in a
+stub. A todo is therefore reported without pytest's traceback formatting, and a property test
+that reaches a stub stops at once instead of letting Hypothesis shrink a ``Todo``.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import json
+import faulthandler
+import functools
+import importlib
+import inspect
 import os
-import socket
+import re
+import signal
 from collections.abc import Callable, Generator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import IO, Any
 
 import pytest
 
-from . import impl
+from . import frames, impl
+from .chapters import CurriculumError
 from .chapters import load as load_curriculum
+from .netguard import NetworkBlocked, guard
+from .report import REPORT_ENV, Location, Problem, ReportWriter, TestResult
 
-REPORT_ENV = "CLAWBOOK_REPORT"
+__all__ = ["REPORT_ENV", "TODO_KEY", "NetworkBlocked", "TestResult", "find_todo"]
+
 TODO_KEY = "clawbook_todo"
+STACKS_SUFFIX = ".stacks"
+"""Beside the results file: where every thread's stack is dumped on SIGUSR1 (a hung run)."""
+TIMEOUT_MESSAGE = re.compile(r"^Timeout \(>(?P<seconds>[\d.]+)s\) from pytest-timeout")
 
 
-class NetworkBlocked(RuntimeError):
-    """A test tried to reach an address outside 127.0.0.0/8 and ::1."""
+@dataclass
+class _Session:
+    """What the plugin knows about the run in progress."""
+
+    package: str = ""
+    package_dir: Path | None = None
+    root: Path = field(default_factory=Path.cwd)
+    writer: ReportWriter | None = None
+    stacks: IO[str] | None = None
+    problems: list[Problem] = field(default_factory=list)
+    diagnosed: bool = False
+    results: dict[str, TestResult] = field(default_factory=dict)
+    details: dict[str, tuple[str, Location | None, Location | None, str]] = field(
+        default_factory=dict
+    )
+    """Per test: outcome, learner's line, test's line and message, found in makereport."""
+
+
+_session = _Session()
 
 
 # ---------------------------------------------------------------- the implementation under test
@@ -38,17 +74,55 @@ class NetworkBlocked(RuntimeError):
 
 def pytest_configure(config: pytest.Config) -> None:
     """Select the implementation before any test module imports ``claw``."""
+    global _session
     try:
-        package = impl.use()
-    except impl.ImplementationError as error:
+        load_curriculum()
+        name = impl.selected()
+    except (CurriculumError, impl.ImplementationError) as error:
         raise pytest.UsageError(str(error)) from error
-    config.stash[_PACKAGE] = impl.describe(package)
-    _guard.install()
+    _session = _Session(package=name, root=config.rootpath)
+    target = os.environ.get(REPORT_ENV)
+    if target:
+        _session.writer = ReportWriter(Path(target))
+        _session.writer.write("configured", package=name)
+        _session.stacks = open(target + STACKS_SUFFIX, "w", encoding="utf-8")  # noqa: SIM115
+        # On SIGUSR1 (the runner's watchdog): every thread's stack from C, which works however
+        # stuck the interpreter is, then every asyncio task's await chain from Python.
+        signal.signal(signal.SIGUSR1, _dump_tasks)
+        faulthandler.register(signal.SIGUSR1, file=_session.stacks, all_threads=True, chain=True)
+    try:
+        package = impl.use(name)
+    except impl.ImplementationError as error:
+        _session.package_dir = impl.locate(name)
+        config.stash[_PACKAGE] = f"{name} (cannot be imported, see below)"
+        if error.__cause__ is not None:
+            _add_problem(error.__cause__, name)
+    else:
+        _session.package_dir = Path(package.__file__ or ".").resolve().parent
+        config.stash[_PACKAGE] = impl.describe(package)
+    guard.install()
+
+
+def _dump_tasks(signum: int, frame: FrameType | None) -> None:
+    """Write where each asyncio task waits, as ``faulthandler`` writes frames."""
+    stacks = _session.stacks
+    if stacks is None:
+        return
+    for name, chain in frames.task_chains():
+        stacks.write(f"\nTask {name} (most recent call first):\n")
+        for path, line, function in reversed(chain):
+            stacks.write(f'  File "{path}", line {line} in {function}\n')
+    stacks.flush()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Put the real socket functions back."""
-    _guard.uninstall()
+    """Put the real socket functions back and close the results file."""
+    guard.uninstall()
+    if _session.stacks is not None:
+        faulthandler.unregister(signal.SIGUSR1)
+        _session.stacks.close()
+    if _session.writer is not None:
+        _session.writer.close()
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -59,7 +133,72 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 _PACKAGE = pytest.StashKey[str]()
 
 
+def _relative_root() -> Path:
+    """Paths are shown relative to the folder that holds the package (the repository)."""
+    return _session.package_dir.parent if _session.package_dir else _session.root
+
+
+def problem_from(error: BaseException, module: str, package_dir: Path, root: Path) -> Problem:
+    """Describe why a module could not be imported: the file and line, and the error."""
+    if isinstance(error, SyntaxError) and error.filename:
+        where = frames.location(error.filename, error.lineno or 0, "", root)
+        source = (error.text or "").rstrip("\n")
+        caret = None
+        if error.offset and source:
+            indent = len(source) - len(source.lstrip())
+            caret = max(error.offset - indent, 1)
+        where = Location(where.path, where.line, source.strip() or where.source)
+        return Problem(where, f"{type(error).__name__}: {error.msg}", module, caret)
+    found = frames.in_exception(error, package_dir, root)
+    where = found or Location(f"{module.replace('.', '/')}.py", 0)
+    return Problem(where, f"{type(error).__name__}: {error}", module)
+
+
+def _add_problem(error: BaseException, module: str) -> Problem | None:
+    if _session.package_dir is None:
+        return None
+    problem = problem_from(error, module, _session.package_dir, _relative_root())
+    if problem not in _session.problems:
+        _session.problems.append(problem)
+        if _session.writer is not None:
+            _session.writer.problem(problem)
+    return problem
+
+
+def _diagnose() -> None:
+    """After a test module failed to import: find the implementation module that is broken.
+
+    Runs once, and only on that error path: it compiles every module of the package (syntax
+    errors, with their exact line) and, if all of them compile, imports each one in turn.
+    """
+    if _session.diagnosed or _session.package_dir is None:
+        return
+    _session.diagnosed = True
+    directory = _session.package_dir
+    modules = sorted(directory.rglob("*.py"))
+    names = {}
+    for path in modules:
+        relative = path.relative_to(directory).with_suffix("")
+        parts = [p for p in relative.parts if p != "__init__"]
+        names[path] = ".".join([_session.package, *parts])
+        try:
+            compile(path.read_bytes(), str(path), "exec")
+        except SyntaxError as error:
+            _add_problem(error, names[path])
+    if _session.problems:
+        return
+    for path in modules:
+        try:
+            importlib.import_module(names[path])
+        except Exception as error:  # anything a learner's module can raise while importing
+            _add_problem(error, names[path])
+
+
 # ---------------------------------------------------------------- todo reporting
+
+
+class _TodoReached(BaseException):
+    """Carries a ``Todo`` out of a Hypothesis test, which would otherwise try to shrink it."""
 
 
 def find_todo(error: BaseException | None) -> BaseException | None:
@@ -79,25 +218,124 @@ def find_todo(error: BaseException | None) -> BaseException | None:
     return None
 
 
+def _stop_at_todo(test: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a Hypothesis test body so that reaching a stub ends the whole test at once."""
+    if inspect.iscoroutinefunction(test):
+
+        @functools.wraps(test)
+        async def run_async(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await test(*args, **kwargs)
+            except Exception as error:
+                if find_todo(error) is not None:
+                    raise _TodoReached() from error
+                raise
+
+        return run_async
+
+    @functools.wraps(test)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return test(*args, **kwargs)
+        except Exception as error:
+            if find_todo(error) is not None:
+                raise _TodoReached() from error
+            raise
+
+    return run
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A test that ended in a stub: a one-line todo report, without formatting a traceback.
+
+    Any other failure is left to pytest's own report; this only notes the learner's line and
+    the test's line for the results file, and stops the run after a test that seems to loop.
+    """
+    if call.excinfo is None:
+        return None
+    todo = find_todo(call.excinfo.value)
+    if todo is None:
+        if _session.package_dir is not None:
+            details = _describe_failure(item, call.excinfo.value)
+            _session.details[item.nodeid] = details
+            if details[0] == "hung":
+                item.session.shouldstop = "a test seems to loop forever; later tests did not run"
+        return None
+    chapter = str(getattr(todo, "chapter", "?"))
+    hint = str(getattr(todo, "hint", ""))
+    stub = frames.raised_at(todo, _relative_root())
+    path, line, _ = item.location
+    if stub is not None:
+        path, line = stub.path, stub.line - 1
+    sections = [(f"Captured {key} {when}", text) for when, key, text in item._report_sections]
+    todo_info = {"chapter": chapter, "hint": hint, "where": stub.__dict__ if stub else None}
+    return pytest.TestReport(
+        item.nodeid,
+        item.location,
+        dict.fromkeys(item.keywords, 1),
+        "skipped",
+        (path, (line or 0) + 1, f"todo {chapter}: {hint}"),
+        call.when,  # type: ignore[arg-type]  # never "collect" for a test item
+        sections,
+        call.duration,
+        call.start,
+        call.stop,
+        [*item.user_properties, (TODO_KEY, todo_info)],
+    )
+
+
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(
-    item: pytest.Item, call: pytest.CallInfo[None]
-) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Turn a failure caused by a stub into a todo report."""
-    report = yield
-    if report.failed and call.excinfo is not None:
-        todo = find_todo(call.excinfo.value)
-        if todo is not None:
-            chapter = str(getattr(todo, "chapter", "?"))
-            hint = str(getattr(todo, "hint", ""))
-            path, line, _ = item.location
-            report.outcome = "skipped"
-            report.longrepr = (path, (line or 0) + 1, f"todo {chapter}: {hint}")
-            report.user_properties.append((TODO_KEY, {"chapter": chapter, "hint": hint}))
-    return report
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """Stop property tests at a stub, and fail a test that tried to reach the network."""
+    handle = getattr(getattr(item, "obj", None), "hypothesis", None)
+    original = getattr(handle, "inner_test", None)
+    if original is not None:
+        handle.inner_test = _stop_at_todo(original)  # type: ignore[union-attr]
+    guard.allowed = item.get_closest_marker("allow_network") is not None
+    guard.attempts.clear()
+    try:
+        result = yield
+    finally:
+        guard.allowed = False
+        if original is not None:
+            handle.inner_test = original  # type: ignore[union-attr]
+    if guard.attempts:
+        raise NetworkBlocked(f"this test tried to reach the network: {', '.join(guard.attempts)}")
+    return result
 
 
-def _todo_of(report: pytest.CollectReport | pytest.TestReport) -> dict[str, str] | None:
+def _describe_failure(
+    item: pytest.Item, error: BaseException
+) -> tuple[str, Location | None, Location | None, str]:
+    assert _session.package_dir is not None
+    root = _relative_root()
+    where = frames.in_exception(error, _session.package_dir, root)
+    called_from = frames.in_test_file(error, Path(str(item.path)), _session.root)
+    message = _message(error)
+    timeout = TIMEOUT_MESSAGE.match(str(error))
+    if timeout and isinstance(error, pytest.fail.Exception):
+        where = (
+            where
+            or frames.in_other_threads(_session.package_dir, root)
+            or frames.in_tasks(_session.package_dir, root)
+        )
+        seconds = float(timeout["seconds"])
+        message = f"seems to loop forever: still running after {seconds:g} s"
+        return "hung", where, called_from, message
+    return "failed", where, called_from, message
+
+
+def _message(error: BaseException) -> str:
+    """``Type: message``, then any notes (Hypothesis puts its falsifying example there)."""
+    text = str(error).strip()
+    name = type(error).__name__
+    lines = [f"{name}: {text}" if text else name]
+    lines.extend(str(note) for note in getattr(error, "__notes__", ()))
+    return "\n".join(lines)
+
+
+def _todo_of(report: pytest.CollectReport | pytest.TestReport) -> dict[str, Any] | None:
     for key, value in getattr(report, "user_properties", ()):
         if key == TODO_KEY:
             return dict(value)
@@ -114,7 +352,13 @@ def pytest_report_teststatus(
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    """After the run: one line per chapter with todo tests, with the hint of its first stub."""
+    """After the run: what cannot be imported, then one line per chapter with todo tests."""
+    if _session.problems:
+        terminalreporter.section("cannot import the implementation", sep="-", red=True)
+        for problem in _session.problems:
+            terminalreporter.line(f"{problem.where}: {problem.message}")
+            if problem.where.source:
+                terminalreporter.line(f"    {problem.where.source}")
     reports = terminalreporter.stats.get("todo", [])
     if not reports:
         return
@@ -134,196 +378,102 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 # ---------------------------------------------------------------- results for clawbook
 
 
-@dataclass
-class TestResult:
-    """The outcome of one test: what the plugin writes and ``clawbook`` reads back."""
-
-    __test__ = False  # not a test class, despite its name
-
-    nodeid: str
-    file: str
-    chapter: str | None
-    outcome: str
-    """``passed``, ``failed``, ``todo``, ``skipped`` or ``error`` (the module did not import)."""
-    todo_chapter: str | None = None
-    hint: str | None = None
-    message: str | None = None
-    line: int | None = None
-
-    @property
-    def name(self) -> str:
-        """The test function's name (with parameters), or the file for a collection error."""
-        return self.nodeid.split("::")[-1]
-
-
 def _chapter_of(path: str) -> str | None:
     chapter = load_curriculum().chapter_for_test_file(path)
     return chapter.id if chapter else None
 
 
-def _crash(report: pytest.CollectReport | pytest.TestReport) -> tuple[str | None, int | None]:
-    crash = getattr(report.longrepr, "reprcrash", None)
-    if crash is not None:
-        return str(crash.message), int(crash.lineno)
-    if report.longrepr is not None:
-        return str(report.longrepr).strip().splitlines()[-1], None
-    return None, None
+def pytest_collectstart(collector: pytest.Collector) -> None:
+    """Say that collection goes on, so a watchdog can tell a slow start from a stuck one."""
+    if _session.writer is not None and isinstance(collector, pytest.Module):
+        _session.writer.write("collecting", path=str(collector.path))
 
 
-_results: dict[str, TestResult] = {}
-"""This session's results by test id; written out at the end of the session."""
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Say which tests will run."""
+    if _session.writer is not None:
+        _session.writer.write("collected", nodeids=[item.nodeid for item in session.items])
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """Start with no results."""
-    _results.clear()
+def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
+    """Say which test is running, so a run that dies or hangs can name it."""
+    if _session.writer is not None:
+        _session.writer.write("start", nodeid=nodeid)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Fold the setup, call and teardown reports of each test into one result."""
     path = report.location[0]
-    result = _results.get(report.nodeid) or TestResult(
+    result = _session.results.get(report.nodeid) or TestResult(
         nodeid=report.nodeid, file=path, chapter=_chapter_of(path), outcome="passed"
     )
-    _results[report.nodeid] = result
-    if result.outcome in ("failed", "todo"):
-        return
+    _session.results[report.nodeid] = result
+    if result.outcome in ("passed", "skipped"):
+        _fold(result, report)
+        if report.failed and report.when != "teardown" and _session.writer is not None:
+            # Said at once: the test's teardown might never end (a stuck worker thread).
+            _session.writer.result(result, final=False)
+    if report.when == "teardown" and _session.writer is not None:
+        _session.writer.result(result)
+
+
+def _fold(result: TestResult, report: pytest.TestReport) -> None:
+    """Take one phase's report into a result that has not gone wrong yet."""
     todo = _todo_of(report)
     if todo is not None:
         result.outcome = "todo"
         result.todo_chapter, result.hint = todo["chapter"], todo["hint"]
+        result.where = Location(**todo["where"]) if todo.get("where") else None
     elif report.failed:
-        result.outcome = "failed"
-        result.message, result.line = _crash(report)
+        outcome, where, called_from, message = _session.details.pop(
+            report.nodeid, ("failed", None, None, _longrepr_line(report))
+        )
+        result.outcome, result.where, result.called_from = outcome, where, called_from
+        result.message = message
+        result.line = called_from.line if called_from else _crash_line(report)
     elif report.skipped and report.when in ("setup", "call"):
         result.outcome = "skipped"
 
 
+def _crash_line(report: pytest.TestReport) -> int | None:
+    crash = getattr(report.longrepr, "reprcrash", None)
+    return int(crash.lineno) if crash is not None else None
+
+
+def _longrepr_line(report: pytest.CollectReport | pytest.TestReport) -> str:
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None:
+        return str(crash.message)
+    lines = [line for line in str(report.longrepr or "").splitlines() if line.strip()]
+    errors = [line[1:].strip() for line in lines if line.startswith("E ")]
+    return (errors or lines or ["(no message)"])[-1]
+
+
 def pytest_collectreport(report: pytest.CollectReport) -> None:
-    """Record a test module that cannot even be imported."""
+    """Record a test module that cannot be imported, and find the module to blame."""
     if not report.failed:
         return
+    _diagnose()
     path = report.nodeid.split("::")[0]
-    message, line = _crash(report)
-    _results[report.nodeid] = TestResult(
+    problem = _session.problems[0] if _session.problems else None
+    message = _longrepr_line(report)
+    if problem is not None:
+        where = problem.where
+        message = f"cannot import {where.path} (line {where.line}): {problem.message}"
+    result = TestResult(
         nodeid=report.nodeid,
         file=path,
         chapter=_chapter_of(path),
         outcome="error",
         message=message,
-        line=line,
+        where=problem.where if problem else None,
     )
+    _session.results[report.nodeid] = result
+    if _session.writer is not None:
+        _session.writer.result(result)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Write the results file for ``clawbook``, if one was asked for."""
-    target = os.environ.get(REPORT_ENV)
-    if target:
-        results = [asdict(r) for r in _results.values()]
-        Path(target).write_text(json.dumps(results, indent=1), encoding="utf-8")
-
-
-# ---------------------------------------------------------------- the network guard
-
-
-def _is_local_host(host: object) -> bool:
-    if host is None:
-        return True
-    if isinstance(host, bytes):
-        host = host.decode(errors="replace")
-    if not isinstance(host, str):
-        return False
-    if host.lower() in ("localhost", "localhost.localdomain", ""):
-        return True
-    try:
-        return ipaddress.ip_address(host.split("%")[0]).is_loopback
-    except ValueError:
-        return False
-
-
-def _is_local_address(address: object) -> bool:
-    if isinstance(address, str | bytes):  # a Unix socket path
-        return True
-    if isinstance(address, tuple) and address:
-        return _is_local_host(address[0])
-    return False
-
-
-class _NetworkGuard:
-    """Wraps the socket functions that open connections; see ``NetworkBlocked``."""
-
-    def __init__(self) -> None:
-        self.allowed = False
-        self.attempts: list[str] = []
-        self._originals: dict[str, Callable[..., Any]] = {}
-
-    def _refuse(self, what: str) -> NetworkBlocked:
-        self.attempts.append(what)
-        return NetworkBlocked(
-            f"a test tried to reach {what}; tests talk only to servers they start on 127.0.0.1 "
-            "(live tests are marked allow_network and run only when you opt in)"
-        )
-
-    def install(self) -> None:
-        if self._originals:
-            return
-        guard = self
-        originals = self._originals
-        originals["connect"] = socket.socket.connect
-        originals["connect_ex"] = socket.socket.connect_ex
-        originals["sendto"] = socket.socket.sendto
-        originals["getaddrinfo"] = socket.getaddrinfo
-
-        def connect(sock: socket.socket, address: Any) -> None:
-            if not guard.allowed and not _is_local_address(address):
-                raise guard._refuse(repr(address))
-            originals["connect"](sock, address)
-
-        def connect_ex(sock: socket.socket, address: Any) -> int:
-            if not guard.allowed and not _is_local_address(address):
-                raise guard._refuse(repr(address))
-            result: int = originals["connect_ex"](sock, address)
-            return result
-
-        def sendto(sock: socket.socket, data: Any, *args: Any) -> int:
-            address = args[-1]
-            if not guard.allowed and not _is_local_address(address):
-                raise guard._refuse(repr(address))
-            sent: int = originals["sendto"](sock, data, *args)
-            return sent
-
-        def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-            if not guard.allowed and not _is_local_host(host):
-                raise guard._refuse(f"host {host!r}")
-            return originals["getaddrinfo"](host, *args, **kwargs)
-
-        socket.socket.connect = connect  # type: ignore[method-assign,assignment]
-        socket.socket.connect_ex = connect_ex  # type: ignore[method-assign,assignment]
-        socket.socket.sendto = sendto  # type: ignore[method-assign,assignment]
-        socket.getaddrinfo = getaddrinfo
-
-    def uninstall(self) -> None:
-        if not self._originals:
-            return
-        socket.socket.connect = self._originals["connect"]  # type: ignore[method-assign]
-        socket.socket.connect_ex = self._originals["connect_ex"]  # type: ignore[method-assign]
-        socket.socket.sendto = self._originals["sendto"]  # type: ignore[method-assign]
-        socket.getaddrinfo = self._originals["getaddrinfo"]
-        self._originals.clear()
-
-
-_guard = _NetworkGuard()
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
-    """Fail a test that tried to reach the network, even if it swallowed the error."""
-    _guard.allowed = item.get_closest_marker("allow_network") is not None
-    _guard.attempts.clear()
-    try:
-        result = yield
-    finally:
-        _guard.allowed = False
-    if _guard.attempts:
-        raise NetworkBlocked(f"this test tried to reach the network: {', '.join(_guard.attempts)}")
-    return result
+    """Mark the results file complete: everything before this line is the whole story."""
+    if _session.writer is not None:
+        _session.writer.write("finished", exitstatus=int(exitstatus))

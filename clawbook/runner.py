@@ -1,23 +1,50 @@
-"""Run the shared test suite in a subprocess and read back one result per test."""
+"""Run the shared test suite in a subprocess, watch it, and read back one result per test.
+
+The run is watched, not just awaited. The plugin writes each event to a results file as it
+happens (``clawbook.report``); this module reads them while pytest works, so a caller can show
+progress, and it stops a run that has gone quiet for longer than any test may take: it asks the
+process for every thread's stack (``SIGUSR1``, answered by ``faulthandler``), finds the
+learner's line in it, and ends the whole process group. A run that ends without saying it
+finished (a crash, a kill) is never read as a complete one.
+"""
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import impl
+from . import frames, impl
 from .chapters import CHAPTERS_ENV, Chapter, Curriculum
 from .chapters import load as load_curriculum
-from .pytest_plugin import REPORT_ENV, TestResult
+from .pytest_plugin import STACKS_SUFFIX
+from .report import REPORT_ENV, Location, Problem, Report, ReportReader, TestResult
 
 ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT_ENV = "CLAWBOOK_TIMEOUT"
+DEFAULT_TIMEOUT = 10.0
+"""Seconds a single test may run under ``clawbook`` before it is stopped as a likely loop."""
 _OWN_VARIABLES = (impl.IMPL_ENV, impl.PATH_ENV, REPORT_ENV, CHAPTERS_ENV)
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why a run ended before pytest said it had finished."""
+
+    reason: str
+    """``hung`` (stopped by the watchdog), ``crashed`` (the process died) or ``error``
+    (pytest refused to start, for example a broken ``chapters.toml``)."""
+    detail: str
+    test: str | None = None
+    """The test that was running, if any."""
+    where: Location | None = None
 
 
 @dataclass(frozen=True)
@@ -27,10 +54,34 @@ class Run:
     results: tuple[TestResult, ...]
     returncode: int
     output: str
+    problems: tuple[Problem, ...] = ()
+    """Modules of the implementation that cannot be imported."""
+    stopped: Stop | None = None
+    """Set when the run did not finish: then some tests may not have run at all."""
+    collected: tuple[str, ...] | None = None
+    """The ids of every test the run selected (None if it never got that far)."""
+
+    @property
+    def complete(self) -> bool:
+        """True when pytest ran to its end and said so."""
+        return self.stopped is None
 
     def for_chapter(self, chapter: Chapter) -> tuple[TestResult, ...]:
         """The results of a chapter's tests."""
         return tuple(r for r in self.results if r.chapter == chapter.id)
+
+    def expected_for(
+        self, chapter: Chapter, curriculum: Curriculum | None = None
+    ) -> tuple[str, ...] | None:
+        """The ids of the chapter's tests that the run selected, if it got that far."""
+        if self.collected is None:
+            return None
+        curriculum = curriculum or load_curriculum()
+        return tuple(
+            nodeid
+            for nodeid in self.collected
+            if curriculum.chapter_for_test_file(nodeid.split("::")[0]) == chapter
+        )
 
 
 def chapter_test_files(
@@ -54,6 +105,18 @@ def pytest_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
 
 
+def default_timeout() -> float:
+    """The per-test limit: ``CLAWBOOK_TIMEOUT`` seconds if set, else ``DEFAULT_TIMEOUT``."""
+    try:
+        return float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT)
+    except ValueError:
+        return DEFAULT_TIMEOUT
+
+
+Watcher = Callable[[Report, float], None]
+"""Called while a run goes on with what has been reported so far and the seconds elapsed."""
+
+
 def run_pytest(
     args: Sequence[str] = (),
     *,
@@ -61,24 +124,182 @@ def run_pytest(
     impl_path: Path | None = None,
     root: Path = ROOT,
     extra_env: dict[str, str] | None = None,
+    timeout: float | None = None,
+    watch: Watcher | None = None,
 ) -> Run:
-    """Run pytest on ``args`` against an implementation and collect every test's result."""
+    """Run pytest on ``args`` against an implementation and collect every test's result.
+
+    ``timeout`` limits each test (default ``default_timeout()``); a process that reports nothing
+    for longer than that (plus a grace period) is stopped and its stuck test named.
+    """
+    timeout = timeout or default_timeout()
     with tempfile.TemporaryDirectory(prefix="clawbook-") as scratch:
-        report = Path(scratch) / "report.json"
+        report_path = Path(scratch) / "report.jsonl"
         # Start from a clean slate: an outer run's settings must not leak into this one.
         env = {k: v for k, v in os.environ.items() if k not in _OWN_VARIABLES}
-        env.update({impl.IMPL_ENV: implementation, REPORT_ENV: str(report)})
+        env.update({impl.IMPL_ENV: implementation, REPORT_ENV: str(report_path)})
         if impl_path is not None:
             env[impl.PATH_ENV] = str(impl_path)
         env.update(extra_env or {})
-        command = pytest_command("-q", "--continue-on-collection-errors", *args)
-        completed = subprocess.run(
-            command, cwd=root, env=env, capture_output=True, text=True, check=False
-        )
-        raw = json.loads(report.read_text(encoding="utf-8")) if report.exists() else []
-    results = tuple(TestResult(**item) for item in raw)
+        command = pytest_command(
+            "-q", "--tb=line", "--continue-on-collection-errors", f"--timeout={timeout:g}",
+            *args,
+        )  # fmt: skip
+        output_path = Path(scratch) / "output.txt"
+        with output_path.open("wb") as output:
+            process = subprocess.Popen(
+                command,
+                cwd=root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            try:
+                reader = ReportReader(report_path)
+                stopped = _supervise(process, reader, timeout, watch)
+            finally:
+                _end_group(process)
+        reader.poll()
+        text = output_path.read_text(encoding="utf-8", errors="replace")
+        report = reader.report
+        if stopped is None and not report.finished:
+            stopped = _crash(process.returncode, report, text, impl_path, implementation)
+        if stopped is not None and stopped.reason == "hung" and stopped.where is None:
+            stopped = _locate_hang(stopped, Path(str(report_path) + STACKS_SUFFIX), impl_path,
+                                   implementation)  # fmt: skip
+    results = list(report.results.values())
+    if stopped is not None and stopped.test and stopped.test not in report.results:
+        results.append(_stopped_result(stopped))
     return Run(
-        results=results, returncode=completed.returncode, output=completed.stdout + completed.stderr
+        results=tuple(results),
+        returncode=process.returncode,
+        output=text,
+        problems=tuple(report.problems),
+        stopped=stopped,
+        collected=report.collected,
+    )
+
+
+STARTUP_LIMIT = 120.0
+"""Seconds pytest may take to start before the plugin's first event (a very slow machine)."""
+
+
+def grace(timeout: float) -> float:
+    """Seconds beyond the per-test limit before the watchdog decides the process is stuck.
+
+    pytest-timeout stops a test that loops in the main thread at the limit itself; the grace
+    leaves it time to do so before the whole process is ended.
+    """
+    return max(2.0, timeout / 2)
+
+
+def _supervise(
+    process: subprocess.Popen[bytes], reader: ReportReader, timeout: float, watch: Watcher | None
+) -> Stop | None:
+    """Wait for the process, reading its events; stop it if it goes quiet for too long."""
+    started = last_event = time.monotonic()
+    heard = False
+    while True:
+        finished = process.poll() is not None
+        if reader.poll():
+            last_event, heard = time.monotonic(), True
+        now = time.monotonic()
+        if watch is not None:
+            watch(reader.report, now - started)
+        if finished:
+            return None
+        # Until the plugin speaks, only pytest itself is starting: no learner code runs yet.
+        limit = timeout + grace(timeout) if heard else STARTUP_LIMIT
+        if now - last_event > limit:
+            return _stop_hung(process, reader.report, now - last_event)
+        time.sleep(0.05)
+
+
+def _stop_hung(process: subprocess.Popen[bytes], report: Report, quiet: float) -> Stop:
+    """Ask for every thread's stack, then say which test seems to loop forever."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(process.pid, signal.SIGUSR1)
+        time.sleep(0.3)  # faulthandler writes at once; give the file a moment
+    test = report.running
+    if test is None:
+        detail = f"the test run seems to loop forever: nothing happened for {quiet:.0f} s"
+    elif test in report.results:  # it failed, and then its cleanup got stuck as well
+        detail = (
+            f"{test.split('::')[-1]} failed and then never finished cleaning up "
+            "(something it started is still stuck), so the run was stopped"
+        )
+    else:
+        detail = f"{test.split('::')[-1]} seems to loop forever: nothing happened for {quiet:.0f} s"
+    return Stop("hung", detail, test)
+
+
+def _end_group(process: subprocess.Popen[bytes]) -> None:
+    """End the process and everything it started: SIGTERM, a moment, then SIGKILL."""
+    if process.poll() is None:
+        for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(process.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                process.wait(wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)  # children the tests left behind in the group
+
+
+def _package_dir(impl_path: Path | None, implementation: str, root: Path = ROOT) -> Path:
+    return ((impl_path or root) / implementation).resolve()
+
+
+def _locate_hang(stop: Stop, stacks: Path, impl_path: Path | None, implementation: str) -> Stop:
+    try:
+        dump = stacks.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return stop
+    directory = _package_dir(impl_path, implementation)
+    where = frames.in_faulthandler_dump(dump, directory, directory.parent)
+    return Stop(stop.reason, stop.detail, stop.test, where)
+
+
+def _crash(
+    returncode: int, report: Report, output: str, impl_path: Path | None, implementation: str
+) -> Stop:
+    """Describe a run that ended without its ``finished`` event."""
+    if not report.results and report.running is None and returncode in (2, 3, 4):
+        lines = [line for line in output.strip().splitlines() if line.strip()]
+        detail = lines[-1] if lines else f"pytest exited with status {returncode}"
+        return Stop("error", detail.removeprefix("ERROR: "))
+    if returncode < 0:
+        try:
+            how = signal.Signals(-returncode).name
+        except ValueError:
+            how = f"signal {-returncode}"
+        detail = f"the test process was killed by {how}"
+    else:
+        detail = f"the test process exited with status {returncode} before it finished"
+    if "Segmentation fault" in output:
+        detail = "the test process crashed: Segmentation fault"
+    directory = _package_dir(impl_path, implementation)
+    where = frames.in_faulthandler_dump(output, directory, directory.parent)
+    return Stop("crashed", detail, report.running, where)
+
+
+def _stopped_result(stop: Stop) -> TestResult:
+    assert stop.test is not None
+    path = stop.test.split("::")[0]
+    chapter = load_curriculum().chapter_for_test_file(path)
+    return TestResult(
+        nodeid=stop.test,
+        file=path,
+        chapter=chapter.id if chapter else None,
+        outcome=stop.reason,
+        message=stop.detail,
+        where=stop.where,
     )
 
 
@@ -88,6 +309,9 @@ class Progress:
 
     chapter: Chapter
     results: tuple[TestResult, ...] = field(default_factory=tuple)
+    expected: tuple[str, ...] | None = None
+    """The ids of the chapter's tests the run selected, when known; the ones without a result
+    did not run (the run stopped early)."""
 
     def count(self, outcome: str) -> int:
         """How many of the chapter's tests ended with ``outcome``."""
@@ -96,7 +320,14 @@ class Progress:
     @property
     def total(self) -> int:
         """How many tests the chapter has (a module that failed to import counts as one)."""
-        return len(self.results)
+        ran = {r.nodeid for r in self.results}
+        return len(ran | set(self.expected or ()))
+
+    @property
+    def not_run(self) -> int:
+        """How many of the chapter's selected tests have no result."""
+        ran = {r.nodeid for r in self.results}
+        return len(set(self.expected or ()) - ran)
 
     @property
     def passed(self) -> int:
@@ -105,17 +336,23 @@ class Progress:
 
     @property
     def state(self) -> str:
-        """One of ``coming``, ``reading``, ``done``, ``failing``, ``todo``, ``in progress``.
+        """What to tell the learner about this chapter, in a word or two.
 
-        ``coming``: the chapter is not written yet; ``reading``: it has no tests.
+        ``coming`` (no page yet), ``reading`` (no tests), ``cannot import`` (a module of the
+        implementation is broken), ``failing``, ``not run`` (the run stopped before any of its
+        tests), ``done``, ``todo`` or ``in progress``.
         """
         if not self.chapter.written:
             return "coming"
-        if not self.results:
+        if not self.chapter.tests:
             return "reading"
-        if self.count("failed") or self.count("error"):
+        if self.count("error"):
+            return "cannot import"
+        if any(r.is_problem for r in self.results):
             return "failing"
-        if self.passed + self.count("skipped") == self.total:
+        if not self.results:
+            return "not run"
+        if self.not_run == 0 and self.passed + self.count("skipped") == self.total:
             return "done"
         if self.passed == 0:
             return "todo"
@@ -123,8 +360,8 @@ class Progress:
 
     @property
     def first_problem(self) -> TestResult | None:
-        """The first failure or import error, if any."""
-        return next((r for r in self.results if r.outcome in ("failed", "error")), None)
+        """The first failure, hang, crash or import error, if any."""
+        return next((r for r in self.results if r.is_problem), None)
 
     @property
     def first_todo(self) -> TestResult | None:
@@ -134,9 +371,12 @@ class Progress:
 
 def progress(curriculum: Curriculum, run: Run) -> list[Progress]:
     """The progress of every chapter, in book order."""
-    return [Progress(chapter, run.for_chapter(chapter)) for chapter in curriculum.chapters]
+    return [
+        Progress(chapter, run.for_chapter(chapter), run.expected_for(chapter, curriculum))
+        for chapter in curriculum.chapters
+    ]
 
 
 def next_chapter(report: Iterable[Progress]) -> Progress | None:
     """The first written chapter with tests that is not done yet."""
-    return next((p for p in report if p.state in ("todo", "in progress", "failing")), None)
+    return next((p for p in report if p.state not in ("coming", "reading", "done")), None)

@@ -1,10 +1,19 @@
-"""Stub bookkeeping in the learner's ``starter/``: which stubs remain, and how to reset them."""
+"""Stub bookkeeping in the learner's ``starter/``: what remains, resets, backups, edits.
+
+Which stubs remain, how to reset a chapter's stubs, how to put a backup back, and whether
+``starter/`` is still exactly as generated.
+
+Nothing here deletes a learner's code: every file a reset, a restore or a forced regeneration
+overwrites is first copied to ``.clawbook/backups/<time>-<what>/``.
+"""
 
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -50,9 +59,7 @@ def remaining_stubs(starter: Path, chapter: Chapter | None = None) -> list[Stub]
         innermost[(stub.path, stub.line)] = stub
     # In the order the chapter lists its files (the order the book builds them), then by line.
     order = {path: number for number, path in enumerate(chapter.files if chapter else ())}
-    return sorted(
-        innermost.values(), key=lambda s: (order.get(s.path, len(order)), s.path, s.line)
-    )
+    return sorted(innermost.values(), key=lambda s: (order.get(s.path, len(order)), s.path, s.line))
 
 
 def _as_stub(node: ast.AST, path: str, function: str) -> Stub | None:
@@ -79,6 +86,8 @@ class ResetPlan:
     functions: dict[str, list[str]]
     """Per starter file, the functions that go back to their stubs."""
     new_text: dict[str, str]
+    whole_files: dict[str, str] = field(default_factory=dict)
+    """Files that go back whole, with the reason: the functions could not be replaced alone."""
 
 
 def plan_reset(chapter: Chapter, solution: Path, starter: Path) -> ResetPlan:
@@ -89,6 +98,7 @@ def plan_reset(chapter: Chapter, solution: Path, starter: Path) -> ResetPlan:
     """
     functions: dict[str, list[str]] = {}
     new_text: dict[str, str] = {}
+    whole: dict[str, str] = {}
     for relative in chapter.files:
         source = (solution / relative).read_text(encoding="utf-8")
         targets = sorted(
@@ -100,27 +110,34 @@ def plan_reset(chapter: Chapter, solution: Path, starter: Path) -> ResetPlan:
         current_path = starter / relative
         current = current_path.read_text(encoding="utf-8") if current_path.exists() else None
         functions[relative] = targets
-        text = _replace_functions(current, fresh, targets) if current else fresh
+        if current is None:
+            whole[relative] = "is missing"
+            text = fresh
+        else:
+            text, reason = _replace_functions(current, fresh, targets)
+            if reason:
+                whole[relative] = reason
         new_text[relative] = stubgen.ensure_todo_import(text, relative)
     if not new_text:
         raise ResetError(f"{chapter.id} has no stubs to reset")
-    return ResetPlan(chapter=chapter, functions=functions, new_text=new_text)
+    return ResetPlan(chapter=chapter, functions=functions, new_text=new_text, whole_files=whole)
 
 
-def _replace_functions(current: str, fresh: str, targets: list[str]) -> str:
+def _replace_functions(current: str, fresh: str, targets: list[str]) -> tuple[str, str | None]:
     """``current`` with the functions named in ``targets`` taken from ``fresh``.
 
     Falls back to the whole of ``fresh`` when ``current`` does not parse or has lost one of the
-    functions (the backup keeps the learner's text either way).
+    functions, and then says why (the backup keeps the learner's text either way).
     """
     try:
         current_tree = ast.parse(current)
-    except SyntaxError:
-        return fresh
+    except SyntaxError as error:
+        return fresh, f"does not parse (line {error.lineno}: {error.msg})"
     fresh_spans = _spans(ast.parse(fresh))
     current_spans = _spans(current_tree)
-    if any(t not in current_spans or t not in fresh_spans for t in targets):
-        return fresh
+    lost = [t for t in targets if t not in current_spans or t not in fresh_spans]
+    if lost:
+        return fresh, f"no longer has {', '.join(lost)}"
     lines = current.splitlines()
     fresh_lines = fresh.splitlines()
     # Replace from the bottom up so earlier line numbers stay valid; skip functions nested in
@@ -130,7 +147,7 @@ def _replace_functions(current: str, fresh: str, targets: list[str]) -> str:
         start, end = current_spans[target]
         fresh_start, fresh_end = fresh_spans[target]
         lines[start:end] = fresh_lines[fresh_start:fresh_end]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", None
 
 
 def _spans(tree: ast.Module) -> dict[str, tuple[int, int]]:
@@ -144,14 +161,116 @@ def _spans(tree: ast.Module) -> dict[str, tuple[int, int]]:
 
 def apply_reset(plan: ResetPlan, starter: Path, backups: Path) -> Path:
     """Back up the files a reset touches, then write them. Returns the backup folder."""
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    folder = backups / f"{stamp}-{plan.chapter.id}"
+    folder = back_up(starter, list(plan.new_text), backups, plan.chapter.id)
     for relative, text in plan.new_text.items():
         target = starter / relative
-        if target.exists():
-            copy = folder / "starter" / relative
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(target, copy)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
     return folder
+
+
+# ---------------------------------------------------------------- backups and restore
+
+
+def back_up(starter: Path, files: list[str], backups: Path, label: str) -> Path:
+    """Copy the ``files`` of ``starter`` that exist to a new backup folder, and return it.
+
+    The folder is ``<backups>/<time>-<label>/starter/...``, so a backup reads like the package.
+    """
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+    folder = backups / f"{stamp}-{label}"
+    for relative in files:
+        source = starter / relative
+        if source.is_file():
+            copy = folder / "starter" / relative
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, copy)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@dataclass(frozen=True)
+class Backup:
+    """One backup folder and the starter files it holds."""
+
+    folder: Path
+    files: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """The folder's name: ``<time>-<label>``."""
+        return self.folder.name
+
+
+def list_backups(backups: Path, chapter: str | None = None) -> list[Backup]:
+    """The backups, newest first; for one chapter (its resets and restores) when given."""
+    if not backups.is_dir():
+        return []
+    found = []
+    for folder in sorted(backups.iterdir(), reverse=True):
+        if not folder.is_dir():
+            continue
+        label = folder.name.split("-", 3)[-1] if folder.name.count("-") >= 3 else ""
+        if chapter is not None and label.split("-")[0] != chapter:
+            continue
+        root = folder / "starter"
+        files = tuple(
+            p.relative_to(root).as_posix() for p in sorted(root.rglob("*")) if p.is_file()
+        )
+        found.append(Backup(folder, files))
+    return found
+
+
+def restore(backup: Backup, starter: Path, backups: Path, label: str) -> Path:
+    """Put a backup's files back into ``starter``, after backing up what they replace.
+
+    Returns the folder that holds the code as it was just before the restore.
+    """
+    before = back_up(starter, list(backup.files), backups, f"{label}-before-restore")
+    for relative in backup.files:
+        target = starter / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(backup.folder / "starter" / relative, target)
+    return before
+
+
+# ---------------------------------------------------------------- the generated starter
+
+
+def manifest(files: dict[str, str | bytes]) -> dict[str, str]:
+    """The SHA-256 of every generated file: what ``starter/`` holds before anyone edits it."""
+    return {
+        relative: hashlib.sha256(
+            content.encode("utf-8") if isinstance(content, str) else content
+        ).hexdigest()
+        for relative, content in sorted(files.items())
+    }
+
+
+def read_manifest(path: Path) -> dict[str, str]:
+    """The manifest written at the last generation (empty if there is none)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def write_manifest(path: Path, files: dict[str, str | bytes]) -> None:
+    """Record what was generated."""
+    path.write_text(json.dumps(manifest(files), indent=1, sort_keys=True) + "\n", "utf-8")
+
+
+def edited_files(starter: Path, recorded: dict[str, str]) -> list[str]:
+    """Files of ``starter`` that differ from what was generated, or were added to it."""
+    present = (
+        {p.relative_to(starter).as_posix(): p for p in stubgen.package_files(starter)}
+        if starter.is_dir()
+        else {}
+    )
+    changed = [
+        relative
+        for relative, path in sorted(present.items())
+        if recorded.get(relative) != hashlib.sha256(path.read_bytes()).hexdigest()
+    ]
+    return changed

@@ -400,6 +400,10 @@ def check_book_builds(project: Project) -> Outcome:
         )
 
 
+NBVAL = ("-p", "nbval", "--nbval", "--nbval-current-env")
+"""nbval is not loaded by default (see pyproject.toml); these flags load it and use it."""
+
+
 def check_notebooks(project: Project) -> Outcome:
     """Every notebook under ``book/notebooks`` passes nbval against the solution."""
     notebooks = sorted((project.book / "notebooks").glob("*.ipynb"))
@@ -409,7 +413,7 @@ def check_notebooks(project: Project) -> Outcome:
     outcome = _tool(
         project,
         "pytest",
-        ["-q", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env", *relative],
+        ["-q", "-p", "no:cacheprovider", *NBVAL, *relative],
         f"{len(notebooks)} notebook(s) reproduce their stored outputs (nbval)",
         "a notebook's stored outputs no longer match: re-run it against the solution",
     )

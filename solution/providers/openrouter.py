@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import json
 import os
 import random
+import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -242,6 +244,16 @@ class RetryPolicy:
 # --8<-- [end:retry-policy]
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The TLS settings every provider shares: loading the CA certificates once per process.
+
+    Building a context reads the whole certificate bundle, which costs tens of milliseconds;
+    a program (or a test suite) that makes many providers should pay that once, not each time.
+    """
+    return httpx.create_ssl_context()
+
+
 # --8<-- [start:provider]
 class OpenRouterProvider:
     """A ``StreamProvider`` for OpenRouter and any other OpenAI-compatible server.
@@ -295,7 +307,9 @@ class OpenRouterProvider:
         if app_title:
             self._headers["X-OpenRouter-Title"] = app_title
             self._headers["X-Title"] = app_title  # the older name, still read
-        self._client = client or httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=10.0))
+        self._client = client or httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout, connect=10.0), verify=tls_context()
+        )
         self._owns_client = client is None
         self._sleep = sleep
         self._rng = rng or random.Random()

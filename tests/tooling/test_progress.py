@@ -52,10 +52,13 @@ def test_the_right_implementation_turns_the_chapter_done(scratch_starter):
 
 
 def test_a_syntax_error_in_the_starter_is_an_error_not_a_crash(scratch_starter):
-    (scratch_starter / "starter" / "mock.py").write_text("def broken(:\n")
+    (scratch_starter / "starter" / "mock.py").write_text('"""A module."""\n\ndef broken(:\n')
     p = ch01_progress(scratch_starter)
-    assert p.state == "failing"
-    assert p.first_problem is not None and p.first_problem.outcome == "error"
+    assert p.state == "cannot import"
+    problem = p.first_problem
+    assert problem is not None and problem.outcome == "error"
+    assert problem.where is not None
+    assert (problem.where.path, problem.where.line) == ("starter/mock.py", 3)
 
 
 def test_the_next_chapter_is_the_first_written_one_not_done():

@@ -1,0 +1,188 @@
+"""The results file: what the pytest plugin writes as a run goes on and ``clawbook`` reads back.
+
+The file is JSON Lines, one event per line, each written and flushed the moment it happens, so a
+run that crashes or hangs still leaves behind everything up to that moment: which tests passed,
+which one was running when it stopped, and whether the run ever finished. A report without its
+``finished`` line is never taken for a complete one.
+
+Events, by their ``event`` key:
+
+* ``configured``: pytest has started and is about to import the implementation;
+* ``problem``: a module of the implementation cannot be imported (``Problem``);
+* ``collecting``: a test module is being imported (a sign of life while collection goes on);
+* ``collected``: the ids of the tests the run selected;
+* ``start``: a test began (its ``nodeid``);
+* ``result``: a test ended (``TestResult``); one with ``final`` false is said early, when a
+  test has failed but its teardown is still to come;
+* ``finished``: the session ended normally (pytest's exit status).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+REPORT_ENV = "CLAWBOOK_REPORT"
+"""Names the results file; the plugin writes one only when it is set."""
+
+
+@dataclass(frozen=True)
+class Location:
+    """A line of code: where something happened."""
+
+    path: str
+    """Relative to the repository (``starter/mock.py``, ``tests/test_mock_provider.py``)."""
+    line: int
+    source: str = ""
+    """The line's code, stripped, when it could be read."""
+    function: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass
+class TestResult:
+    """The outcome of one test: what the plugin writes and ``clawbook`` reads back."""
+
+    __test__ = False  # not a test class, despite its name
+
+    nodeid: str
+    file: str
+    chapter: str | None
+    outcome: str
+    """``passed``, ``failed``, ``todo``, ``skipped``, ``error`` (the test module did not import),
+    ``hung`` (stopped because it seemed to loop forever) or ``crashed`` (the process died)."""
+    todo_chapter: str | None = None
+    hint: str | None = None
+    message: str | None = None
+    line: int | None = None
+    """The line of the test file where it failed (or the test's own line)."""
+    where: Location | None = None
+    """The learner's line: where the error was raised in the implementation, or the stub."""
+    called_from: Location | None = None
+    """The test's line that led there."""
+
+    @property
+    def name(self) -> str:
+        """The test function's name (with parameters), or the file for a collection error."""
+        return self.nodeid.split("::")[-1]
+
+    @property
+    def is_problem(self) -> bool:
+        """True for every outcome that means something is wrong."""
+        return self.outcome in ("failed", "error", "hung", "crashed")
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TestResult:
+        """Read back what ``asdict`` wrote."""
+        fields = dict(data)
+        for key in ("where", "called_from"):
+            if fields.get(key):
+                fields[key] = Location(**fields[key])
+        return cls(**fields)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A module of the implementation that cannot be imported, and why."""
+
+    where: Location
+    message: str
+    """``SyntaxError: expected ':'``: the exception, one line."""
+    module: str = ""
+    caret: int | None = None
+    """For a syntax error, the 1-based column the parser points at."""
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Problem:
+        """Read back what ``asdict`` wrote."""
+        return cls(**{**data, "where": Location(**data["where"])})
+
+
+class ReportWriter:
+    """Appends events to the results file, flushing each one."""
+
+    def __init__(self, path: Path) -> None:
+        self._file: IO[str] = path.open("a", encoding="utf-8")
+
+    def write(self, event: str, **data: Any) -> None:
+        """Write one event and flush it to disk."""
+        self._file.write(json.dumps({"event": event, **data}) + "\n")
+        self._file.flush()
+
+    def result(self, result: TestResult, *, final: bool = True) -> None:
+        """Write a test's result; ``final=False`` while the test is still being torn down."""
+        self.write("result", final=final, **asdict(result))
+
+    def problem(self, problem: Problem) -> None:
+        """Write an import problem."""
+        self.write("problem", **asdict(problem))
+
+    def close(self) -> None:
+        """Close the file."""
+        self._file.close()
+
+
+@dataclass
+class Report:
+    """Everything a results file says, read so far."""
+
+    results: dict[str, TestResult] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    collected: tuple[str, ...] | None = None
+    running: str | None = None
+    """The test that started and has no result yet."""
+    finished: bool = False
+    exitstatus: int | None = None
+
+    def add(self, event: dict[str, Any]) -> None:
+        """Take one event into account."""
+        kind = event.pop("event", None)
+        if kind == "result":
+            final = event.pop("final", True)
+            result = TestResult.from_json(event)
+            self.results[result.nodeid] = result
+            if final and self.running == result.nodeid:
+                self.running = None
+        elif kind == "start":
+            self.running = event["nodeid"]
+        elif kind == "problem":
+            problem = Problem.from_json(event)
+            if problem not in self.problems:
+                self.problems.append(problem)
+        elif kind == "collected":
+            self.collected = tuple(event["nodeids"])
+        elif kind == "finished":
+            self.finished = True
+            self.exitstatus = event.get("exitstatus")
+
+
+class ReportReader:
+    """Reads a results file while it is being written, a whole line at a time."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.report = Report()
+        self._offset = 0
+        self._partial = b""
+
+    def poll(self) -> bool:
+        """Read what was added since the last call; True if anything was."""
+        try:
+            with self.path.open("rb") as file:
+                file.seek(self._offset)
+                chunk = file.read()
+        except FileNotFoundError:
+            return False
+        if not chunk:
+            return False
+        self._offset += len(chunk)
+        data = self._partial + chunk
+        *lines, self._partial = data.split(b"\n")
+        for line in lines:
+            if line.strip():
+                self.report.add(json.loads(line))
+        return bool(lines)
