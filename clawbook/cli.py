@@ -44,6 +44,7 @@ INTERRUPTED = 130
 console = Console(highlight=False, soft_wrap=True, emoji=False)
 BACKUPS = ROOT / ".clawbook" / "backups"
 MANIFEST = ROOT / "clawbook" / "generated-starter.json"
+"""What ``clawbook stubs`` generated last, to tell a learner's edits from a stale starter."""
 
 STATE_STYLE = {
     "done": "[green]✓ done[/]",

@@ -9,12 +9,17 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from mkdocs.exceptions import PluginError
+
 from clawbook import stubgen
-from clawbook.chapters import Chapter, Curriculum, load, test_functions
-from clawbook.runner import chapter_test_files
+from clawbook.chapters import Chapter, Curriculum, load
+from clawbook.runner import chapter_test_files, pytest_command
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK_SOURCE = ROOT / ".cache" / "book-src"
@@ -69,8 +74,46 @@ def _all_ids() -> set[str]:
 
 
 def count_tests(chapter: Chapter) -> int:
-    """How many test functions the chapter's test files define."""
-    return sum(len(test_functions(ROOT / path)) for path in chapter_test_files(chapter))
+    """How many tests the chapter has, counted as pytest and ``clawbook check`` count them.
+
+    A parametrized test counts once per case, so the card shows the number the learner will see.
+    """
+    counts = collected_counts()
+    return sum(counts.get(path, 0) for path in chapter_test_files(chapter))
+
+
+_COLLECTED: dict[tuple[tuple[str, int], ...], dict[str, int]] = {}
+
+
+def collected_counts() -> dict[str, int]:
+    """Test cases per test file, from one ``pytest --collect-only`` of the whole suite.
+
+    Kept while no test file changes, so ``mkdocs serve`` does not collect on every rebuild.
+    """
+    files = sorted(ROOT.glob("tests/test_*.py"))
+    key = tuple((f.name, f.stat().st_mtime_ns) for f in files)
+    if key not in _COLLECTED:
+        env = {**os.environ, "CLAW_IMPL": "solution"}
+        env.pop("CLAW_IMPL_PATH", None)
+        completed = subprocess.run(
+            pytest_command(
+                "--collect-only", "-q", *(f.relative_to(ROOT).as_posix() for f in files)
+            ),
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if completed.returncode != 0:
+            tail = "\n".join(completed.stdout.strip().splitlines()[-10:])
+            raise PluginError(f"cannot count the tests for the chapter cards:\n{tail}")
+        counts = Counter(
+            line.split("::")[0] for line in completed.stdout.splitlines() if "::" in line
+        )
+        _COLLECTED.clear()
+        _COLLECTED[key] = dict(counts)
+    return _COLLECTED[key]
 
 
 def chapter_card(chapter: Chapter, docs_dir: Path, page_path: str) -> str:

@@ -31,7 +31,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from . import demands, stubgen
+from . import demands, stubgen, stubs
 from .chapters import CHAPTERS_ENV, Curriculum, load_file, test_functions
 from .runner import ROOT, Run, chapter_test_files, pytest_command, run_pytest
 
@@ -61,6 +61,11 @@ class Project:
     def starter(self) -> Path:
         """The learner's package."""
         return self.root / "starter"
+
+    @property
+    def manifest(self) -> Path:
+        """What the generator wrote into ``starter/`` last time (``clawbook stubs``)."""
+        return self.root / "clawbook" / "generated-starter.json"
 
     @property
     def book(self) -> Path:
@@ -103,14 +108,35 @@ def _fail(summary: str, details: list[str]) -> Outcome:
 
 
 def check_starter_in_sync(project: Project) -> Outcome:
-    """``starter/`` is exactly what the generator makes from ``solution/``."""
+    """``starter/`` is what the generator makes from ``solution/`` (or that, with your edits).
+
+    The manifest written at generation tells the two apart: a file that differs from what was
+    generated holds a learner's code and is no fault of the course; a manifest that no longer
+    matches ``solution/`` means an author forgot to regenerate.
+    """
     try:
         files = stubgen.render_tree(project.solution)
     except stubgen.MarkerError as error:
         return _fail(f"a region marker is wrong: {error}", [])
-    problems = stubgen.differences(files, project.starter)
-    if problems:
+    recorded = stubs.read_manifest(project.manifest)
+    edited = stubs.edited_files(project.starter, recorded)
+    if recorded != stubs.manifest(files):
+        if edited:
+            return _fail(
+                "solution/ changed since starter/ was generated, and these starter files were "
+                "edited since: `clawbook stubs --force` backs them up and regenerates",
+                edited,
+            )
+        problems = stubgen.differences(files, project.starter) or [
+            f"{project.manifest.relative_to(project.root)} does not match the generated files"
+        ]
         return _fail("starter/ is stale: run `clawbook stubs` and commit the result", problems)
+    if edited:
+        return Outcome(
+            True,
+            f"starter/ is generated from solution/; {len(edited)} file(s) hold your own code, "
+            "so the checks below use a freshly generated copy",
+        )
     return Outcome(
         True, f"starter/ is generated from solution/ and up to date ({len(files)} files)"
     )
@@ -369,6 +395,102 @@ def check_test_demands(project: Project) -> Outcome:
     )
 
 
+# ---------------------------------------------------------------- 5b. scripts in the book
+
+SCRIPT_FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})python\b[^\n]*?title=\"(?P<name>[^\"/]+\.py)\""
+)
+SCRIPT_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class Script:
+    """A script the book tells the reader to save and run.
+
+    It is a ``python`` block titled with a bare file name (``name.py``); a title with a path
+    (``solution/mock.py``) names a file of the solution shown in the book instead.
+    """
+
+    page: str
+    line: int
+    name: str
+    code: str
+
+
+def book_scripts(book: Path) -> list[Script]:
+    """Every script block of the book, in page order."""
+    scripts: list[Script] = []
+    for page in sorted(book.rglob("*.md")):
+        lines = page.read_text(encoding="utf-8").splitlines()
+        index = 0
+        while index < len(lines):
+            opening = SCRIPT_FENCE.match(lines[index])
+            index += 1
+            if not opening:
+                continue
+            indent, fence, start = opening["indent"], opening["fence"], index
+            body: list[str] = []
+            while index < len(lines) and lines[index].strip() != fence:
+                body.append(lines[index].removeprefix(indent))
+                index += 1
+            scripts.append(
+                Script(
+                    page=page.relative_to(book).as_posix(),
+                    line=start,
+                    name=opening["name"],
+                    code="\n".join(body) + "\n",
+                )
+            )
+            index += 1
+    return scripts
+
+
+def run_script(project: Project, script: Script) -> str | None:
+    """Run a book script as a reader would, against the solution; what went wrong, or None.
+
+    It runs from the repository's top folder with ``python <name>``; API keys are removed (a
+    script that needs one must say so and stop) and any proxy points at a closed port, so no
+    script reaches the network.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(project.env())
+    env.update({"CLAW_IMPL": "solution", "HTTPS_PROXY": "http://127.0.0.1:9"})
+    env.update({"HTTP_PROXY": "http://127.0.0.1:9"})
+    env.pop("CLAW_IMPL_PATH", None)
+    with tempfile.TemporaryDirectory(prefix="clawbook-script-") as scratch:
+        path = Path(scratch) / script.name
+        path.write_text(script.code, encoding="utf-8")
+        try:
+            completed = subprocess.run(
+                [sys.executable, str(path)],
+                cwd=project.root,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=SCRIPT_TIMEOUT,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return f"still running after {SCRIPT_TIMEOUT:g} s"
+    if completed.returncode != 0:
+        lines = (completed.stderr or completed.stdout).strip().splitlines()
+        return f"exit status {completed.returncode}: " + (lines[-1] if lines else "no output")
+    return None
+
+
+def check_book_scripts(project: Project) -> Outcome:
+    """Every script the book tells the reader to save and run runs, as printed."""
+    scripts = book_scripts(project.book)
+    problems = []
+    for script in scripts:
+        error = run_script(project, script)
+        if error is not None:
+            problems.append(f"book/{script.page}:{script.line} {script.name}: {error}")
+    if problems:
+        return _fail("a script in the book does not run as printed", problems)
+    return Outcome(True, f"all {len(scripts)} scripts in the book run as printed")
+
+
 # ---------------------------------------------------------------- 6-8. book, notebooks, linters
 
 
@@ -468,6 +590,7 @@ CHECKS: list[tuple[str, Check, bool]] = [
     ("progression", check_progression, True),
     ("book test commands", check_book_commands, False),
     ("test demands", check_test_demands, False),
+    ("book scripts", check_book_scripts, False),
     ("book builds", check_book_builds, True),
     ("notebooks", check_notebooks, True),
     ("ruff", check_ruff, False),

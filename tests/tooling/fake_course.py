@@ -4,7 +4,7 @@ import shutil
 import textwrap
 from pathlib import Path
 
-from clawbook import stubgen
+from clawbook import stubgen, stubs
 from clawbook.verify import Project
 
 REAL_TODO = Path(__file__).resolve().parents[2] / "solution" / "todo.py"
@@ -71,7 +71,7 @@ TESTS = {
 PYPROJECT = """
 [tool.pytest.ini_options]
 testpaths = ["tests"]
-addopts = ["-p", "clawbook.pytest_plugin"]
+addopts = ["-p", "clawbook.pytest_plugin", "-p", "no:nbval"]
 """
 
 
@@ -100,5 +100,8 @@ def make_course(root: Path) -> Project:
         ```
         """)
     )
-    stubgen.write_tree(stubgen.render_tree(solution), root / "starter")
-    return Project(root)
+    files = stubgen.render_tree(solution)
+    stubgen.write_tree(files, root / "starter")
+    project = Project(root)
+    stubs.write_manifest(project.manifest, files)
+    return project
