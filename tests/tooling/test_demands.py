@@ -235,3 +235,8 @@ def test_match_patterns_are_read_as_regexes_with_their_escapes_undone(course):
         "raises `ValueError` whose message says `NaN`.\n",
     )
     assert unstated(course) == []
+
+
+def test_a_test_file_that_does_not_parse_is_left_to_the_test_run(course):
+    add_test(course, "test_double_broken.py", "def test_double_broken(:\n")
+    assert unstated(course) == [MISSING]
