@@ -143,7 +143,7 @@ async def single_turn(provider: Provider, messages: Sequence[Message], tools: To
     ``messages`` is not changed: ``step.messages`` is what to append to the history.
     """
     # region ch03: ask the model once, showing it the tools; run the tools it asks for
-    # more: provider.complete(list(messages), tools.definitions()); Step(turn[, results])
+    # more: give complete a copy of the list and tools.definitions(); no calls, no results
     turn = await provider.complete(list(messages), tools.definitions())
     if not turn.tool_calls:
         return Step(turn)

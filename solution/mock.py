@@ -58,7 +58,7 @@ class MockProvider:
     def __init__(self, script: Iterable[AssistantTurn | str] = ()) -> None:
         """Start with the turns of ``script``; strings become text-only turns."""
         # region ch01: keep your own first-in, first-out copy of the script, and an empty call log
-        # more: deque() takes any iterable, a generator over as_turn(...) too; calls = a new []
+        # more: deque() takes any iterable, a generator over as_turn(...) too; calls: a fresh list
         self._script: deque[AssistantTurn] = deque(as_turn(turn) for turn in script)
         self.calls = []
         # endregion

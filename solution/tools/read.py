@@ -170,7 +170,7 @@ class ReadTool:
     def window(self, lines: list[str], offset: int, limit: int | None) -> ToolOutput:
         """Show ``lines`` from line ``offset`` on, within the caps, with a note if cut short."""
         # region ch02: the lines from `offset` that fit the limits, and a note if more are left
-        # more: index offset - 1; min(limit or max_lines, max_lines); keep one line; offset=N
+        # more: the slice starts at offset - 1; limit never beats max_lines; keep one line, always
         total = len(lines)
         if total == 0:
             return ToolOutput.ok("(the file is empty)")
