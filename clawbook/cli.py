@@ -267,7 +267,10 @@ def _print_next_stub(chapter: Chapter, p: Progress, implementation: str) -> None
             f"  [dim](clawbook hint {chapter.id} lists them all; --more gives a second hint)[/]"
         )
     if waiting:
-        console.print(f"[dim]Some tests also wait for {', '.join(waiting)}.[/]")
+        console.print(
+            f"[dim]Some tests also wait for stubs of {', '.join(waiting)} "
+            f"(clawbook check {waiting[0]}).[/]"
+        )
 
 
 def _exit_code(p: Progress, run: Run) -> int:

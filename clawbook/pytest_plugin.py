@@ -362,16 +362,18 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     reports = terminalreporter.stats.get("todo", [])
     if not reports:
         return
-    by_chapter: dict[str, tuple[int, str]] = {}
+    by_chapter: dict[str, tuple[int, str, str]] = {}
     for report in reports:
         todo = _todo_of(report) or {}
         chapter = todo.get("chapter", "?")
-        count, hint = by_chapter.get(chapter, (0, todo.get("hint", "")))
-        by_chapter[chapter] = (count + 1, hint)
+        where = todo.get("where") or {}
+        place = f"  ({where['path']}:{where['line']})" if where else ""
+        count, hint, first = by_chapter.get(chapter, (0, todo.get("hint", ""), place))
+        by_chapter[chapter] = (count + 1, hint, first)
     terminalreporter.section("todo: stubs still to write", sep="-", yellow=True)
-    for chapter, (count, hint) in sorted(by_chapter.items()):
+    for chapter, (count, hint, place) in sorted(by_chapter.items()):
         plural = "s" if count != 1 else ""
-        terminalreporter.line(f"{chapter}: {count} test{plural} waiting; first hint: {hint}")
+        terminalreporter.line(f"{chapter}: {count} test{plural} waiting; first hint: {hint}{place}")
     terminalreporter.line("see `clawbook status` for your progress, `clawbook hint <id>` for help")
 
 

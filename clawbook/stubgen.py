@@ -274,12 +274,22 @@ def render(source: str, path: str, keep: Collection[str] = (), *, for_book: bool
                 replacement[region.start + 1] = []
 
     out: list[str] = []
+    origin: list[int] = []
+    """For each rendered line, the 0-based solution line it comes from (or stands for)."""
     for index, line in enumerate(lines):
-        if index in replacement:
-            out.extend(replacement[index])
-        elif for_book or not SECTION.match(line):
-            out.append(line)
+        new = replacement.get(index, [line] if for_book or not SECTION.match(line) else [])
+        out.extend(new)
+        origin.extend([index] * len(new))
     rendered = "\n".join(out) + "\n"
+    try:
+        ast.parse(rendered)
+    except SyntaxError as error:
+        where = origin[min(max((error.lineno or 1) - 1, 0), len(origin) - 1)] + 1 if origin else 1
+        raise MarkerError(
+            f"{path}:{where}: with its regions stubbed, this file is no longer valid Python "
+            f"({error.msg}); a region must hold whole statements, not half of an if/else or "
+            "try/except"
+        ) from None
     return ensure_todo_import(rendered, path) if stubbed else rendered
 
 

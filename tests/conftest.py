@@ -35,6 +35,16 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return True
 
 
+TOOLING_TIMEOUT = 600
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The tooling tests run whole pytest sessions; the 10 s limit is for the agent's tests.
+    for item in items:
+        if TOOLING in Path(str(item.path)).parents and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(TOOLING_TIMEOUT))
+
+
 @pytest.fixture
 def server() -> Iterator[LoopbackServer]:
     """A scripted OpenAI-compatible server on 127.0.0.1 (see ``clawbook/loopback.py``).

@@ -1,6 +1,10 @@
 """The pytest plugin: todo reporting, the implementation header, the network guard."""
 
+import json
+
 import pytest
+
+from clawbook.report import ReportReader
 
 TODO_MODULE = """
 class Todo(NotImplementedError):
@@ -159,3 +163,82 @@ def test_demo_loopback():
 """
     )
     run(suite).assert_outcomes(passed=1)
+
+
+def test_a_todo_is_one_line_naming_the_stub_file_and_line(suite, monkeypatch):
+    monkeypatch.setenv("CLAW_IMPL", "starter")
+    suite.makepyfile(
+        test_demo_todo="from claw.thing import stub\ndef test_demo_stub():\n    stub()\n"
+    )
+    result = run(suite)
+    result.stdout.fnmatch_lines(
+        ["ch01: 1 test waiting; first hint: write stub()  (starter/thing.py:3)"]
+    )
+    assert "Traceback" not in result.stdout.str()
+    assert "def test_demo_stub" not in result.stdout.str()  # no source listing for a todo
+
+
+def test_a_property_test_that_reaches_a_stub_stops_at_once(suite, monkeypatch, tmp_path):
+    monkeypatch.setenv("CLAW_IMPL", "starter")
+    calls = tmp_path / "calls"
+    suite.makepyfile(
+        test_demo_prop=f"""
+from hypothesis import given, strategies as st
+from claw.thing import stub
+
+@given(st.integers())
+def test_demo_property(n):
+    with open({str(calls)!r}, "a") as f:
+        f.write("x")
+    stub()
+"""
+    )
+    result = run(suite)
+    result.stdout.fnmatch_lines(["*1 todo*"])
+    assert calls.read_text() == "x"  # one example: no search for more, no shrinking
+
+
+def test_a_property_test_with_a_real_bug_still_shrinks_to_a_small_example(suite, monkeypatch):
+    monkeypatch.setenv("CLAW_IMPL", "starter")
+    suite.makepyfile(
+        test_demo_prop="""
+from hypothesis import given, strategies as st
+
+@given(st.integers())
+def test_demo_property(n):
+    assert n < 1000
+"""
+    )
+    result = run(suite)
+    result.stdout.fnmatch_lines(["*n=1000*"])
+    result.assert_outcomes(failed=1)
+
+
+def test_the_results_file_is_written_as_the_run_goes_and_says_when_it_finished(
+    suite, monkeypatch, tmp_path
+):
+    monkeypatch.setenv("CLAW_IMPL", "starter")
+    report = tmp_path / "report.jsonl"
+    monkeypatch.setenv("CLAWBOOK_REPORT", str(report))
+    suite.makepyfile(
+        test_demo_x=(
+            "from claw.thing import real, stub\n"
+            "def test_demo_a():\n    assert real() == 2\n"
+            "def test_demo_b():\n    stub()\n"
+            "def test_demo_c():\n    assert real() == 3\n"
+        )
+    )
+    run(suite)
+    events = [json.loads(line)["event"] for line in report.read_text().splitlines()]
+    assert events[0] == "configured"
+    assert events[-1] == "finished"
+    assert events.count("start") == 3
+    assert events.count("result") == 4  # test_demo_c says its failure early, then finally
+    reader = ReportReader(report)
+    reader.poll()
+    results = reader.report.results
+    assert [r.outcome for r in results.values()] == ["passed", "todo", "failed"]
+    failed = results["test_demo_x.py::test_demo_c"]
+    assert failed.called_from is not None and failed.called_from.line == 7
+    assert failed.where is None  # the failing line is the test's own, not the package's
+    assert reader.report.finished

@@ -1,0 +1,484 @@
+"""The learner's loop as a learner meets it: `clawbook` run in a scratch copy of the repository.
+
+Each test makes a mistake a learner makes sooner or later (a crash, a syntax error, an endless
+loop, a segfault, Ctrl-C, a reset they regret) and checks that the answer is fast, points at the
+right file and line, never reports success that did not happen, and loses no code.
+"""
+
+import ast
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from clawbook import cli, stubgen
+from clawbook.chapters import load
+from clawbook.report import Location, TestResult
+from clawbook.runner import Progress, Run
+
+REPO = Path(__file__).resolve().parents[2]
+COPIED = ("claw", "clawbook", "solution", "starter", "tests", "pyproject.toml")
+OWN_VARIABLES = ("CLAW_IMPL", "CLAW_IMPL_PATH", "CLAWBOOK_REPORT", "CLAWBOOK_CHAPTERS")
+INIT_DOCSTRING = (
+    '        """Start with the turns of ``script``; strings become text-only turns."""\n'
+)
+"""The first line of MockProvider.__init__'s body, where these tests plant their mistakes."""
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    """One scratch copy of the repository's code and tests, made once per module."""
+    root = tmp_path_factory.mktemp("template") / "repo"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "tooling")
+    for name in COPIED:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, root / name, ignore=ignore)
+        else:
+            root.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, root / name)
+    return root
+
+
+@pytest.fixture
+def repo(template, tmp_path):
+    """A scratch repository of this test's own, with an untouched starter."""
+    root = tmp_path / "repo"
+    shutil.copytree(template, root)
+    return root
+
+
+def environment() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in OWN_VARIABLES}
+
+
+def clawbook(repo: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run `clawbook` as a learner would, in the scratch repository, with no terminal."""
+    return subprocess.run(
+        [sys.executable, "-m", "clawbook", *args],
+        cwd=repo,
+        env=environment(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def fill(repo: Path, *chapters: str) -> None:
+    """Write the solution's code for ``chapters`` into the scratch starter."""
+    files = stubgen.render_tree(repo / "solution", keep=set(chapters))
+    for relative, text in files.items():
+        if isinstance(text, str):
+            (repo / "starter" / relative).write_text(text)
+
+
+def edit(path: Path, old: str, new: str) -> int:
+    """Replace ``old`` (which must occur once) by ``new``; return the 1-based line of the edit."""
+    text = path.read_text()
+    assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times in {path}"
+    path.write_text(text.replace(old, new))
+    return text[: text.index(old)].count("\n") + 1
+
+
+def line_of(path: Path, needle: str) -> int:
+    """The first line of ``path`` that contains ``needle``."""
+    lines = path.read_text().splitlines()
+    return next(number for number, line in enumerate(lines, 1) if needle in line)
+
+
+def line_in_function(path: Path, function: str, needle: str) -> int:
+    """The last line of ``function`` in ``path`` that contains ``needle``."""
+    tree = ast.parse(path.read_text())
+    node = next(
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == function
+    )
+    lines = path.read_text().splitlines()
+    numbers = range(node.lineno, (node.end_lineno or node.lineno) + 1)
+    found = [number for number in numbers if needle in lines[number - 1]]
+    assert found, f"{needle!r} not in {function}"
+    return found[-1]
+
+
+def processes_in(folder: Path) -> list[int]:
+    """Processes whose working directory is inside ``folder`` (left-over test runs)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cwd = Path(os.readlink(entry / "cwd"))
+        except OSError:
+            continue
+        if cwd == folder or folder in cwd.parents:
+            found.append(int(entry.name))
+    return found
+
+
+def wait_for_processes_to_end(folder: Path, seconds: float = 5) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while (left := processes_in(folder)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+# ---------------------------------------------------------------- where it went wrong
+
+
+def test_a_crash_points_at_the_learners_line_and_the_tests_line(repo):
+    fill(repo, "ch01")
+    mock = repo / "starter" / "mock.py"
+    text = mock.read_text()
+    # A classic slip: forgetting the empty-script check, so popleft() raises IndexError.
+    start = text.index("        if not self._script:")
+    end = text.index("        return self._script.popleft()")
+    mock.write_text(text[:start] + text[end:])
+    crash_line = line_of(mock, "return self._script.popleft()")
+    test_file = repo / "tests" / "test_mock_provider.py"
+    test_line = line_in_function(
+        test_file, "test_mock_raises_a_provider_error_when_the_script_is_used_up", "complete("
+    )
+
+    result = clawbook(repo, "check", "ch01")
+
+    assert result.returncode == 1, result.stdout
+    out = result.stdout
+    assert "IndexError: pop from an empty deque" in out
+    assert f"at   starter/mock.py:{crash_line}   return self._script.popleft()" in out
+    assert f"from tests/test_mock_provider.py:{test_line}" in out
+    assert f"tests/test_mock_provider.py:{crash_line} " not in out  # never the mixed-up pair
+
+
+def test_a_deleted_todo_import_is_shown_at_the_stub_that_needs_it(repo):
+    read = repo / "starter" / "tools" / "read.py"
+    edit(read, "from ..todo import Todo\n", "")
+    stub_line = line_of(read, "raise Todo")
+
+    result = clawbook(repo, "check", "ch02")
+
+    assert result.returncode == 1, result.stdout
+    assert "NameError: name 'Todo' is not defined" in result.stdout
+    assert f"at   starter/tools/read.py:{stub_line}" in result.stdout
+
+
+def test_a_syntax_error_is_named_once_before_anything_else_and_status_says_cannot_import(repo):
+    mock = repo / "starter" / "mock.py"
+    line = edit(mock, "    def remaining(self) -> int:", "    def remaining(self) -> int")
+
+    check = clawbook(repo, "check", "ch01")
+    status = clawbook(repo, "status")
+
+    assert check.returncode == 1
+    first = check.stdout.splitlines()[0]
+    assert first == f"✗ cannot import starter/mock.py (line {line}): SyntaxError: expected ':'"
+    assert check.stdout.count("✗ cannot import starter/mock.py") == 1
+    assert status.returncode == 1
+    first_line = status.stdout.splitlines()[0]
+    assert first_line.startswith(f"✗ cannot import starter/mock.py (line {line})")
+    assert "cannot import" in next(row for row in status.stdout.splitlines() if " ch01 " in row)
+    assert "0/1" not in status.stdout  # no fake counts for a module that never imported
+    assert "Every written chapter passes" not in status.stdout
+
+
+@pytest.mark.parametrize(
+    ("appended", "message"),
+    [("x = (\n", "SyntaxError"), ("import no_such_module\n", "ModuleNotFoundError")],
+)
+def test_a_broken_package_never_reads_as_done(repo, appended, message):
+    init = repo / "starter" / "__init__.py"
+    line = len(init.read_text().splitlines()) + 1
+    init.write_text(init.read_text() + appended)
+
+    check = clawbook(repo, "check", "ch04")  # a reading chapter: its tests pass from the start
+    status = clawbook(repo, "status")
+
+    assert check.returncode == 1
+    assert f"cannot import starter/__init__.py (line {line}): {message}" in check.stdout
+    assert "is done" not in check.stdout
+    assert status.returncode == 1
+    assert "Every written chapter passes" not in status.stdout
+
+
+def test_a_segfault_is_a_crash_with_the_learners_line_never_a_success(repo):
+    mock = repo / "starter" / "mock.py"
+    docstring = INIT_DOCSTRING
+    line = edit(mock, docstring, docstring + "        import ctypes\n        ctypes.string_at(0)\n")
+
+    result = clawbook(repo, "check", "ch01")
+
+    assert result.returncode == 1
+    assert "crashed: Segmentation fault" in result.stdout
+    assert f"starter/mock.py:{line + 2}" in result.stdout
+    assert "did not run" in result.stdout
+
+
+# ---------------------------------------------------------------- never hang silently
+
+
+def test_an_endless_loop_is_stopped_within_the_limit_and_shown_where_it_loops(repo):
+    mock = repo / "starter" / "mock.py"
+    docstring = INIT_DOCSTRING
+    line = edit(mock, docstring, docstring + "        while True:\n            pass\n")
+
+    started = time.monotonic()
+    result = clawbook(repo, "check", "ch01", "--timeout", "1")
+    elapsed = time.monotonic() - started
+
+    assert result.returncode == 1
+    assert "seems to loop forever" in result.stdout
+    assert f"starter/mock.py:{line + 1}" in result.stdout or f"starter/mock.py:{line + 2}" in (
+        result.stdout
+    )
+    assert elapsed < 30  # 18 tests × the limit would be far longer: the run stops at the first
+    assert not wait_for_processes_to_end(repo)
+
+
+def test_a_worker_thread_that_never_returns_is_stopped_with_its_line_and_no_process_left(repo):
+    read = repo / "starter" / "tools" / "read.py"
+    text = read.read_text()
+    marker = "    async def run(self, arguments: dict[str, Any]) -> ToolOutput:\n"
+    assert marker in text
+    # A stub that waits in a worker thread for something that never happens: pytest-timeout
+    # cannot interrupt it, and the test's clean-up waits for the thread forever.
+    read.write_text(
+        text.replace(
+            marker,
+            marker.replace("async def run", "async def run_never")
+            + "        pass\n\n"
+            + marker
+            + "        import asyncio, threading\n"
+            + "        await asyncio.to_thread(threading.Event().wait)\n",
+        )
+    )
+    line = line_of(read, "await asyncio.to_thread(threading.Event().wait)")
+
+    started = time.monotonic()
+    result = clawbook(repo, "check", "ch02", "--timeout", "1")
+    elapsed = time.monotonic() - started
+
+    assert result.returncode == 1
+    assert "The test run stopped early" in result.stdout
+    assert "seems to loop forever" in result.stdout
+    assert f"starter/tools/read.py:{line}" in result.stdout
+    assert "did not run" in result.stdout
+    assert elapsed < 30
+    assert not wait_for_processes_to_end(repo)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("command", [("check", "ch01"), ("watch", "ch01")])
+def test_ctrl_c_or_sigterm_ends_clawbook_and_its_test_run_cleanly(repo, signum, command):
+    mock = repo / "starter" / "mock.py"
+    docstring = INIT_DOCSTRING
+    edit(mock, docstring, docstring + "        while True:\n            pass\n")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "clawbook", *command, "--timeout", "60"],
+        cwd=repo,
+        env=environment(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while len(processes_in(repo)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)  # wait until pytest runs beside clawbook
+        assert len(processes_in(repo)) >= 2
+        time.sleep(0.5)
+        process.send_signal(signum)
+        out, err = process.communicate(timeout=15)
+    finally:
+        process.kill()
+    if command[0] == "check":
+        assert process.returncode in (130, 128 + signum)
+    else:  # Ctrl-C is how one leaves watch: it ends with the state of the last run
+        assert process.returncode is not None
+    assert "Traceback" not in out + err
+    assert not wait_for_processes_to_end(repo)
+
+
+# ---------------------------------------------------------------- what the learner reads
+
+
+def test_test_ids_are_printed_verbatim_without_markup_or_emoji():
+    chapter = load().get("ch05a")
+    name = "test_streaming_x[id: a:b: c-[bold]x[/bold]-:smile:]"
+    result = TestResult(f"tests/test_streaming_sse.py::{name}", "tests/x.py", "ch05a", "passed")
+    failed = TestResult(
+        "tests/test_streaming_sse.py::test_y[:b:]",
+        "tests/x.py",
+        "ch05a",
+        "failed",
+        message="AssertionError: assert ':b:' == '[red]'",
+        where=Location("starter/streaming.py", 7, "x = '[dim]'"),
+    )
+    run = Run(results=(result, failed), returncode=1, output="")
+    with cli.console.capture() as captured:
+        cli._print_results(Progress(chapter, run.results), run, "starter")
+    out = captured.get()
+    assert name in out
+    assert "test_y[:b:]" in out
+    assert "assert ':b:' == '[red]'" in out
+    assert "x = '[dim]'" in out
+    assert "🅱" not in out and "😄" not in out
+
+
+def test_the_next_stub_is_the_first_unfinished_one_in_book_order(repo):
+    fill(repo, "ch01", "ch02")
+    agent = repo / "starter" / "agent.py"
+    stub = line_in_function(agent, "check_arguments", "raise Todo")
+
+    result = clawbook(repo, "check", "ch03")
+
+    assert result.returncode == 3, result.stdout
+    assert f"Next stub: starter/agent.py:{stub} check_arguments" in result.stdout
+
+
+def test_tests_waiting_for_an_earlier_chapter_say_which(repo):
+    result = clawbook(repo, "check", "ch03")
+    assert result.returncode == 3
+    assert "wait for stubs of ch01" in result.stdout
+
+
+def test_hint_more_gives_a_second_hint_for_every_stub(repo):
+    result = clawbook(repo, "hint", "ch01", "--more")
+    assert result.returncode == 3
+    hints = result.stdout.count("hint:")
+    assert hints >= 4
+    assert result.stdout.count("more:") == hints
+    assert "no second hint" not in result.stdout
+
+
+# ---------------------------------------------------------------- never lose the learner's code
+
+
+def test_reset_then_restore_puts_the_learners_code_back(repo):
+    fill(repo, "ch01")
+    mock = repo / "starter" / "mock.py"
+    written = mock.read_text() + "\n# a note the learner kept\n"
+    mock.write_text(written)
+
+    reset = clawbook(repo, "reset", "ch01", "--yes")
+    assert reset.returncode == 0, reset.stdout
+    assert "raise Todo(" in mock.read_text()
+    assert "# a note the learner kept" in mock.read_text()  # only the functions went back
+    assert "clawbook restore ch01" in reset.stdout
+
+    restore = clawbook(repo, "restore", "ch01", "--yes")
+    assert restore.returncode == 0, restore.stdout
+    assert mock.read_text() == written
+
+    undo = restore.stdout.split("clawbook restore ch01 ")[1].split("`")[0]
+    again = clawbook(repo, "restore", "ch01", undo, "--yes")
+    assert again.returncode == 0, again.stdout
+    assert "raise Todo(" in mock.read_text()
+
+
+def test_reset_and_restore_ask_first_and_say_how_to_confirm_without_a_terminal(repo):
+    fill(repo, "ch01")
+    before = (repo / "starter" / "mock.py").read_text()
+    reset = clawbook(repo, "reset", "ch01")
+    assert reset.returncode == 2
+    assert "clawbook reset ch01 --yes" in reset.stdout
+    assert (repo / "starter" / "mock.py").read_text() == before
+
+
+def test_reset_of_a_file_that_does_not_parse_says_the_whole_file_goes_back(repo):
+    fill(repo, "ch01", "ch02")
+    mock = repo / "starter" / "mock.py"
+    edit(mock, "    def remaining(self) -> int:", "    def remaining(self) -> int")
+    result = clawbook(repo, "reset", "ch01", "--yes")
+    assert result.returncode == 0
+    assert "does not parse" in result.stdout
+    assert "the whole file" in result.stdout
+    assert "go back to their stubs" not in result.stdout.split("mock.py")[1].splitlines()[0]
+
+
+def test_stubs_refuses_to_overwrite_a_learners_code_and_force_backs_it_up(repo):
+    fill(repo, "ch01")
+    mine = (repo / "starter" / "mock.py").read_text()
+
+    refused = clawbook(repo, "stubs")
+    assert refused.returncode == 1
+    assert "mock.py" in refused.stdout
+    assert (repo / "starter" / "mock.py").read_text() == mine
+
+    forced = clawbook(repo, "stubs", "--force")
+    assert forced.returncode == 0, forced.stdout
+    backups = list((repo / ".clawbook" / "backups").rglob("mock.py"))
+    assert [b.read_text() for b in backups] == [mine]
+
+
+def test_check_and_verify_never_advise_a_learner_to_regenerate_the_starter(repo):
+    fill(repo, "ch01")
+    check = clawbook(repo, "check", "ch01")
+    assert check.returncode == 0, check.stdout
+    assert "clawbook stubs" not in check.stdout
+
+
+# ---------------------------------------------------------------- broken course files
+
+
+def test_a_broken_chapters_file_is_one_clear_line(repo):
+    (repo / "clawbook" / "chapters.toml").write_text("[[chapter]\nid = ")
+    status = clawbook(repo, "status")
+    assert status.returncode == 2
+    assert "chapters.toml: not valid TOML" in status.stdout
+    assert "Traceback" not in status.stdout + status.stderr
+
+    pytest_run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=repo,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert pytest_run.returncode == 4  # a usage error, not an internal error
+    assert "INTERNALERROR" not in pytest_run.stdout + pytest_run.stderr
+    assert "chapters.toml: not valid TOML" in pytest_run.stderr
+
+
+def test_a_region_that_breaks_the_starter_is_reported_at_its_solution_line(repo):
+    mock = repo / "solution" / "mock.py"
+    line = edit(
+        mock,
+        '    """Every call received so far, oldest first."""\n',
+        '    """Every call received so far, oldest first."""\n\n'
+        "    def half(self, flag: bool) -> int:\n"
+        '        """Half an if in a region."""\n'
+        "        # region ch01: broken\n"
+        "        if flag:\n"
+        "            return 1\n"
+        "        # endregion\n"
+        "        else:\n"
+        "            return 2\n",
+    )
+    result = clawbook(repo, "stubs", "--check")
+    assert result.returncode == 1
+    assert f"mock.py:{line + 8}: with its regions stubbed" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_clawbook_works_on_the_checkout_it_is_run_in(repo):
+    chapters = repo / "clawbook" / "chapters.toml"
+    chapters.write_text(chapters.read_text().replace("Your first LLM call", "A scratch title"))
+    installed = Path(sys.executable).with_name("clawbook")
+    result = subprocess.run(
+        [str(installed), "hint", "ch01"],
+        cwd=repo / "starter",
+        env=environment(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "A scratch title" in result.stdout, result.stdout + result.stderr
