@@ -21,15 +21,16 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from . import loop_overhead, sse_throughput, stream_latency
+from . import feedback, loop_overhead, sse_throughput, stream_latency
 from .common import Result
 
-BENCHMARKS: list[tuple[str, Callable[[bool], Result]]] = [
+BENCHMARKS: list[tuple[str, Callable[[bool], Result | list[Result]]]] = [
     ("sse_throughput", sse_throughput.run),
     ("loop_overhead", loop_overhead.run),
     ("stream_latency", stream_latency.run),
+    ("feedback", feedback.run),
 ]
-"""Each benchmark's key and its ``run(quick)`` function, in the order they run."""
+"""Each benchmark's key and its ``run(quick)`` function (one result, or several), in order."""
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -37,7 +38,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m bench.run",
         description="Measure claw's SSE throughput (against the openai SDK), agent-loop "
-        "overhead and streaming latency, each against its target.",
+        "overhead, streaming latency and the learner tools' response times, each against its "
+        "target.",
     )
     parser.add_argument(
         "--quick", action="store_true", help="a short smoke run (fewer, smaller repetitions)"
@@ -54,6 +56,8 @@ def format_value(result: Result) -> str:
         return f"{result.value:.2f}×"
     if result.unit == "ms":
         return f"{result.value:.3f} ms"
+    if result.unit == "s":
+        return f"{result.value:.2f} s"
     return f"{result.value:.1f} {result.unit}"
 
 
@@ -77,17 +81,14 @@ def report(console: Console, results: Sequence[Result]) -> None:
             console.print(f"  {label}: {text}", highlight=False, soft_wrap=True)
 
 
-def to_json(results: Sequence[Result], quick: bool, seconds: float) -> dict[str, Any]:
+def to_json(results: Sequence[tuple[str, Result]], quick: bool, seconds: float) -> dict[str, Any]:
     """Everything measured, with the machine it ran on, as a JSON-ready dict."""
     return {
         "quick": quick,
         "seconds": seconds,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
-        "results": {
-            key: {**asdict(result), "passed": result.passed}
-            for (key, _), result in zip(BENCHMARKS, results, strict=True)
-        },
+        "results": {key: {**asdict(result), "passed": result.passed} for key, result in results},
     }
 
 
@@ -100,15 +101,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode = "quick" if args.quick else "full"
     console.print(f"Running {len(BENCHMARKS)} benchmarks ({mode} run) on 127.0.0.1 ...")
     started = time.perf_counter()
-    results = []
+    keyed: list[tuple[str, Result]] = []
     for key, run in BENCHMARKS:
         began = time.perf_counter()
-        results.append(run(args.quick))
+        outcome = run(args.quick)
+        several = outcome if isinstance(outcome, list) else [outcome]
+        keyed.extend((key if len(several) == 1 else f"{key}: {r.benchmark}", r) for r in several)
         console.print(f"  {key}: done in {time.perf_counter() - began:.1f} s", highlight=False)
     seconds = time.perf_counter() - started
+    results = [result for _, result in keyed]
     report(console, results)
     if args.json is not None:
-        text = json.dumps(to_json(results, args.quick, seconds), indent=2, ensure_ascii=False)
+        text = json.dumps(to_json(keyed, args.quick, seconds), indent=2, ensure_ascii=False)
         args.json.write_text(text + "\n", encoding="utf-8")
         console.print(f"Results written to {args.json}", highlight=False)
     passed = sum(result.passed for result in results)

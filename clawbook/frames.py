@@ -8,7 +8,6 @@ into a ``Location`` relative to the repository.
 
 from __future__ import annotations
 
-import asyncio
 import linecache
 import re
 import sys
@@ -120,6 +119,8 @@ def task_chains() -> list[tuple[str, list[tuple[str, int, str]]]]:
     A coroutine that waits (for a stuck worker thread, say) is on no thread's stack; only its
     task still knows the line it waits at.
     """
+    import asyncio  # here: the learner's tools import this module and rarely need asyncio
+
     chains = []
     for task in list(getattr(asyncio.tasks, "_all_tasks", ())):
         chain: list[tuple[str, int, str]] = []

@@ -38,13 +38,11 @@ from . import frames, impl
 from .chapters import CurriculumError
 from .chapters import load as load_curriculum
 from .netguard import NetworkBlocked, guard
-from .report import REPORT_ENV, Location, Problem, ReportWriter, TestResult
+from .report import REPORT_ENV, STACKS_SUFFIX, Location, Problem, ReportWriter, TestResult
 
 __all__ = ["REPORT_ENV", "TODO_KEY", "NetworkBlocked", "TestResult", "find_todo"]
 
 TODO_KEY = "clawbook_todo"
-STACKS_SUFFIX = ".stacks"
-"""Beside the results file: where every thread's stack is dumped on SIGUSR1 (a hung run)."""
 TIMEOUT_MESSAGE = re.compile(r"^Timeout \(>(?P<seconds>[\d.]+)s\) from pytest-timeout")
 
 

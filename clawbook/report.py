@@ -26,6 +26,8 @@ from typing import IO, Any
 
 REPORT_ENV = "CLAWBOOK_REPORT"
 """Names the results file; the plugin writes one only when it is set."""
+STACKS_SUFFIX = ".stacks"
+"""Beside the results file: where every thread's stack is dumped on SIGUSR1 (a hung run)."""
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,15 @@ from pathlib import Path
 from . import frames, impl
 from .chapters import CHAPTERS_ENV, Chapter, Curriculum
 from .chapters import load as load_curriculum
-from .pytest_plugin import STACKS_SUFFIX
-from .report import REPORT_ENV, Location, Problem, Report, ReportReader, TestResult
+from .report import (
+    REPORT_ENV,
+    STACKS_SUFFIX,
+    Location,
+    Problem,
+    Report,
+    ReportReader,
+    TestResult,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT_ENV = "CLAWBOOK_TIMEOUT"
@@ -214,7 +221,8 @@ def _supervise(
         limit = timeout + grace(timeout) if heard else STARTUP_LIMIT
         if now - last_event > limit:
             return _stop_hung(process, reader.report, now - last_event)
-        time.sleep(0.05)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(0.05)  # returns as soon as the process ends
 
 
 def _stop_hung(process: subprocess.Popen[bytes], report: Report, quiet: float) -> Stop:

@@ -440,7 +440,7 @@ async def test_openrouter_yields_events_as_they_arrive_not_after_the_whole_body(
             sse(chunk(" second"), done=False),
             sse(chunk(finish_reason="stop")),
         ],
-        pause=0.1,
+        pause=0.05,
     )
     server.add(reply)
     arrivals: list[tuple[StreamEvent, float]] = []
@@ -582,7 +582,7 @@ async def test_openrouter_raises_a_connection_error_when_nothing_listens():
 
 async def test_openrouter_raises_a_connection_error_quickly_on_a_read_timeout(server):
     server.add(JSONReply(completion("far too late"), delay=2.0))
-    async with provider_for(server, timeout=0.2, retry=no_retries()) as provider:
+    async with provider_for(server, timeout=0.1, retry=no_retries()) as provider:
         started = time.perf_counter()
         with pytest.raises(ProviderConnectionError):
             await provider.complete(hello(), [])
