@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from . import demands, stubgen, stubs
-from .chapters import CHAPTERS_ENV, Curriculum, load_file, test_functions
+from .chapters import CHAPTERS_ENV, Curriculum, CurriculumError, load_file, test_functions
 from .runner import ROOT, Run, chapter_test_files, pytest_command, run_pytest
 
 
@@ -610,7 +610,10 @@ def verify(console: Console, *, fast: bool = False, project: Project | None = No
             continue
         started = time.perf_counter()
         with console.status(f"{name} ..."):
-            outcome = check(project)
+            try:
+                outcome = check(project)
+            except (stubgen.MarkerError, CurriculumError) as error:
+                outcome = _fail(str(error), [])
         seconds = time.perf_counter() - started
         mark = "[green]✓[/]" if outcome.ok else "[red]✗[/]"
         console.print(f"{mark} [bold]{name}[/]: {escape(outcome.summary)} [dim]({seconds:.1f}s)[/]")
