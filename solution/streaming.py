@@ -116,7 +116,7 @@ class SSEDecoder:
     def __init__(self) -> None:
         """Start with nothing buffered."""
         self._decoder = codecs.getincrementaldecoder("utf-8")()
-        self._buffer = ""
+        self._buffer: list[str] = []
         self._data: list[str] = []
         self._event = ""
         self._id: str | None = None
@@ -133,7 +133,7 @@ class SSEDecoder:
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """Add bytes from the stream; return the events they complete, in order."""
         # region ch05a: decode the bytes, cut the text into complete lines, keep the unfinished rest
-        # more: self._decoder.decode; make CR LF and a lone CR into LF; split, pop the last piece
+        # more: self._decoder.decode; CR LF and a lone CR become LF; split; join the kept pieces
         text = self._decoder.decode(chunk)
         if not self._started and text:
             self._started = True
@@ -145,8 +145,14 @@ class SSEDecoder:
             text = text.removeprefix("\n")
         if text:
             self._after_cr = text.endswith("\r")
-        lines = (self._buffer + text).replace("\r\n", "\n").replace("\r", "\n").split("\n")
-        self._buffer = lines.pop()
+        lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        if len(lines) == 1:  # no line ends here: keep the piece, join it when one does
+            if text:
+                self._buffer.append(text)
+            return []
+        lines[0] = "".join(self._buffer) + lines[0]
+        rest = lines.pop()
+        self._buffer = [rest] if rest else []
         events: list[ServerSentEvent] = []
         for line in lines:
             event = self._line(line)

@@ -101,7 +101,7 @@ class SSEDecoder:
     def __init__(self) -> None:
         """Start with nothing buffered."""
         self._decoder = codecs.getincrementaldecoder("utf-8")()
-        self._buffer = ""
+        self._buffer: list[str] = []
         self._data: list[str] = []
         self._event = ""
         self._id: str | None = None

@@ -380,7 +380,7 @@ async def test_openrouter_stream_survives_chunks_split_mid_line_and_mid_characte
         chunk(text[13:]),
         chunk(finish_reason="stop", usage=usage_body(7, 11)),
     )
-    pieces = split(body, 3)  # about 200 pieces, each sent on its own
+    pieces = split(body, 11)  # about 55 pieces, each sent on its own
     assert any(not is_utf8(piece) for piece in pieces), "some piece must cut a character in two"
     server.add(StreamReply(pieces=pieces, pause=0.0005))
     async with provider_for(server) as provider:

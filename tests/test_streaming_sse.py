@@ -552,7 +552,7 @@ def turn_from_pieces(pieces: list[bytes]) -> AssistantTurn:
     return accumulator.turn()
 
 
-@settings(deadline=None, max_examples=100)
+@settings(deadline=None, max_examples=50)
 @given(
     text=TEXT,
     calls=tool_calls(),

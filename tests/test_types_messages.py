@@ -207,6 +207,8 @@ def test_types_protocols_are_structural():
     assert not isinstance(object(), Provider)
 
 
+TEXT = st.text(max_size=40)
+"""Message text: long enough for any character and for escapes, short enough to be quick."""
 json_scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=10)
 arguments = st.dictionaries(
     st.text(min_size=1, max_size=8),
@@ -220,17 +222,17 @@ tool_calls = st.builds(
     arguments=arguments,
 )
 messages = st.one_of(
-    st.builds(SystemMessage, content=st.text()),
-    st.builds(UserMessage, content=st.text()),
+    st.builds(SystemMessage, content=TEXT),
+    st.builds(UserMessage, content=TEXT),
     st.builds(
         AssistantMessage,
-        content=st.text(),
+        content=TEXT,
         tool_calls=st.lists(tool_calls, max_size=3, unique_by=lambda c: c.id),
     ),
     st.builds(
         ToolResultMessage,
         tool_call_id=st.text(min_size=1, max_size=12),
-        content=st.text(),
+        content=TEXT,
         is_error=st.booleans(),
     ),
 )
