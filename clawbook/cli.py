@@ -53,7 +53,7 @@ STATE_STYLE = {
     "failing": "[red]✗ failing[/]",
     "cannot import": "[red]✗ cannot import[/]",
     "not run": "[red]? not run[/]",
-    "reading": "[blue]📖 reading[/]",
+    "reading": "[blue]– reading[/]",
     "coming": "[dim]… coming soon[/]",
 }
 
@@ -225,8 +225,7 @@ def _print_results(p: Progress, run: Run, implementation: str) -> None:
             message = escape(result.message or "")
             console.print(f"  [red]✗ {escape(result.file)}[/]  [red]{message}[/]")
         else:
-            mark = "⏱" if result.outcome == "hung" else "✗"
-            console.print(f"  [red]{mark} {name}[/]")
+            console.print(f"  [red]✗ {name}[/]")
             for line in (result.message or "").splitlines()[:8]:
                 console.print(f"      [red]{escape(line)}[/]")
             if result.where is not None:
