@@ -46,6 +46,17 @@ TODO_KEY = "clawbook_todo"
 TIMEOUT_MESSAGE = re.compile(r"^Timeout \(>(?P<seconds>[\d.]+)s\) from pytest-timeout")
 
 
+@dataclass(frozen=True)
+class _Failure:
+    """What the plugin makes of a failed test: how it ended, where, and what to say."""
+
+    outcome: str
+    """``failed``, or ``hung`` for a test stopped by the time limit."""
+    where: Location | None
+    called_from: Location | None
+    message: str
+
+
 @dataclass
 class _Session:
     """What the plugin knows about the run in progress."""
@@ -58,10 +69,8 @@ class _Session:
     problems: list[Problem] = field(default_factory=list)
     diagnosed: bool = False
     results: dict[str, TestResult] = field(default_factory=dict)
-    details: dict[str, tuple[str, Location | None, Location | None, str]] = field(
-        default_factory=dict
-    )
-    """Per test: outcome, learner's line, test's line and message, found in makereport."""
+    failures: dict[str, _Failure] = field(default_factory=dict)
+    """Per failed test, what makereport found while the exception was still at hand."""
 
 
 _session = _Session()
@@ -255,9 +264,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     todo = find_todo(call.excinfo.value)
     if todo is None:
         if _session.package_dir is not None:
-            details = _describe_failure(item, call.excinfo.value)
-            _session.details[item.nodeid] = details
-            if details[0] == "hung":
+            failure = _describe_failure(item, call.excinfo.value)
+            _session.failures[item.nodeid] = failure
+            if failure.outcome == "hung":
                 item.session.shouldstop = "a test seems to loop forever; later tests did not run"
         return None
     chapter = str(getattr(todo, "chapter", "?"))
@@ -303,9 +312,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     return result
 
 
-def _describe_failure(
-    item: pytest.Item, error: BaseException
-) -> tuple[str, Location | None, Location | None, str]:
+def _describe_failure(item: pytest.Item, error: BaseException) -> _Failure:
     assert _session.package_dir is not None
     root = _relative_root()
     where = frames.in_exception(error, _session.package_dir, root)
@@ -320,8 +327,8 @@ def _describe_failure(
         )
         seconds = float(timeout["seconds"])
         message = f"seems to loop forever: still running after {seconds:g} s"
-        return "hung", where, called_from, message
-    return "failed", where, called_from, message
+        return _Failure("hung", where, called_from, message)
+    return _Failure("failed", where, called_from, message)
 
 
 def _message(error: BaseException) -> str:
@@ -425,12 +432,12 @@ def _fold(result: TestResult, report: pytest.TestReport) -> None:
         result.todo_chapter, result.hint = todo["chapter"], todo["hint"]
         result.where = Location(**todo["where"]) if todo.get("where") else None
     elif report.failed:
-        outcome, where, called_from, message = _session.details.pop(
-            report.nodeid, ("failed", None, None, _longrepr_line(report))
+        failure = _session.failures.pop(report.nodeid, None) or _Failure(
+            "failed", None, None, _longrepr_line(report)
         )
-        result.outcome, result.where, result.called_from = outcome, where, called_from
-        result.message = message
-        result.line = called_from.line if called_from else _crash_line(report)
+        result.outcome, result.message = failure.outcome, failure.message
+        result.where, result.called_from = failure.where, failure.called_from
+        result.line = failure.called_from.line if failure.called_from else _crash_line(report)
     elif report.skipped and report.when in ("setup", "call"):
         result.outcome = "skipped"
 
