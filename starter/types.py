@@ -13,9 +13,17 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
 from enum import StrEnum
-from typing import Annotated, Any, Literal, Protocol, Self, runtime_checkable
+from typing import Annotated, Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    TypeAdapter,
+    model_validator,
+)
+from pydantic_core import CoreSchema
 
 # The tool-name rule shared by the OpenAI and Anthropic APIs.
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
@@ -48,34 +56,187 @@ def _require_unique_ids(calls: Sequence[ToolCall]) -> None:
         raise ValueError(f"tool call ids must be unique in a turn; repeated: {', '.join(repeated)}")
 
 
-class SystemMessage(_Frozen):
+class TextPart(_Frozen):
+    """One piece of text in a message's content."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+ContentPart = TextPart
+"""A part of a message's content. Only text so far; an image part will join it as a union
+told apart by ``type``, the way the message classes are told apart by ``role``."""
+
+Content = str | Annotated[tuple[ContentPart, ...], Field(min_length=1)]
+"""What a message says: a plain string, or a non-empty list of parts."""
+
+
+def content_text(content: Content) -> str:
+    """The text of ``content``: the string itself, or the text of its parts joined together."""
+    if isinstance(content, str):
+        return content
+    return "".join(part.text for part in content)
+
+
+class CacheControl(_Frozen):
+    """A prompt-caching breakpoint: the provider may cache the prompt up to the end of this content.
+
+    A later request that starts with the same prefix reads it from the cache, at a fraction of
+    the price and time. ``ttl`` asks for a longer life than the provider's default (five
+    minutes at Anthropic); leave it out unless you need it.
+    """
+
+    type: Literal["ephemeral"] = "ephemeral"
+    ttl: Literal["5m", "1h"] | None = None
+
+
+class Message(_Frozen):
+    """Any message of a conversation: the base of the five message classes, and their union.
+
+    As a type, ``Message`` validates to the one class its ``role`` names: ``list[Message]``
+    holds ``SystemMessage``, ``UserMessage``... values, never a bare ``Message``, which cannot
+    be built. The class methods build each kind: ``Message.user("hi")``.
+    """
+
+    role: str
+    """Who speaks: ``"system"``, ``"developer"``, ``"user"``, ``"assistant"`` or ``"tool"``."""
+    content: Content
+    _union: ClassVar[Any] = None
+    """The union of the five classes, set once they exist; pydantic uses it for ``Message``."""
+
+    @property
+    def text(self) -> str:
+        """The content as plain text, for code that does not care about parts."""
+        return content_text(self.content)
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        """Refuse ``Message(...)`` itself: a message is always one of the five kinds."""
+        if cls is Message:
+            raise TypeError(
+                "Message stands for any of the five message classes and cannot be built itself; "
+                "use Message.user(...), Message.system(...), ... or UserMessage(...)"
+            )
+        return super().__new__(cls)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if Message in cls.__bases__ and Message._union is not None:
+            raise TypeError(f"{cls.__name__}: a conversation has exactly five kinds of message")
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: type[BaseModel], handler: GetCoreSchemaHandler, /
+    ) -> CoreSchema:
+        # Each class is validated as itself; Message alone stands for the union of the five,
+        # told apart by role, once they all exist (see the end of this section).
+        union = cls.__dict__.get("_union")
+        return handler(source if union is None else union)
+
+    @classmethod
+    def system(
+        cls, content: Content, *, cache_control: CacheControl | None = None
+    ) -> SystemMessage:
+        """Instructions that frame the whole conversation."""
+        return SystemMessage(content=content, cache_control=cache_control)
+
+    @classmethod
+    def developer(
+        cls, content: Content, *, cache_control: CacheControl | None = None
+    ) -> DeveloperMessage:
+        """Instructions from the application: claw itself, a project's instruction file."""
+        return DeveloperMessage(content=content, cache_control=cache_control)
+
+    @classmethod
+    def user(cls, content: Content) -> UserMessage:
+        """What the person typed."""
+        return UserMessage(content=content)
+
+    @classmethod
+    def assistant(
+        cls,
+        content: Content = "",
+        *,
+        tool_calls: Iterable[ToolCall] = (),
+        reasoning_content: str = "",
+        cache_control: CacheControl | None = None,
+    ) -> AssistantMessage:
+        """What the model said, the tools it called and, for a reasoning model, how it got there."""
+        return AssistantMessage(
+            content=content,
+            tool_calls=tuple(tool_calls),
+            reasoning_content=reasoning_content,
+            cache_control=cache_control,
+        )
+
+    @classmethod
+    def tool_result(cls, call_id: str, content: str) -> ToolResultMessage:
+        """The output of the tool call ``call_id``."""
+        return ToolResultMessage(tool_call_id=call_id, content=content)
+
+    @classmethod
+    def tool_error(cls, call_id: str, error: str) -> ToolResultMessage:
+        """The tool call ``call_id`` failed; ``error`` tells the model why."""
+        return ToolResultMessage(tool_call_id=call_id, content=error, is_error=True)
+
+
+def _breakpoint_needs_text(message: Message, cache_control: CacheControl | None) -> None:
+    if cache_control is not None and not message.text:
+        raise ValueError(
+            "cache_control marks the end of the content to cache, so the content cannot be empty"
+        )
+
+
+class SystemMessage(Message):
     """Instructions that frame the whole conversation."""
 
     role: Literal["system"] = "system"
-    content: str
-
-
-class UserMessage(_Frozen):
-    """What the person typed."""
-
-    role: Literal["user"] = "user"
-    content: str
-
-
-class AssistantMessage(_Frozen):
-    """What the model said: text, tool calls, or both."""
-
-    role: Literal["assistant"] = "assistant"
-    content: str = ""
-    tool_calls: tuple[ToolCall, ...] = ()
+    content: Content
+    cache_control: CacheControl | None = None
 
     @model_validator(mode="after")
-    def _unique_call_ids(self) -> Self:
-        _require_unique_ids(self.tool_calls)
+    def _check(self) -> Self:
+        _breakpoint_needs_text(self, self.cache_control)
         return self
 
 
-class ToolResultMessage(_Frozen):
+class DeveloperMessage(Message):
+    """Instructions from the application (claw, a project's AGENTS.md), below system, above user."""
+
+    role: Literal["developer"] = "developer"
+    content: Content
+    cache_control: CacheControl | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        _breakpoint_needs_text(self, self.cache_control)
+        return self
+
+
+class UserMessage(Message):
+    """What the person typed."""
+
+    role: Literal["user"] = "user"
+    content: Content
+
+
+class AssistantMessage(Message):
+    """What the model said: text, tool calls, or both, and the reasoning that led there."""
+
+    role: Literal["assistant"] = "assistant"
+    content: Content = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    reasoning_content: str = ""
+    """A reasoning model's thinking, kept apart from ``content``; empty when there was none."""
+    cache_control: CacheControl | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        _require_unique_ids(self.tool_calls)
+        _breakpoint_needs_text(self, self.cache_control)
+        return self
+
+
+class ToolResultMessage(Message):
     """The result of one tool call, sent back to the model."""
 
     role: Literal["tool"] = "tool"
@@ -84,11 +245,11 @@ class ToolResultMessage(_Frozen):
     is_error: bool = False
 
 
-Message = Annotated[
-    SystemMessage | UserMessage | AssistantMessage | ToolResultMessage,
+Message._union = Annotated[
+    SystemMessage | DeveloperMessage | UserMessage | AssistantMessage | ToolResultMessage,
     Field(discriminator="role"),
 ]
-"""Any message of a conversation; the ``role`` field says which kind it is."""
+Message.model_rebuild(force=True)
 
 MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 """Validates and serialises whole conversations: ``MESSAGES.validate_json(text)``."""
@@ -129,6 +290,9 @@ class TokenUsage(_Frozen):
     input_tokens: int = Field(default=0, ge=0)
     output_tokens: int = Field(default=0, ge=0)
     cached_input_tokens: int = Field(default=0, ge=0)
+    """Of ``input_tokens``, how many were read from the provider's prompt cache."""
+    reasoning_tokens: int = Field(default=0, ge=0)
+    """Of ``output_tokens``, how many the model spent reasoning before it answered."""
     cost: Decimal | None = Field(default=None, ge=0, description="US dollars, as reported")
 
     @property
@@ -145,6 +309,7 @@ class TokenUsage(_Frozen):
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             cost=cost,
         )
 
@@ -163,6 +328,8 @@ class AssistantTurn(_Frozen):
     stop_reason: StopReason = StopReason.END_TURN
     usage: TokenUsage = TokenUsage()
     model: str | None = None
+    reasoning: str = ""
+    """What a reasoning model thought before it answered; empty for other models."""
 
     @model_validator(mode="before")
     @classmethod
@@ -184,8 +351,13 @@ class AssistantTurn(_Frozen):
         return self
 
     def to_message(self) -> AssistantMessage:
-        """The message that records this turn in the conversation history."""
-        return AssistantMessage(content=self.text, tool_calls=self.tool_calls)
+        """The message that records this turn in the conversation history.
+
+        The reasoning is kept: some providers need it back on the next request.
+        """
+        return Message.assistant(
+            self.text, tool_calls=self.tool_calls, reasoning_content=self.reasoning
+        )
 
 
 class ToolOutput(_Frozen):
@@ -210,7 +382,9 @@ class ToolOutput(_Frozen):
 
     def to_message(self, call: ToolCall) -> ToolResultMessage:
         """The message that answers ``call``."""
-        return ToolResultMessage(tool_call_id=call.id, content=self.content, is_error=self.is_error)
+        if self.is_error:
+            return Message.tool_error(call.id, self.content)
+        return Message.tool_result(call.id, self.content)
 
 
 def _empty_schema() -> dict[str, Any]:

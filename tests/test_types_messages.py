@@ -3,20 +3,24 @@ as a specification of the vocabulary every later chapter speaks."""
 
 import json
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from claw.types import (
     MESSAGES,
     AssistantMessage,
     AssistantTurn,
+    CacheControl,
+    DeveloperMessage,
+    Message,
     Provider,
     StopReason,
     SystemMessage,
+    TextPart,
     TokenUsage,
     Tool,
     ToolCall,
@@ -45,13 +49,20 @@ def test_types_a_dict_becomes_the_message_class_its_role_names():
     parsed = MESSAGES.validate_python(
         [
             {"role": "system", "content": "s"},
+            {"role": "developer", "content": "d"},
             {"role": "user", "content": "u"},
             {"role": "assistant", "content": "a"},
             {"role": "tool", "tool_call_id": "c1", "content": "t"},
         ]
     )
     kinds = [type(m) for m in parsed]
-    assert kinds == [SystemMessage, UserMessage, AssistantMessage, ToolResultMessage]
+    assert kinds == [
+        SystemMessage,
+        DeveloperMessage,
+        UserMessage,
+        AssistantMessage,
+        ToolResultMessage,
+    ]
 
 
 def test_types_an_unknown_role_is_rejected_and_the_error_names_the_field():
@@ -209,6 +220,28 @@ def test_types_protocols_are_structural():
 
 TEXT = st.text(max_size=40)
 """Message text: long enough for any character and for escapes, short enough to be quick."""
+parts = st.lists(st.builds(TextPart, text=TEXT), min_size=1, max_size=3).map(tuple)
+contents = TEXT | parts
+cache_controls = st.none() | st.builds(CacheControl, ttl=st.sampled_from([None, "5m", "1h"]))
+
+
+def with_breakpoint(kind: type[Any], **fields: Any) -> st.SearchStrategy[Any]:
+    """Messages of ``kind``; a cache breakpoint only where there is text for it to mark."""
+    return st.builds(
+        lambda content, cache_control, **rest: kind(
+            content=content,
+            cache_control=cache_control if content_has_text(content) else None,
+            **rest,
+        ),
+        content=contents,
+        cache_control=cache_controls,
+        **fields,
+    )
+
+
+def content_has_text(content: Any) -> bool:
+    return bool(content if isinstance(content, str) else "".join(p.text for p in content))
+
 json_scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=10)
 arguments = st.dictionaries(
     st.text(min_size=1, max_size=8),
@@ -222,12 +255,13 @@ tool_calls = st.builds(
     arguments=arguments,
 )
 messages = st.one_of(
-    st.builds(SystemMessage, content=TEXT),
-    st.builds(UserMessage, content=TEXT),
-    st.builds(
+    with_breakpoint(SystemMessage),
+    with_breakpoint(DeveloperMessage),
+    st.builds(UserMessage, content=contents),
+    with_breakpoint(
         AssistantMessage,
-        content=TEXT,
         tool_calls=st.lists(tool_calls, max_size=3, unique_by=lambda c: c.id),
+        reasoning_content=TEXT,
     ),
     st.builds(
         ToolResultMessage,
@@ -241,3 +275,178 @@ messages = st.one_of(
 @given(st.lists(messages, max_size=8))
 def test_types_any_conversation_survives_a_json_round_trip(conversation):
     assert load_messages(dump_messages(conversation)) == conversation
+
+
+# The full message design: five kinds, constructors, content parts, cache breakpoints, reasoning.
+
+
+def test_types_message_as_a_type_validates_to_the_five_classes():
+    adapter = TypeAdapter(list[Message])
+    parsed = adapter.validate_python([{"role": "developer", "content": "Use pytest."}])
+    assert type(parsed[0]) is DeveloperMessage
+    assert type(Message.model_validate({"role": "user", "content": "hi"})) is UserMessage
+    restored = Message.model_validate_json(
+        '{"role": "tool", "tool_call_id": "c1", "content": "ok"}'
+    )
+    assert restored == ToolResultMessage(tool_call_id="c1", content="ok")
+
+
+def test_types_message_itself_cannot_be_built():
+    with pytest.raises(TypeError, match="Message"):
+        Message(role="user", content="hi")
+
+
+def test_types_no_sixth_kind_of_message_can_be_added():
+    with pytest.raises(TypeError, match="five"):
+
+        class NoteMessage(Message):  # pragma: no cover - the class statement itself fails
+            role: Literal["note"] = "note"
+
+
+def test_types_constructors_build_each_kind():
+    call = ToolCall(id="c1", name="read", arguments={"path": "a"})
+    assert Message.system("Be brief.") == SystemMessage(content="Be brief.")
+    assert Message.developer("Use pytest.") == DeveloperMessage(content="Use pytest.")
+    assert Message.user("hi") == UserMessage(content="hi")
+    assert Message.assistant("Reading.", tool_calls=[call]) == AssistantMessage(
+        content="Reading.", tool_calls=(call,)
+    )
+    assert Message.tool_result("c1", "1\tbuy milk") == ToolResultMessage(
+        tool_call_id="c1", content="1\tbuy milk"
+    )
+    failed = Message.tool_error("c1", "no such file: a")
+    assert failed == ToolResultMessage(tool_call_id="c1", content="no such file: a", is_error=True)
+
+
+def test_types_role_is_a_plain_string_naming_the_kind():
+    built = [
+        Message.system("s"),
+        Message.developer("d"),
+        Message.user("u"),
+        Message.assistant("a"),
+        Message.tool_result("c1", "t"),
+    ]
+    assert [m.role for m in built] == ["system", "developer", "user", "assistant", "tool"]
+    assert all(type(m.role) is str for m in built)
+
+
+def test_types_content_is_a_string_or_a_list_of_parts_with_a_text_view():
+    as_parts = UserMessage(content=[{"type": "text", "text": "Read "}, TextPart(text="notes.txt")])
+    assert as_parts.content == (TextPart(text="Read "), TextPart(text="notes.txt"))
+    assert as_parts.text == "Read notes.txt"
+    assert UserMessage(content="Read notes.txt").text == "Read notes.txt"
+    assert Message.assistant([TextPart(text="Done.")]).text == "Done."
+    assert Message.tool_result("c1", "output").text == "output"
+
+
+def test_types_content_parts_must_be_known_and_not_empty():
+    with pytest.raises(ValidationError):
+        UserMessage(content=[])
+    with pytest.raises(ValidationError):
+        UserMessage(content=[{"type": "video", "url": "x"}])
+    with pytest.raises(ValidationError):
+        UserMessage(content=[{"type": "text", "text": "hi", "colour": "red"}])
+
+
+def test_types_matching_on_a_class_unpacks_parts_and_strings_alike():
+    def describe(message: Message) -> str:
+        match message:
+            case DeveloperMessage(text=text):
+                return f"developer: {text}"
+            case AssistantMessage(content=content, reasoning_content=reasoning) if reasoning:
+                return f"assistant, after thinking: {content}"
+            case _:
+                return message.role
+
+    assert describe(Message.developer([TextPart(text="Use "), TextPart(text="pytest.")])) == (
+        "developer: Use pytest."
+    )
+    assert describe(Message.assistant("42", reasoning_content="6 * 7")) == (
+        "assistant, after thinking: 42"
+    )
+    assert describe(Message.user("hi")) == "user"
+
+
+def test_types_cache_breakpoints_go_on_system_developer_and_assistant_only():
+    mark = CacheControl()
+    assert mark.type == "ephemeral" and mark.ttl is None
+    assert Message.system("Rules.", cache_control=mark).cache_control == mark
+    assert Message.developer("Notes.", cache_control=mark).cache_control == mark
+    assert Message.assistant("Done.", cache_control=mark).cache_control == mark
+    with pytest.raises(ValidationError):
+        UserMessage(content="hi", cache_control=mark)
+    with pytest.raises(ValidationError):
+        ToolResultMessage(tool_call_id="c1", content="x", cache_control=mark)
+
+
+def test_types_a_cache_breakpoint_needs_text_to_mark():
+    call = ToolCall(id="c1", name="read")
+    with pytest.raises(ValidationError, match="cache_control"):
+        SystemMessage(content="", cache_control=CacheControl())
+    with pytest.raises(ValidationError, match="cache_control"):
+        AssistantMessage(tool_calls=[call], cache_control=CacheControl())
+
+
+def test_types_cache_control_knows_its_kinds_and_lifetimes():
+    assert CacheControl(ttl="1h").ttl == "1h"
+    with pytest.raises(ValidationError):
+        CacheControl(type="forever")
+    with pytest.raises(ValidationError):
+        CacheControl(ttl="2h")
+
+
+def test_types_reasoning_is_kept_apart_from_the_text():
+    message = Message.assistant("It is 42.", reasoning_content="6 times 7 is 42.")
+    assert message.text == "It is 42."
+    assert message.reasoning_content == "6 times 7 is 42."
+    assert Message.assistant("plain").reasoning_content == ""
+
+
+def test_types_turn_to_message_keeps_the_reasoning():
+    call = ToolCall(id="c1", name="read", arguments={"path": "a"})
+    turn = AssistantTurn(text="Reading.", tool_calls=[call], reasoning="I need the file first.")
+    message = turn.to_message()
+    assert message == AssistantMessage(
+        content="Reading.", tool_calls=(call,), reasoning_content="I need the file first."
+    )
+
+
+def test_types_usage_adds_up_cached_and_reasoning_tokens():
+    first = TokenUsage(
+        input_tokens=1000, output_tokens=300, cached_input_tokens=800, reasoning_tokens=250
+    )
+    second = TokenUsage(
+        input_tokens=1200, output_tokens=100, cached_input_tokens=1000, reasoning_tokens=40
+    )
+    total = first + second
+    assert (total.cached_input_tokens, total.reasoning_tokens) == (1800, 290)
+    assert total.total_tokens == 2600, "reasoning is part of the output, not added to it"
+    with pytest.raises(ValidationError):
+        TokenUsage(reasoning_tokens=-1)
+
+
+def test_types_every_new_field_survives_a_json_round_trip():
+    call = ToolCall(id="c1", name="read", arguments={"path": "a"})
+    original = [
+        Message.system("Rules.", cache_control=CacheControl(ttl="1h")),
+        Message.developer([TextPart(text="Use "), TextPart(text="pytest.")]),
+        Message.user([TextPart(text="Read a.")]),
+        Message.assistant(
+            "Reading.",
+            tool_calls=[call],
+            reasoning_content="The file first.",
+            cache_control=CacheControl(),
+        ),
+        Message.tool_error("c1", "no such file: a"),
+    ]
+    text = dump_messages(original)
+    as_json = json.loads(text)
+    assert as_json[0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    assert as_json[1]["content"] == [
+        {"type": "text", "text": "Use "},
+        {"type": "text", "text": "pytest."},
+    ]
+    assert as_json[3]["reasoning_content"] == "The file first."
+    restored = load_messages(text)
+    assert restored == original
+    assert [type(m) for m in restored] == [type(m) for m in original]
