@@ -6,8 +6,8 @@ into something an agent can use:
 
 1. ``SSEDecoder`` cuts the bytes into events, however the network split them;
 2. ``chunk_events`` reads one OpenAI-style JSON chunk and says what happened, as
-   ``StreamEvent`` values: some text, a tool call started, a fragment of its arguments, the
-   token usage, the end;
+   ``StreamEvent`` values: some reasoning, some text, a tool call started, a fragment of its
+   arguments, the token usage, the end;
 3. ``StreamAccumulator`` adds the events up into the finished ``AssistantTurn``.
 
 ``MockStreamProvider`` streams scripted turns as events, so everything above a provider can
@@ -33,6 +33,13 @@ from .types import AssistantTurn, Message, StopReason, TokenUsage, ToolCall, Too
 @dataclass(frozen=True, slots=True)
 class TextDelta:
     """A piece of the reply's text, to show as soon as it arrives."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A piece of a reasoning model's thinking: never part of the reply's text."""
 
     text: str
 
@@ -68,7 +75,7 @@ class Done:
     stop_reason: StopReason
 
 
-StreamEvent = TextDelta | ToolCallStart | ToolCallDelta | UsageUpdate | Done
+StreamEvent = TextDelta | ReasoningDelta | ToolCallStart | ToolCallDelta | UsageUpdate | Done
 """Anything a streaming provider reports while a turn is being generated."""
 # --8<-- [end:events]
 
@@ -198,12 +205,14 @@ def usage_from_wire(usage: dict[str, Any]) -> TokenUsage:
     """Read an OpenAI-style ``usage`` object, including OpenRouter's ``cost`` in dollars."""
     # region ch05a: OpenAI names for the token counts; the cost is money and may be missing
     # more: a missing or null count is 0; cost: None stays None, anything else Decimal(str(cost))
-    details = usage.get("prompt_tokens_details") or {}
+    prompt = usage.get("prompt_tokens_details") or {}
+    completion = usage.get("completion_tokens_details") or {}
     cost = usage.get("cost")
     return TokenUsage(
         input_tokens=usage.get("prompt_tokens") or 0,
         output_tokens=usage.get("completion_tokens") or 0,
-        cached_input_tokens=details.get("cached_tokens") or 0,
+        cached_input_tokens=prompt.get("cached_tokens") or 0,
+        reasoning_tokens=completion.get("reasoning_tokens") or 0,
         # Through str, so 0.1 stays Decimal("0.1") and not 0.1000000000000000055511151231257827
         cost=None if cost is None else Decimal(str(cost)),
     )
@@ -233,11 +242,13 @@ def stop_reason_from_wire(finish_reason: str) -> StopReason:
 def chunk_events(chunk: dict[str, Any]) -> list[StreamEvent]:
     """The events in one OpenAI-style ``chat.completion.chunk``, in the order they happened.
 
-    A chunk may carry text, fragments of tool calls, a finish reason and usage, in any
-    combination; the last chunk of an OpenRouter stream often has usage and no choices at all.
-    An ``error`` object in the chunk (an error in the middle of a stream) raises ``StreamError``.
+    A chunk may carry reasoning, text, fragments of tool calls, a finish reason and usage, in
+    any combination; the last chunk of an OpenRouter stream often has usage and no choices at
+    all. Reasoning is read from ``reasoning_content`` (DeepSeek, Qwen, vLLM) or, failing that,
+    ``reasoning`` (OpenRouter). An ``error`` object in the chunk (an error in the middle of a
+    stream) raises ``StreamError``.
     """
-    # region ch05a: an error object raises; a choice may hold text, call pieces and a finish
+    # region ch05a: an error object raises; a choice may hold reasoning, text, calls and a finish
     # more: chunk.get(key) or () copes with null; a call without "index" uses its list position
     error = chunk.get("error")
     if error:
@@ -246,6 +257,10 @@ def chunk_events(chunk: dict[str, Any]) -> list[StreamEvent]:
     events: list[StreamEvent] = []
     for choice in chunk.get("choices") or ():
         delta = choice.get("delta") or {}
+        # Servers that send both names send the same text twice: take one, never both.
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning:
+            events.append(ReasoningDelta(reasoning))
         text = delta.get("content")
         if text:
             events.append(TextDelta(text))
@@ -310,7 +325,8 @@ def parse_arguments(call: PartialToolCall) -> dict[str, Any]:
 class StreamAccumulator:
     """Adds up stream events into the finished ``AssistantTurn``.
 
-    Text deltas are joined. Tool calls are assembled from fragments by their ``index``, so
+    Text deltas are joined, and so, apart from them, are reasoning deltas. Tool calls are
+    assembled from fragments by their ``index``, so
     parallel calls whose fragments interleave come out whole and in order. The last usage
     reported wins (providers report running totals, not increments), as does the stop reason.
     """
@@ -318,6 +334,7 @@ class StreamAccumulator:
     def __init__(self) -> None:
         """Start with an empty turn."""
         self._text: list[str] = []
+        self._reasoning: list[str] = []
         self._calls: list[PartialToolCall] = []
         self._by_index: dict[int, PartialToolCall] = {}
         self.usage = TokenUsage()
@@ -329,6 +346,11 @@ class StreamAccumulator:
     def text(self) -> str:
         """The text received so far."""
         return "".join(self._text)
+
+    @property
+    def reasoning(self) -> str:
+        """The reasoning received so far."""
+        return "".join(self._reasoning)
     # --8<-- [end:accumulator-state]
 
     # --8<-- [start:accumulator-add]
@@ -339,6 +361,8 @@ class StreamAccumulator:
         match event:
             case TextDelta(text=text):
                 self._text.append(text)
+            case ReasoningDelta(text=text):
+                self._reasoning.append(text)
             case ToolCallStart(index=index, id=call_id, name=name):
                 current = self._by_index.get(index)
                 if current is None or (call_id and current.id and call_id != current.id):
@@ -393,6 +417,7 @@ class StreamAccumulator:
             stop_reason=stop_reason,
             usage=self.usage,
             model=model,
+            reasoning=self.reasoning,
         )
         # endregion
     # --8<-- [end:accumulator-turn]
@@ -422,14 +447,18 @@ class StreamProvider(Protocol):
 def turn_events(turn: AssistantTurn, chunk_size: int = 4) -> list[StreamEvent]:
     """The events a server might send for ``turn``: its text and arguments in small pieces.
 
-    Text comes first, then each tool call (a start, then its JSON arguments in fragments of
-    ``chunk_size`` characters), then the stop reason, then the usage.
+    Reasoning comes first, then the text, then each tool call (a start, then its JSON
+    arguments in fragments of ``chunk_size`` characters), then the stop reason, then the usage.
     """
-    # region ch05a: what a server might send: text, then each call, then stop reason and usage
-    # more: slice text and json.dumps(arguments) with range(0, len(s), chunk_size)
+    # region ch05a: what a server might send: reasoning, text, each call, stop reason and usage
+    # more: slice the strings and json.dumps(arguments) with range(0, len(s), chunk_size)
     events: list[StreamEvent] = [
-        TextDelta(turn.text[i : i + chunk_size]) for i in range(0, len(turn.text), chunk_size)
+        ReasoningDelta(turn.reasoning[i : i + chunk_size])
+        for i in range(0, len(turn.reasoning), chunk_size)
     ]
+    events.extend(
+        TextDelta(turn.text[i : i + chunk_size]) for i in range(0, len(turn.text), chunk_size)
+    )
     for index, call in enumerate(turn.tool_calls):
         events.append(ToolCallStart(index, call.id, call.name))
         arguments = json.dumps(call.arguments)

@@ -6,8 +6,8 @@ into something an agent can use:
 
 1. ``SSEDecoder`` cuts the bytes into events, however the network split them;
 2. ``chunk_events`` reads one OpenAI-style JSON chunk and says what happened, as
-   ``StreamEvent`` values: some text, a tool call started, a fragment of its arguments, the
-   token usage, the end;
+   ``StreamEvent`` values: some reasoning, some text, a tool call started, a fragment of its
+   arguments, the token usage, the end;
 3. ``StreamAccumulator`` adds the events up into the finished ``AssistantTurn``.
 
 ``MockStreamProvider`` streams scripted turns as events, so everything above a provider can
@@ -33,6 +33,13 @@ from .types import AssistantTurn, Message, StopReason, TokenUsage, ToolCall, Too
 @dataclass(frozen=True, slots=True)
 class TextDelta:
     """A piece of the reply's text, to show as soon as it arrives."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A piece of a reasoning model's thinking: never part of the reply's text."""
 
     text: str
 
@@ -68,7 +75,7 @@ class Done:
     stop_reason: StopReason
 
 
-StreamEvent = TextDelta | ToolCallStart | ToolCallDelta | UsageUpdate | Done
+StreamEvent = TextDelta | ReasoningDelta | ToolCallStart | ToolCallDelta | UsageUpdate | Done
 """Anything a streaming provider reports while a turn is being generated."""
 
 
@@ -152,11 +159,16 @@ def stop_reason_from_wire(finish_reason: str) -> StopReason:
 def chunk_events(chunk: dict[str, Any]) -> list[StreamEvent]:
     """The events in one OpenAI-style ``chat.completion.chunk``, in the order they happened.
 
-    A chunk may carry text, fragments of tool calls, a finish reason and usage, in any
-    combination; the last chunk of an OpenRouter stream often has usage and no choices at all.
-    An ``error`` object in the chunk (an error in the middle of a stream) raises ``StreamError``.
+    A chunk may carry reasoning, text, fragments of tool calls, a finish reason and usage, in
+    any combination; the last chunk of an OpenRouter stream often has usage and no choices at
+    all. Reasoning is read from ``reasoning_content`` (DeepSeek, Qwen, vLLM) or, failing that,
+    ``reasoning`` (OpenRouter). An ``error`` object in the chunk (an error in the middle of a
+    stream) raises ``StreamError``.
     """
-    raise Todo("ch05a", "an error object raises; a choice may hold text, call pieces and a finish")
+    raise Todo(
+        "ch05a",
+        "an error object raises; a choice may hold reasoning, text, calls and a finish",
+    )
 
 
 @dataclass
@@ -179,7 +191,8 @@ def parse_arguments(call: PartialToolCall) -> dict[str, Any]:
 class StreamAccumulator:
     """Adds up stream events into the finished ``AssistantTurn``.
 
-    Text deltas are joined. Tool calls are assembled from fragments by their ``index``, so
+    Text deltas are joined, and so, apart from them, are reasoning deltas. Tool calls are
+    assembled from fragments by their ``index``, so
     parallel calls whose fragments interleave come out whole and in order. The last usage
     reported wins (providers report running totals, not increments), as does the stop reason.
     """
@@ -187,6 +200,7 @@ class StreamAccumulator:
     def __init__(self) -> None:
         """Start with an empty turn."""
         self._text: list[str] = []
+        self._reasoning: list[str] = []
         self._calls: list[PartialToolCall] = []
         self._by_index: dict[int, PartialToolCall] = {}
         self.usage = TokenUsage()
@@ -198,6 +212,11 @@ class StreamAccumulator:
     def text(self) -> str:
         """The text received so far."""
         return "".join(self._text)
+
+    @property
+    def reasoning(self) -> str:
+        """The reasoning received so far."""
+        return "".join(self._reasoning)
 
     def add(self, event: StreamEvent) -> None:
         """Take one event into account."""
@@ -238,12 +257,12 @@ class StreamProvider(Protocol):
 def turn_events(turn: AssistantTurn, chunk_size: int = 4) -> list[StreamEvent]:
     """The events a server might send for ``turn``: its text and arguments in small pieces.
 
-    Text comes first, then each tool call (a start, then its JSON arguments in fragments of
-    ``chunk_size`` characters), then the stop reason, then the usage.
+    Reasoning comes first, then the text, then each tool call (a start, then its JSON
+    arguments in fragments of ``chunk_size`` characters), then the stop reason, then the usage.
     """
     raise Todo(
         "ch05a",
-        "what a server might send: text, then each call, then stop reason and usage",
+        "what a server might send: reasoning, text, each call, stop reason and usage",
     )
 
 

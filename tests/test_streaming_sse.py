@@ -14,6 +14,7 @@ from claw.mock import MockProviderExhausted
 from claw.streaming import (
     Done,
     MockStreamProvider,
+    ReasoningDelta,
     ServerSentEvent,
     SSEDecoder,
     StreamAccumulator,
@@ -36,7 +37,15 @@ from claw.types import (
     ToolDefinition,
     UserMessage,
 )
-from clawbook.loopback import call_delta, call_start, chunk, sse, text_chunks, usage_body
+from clawbook.loopback import (
+    call_delta,
+    call_start,
+    chunk,
+    split,
+    sse,
+    text_chunks,
+    usage_body,
+)
 
 READ = ToolDefinition(name="read", description="Read a file.").param("path", "string", "The file.")
 
@@ -592,3 +601,90 @@ def test_streaming_any_cut_of_a_wire_stream_gives_the_same_turn(
     whole = turn_from_pieces([stream])
     assert whole == expected
     assert turn_from_pieces(pieces) == whole
+
+
+# ---------------------------------------------------------------- reasoning, apart from the text
+
+
+def reasoning_chunk(text: str, *, name: str = "reasoning", content: str | None = None) -> dict:
+    """A chunk whose delta carries reasoning under ``name`` (and, if given, some text)."""
+    body = chunk(content)
+    body["choices"][0]["delta"][name] = text
+    return body
+
+
+def test_streaming_chunk_events_reasoning_is_its_own_event_before_the_text():
+    assert chunk_events(reasoning_chunk("The user wants ")) == [ReasoningDelta("The user wants ")]
+    both = reasoning_chunk("so: 42.", content="It is 42.")
+    assert chunk_events(both) == [ReasoningDelta("so: 42."), TextDelta("It is 42.")]
+
+
+def test_streaming_chunk_events_read_deepseeks_reasoning_content_too():
+    deepseek = reasoning_chunk("Six times seven.", name="reasoning_content")
+    assert chunk_events(deepseek) == [ReasoningDelta("Six times seven.")]
+
+
+def test_streaming_chunk_events_reasoning_under_both_names_counts_once():
+    twice = reasoning_chunk("Hmm.", name="reasoning_content")
+    twice["choices"][0]["delta"]["reasoning"] = "Hmm."
+    assert chunk_events(twice) == [ReasoningDelta("Hmm.")]
+    empty = reasoning_chunk("", name="reasoning_content")
+    empty["choices"][0]["delta"]["reasoning"] = None
+    assert chunk_events(empty) == []
+
+
+def test_streaming_usage_from_wire_reads_reasoning_tokens():
+    body = {**usage_body(100, 340), "completion_tokens_details": {"reasoning_tokens": 300}}
+    usage = usage_from_wire(body)
+    assert (usage.output_tokens, usage.reasoning_tokens) == (340, 300)
+    assert usage_from_wire({**usage_body(1, 2), "completion_tokens_details": None}) == (
+        TokenUsage(input_tokens=1, output_tokens=2)
+    )
+
+
+def test_streaming_accumulator_keeps_reasoning_apart_from_the_text():
+    accumulator = StreamAccumulator()
+    for event in [ReasoningDelta("Six "), TextDelta("It is "), ReasoningDelta("times seven.")]:
+        accumulator.add(event)
+    assert (accumulator.reasoning, accumulator.text) == ("Six times seven.", "It is ")
+    accumulator.add(TextDelta("42."))
+    accumulator.add(Done(StopReason.END_TURN))
+    turn = accumulator.turn()
+    assert turn == AssistantTurn(text="It is 42.", reasoning="Six times seven.")
+    assert turn.to_message().reasoning_content == "Six times seven."
+
+
+def test_streaming_turn_events_stream_the_reasoning_first_and_round_trip():
+    call = ToolCall(id="call_1", name="read", arguments={"path": "a.py"})
+    turn = AssistantTurn(text="Reading.", tool_calls=[call], reasoning="I need to see a.py first.")
+    events = turn_events(turn, chunk_size=5)
+    kinds = [type(event) for event in events]
+    assert kinds.index(TextDelta) > max(i for i, k in enumerate(kinds) if k is ReasoningDelta)
+    assert all(len(e.text) <= 5 for e in events if isinstance(e, ReasoningDelta))
+    assert accumulate(events) == turn
+
+
+async def test_streaming_mock_streams_a_reasoning_turn_and_complete_keeps_it():
+    scripted = AssistantTurn(text="42", reasoning="6 * 7")
+    provider = MockStreamProvider([scripted, scripted], chunk_size=2)
+    events = [event async for event in provider.stream([UserMessage(content="6*7?")], [])]
+    assert [e.text for e in events if isinstance(e, ReasoningDelta)] == ["6 ", "* ", "7"]
+    assert await provider.complete([UserMessage(content="6*7?")], []) == scripted
+
+
+def test_streaming_a_reasoning_stream_from_the_wire_gives_a_turn_with_reasoning():
+    stream = sse(
+        ": OPENROUTER PROCESSING\n\n",
+        reasoning_chunk("The user asks for 6 \u00d7 7; "),
+        reasoning_chunk("that is 42."),
+        chunk("It is 42."),
+        chunk(finish_reason="stop"),
+        chunk(
+            choices=False,
+            usage={**usage_body(20, 30), "completion_tokens_details": {"reasoning_tokens": 25}},
+        ),
+    )
+    turn = turn_from_pieces(split(stream, 7))
+    assert turn.text == "It is 42."
+    assert turn.reasoning == "The user asks for 6 \u00d7 7; that is 42."
+    assert turn.usage.reasoning_tokens == 25
