@@ -1,14 +1,21 @@
 """ch02 · ReadTool: show a text file to the model like `cat -n`, a window of lines at a time."""
 
 import asyncio
+import io
+import json
+import os
 import re
+import subprocess
+import sys
 import tempfile
+import threading
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from claw.tools.read import ReadTool, looks_binary, number_lines, split_lines
+from claw.tools.read import ReadTool, looks_binary, number_lines, read_lines
 from claw.types import ToolOutput
 
 NUMBERED = re.compile(r"^ *(\d+)\t(.*)$")
@@ -194,13 +201,27 @@ def test_read_looks_binary_only_for_nul_bytes_not_for_non_ascii_text():
     assert not looks_binary(b"")
 
 
-async def test_read_invalid_utf8_is_an_error_naming_the_byte_offset(tmp_path):
-    write(tmp_path, "latin1.txt", "café au lait".encode("latin-1"))
+async def test_read_invalid_utf8_is_an_error_naming_the_line_and_the_byte(tmp_path):
+    write(tmp_path, "latin1.txt", "menu\ncafé au lait\n".encode("latin-1"))
     output = await read(ReadTool(tmp_path), path="latin1.txt")
     assert output.is_error
     assert "latin1.txt" in output.content
     assert "utf-8" in output.content.lower()
-    assert re.search(r"\b3\b", output.content), "the bad byte is at offset 3"
+    assert re.search(r"\bline 2\b", output.content), "the bad byte is on line 2"
+    assert "0xe9" in output.content.lower(), "the bad byte is 0xe9, a Latin-1 é"
+
+
+async def test_read_only_the_lines_shown_are_checked_for_utf8(tmp_path):
+    write(tmp_path, "mixed.txt", b"one\ntwo\nthr\xe9e\nfour\n")
+    tool = ReadTool(tmp_path)
+    before = await read(tool, path="mixed.txt", limit=2)
+    assert numbered(before) == [(1, "one"), (2, "two")]
+    assert continue_at(before) == 3
+    after = await read(tool, path="mixed.txt", offset=4)
+    assert numbered(after) == [(4, "four")]
+    at = await read(tool, path="mixed.txt", offset=3)
+    assert at.is_error
+    assert re.search(r"\bline 3\b", at.content)
 
 
 async def test_read_relative_paths_are_resolved_against_root_not_the_cwd(tmp_path, monkeypatch):
@@ -210,6 +231,141 @@ async def test_read_relative_paths_are_resolved_against_root_not_the_cwd(tmp_pat
     monkeypatch.chdir(elsewhere)
     output = await read(ReadTool(workspace), path="docs/guide.md")
     assert numbered(output) == [(1, "inside the workspace")]
+
+
+async def test_read_a_name_the_system_rejects_is_an_error_result_not_an_exception(tmp_path):
+    tool = ReadTool(tmp_path)
+    for name in ("n" * 300 + ".txt", "nul\x00byte.txt", "twelve.txt/inside.txt"):
+        output = await read(tool, path=name)
+        assert output.is_error, name
+    write(tmp_path, "twelve.txt", lines_of(12))
+    assert (await read(tool, path="twelve.txt/inside.txt")).is_error
+
+
+# ---------------------------------------------------------------- bad input: size and kind
+
+
+def bytes_read_by_this_process() -> int:
+    """Bytes this process has read from files so far (Linux counts them in /proc/self/io)."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    raise AssertionError("no rchar in /proc/self/io")
+
+
+HOLE = 64 * 1024 * 1024
+"""A sparse stretch of NUL bytes: costs no disk, and reading it all would be easy to see."""
+
+
+def text_then_hole(path: Path, lines: int, after: str = "") -> None:
+    """``lines`` numbered lines, then HOLE bytes of nothing (one long line), then ``after``."""
+    with path.open("wb") as file:
+        file.write(lines_of(lines).encode())
+        file.seek(HOLE, os.SEEK_CUR)
+        file.write(("\n" + after).encode())
+
+
+async def test_read_stops_reading_once_the_window_is_full(tmp_path):
+    if not Path("/proc/self/io").exists():
+        pytest.skip("counting the bytes read needs Linux's /proc/self/io")
+    text_then_hole(tmp_path / "huge.log", 20_000)
+    tool = ReadTool(tmp_path)
+    for offset in (1, 15_000):
+        before = bytes_read_by_this_process()
+        output = await read(tool, path="huge.log", offset=offset, limit=5)
+        read_now = bytes_read_by_this_process() - before
+        assert numbered(output) == [(n, f"line {n}") for n in range(offset, offset + 5)]
+        assert continue_at(output) == offset + 5
+        assert read_now < 4 * 1024 * 1024, f"read {read_now} bytes of a {HOLE}-byte file"
+
+
+async def test_read_a_page_after_a_huge_line_is_numbered_by_its_place(tmp_path):
+    text_then_hole(tmp_path / "huge.log", 1000, after="after one\nafter two\n")
+    tool = ReadTool(tmp_path, max_line_chars=20)
+    output = await read(tool, path="huge.log", offset=1000, limit=10)
+    assert numbered(output) == [
+        (1000, "line 1000"),
+        (1001, "\x00" * 20 + "…"),
+        (1002, "after one"),
+        (1003, "after two"),
+    ]
+    assert continue_at(output) is None
+
+
+async def test_read_only_the_first_8_kib_decide_whether_a_file_is_binary(tmp_path):
+    text = lines_of(1000).encode()  # longer than 8 KiB
+    write(tmp_path, "late_nul.txt", text[:8192] + b"\x00" + text[8192:])
+    write(tmp_path, "early_nul.bin", text[:8191] + b"\x00" + text[8191:])
+    tool = ReadTool(tmp_path)
+    late = await read(tool, path="late_nul.txt", limit=3)
+    assert numbered(late) == [(1, "line 1"), (2, "line 2"), (3, "line 3")]
+    early = await read(tool, path="early_nul.bin", limit=3)
+    assert early.is_error
+    assert "binary" in early.content.lower()
+
+
+def read_in_a_thread(tool: ReadTool, fifo: Path, **arguments: object) -> ToolOutput:
+    """Read in a thread of its own; if that blocks on ``fifo``, free it and fail the test."""
+    outcome: list[ToolOutput | BaseException] = []
+
+    def work() -> None:
+        try:
+            outcome.append(asyncio.run(tool.run(arguments)))
+        except BaseException as error:  # a stub's Todo, say: raised again below
+            outcome.append(error)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    worker.join(timeout=1)
+    if worker.is_alive():
+        # Opening the other end lets a blocked open go on; closing it is the end of the file.
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(timeout=5)
+        pytest.fail("read blocked on a FIFO; check the kind of file with stat before opening it")
+    [result] = outcome
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+def test_read_a_fifo_is_refused_before_it_is_opened(tmp_path):
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("this platform has no FIFOs")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    (tmp_path / "link").symlink_to(fifo)
+    tool = ReadTool(tmp_path)
+    for name in ("pipe", "link"):
+        output = read_in_a_thread(tool, fifo, path=name)
+        assert output.is_error
+        assert "regular file" in output.content.lower()
+
+
+DEV_ZERO = """
+import asyncio, json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # a wrong read fails, not the machine
+from claw.tools.read import ReadTool
+output = asyncio.run(ReadTool("/dev").run({"path": "zero"}))
+print(json.dumps([output.is_error, output.content]))
+"""
+
+
+async def test_read_devices_are_refused_even_endless_ones(tmp_path):
+    if not Path("/dev/null").exists() or not Path("/dev/zero").exists():
+        pytest.skip("this platform has no /dev/null and /dev/zero")
+    output = await read(ReadTool("/dev"), path="null")
+    assert output.is_error
+    assert "regular file" in output.content.lower()
+    # /dev/zero never ends: a read that does not stop would fill the memory, so it runs in a
+    # process of its own with 1 GiB of memory and 5 seconds at most.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", DEV_ZERO], capture_output=True, text=True, timeout=5, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    is_error, content = json.loads(done.stdout)
+    assert is_error
+    assert "regular file" in content.lower()
 
 
 # ---------------------------------------------------------------- lines, endings, BOM
@@ -231,11 +387,50 @@ async def test_read_a_trailing_newline_does_not_add_an_empty_line(tmp_path):
     assert numbered(await read(tool, path="blank_last.txt")) == [(1, "a"), (2, "")]
 
 
-def test_read_split_lines_splits_only_at_newline_like_grep_n():
+def lines_in(text: str, max_line_chars: int = 100) -> list[str]:
+    return list(read_lines(io.StringIO(text, newline="\n"), max_line_chars))
+
+
+def test_read_read_lines_splits_only_at_newline_like_grep_n():
     text = "page one\x0cstill line one\nline\u2028two\nodd\rreturn\r\n"
-    assert split_lines(text) == ["page one\x0cstill line one", "line\u2028two", "odd\rreturn"]
-    assert split_lines("\n") == [""]
-    assert split_lines("") == []
+    assert lines_in(text) == ["page one\x0cstill line one", "line\u2028two", "odd\rreturn"]
+    assert lines_in("a\nb\n") == lines_in("a\nb") == ["a", "b"]
+    assert lines_in("a\n\n") == ["a", ""]
+    assert lines_in("\n") == [""]
+    assert lines_in("") == []
+
+
+class CountingText(io.StringIO):
+    """A text file that remembers how many characters each call handed out."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text, newline="\n")
+        self.handed_out: list[int] = []
+
+    def readline(self, size: int | None = -1, /) -> str:
+        line = super().readline(size)
+        self.handed_out.append(len(line))
+        return line
+
+    def read(self, size: int | None = -1, /) -> str:
+        text = super().read(size)
+        self.handed_out.append(len(text))
+        return text
+
+    def __next__(self) -> str:
+        line = super().__next__()
+        self.handed_out.append(len(line))
+        return line
+
+
+def test_read_read_lines_cuts_a_huge_line_without_ever_holding_it():
+    file = CountingText("first\n" + "x" * 1_000_000 + "\nlast\n")
+    lines = read_lines(file, 10)
+    assert next(lines) == "first"
+    assert next(lines) == "x" * 11, "a cut line keeps max_line_chars + 1 characters"
+    assert file.handed_out, "read_lines reads the file it is given"
+    assert max(file.handed_out) <= 65_536, "no call may hand out more than 64 Ki characters"
+    assert list(lines) == ["last"]
 
 
 async def test_read_a_form_feed_does_not_shift_the_line_numbers(tmp_path):

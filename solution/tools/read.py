@@ -3,15 +3,25 @@
 The output looks like ``cat -n``: each line is prefixed with its number, so the model can say
 "line 42" and a later edit can find it. Long files are shown in windows (``offset`` and
 ``limit``, in lines); when the output stops early, a note at the end says how to read on.
-Every failure (a missing file, a directory, a binary file, bytes that are not UTF-8) comes back
-as an error result the model can read, never as an exception that would end the agent's loop.
+Every failure (a missing file, a directory, a binary file, bytes that are not UTF-8, a name the
+operating system rejects) comes back as an error result the model can read, never as an
+exception that would end the agent's loop.
+
+The file is read a line at a time and reading stops as soon as the window is full, so one call
+needs about as much memory as its window, whatever the size of the file; only its first 8 KiB
+decide whether it is binary. Anything but a regular file (a FIFO, a device such as
+``/dev/zero``, a socket) is refused on the word of ``stat``, before it is opened: opening a
+FIFO waits for a writer that may never come, and a device may have no end.
 """
 
 from __future__ import annotations
 
 import asyncio
+import io
+import stat
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -19,6 +29,9 @@ from ..types import ToolDefinition, ToolOutput
 
 BINARY_SNIFF_BYTES = 8192
 """How much of the start of a file is checked for NUL bytes to decide it is binary."""
+
+SKIP_CHARS = 65536
+"""How much of a line too long to show is read, and dropped, at a time."""
 
 
 # --8<-- [start:arguments]
@@ -52,6 +65,30 @@ def number_lines(lines: list[str], first: int, *, max_line_chars: int = 2000) ->
 # --8<-- [end:number-lines]
 
 
+# --8<-- [start:read-lines]
+def read_lines(file: IO[str], max_line_chars: int) -> Iterator[str]:
+    r"""Yield the lines of a text file one at a time, split the way editors and ``grep -n`` split.
+
+    Only ``\n`` ends a line (a ``\r`` before it is dropped, for Windows files), and a final
+    newline does not start an extra empty line. ``str.splitlines`` would also split at form
+    feeds and Unicode separators, and line numbers would drift from what other tools show.
+    ``file`` must be opened with ``newline="\n"``, so that Python leaves line endings alone.
+
+    A line longer than ``max_line_chars`` is cut after ``max_line_chars + 1`` characters, enough
+    for ``number_lines`` to see that it is too long, and the rest of it is read and dropped a
+    piece at a time: an enormous line costs no more memory than a short one.
+    """
+    # region ch02: one line per readline, never more than max_line_chars + 1 characters of it
+    # more: while line := file.readline(size); a piece not ending in "\n" means the line goes on
+    while line := file.readline(max_line_chars + 1):
+        piece = line
+        while not piece.endswith("\n") and (piece := file.readline(SKIP_CHARS)):
+            pass  # the line goes on past what can be shown: drop the rest of it
+        yield line.removesuffix("\n").removesuffix("\r")
+    # endregion
+# --8<-- [end:read-lines]
+
+
 # --8<-- [start:looks-binary]
 def looks_binary(data: bytes) -> bool:
     """Guess whether ``data`` is a binary file: text files do not contain NUL bytes."""
@@ -62,42 +99,25 @@ def looks_binary(data: bytes) -> bool:
 # --8<-- [end:looks-binary]
 
 
-# --8<-- [start:decode]
-def decode_text(data: bytes, path: str) -> str | ToolOutput:
-    """The bytes of a text file as a string, or an error result the model can act on."""
-    # region ch02: refuse binary data, then decode the text, or say which byte is not UTF-8
-    # more: looks_binary first; the "utf-8-sig" codec; UnicodeDecodeError.start is the offset
-    if looks_binary(data):
-        return ToolOutput.error(
-            f"{path} looks like a binary file ({len(data)} bytes); read only shows text files"
-        )
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        return ToolOutput.error(
-            f"{path} is not valid UTF-8 text: byte {data[error.start]:#04x} at offset "
-            f"{error.start} cannot be decoded; read only shows UTF-8 text files"
-        )
-    # endregion
-# --8<-- [end:decode]
+# --8<-- [start:utf8-error]
+def utf8_error(line: str, number: int, path: str) -> ToolOutput | None:
+    """An error result if line ``number`` holds a byte that is not UTF-8; else ``None``.
 
-
-# --8<-- [start:split-lines]
-def split_lines(text: str) -> list[str]:
-    r"""Split text into lines the way editors and ``grep -n`` count them.
-
-    Only ``\n`` ends a line (a ``\r`` before it is dropped, for Windows files), and a final
-    newline does not start an extra empty line. ``str.splitlines`` would also split at form
-    feeds and Unicode separators, and line numbers would drift from what other tools show.
+    The file is decoded with ``errors="surrogateescape"``, which turns each byte that is not
+    UTF-8 into one character between U+DC80 and U+DCFF (0xDC00 plus the byte): reading never
+    fails, and the bad byte can still be named.
     """
-    # region ch02: split where editors split, with no phantom last line and no stray \r
-    # more: str.split("\n"), drop one trailing "" (only one), then str.removesuffix on each
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line.removesuffix("\r") for line in lines]
+    # region ch02: find the first escaped byte in the line; name its line, column and value
+    # more: enumerate(line, start=1); compare with "\udc80" and "\udcff"; ord(char) - 0xDC00
+    for column, char in enumerate(line, start=1):
+        if "\udc80" <= char <= "\udcff":
+            return ToolOutput.error(
+                f"{path} is not valid UTF-8 text: line {number}, column {column} holds byte "
+                f"{ord(char) - 0xDC00:#04x}, which cannot be decoded; read only shows UTF-8 text"
+            )
+    return None
     # endregion
-# --8<-- [end:split-lines]
+# --8<-- [end:utf8-error]
 
 
 # --8<-- [start:tool]
@@ -137,6 +157,67 @@ class ReadTool:
         )
     # --8<-- [end:definition]
 
+    # --8<-- [start:window]
+    def window(self, lines: Iterable[str], offset: int, limit: int | None, path: str) -> ToolOutput:
+        """Show ``lines`` from line ``offset`` on, within the caps, with a note if cut short.
+
+        ``lines`` is consumed only as far as the window needs, plus one line to learn whether
+        more are left; so the number of lines in the file is known only when the window
+        reaches its end. Each line shown is checked for bytes that are not UTF-8.
+        """
+        # region ch02: walk the lines to the window; stop once it is full; a note if lines are left
+        # more: enumerate(lines, start=1); for ... else runs when no break ended the loop
+        count = min(limit or self.max_lines, self.max_lines)
+        shown: list[str] = []
+        size = 0
+        number = 0
+        for number, line in enumerate(lines, start=1):
+            if number < offset:
+                continue
+            size += min(len(line), self.max_line_chars) + 8  # number, tab and newline
+            if len(shown) == count or (shown and size > self.max_chars):
+                break  # the window is full, and this line is left for the next call
+            if (error := utf8_error(line, number, path)) is not None:
+                return error
+            shown.append(line)
+        else:  # no break: the file ended, and its last line was line `number`
+            if number == 0:
+                return ToolOutput.ok("(the file is empty)")
+            if offset > number:
+                return ToolOutput.error(
+                    f"offset {offset} is past the end of the file, which has {number} lines"
+                )
+            return ToolOutput.ok(number_lines(shown, offset, max_line_chars=self.max_line_chars))
+        last = offset + len(shown) - 1
+        text = number_lines(shown, offset, max_line_chars=self.max_line_chars)
+        note = f"(showing lines {offset}-{last}; call read with offset={last + 1} to see more)"
+        return ToolOutput.ok(f"{text}\n\n{note}")
+        # endregion
+    # --8<-- [end:window]
+
+    # --8<-- [start:read-window]
+    def read_window(self, path: Path, args: ReadArguments) -> ToolOutput:
+        """Open the regular file at ``path`` and show the window ``args`` asks for.
+
+        It blocks, so ``run`` calls it in a worker thread. Only the first
+        ``BINARY_SNIFF_BYTES`` bytes are checked for binary, and lines are decoded as they are
+        read, so the file is never in memory as a whole.
+        """
+        # region ch02: open the bytes; sniff the start; decode lines as they are read; window
+        # more: path.open("rb"), read(n), seek(0); io.TextIOWrapper(file, encoding, errors, newline)
+        with path.open("rb") as file:
+            if looks_binary(file.read(BINARY_SNIFF_BYTES)):
+                return ToolOutput.error(
+                    f"{args.path} looks like a binary file (a NUL byte near its start); "
+                    "read only shows text files"
+                )
+            file.seek(0)
+            text = io.TextIOWrapper(file, "utf-8-sig", errors="surrogateescape", newline="\n")
+            lines = read_lines(text, self.max_line_chars)
+            return self.window(lines, args.offset, args.limit, args.path)
+        # endregion
+    # --8<-- [end:read-window]
+
     # --8<-- [start:run]
     # --8<-- [start:run-head]
     async def run(self, arguments: dict[str, Any]) -> ToolOutput:
@@ -146,54 +227,30 @@ class ReadTool:
         except ValidationError as error:
             return ToolOutput.error(f"invalid arguments for read: {error}")
         # --8<-- [end:run-head]
-        # region ch02: from a path to the file's bytes, every failure a result; then decode, window
-        # more: self.root / args.path; exists(), is_dir(); asyncio.to_thread(...); OSError
+        # region ch02: ask stat what is there; refuse all but a regular file; read in a thread
+        # more: path.stat().st_mode; stat.S_ISDIR, stat.S_ISREG; FileNotFoundError before OSError
         path = self.root / args.path
-        if not path.exists():
+        try:
+            mode = path.stat().st_mode
+        except FileNotFoundError:
             return ToolOutput.error(f"file not found: {args.path}")
-        if path.is_dir():
+        except OSError as error:  # a name too long, a loop of links, no permission
+            return ToolOutput.error(f"cannot read {args.path}: {error.strerror or error}")
+        except ValueError:  # a NUL character in the name
+            return ToolOutput.error(f"cannot read {args.path!r}: a file name cannot hold NUL")
+        if stat.S_ISDIR(mode):
             return ToolOutput.error(
                 f"{args.path} is a directory, not a file; read one of the files inside it"
             )
+        if not stat.S_ISREG(mode):
+            return ToolOutput.error(
+                f"{args.path} is not a regular file (a FIFO, a device or a socket); "
+                "read only shows regular files"
+            )
         try:
-            data = await asyncio.to_thread(path.read_bytes)
+            return await asyncio.to_thread(self.read_window, path, args)
         except OSError as error:
             return ToolOutput.error(f"cannot read {args.path}: {error.strerror or error}")
-        text = decode_text(data, args.path)
-        if isinstance(text, ToolOutput):
-            return text
-        return self.window(split_lines(text), args.offset, args.limit)
         # endregion
     # --8<-- [end:run]
-
-    # --8<-- [start:window]
-    def window(self, lines: list[str], offset: int, limit: int | None) -> ToolOutput:
-        """Show ``lines`` from line ``offset`` on, within the caps, with a note if cut short."""
-        # region ch02: the lines from `offset` that fit the limits, and a note if more are left
-        # more: the slice starts at offset - 1; limit never beats max_lines; keep one line, always
-        total = len(lines)
-        if total == 0:
-            return ToolOutput.ok("(the file is empty)")
-        if offset > total:
-            return ToolOutput.error(
-                f"offset {offset} is past the end of the file, which has {total} lines"
-            )
-        count = min(limit or self.max_lines, self.max_lines)
-        shown: list[str] = []
-        size = 0
-        for line in lines[offset - 1 : offset - 1 + count]:
-            size += min(len(line), self.max_line_chars) + 8  # number, tab and newline
-            if shown and size > self.max_chars:
-                break
-            shown.append(line)
-        text = number_lines(shown, offset, max_line_chars=self.max_line_chars)
-        last = offset + len(shown) - 1
-        if last < total:
-            text += (
-                f"\n\n(showing lines {offset}-{last} of {total}; "
-                f"call read with offset={last + 1} to see more)"
-            )
-        return ToolOutput.ok(text)
-        # endregion
-    # --8<-- [end:window]
 # --8<-- [end:tool]

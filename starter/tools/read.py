@@ -3,15 +3,25 @@
 The output looks like ``cat -n``: each line is prefixed with its number, so the model can say
 "line 42" and a later edit can find it. Long files are shown in windows (``offset`` and
 ``limit``, in lines); when the output stops early, a note at the end says how to read on.
-Every failure (a missing file, a directory, a binary file, bytes that are not UTF-8) comes back
-as an error result the model can read, never as an exception that would end the agent's loop.
+Every failure (a missing file, a directory, a binary file, bytes that are not UTF-8, a name the
+operating system rejects) comes back as an error result the model can read, never as an
+exception that would end the agent's loop.
+
+The file is read a line at a time and reading stops as soon as the window is full, so one call
+needs about as much memory as its window, whatever the size of the file; only its first 8 KiB
+decide whether it is binary. Anything but a regular file (a FIFO, a device such as
+``/dev/zero``, a socket) is refused on the word of ``stat``, before it is opened: opening a
+FIFO waits for a writer that may never come, and a device may have no end.
 """
 
 from __future__ import annotations
 
 import asyncio
+import io
+import stat
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -20,6 +30,9 @@ from ..types import ToolDefinition, ToolOutput
 
 BINARY_SNIFF_BYTES = 8192
 """How much of the start of a file is checked for NUL bytes to decide it is binary."""
+
+SKIP_CHARS = 65536
+"""How much of a line too long to show is read, and dropped, at a time."""
 
 
 class ReadArguments(BaseModel):
@@ -44,24 +57,35 @@ def number_lines(lines: list[str], first: int, *, max_line_chars: int = 2000) ->
     )
 
 
+def read_lines(file: IO[str], max_line_chars: int) -> Iterator[str]:
+    r"""Yield the lines of a text file one at a time, split the way editors and ``grep -n`` split.
+
+    Only ``\n`` ends a line (a ``\r`` before it is dropped, for Windows files), and a final
+    newline does not start an extra empty line. ``str.splitlines`` would also split at form
+    feeds and Unicode separators, and line numbers would drift from what other tools show.
+    ``file`` must be opened with ``newline="\n"``, so that Python leaves line endings alone.
+
+    A line longer than ``max_line_chars`` is cut after ``max_line_chars + 1`` characters, enough
+    for ``number_lines`` to see that it is too long, and the rest of it is read and dropped a
+    piece at a time: an enormous line costs no more memory than a short one.
+    """
+    raise Todo("ch02", "one line per readline, never more than max_line_chars + 1 characters of it")
+    yield  # never reached; keeps this a generator
+
+
 def looks_binary(data: bytes) -> bool:
     """Guess whether ``data`` is a binary file: text files do not contain NUL bytes."""
     raise Todo("ch02", "is there a NUL byte near the start of the data?")
 
 
-def decode_text(data: bytes, path: str) -> str | ToolOutput:
-    """The bytes of a text file as a string, or an error result the model can act on."""
-    raise Todo("ch02", "refuse binary data, then decode the text, or say which byte is not UTF-8")
+def utf8_error(line: str, number: int, path: str) -> ToolOutput | None:
+    """An error result if line ``number`` holds a byte that is not UTF-8; else ``None``.
 
-
-def split_lines(text: str) -> list[str]:
-    r"""Split text into lines the way editors and ``grep -n`` count them.
-
-    Only ``\n`` ends a line (a ``\r`` before it is dropped, for Windows files), and a final
-    newline does not start an extra empty line. ``str.splitlines`` would also split at form
-    feeds and Unicode separators, and line numbers would drift from what other tools show.
+    The file is decoded with ``errors="surrogateescape"``, which turns each byte that is not
+    UTF-8 into one character between U+DC80 and U+DCFF (0xDC00 plus the byte): reading never
+    fails, and the bad byte can still be named.
     """
-    raise Todo("ch02", "split where editors split, with no phantom last line and no stray \\r")
+    raise Todo("ch02", "find the first escaped byte in the line; name its line, column and value")
 
 
 class ReadTool:
@@ -96,6 +120,27 @@ class ReadTool:
             ReadArguments,
         )
 
+    def window(self, lines: Iterable[str], offset: int, limit: int | None, path: str) -> ToolOutput:
+        """Show ``lines`` from line ``offset`` on, within the caps, with a note if cut short.
+
+        ``lines`` is consumed only as far as the window needs, plus one line to learn whether
+        more are left; so the number of lines in the file is known only when the window
+        reaches its end. Each line shown is checked for bytes that are not UTF-8.
+        """
+        raise Todo(
+            "ch02",
+            "walk the lines to the window; stop once it is full; a note if lines are left",
+        )
+
+    def read_window(self, path: Path, args: ReadArguments) -> ToolOutput:
+        """Open the regular file at ``path`` and show the window ``args`` asks for.
+
+        It blocks, so ``run`` calls it in a worker thread. Only the first
+        ``BINARY_SNIFF_BYTES`` bytes are checked for binary, and lines are decoded as they are
+        read, so the file is never in memory as a whole.
+        """
+        raise Todo("ch02", "open the bytes; sniff the start; decode lines as they are read; window")
+
     async def run(self, arguments: dict[str, Any]) -> ToolOutput:
         """Read the file named in ``arguments``; every failure is an error result."""
         try:
@@ -104,12 +149,5 @@ class ReadTool:
             return ToolOutput.error(f"invalid arguments for read: {error}")
         raise Todo(
             "ch02",
-            "from a path to the file's bytes, every failure a result; then decode, window",
-        )
-
-    def window(self, lines: list[str], offset: int, limit: int | None) -> ToolOutput:
-        """Show ``lines`` from line ``offset`` on, within the caps, with a note if cut short."""
-        raise Todo(
-            "ch02",
-            "the lines from `offset` that fit the limits, and a note if more are left",
+            "ask stat what is there; refuse all but a regular file; read in a thread",
         )
