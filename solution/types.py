@@ -63,10 +63,10 @@ def _require_unique_ids(calls: Sequence[ToolCall]) -> None:
 # --8<-- [start:messages]
 # --8<-- [start:content]
 class TextPart(_Frozen):
-    """One piece of text in a message's content."""
+    """One piece of text in a message's content; never empty (providers refuse empty parts)."""
 
     type: Literal["text"] = "text"
-    text: str
+    text: str = Field(min_length=1)
 
 
 ContentPart = TextPart

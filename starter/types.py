@@ -57,10 +57,10 @@ def _require_unique_ids(calls: Sequence[ToolCall]) -> None:
 
 
 class TextPart(_Frozen):
-    """One piece of text in a message's content."""
+    """One piece of text in a message's content; never empty (providers refuse empty parts)."""
 
     type: Literal["text"] = "text"
-    text: str
+    text: str = Field(min_length=1)
 
 
 ContentPart = TextPart

@@ -30,11 +30,22 @@ from claw.errors import (
     StreamError,
 )
 from claw.providers.openrouter import OpenRouterProvider, RetryPolicy
-from claw.streaming import Done, StreamEvent, TextDelta, ToolCallDelta, ToolCallStart, UsageUpdate
+from claw.streaming import (
+    Done,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    UsageUpdate,
+)
 from claw.types import (
     AssistantMessage,
+    CacheControl,
+    Message,
     StopReason,
     SystemMessage,
+    TextPart,
     TokenUsage,
     ToolCall,
     ToolDefinition,
@@ -902,3 +913,151 @@ async def test_openrouter_live_streams_a_one_word_answer_with_usage():
     assert usages, "no usage arrived"
     assert usages[-1].input_tokens > 0
     assert usages[-1].output_tokens > 0
+
+# ---------------------------------------------------------------- content parts, caching, reasoning
+
+
+async def sent_messages(server: LoopbackServer, conversation: list[Any]) -> list[dict[str, Any]]:
+    """The ``messages`` of the request that sending ``conversation`` makes."""
+    server.add(JSONReply(completion("ok")))
+    async with provider_for(server) as provider:
+        await provider.complete(conversation, [])
+    return server.requests[-1].json["messages"]
+
+
+async def test_openrouter_sends_a_string_as_a_string_and_parts_as_text_parts(server):
+    messages = await sent_messages(
+        server,
+        [
+            Message.system("You are claw."),
+            Message.user([TextPart(text="Read "), TextPart(text="notes.txt.")]),
+            Message.assistant([TextPart(text="Reading.")]),
+        ],
+    )
+    assert messages[0] == {"role": "system", "content": "You are claw."}
+    assert messages[1] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "Read "}, {"type": "text", "text": "notes.txt."}],
+    }
+    assert messages[2] == {"role": "assistant", "content": [{"type": "text", "text": "Reading."}]}
+
+
+async def test_openrouter_sends_a_cache_breakpoint_on_the_last_text_part(server):
+    messages = await sent_messages(
+        server,
+        [
+            Message.system("You are claw.", cache_control=CacheControl()),
+            Message.developer(
+                [TextPart(text="Use pytest. "), TextPart(text="Never push.")],
+                cache_control=CacheControl(ttl="1h"),
+            ),
+            Message.user("Fix the test."),
+            Message.assistant("On it.", cache_control=CacheControl()),
+        ],
+    )
+    ephemeral = {"type": "ephemeral"}
+    assert messages[0]["content"] == [
+        {"type": "text", "text": "You are claw.", "cache_control": ephemeral}
+    ]
+    assert messages[1]["content"] == [
+        {"type": "text", "text": "Use pytest. "},
+        {
+            "type": "text",
+            "text": "Never push.",
+            "cache_control": {"type": "ephemeral", "ttl": "1h"},
+        },
+    ]
+    assert messages[2] == {"role": "user", "content": "Fix the test."}
+    assert messages[3]["content"] == [
+        {"type": "text", "text": "On it.", "cache_control": ephemeral}
+    ]
+
+
+async def test_openrouter_sends_a_developer_message_as_a_system_message_for_now(server):
+    messages = await sent_messages(server, [Message.developer("Use pytest."), Message.user("hi")])
+    assert messages[0] == {"role": "system", "content": "Use pytest."}
+
+
+async def test_openrouter_sends_the_reasoning_back_under_both_names(server):
+    call = ToolCall(id="call_1", name="read", arguments={"path": "a.py"})
+    messages = await sent_messages(
+        server,
+        [
+            Message.user("What does a.py do?"),
+            Message.assistant(tool_calls=[call], reasoning_content="I should read a.py first."),
+            Message.tool_result("call_1", "print('hi')"),
+            Message.assistant("It prints hi."),
+        ],
+    )
+    thinking = messages[1]
+    assert thinking["reasoning"] == "I should read a.py first."
+    assert thinking["reasoning_content"] == "I should read a.py first."
+    assert thinking["content"] is None and thinking["tool_calls"][0]["id"] == "call_1"
+    assert "reasoning" not in messages[3] and "reasoning_content" not in messages[3]
+
+
+@pytest.mark.parametrize("name", ["reasoning", "reasoning_content"])
+async def test_openrouter_reads_a_whole_answers_reasoning_apart_from_its_text(server, name):
+    body = completion(
+        "It is 42.",
+        usage={
+            **usage_body(30, 120, cached_tokens=24),
+            "completion_tokens_details": {"reasoning_tokens": 100},
+        },
+    )
+    body["choices"][0]["message"][name] = "6 times 7 is 42."
+    server.add(JSONReply(body))
+    async with provider_for(server) as provider:
+        turn = await provider.complete(hello(), [])
+    assert turn.text == "It is 42."
+    assert turn.reasoning == "6 times 7 is 42."
+    assert (turn.usage.cached_input_tokens, turn.usage.reasoning_tokens) == (24, 100)
+
+
+async def test_openrouter_streams_reasoning_as_its_own_events_never_as_text(server):
+    thinking = []
+    for text in ["The user ", "wants 6 \u00d7 7; ", "that is 42."]:
+        piece = chunk()
+        piece["choices"][0]["delta"]["reasoning"] = text
+        thinking.append(piece)
+    server.add(
+        stream_of(
+            KEEP_ALIVE,
+            *thinking,
+            *text_chunks("It is 42."),
+            chunk(finish_reason="stop"),
+            chunk(
+                choices=False,
+                usage={**usage_body(9, 40), "completion_tokens_details": {"reasoning_tokens": 31}},
+            ),
+        )
+    )
+    async with provider_for(server) as provider:
+        events = await events_of(provider)
+    reasoning = "".join(e.text for e in events if isinstance(e, ReasoningDelta))
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert (reasoning, text) == ("The user wants 6 \u00d7 7; that is 42.", "It is 42.")
+    first_text = next(i for i, e in enumerate(events) if isinstance(e, TextDelta))
+    assert all(not isinstance(e, ReasoningDelta) for e in events[first_text:])
+    (usage,) = [e.usage for e in events if isinstance(e, UsageUpdate)]
+    assert usage.reasoning_tokens == 31
+
+
+async def test_openrouter_a_reasoning_tool_loop_sends_the_reasoning_back_next_time(server):
+    first = [chunk(), chunk(tool_calls=[call_start(0, "call_1", "read")])]
+    first[0]["choices"][0]["delta"]["reasoning_content"] = "Read a.py before answering."
+    first.append(chunk(tool_calls=[call_delta(0, '{"path": "a.py"}')]))
+    server.add(
+        stream_of(*first, chunk(finish_reason="tool_calls")),
+        stream_of(*text_chunks("It prints hi."), chunk(finish_reason="stop")),
+    )
+    history: list[Message] = [Message.user("What does a.py do?")]
+    async with provider_for(server) as provider:
+        turn = await provider.stream_turn(history, [READ])
+        history += [turn.to_message(), Message.tool_result("call_1", "print('hi')")]
+        await provider.stream_turn(history, [READ])
+    assert turn.reasoning == "Read a.py before answering."
+    resent = server.requests[1].json["messages"][1]
+    assert resent["role"] == "assistant"
+    assert resent["reasoning_content"] == "Read a.py before answering."
+    assert resent["reasoning"] == "Read a.py before answering."

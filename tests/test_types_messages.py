@@ -220,7 +220,9 @@ def test_types_protocols_are_structural():
 
 TEXT = st.text(max_size=40)
 """Message text: long enough for any character and for escapes, short enough to be quick."""
-parts = st.lists(st.builds(TextPart, text=TEXT), min_size=1, max_size=3).map(tuple)
+parts = st.lists(
+    st.builds(TextPart, text=st.text(min_size=1, max_size=20)), min_size=1, max_size=3
+).map(tuple)
 contents = TEXT | parts
 cache_controls = st.none() | st.builds(CacheControl, ttl=st.sampled_from([None, "5m", "1h"]))
 
@@ -241,6 +243,7 @@ def with_breakpoint(kind: type[Any], **fields: Any) -> st.SearchStrategy[Any]:
 
 def content_has_text(content: Any) -> bool:
     return bool(content if isinstance(content, str) else "".join(p.text for p in content))
+
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=10)
 arguments = st.dictionaries(
@@ -342,6 +345,8 @@ def test_types_content_is_a_string_or_a_list_of_parts_with_a_text_view():
 def test_types_content_parts_must_be_known_and_not_empty():
     with pytest.raises(ValidationError):
         UserMessage(content=[])
+    with pytest.raises(ValidationError):
+        TextPart(text="")
     with pytest.raises(ValidationError):
         UserMessage(content=[{"type": "video", "url": "x"}])
     with pytest.raises(ValidationError):

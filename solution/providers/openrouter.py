@@ -49,6 +49,9 @@ from ..streaming import (
 from ..types import (
     AssistantMessage,
     AssistantTurn,
+    CacheControl,
+    Content,
+    DeveloperMessage,
     Message,
     StopReason,
     SystemMessage,
@@ -61,23 +64,56 @@ OPENROUTER_URL = "https://openrouter.ai/api/v1"
 API_KEY_VARIABLE = "OPENROUTER_API_KEY"
 
 
+# --8<-- [start:content-to-wire]
+def content_to_wire(
+    content: Content, cache_control: CacheControl | None = None
+) -> str | list[dict[str, Any]]:
+    """A message's content in the OpenAI format: a string, or a list of text parts.
+
+    A cache breakpoint can only ride on a part, so content that carries one always goes as
+    parts, the breakpoint on the last: the provider may cache the prompt up to there.
+    """
+    # region ch05b: a string stays a string, unless a breakpoint needs a part to ride on
+    # more: {"type": "text", "text": ...} per part; cache_control.model_dump(exclude_none=True)
+    if isinstance(content, str) and cache_control is None:
+        return content
+    texts = [content] if isinstance(content, str) else [part.text for part in content]
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text} for text in texts]
+    if cache_control is not None:
+        parts[-1]["cache_control"] = cache_control.model_dump(exclude_none=True)
+    return parts
+    # endregion
+# --8<-- [end:content-to-wire]
+
+
 # --8<-- [start:message-to-wire]
 def message_to_wire(message: Message) -> dict[str, Any]:
     """One claw message in the OpenAI chat format.
 
     Tool-call arguments travel as JSON *text*; an assistant message with only tool calls has
     ``content: null``; a failed tool result is marked with an ``Error:`` prefix, because the
-    format has no error flag.
+    format has no error flag. Reasoning goes back under both names servers read it by. A
+    developer message goes as a system message (chapter 8 revisits that).
     """
-    # region ch05b: one dict per role; the wire differs from claw in three small ways
-    # more: match on the four message classes; json.dumps the arguments; "Error: " on failures
+    # region ch05b: one dict per role; the wire differs from claw in a few small ways
+    # more: match on the message classes; content_to_wire; json.dumps arguments; "Error: "
     match message:
-        case SystemMessage(content=content):
-            return {"role": "system", "content": content}
+        case SystemMessage(content=content, cache_control=cache) | DeveloperMessage(
+            content=content, cache_control=cache
+        ):
+            return {"role": "system", "content": content_to_wire(content, cache)}
         case UserMessage(content=content):
-            return {"role": "user", "content": content}
-        case AssistantMessage(content=content, tool_calls=calls):
-            wire: dict[str, Any] = {"role": "assistant", "content": content or None}
+            return {"role": "user", "content": content_to_wire(content)}
+        case AssistantMessage(
+            content=content, tool_calls=calls, reasoning_content=reasoning, cache_control=cache
+        ):
+            wire: dict[str, Any] = {
+                "role": "assistant",
+                "content": content_to_wire(content, cache) if content else None,
+            }
+            if reasoning:
+                # OpenRouter reads "reasoning"; DeepSeek, Qwen and vLLM "reasoning_content".
+                wire["reasoning"] = wire["reasoning_content"] = reasoning
             if calls:
                 wire["tool_calls"] = [
                     {

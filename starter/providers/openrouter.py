@@ -50,6 +50,9 @@ from ..todo import Todo
 from ..types import (
     AssistantMessage,
     AssistantTurn,
+    CacheControl,
+    Content,
+    DeveloperMessage,
     Message,
     StopReason,
     SystemMessage,
@@ -62,14 +65,26 @@ OPENROUTER_URL = "https://openrouter.ai/api/v1"
 API_KEY_VARIABLE = "OPENROUTER_API_KEY"
 
 
+def content_to_wire(
+    content: Content, cache_control: CacheControl | None = None
+) -> str | list[dict[str, Any]]:
+    """A message's content in the OpenAI format: a string, or a list of text parts.
+
+    A cache breakpoint can only ride on a part, so content that carries one always goes as
+    parts, the breakpoint on the last: the provider may cache the prompt up to there.
+    """
+    raise Todo("ch05b", "a string stays a string, unless a breakpoint needs a part to ride on")
+
+
 def message_to_wire(message: Message) -> dict[str, Any]:
     """One claw message in the OpenAI chat format.
 
     Tool-call arguments travel as JSON *text*; an assistant message with only tool calls has
     ``content: null``; a failed tool result is marked with an ``Error:`` prefix, because the
-    format has no error flag.
+    format has no error flag. Reasoning goes back under both names servers read it by. A
+    developer message goes as a system message (chapter 8 revisits that).
     """
-    raise Todo("ch05b", "one dict per role; the wire differs from claw in three small ways")
+    raise Todo("ch05b", "one dict per role; the wire differs from claw in a few small ways")
 
 
 def tool_to_wire(tool: ToolDefinition) -> dict[str, Any]:
