@@ -288,6 +288,20 @@ AgentEvent = StreamEvent | TurnFinished | ToolStarted | ToolFinished | AgentFini
 # --8<-- [end:agent-events]
 
 
+# --8<-- [start:cancelled]
+CANCELLED = ToolOutput.error(
+    "cancelled: the run was interrupted before this tool call finished; it may not have run, "
+    "or run only in part"
+)
+"""The result a tool call has in the history until its tool has run.
+
+Every provider rejects a history in which an assistant's tool call has no result, so a run
+that is interrupted (the consumer stops iterating, a tool or a stub raises, the task is
+cancelled) must not leave one behind.
+"""
+# --8<-- [end:cancelled]
+
+
 # --8<-- [start:streaming-agent]
 # --8<-- [start:streaming-agent-head]
 class StreamingAgent(AgentBase):
@@ -295,7 +309,8 @@ class StreamingAgent(AgentBase):
 
     ``run`` is an async generator: the model's text arrives piece by piece as the server
     sends it, then the finished turn, then each tool's start and result, then the next turn,
-    and last an ``AgentFinished`` with the result.
+    and last an ``AgentFinished`` with the result. The consumer may stop at any event, and
+    the history stays one every provider accepts: each tool call in it has a result.
     """
 
     def __init__(
@@ -315,7 +330,7 @@ class StreamingAgent(AgentBase):
     async def run(self, prompt: str) -> AsyncIterator[AgentEvent]:
         """Add ``prompt`` to the conversation; yield events until the model is done."""
         # region ch05b: chapter 3's loop, but each stream event is passed on the moment it arrives
-        # more: a fresh StreamAccumulator per turn; yield inside the async for; then the tools
+        # more: a fresh StreamAccumulator per turn; yield inside the async for; CANCELLED first
         self.history.append(UserMessage(content=prompt))
         usage = TokenUsage()
         turn = AssistantTurn()
@@ -326,17 +341,20 @@ class StreamingAgent(AgentBase):
                 yield event
             turn = accumulator.turn()
             usage += turn.usage
-            self.history.append(turn.to_message())
+            # The turn and a result for each of its calls enter the history together, each
+            # result CANCELLED until its tool has run: wherever the run stops, none is missing.
+            first = len(self.history) + 1
+            self.history += [turn.to_message(), *(CANCELLED.to_message(c) for c in turn.tool_calls)]
             yield TurnFinished(turn)
             if not turn.tool_calls:
                 yield AgentFinished(
                     AgentResult(turn.text, Finish.after(turn.stop_reason), turns, usage)
                 )
                 return
-            for call in turn.tool_calls:
+            for index, call in enumerate(turn.tool_calls, start=first):
                 yield ToolStarted(call)
                 output = await run_tool(self.tools, call)
-                self.history.append(output.to_message(call))
+                self.history[index] = output.to_message(call)
                 yield ToolFinished(call, output)
         yield AgentFinished(AgentResult(turn.text, Finish.MAX_TURNS, self.max_turns, usage))
         # endregion

@@ -211,12 +211,25 @@ AgentEvent = StreamEvent | TurnFinished | ToolStarted | ToolFinished | AgentFini
 """Everything a ``StreamingAgent`` reports while it runs, in the order it happens."""
 
 
+CANCELLED = ToolOutput.error(
+    "cancelled: the run was interrupted before this tool call finished; it may not have run, "
+    "or run only in part"
+)
+"""The result a tool call has in the history until its tool has run.
+
+Every provider rejects a history in which an assistant's tool call has no result, so a run
+that is interrupted (the consumer stops iterating, a tool or a stub raises, the task is
+cancelled) must not leave one behind.
+"""
+
+
 class StreamingAgent(AgentBase):
     """The same loop over a streaming provider, reporting each event as it happens.
 
     ``run`` is an async generator: the model's text arrives piece by piece as the server
     sends it, then the finished turn, then each tool's start and result, then the next turn,
-    and last an ``AgentFinished`` with the result.
+    and last an ``AgentFinished`` with the result. The consumer may stop at any event, and
+    the history stays one every provider accepts: each tool call in it has a result.
     """
 
     def __init__(

@@ -1,10 +1,12 @@
 """ch05b · StreamingAgent: the agent loop over a streaming provider, reporting every event."""
 
-from collections.abc import AsyncIterator, Sequence
+import asyncio
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from decimal import Decimal
 from typing import Any
 
+import pytest
 from fake_tools import Broken
 
 from claw.agent import (
@@ -294,3 +296,180 @@ async def test_streaming_agent_runs_end_to_end_against_a_loopback_server(server)
     assert sent["stream"] is True
     assert sent["messages"][-2]["tool_calls"][0]["id"] == "call_1"
     assert sent["messages"][-1] == {"role": "tool", "tool_call_id": "call_1", "content": "H\u00c9"}
+
+
+# ---------------------------------------------------------------- interrupted runs
+
+
+def assert_valid_history(messages: Sequence[Message]) -> None:
+    """What every provider demands: each tool call answered by one result, right after it."""
+    messages = list(messages)
+    index = 0
+    while index < len(messages):
+        message = messages[index]
+        assert not isinstance(message, ToolResultMessage), f"message {index}: a result, no call"
+        index += 1
+        if isinstance(message, AssistantMessage) and message.tool_calls:
+            wanted = [call.id for call in message.tool_calls]
+            found = [
+                getattr(m, "tool_call_id", None) for m in messages[index : index + len(wanted)]
+            ]
+            assert found == wanted, f"message {index - 1} calls {wanted}; the results are {found}"
+            index += len(wanted)
+
+
+def results_in(history: Sequence[Message]) -> list[tuple[str, bool, str]]:
+    return [
+        (m.tool_call_id, m.is_error, m.content) for m in history if isinstance(m, ToolResultMessage)
+    ]
+
+
+TWO_CALLS = AssistantTurn(text="Both.", tool_calls=[shout("call_1", "a"), shout("call_2", "b")])
+
+
+def is_call(kind: type, call_id: str) -> Callable[[Any], bool]:
+    return lambda event: isinstance(event, kind) and event.call.id == call_id
+
+
+@pytest.mark.parametrize(
+    ("stop", "ran"),
+    [
+        pytest.param(lambda event: isinstance(event, TextDelta), 0, id="first-text"),
+        pytest.param(lambda event: isinstance(event, TurnFinished), 0, id="turn-finished"),
+        pytest.param(is_call(ToolStarted, "call_1"), 0, id="first-tool-started"),
+        pytest.param(is_call(ToolFinished, "call_1"), 1, id="first-tool-finished"),
+        pytest.param(is_call(ToolStarted, "call_2"), 1, id="second-tool-started"),
+    ],
+)
+async def test_streaming_agent_history_stays_valid_wherever_the_consumer_stops(stop, ran):
+    provider = MockStreamProvider([TWO_CALLS, "Fine."])
+    tool = Shout()
+    agent = StreamingAgent(provider, [tool])
+    async with aclosing(agent.run("Shout a and b.")) as events:
+        async for event in events:
+            if stop(event):
+                break
+    assert len(tool.seen) == ran
+    assert_valid_history(agent.history)
+    results = results_in(agent.history)
+    assert results[:ran] == [("call_1", False, "A")][:ran], "a finished tool keeps its result"
+    for call_id, is_error, content in results[ran:]:
+        assert is_error, call_id
+        assert "cancelled" in content.lower(), call_id
+
+    events = [event async for event in agent.run("Go on.")]
+    assert events[-1] == AgentFinished(AgentResult("Fine.", Finish.DONE, 1, TokenUsage()))
+    assert_valid_history(provider.calls[-1].messages)
+
+
+async def test_streaming_agent_history_is_valid_while_an_abandoned_run_is_still_open():
+    provider = MockStreamProvider([TWO_CALLS, "Fine."])
+    agent = StreamingAgent(provider, [Shout()])
+    abandoned = agent.run("Shout a and b.")
+    try:
+        while not isinstance(await anext(abandoned), ToolStarted):
+            pass
+        # Not closed, as when a consumer just drops the generator: the next run starts now.
+        _ = [event async for event in agent.run("Go on.")]
+        assert_valid_history(provider.calls[-1].messages)
+    finally:
+        await abandoned.aclose()
+
+
+class StubReached(NotImplementedError):
+    """What a tool whose body is still a stub raises; ``run_tool`` lets it through."""
+
+
+class Unfinished:
+    definition = ToolDefinition(name="unfinished", description="Not written yet.")
+
+    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
+        raise StubReached("unfinished")
+
+
+async def test_streaming_agent_history_stays_valid_when_a_stub_raises_in_a_tool():
+    calls = [shout("call_1", "a"), ToolCall(id="call_2", name="unfinished"), shout("call_3", "c")]
+    provider = MockStreamProvider([AssistantTurn(tool_calls=calls), "Fine."])
+    agent = StreamingAgent(provider, [Shout(), Unfinished()])
+    with pytest.raises(StubReached):
+        _ = [event async for event in agent.run("Go.")]
+    assert_valid_history(agent.history)
+    assert [(call_id, is_error) for call_id, is_error, _ in results_in(agent.history)] == [
+        ("call_1", False),
+        ("call_2", True),
+        ("call_3", True),
+    ]
+    _ = [event async for event in agent.run("Go on.")]
+    assert_valid_history(provider.calls[-1].messages)
+
+
+class DropsTheFirstStream:
+    """The first stream breaks off after a call has begun; later ones answer "Fine."."""
+
+    def __init__(self) -> None:
+        self.requests: list[list[Message]] = []
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[Any]
+    ) -> AsyncIterator[StreamEvent]:
+        self.requests.append(list(messages))
+        if len(self.requests) == 1:
+            yield TextDelta("Let me ")
+            yield ToolCallStart(0, "call_1", "shout")
+            raise ConnectionError("the connection dropped")
+        yield TextDelta("Fine.")
+        yield Done(StopReason.END_TURN)
+
+
+async def test_streaming_agent_records_no_turn_when_the_stream_breaks_off():
+    provider = DropsTheFirstStream()
+    agent = StreamingAgent(provider, [Shout()])
+    with pytest.raises(ConnectionError):
+        _ = [event async for event in agent.run("Shout a.")]
+    assert agent.history == [UserMessage(content="Shout a.")]
+    _ = [event async for event in agent.run("Go on.")]
+    assert_valid_history(provider.requests[-1])
+
+
+class Hang:
+    """A tool that never finishes; ``started`` is set once it runs."""
+
+    definition = ToolDefinition(name="hang", description="Never finishes.")
+
+    def __init__(self) -> None:
+        self.started = asyncio.Event()
+
+    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
+        self.started.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+async def test_streaming_agent_history_stays_valid_when_the_run_is_cancelled_in_a_tool():
+    hang = Hang()
+    calls = [shout("call_1", "a"), ToolCall(id="call_2", name="hang"), shout("call_3", "c")]
+    provider = MockStreamProvider([AssistantTurn(tool_calls=calls), "Fine."])
+    agent = StreamingAgent(provider, [Shout(), hang])
+
+    async def consume() -> None:
+        async for _ in agent.run("Go."):
+            pass
+
+    run = asyncio.create_task(consume())
+    started = asyncio.create_task(hang.started.wait())
+    await asyncio.wait({run, started}, timeout=1, return_when=asyncio.FIRST_COMPLETED)
+    started.cancel()
+    if run.done():
+        run.result()  # raises whatever ended the run early
+        pytest.fail("the run ended before the hanging tool started")
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert_valid_history(agent.history)
+    assert [(call_id, is_error) for call_id, is_error, _ in results_in(agent.history)] == [
+        ("call_1", False),
+        ("call_2", True),
+        ("call_3", True),
+    ]
+    _ = [event async for event in agent.run("Go on.")]
+    assert_valid_history(provider.calls[-1].messages)
