@@ -175,6 +175,73 @@ class DropReply(Reply):
         return False
 
 
+KEEP_ALIVE = b": OPENROUTER PROCESSING\n\n"
+"""The comment OpenRouter sends to keep a stream open while the model has nothing to say."""
+
+
+@dataclass
+class EndlessReply(Reply):
+    """A chunked body that does not end by itself: ``head``, then ``piece`` again and again.
+
+    For hostile servers: keep-alive comments forever (the default), a stream of data that never
+    stops, a body far larger than any answer. Each ``piece`` is one HTTP chunk, sent ``every``
+    seconds after the last, until ``size`` bytes of body have gone (the body then ends properly)
+    or the client hangs up. ``sent`` counts the bytes of body handed to the socket, and
+    ``finished`` is set once the reply is over, however it ended.
+    """
+
+    piece: bytes = KEEP_ALIVE
+    head: bytes = b""
+    every: float = 0.0
+    size: int | None = None
+    status: int = 200
+    content_type: str = "text/event-stream"
+    headers: dict[str, str] = field(default_factory=dict)
+    sent: int = 0
+    finished: threading.Event = field(default_factory=threading.Event)
+
+    async def write(self, writer: asyncio.StreamWriter) -> bool:
+        """Send the head, then pieces until ``size`` or until the connection fails."""
+        headers = {
+            "Content-Type": self.content_type,
+            "Transfer-Encoding": "chunked",
+            **self.headers,
+        }
+        try:
+            writer.write(_head(self.status, headers))
+            if self.head:
+                writer.write(f"{len(self.head):x}\r\n".encode() + self.head + b"\r\n")
+                self.sent += len(self.head)
+            while self.size is None or self.sent < self.size:
+                await writer.drain()
+                await asyncio.sleep(self.every)  # also lets the loop serve other connections
+                writer.write(f"{len(self.piece):x}\r\n".encode() + self.piece + b"\r\n")
+                self.sent += len(self.piece)
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+            return True
+        finally:
+            self.finished.set()
+
+
+@dataclass
+class StallReply(Reply):
+    """Send ``partial`` (by default nothing) and then nothing more, until the server stops.
+
+    A server stuck before its response headers are out: the client waits on a connection that
+    is open and silent, which only a read timeout or a deadline ends.
+    """
+
+    partial: bytes = b""
+
+    async def write(self, writer: asyncio.StreamWriter) -> bool:
+        """Send ``partial``, then wait for the server to stop."""
+        writer.write(self.partial)
+        await writer.drain()
+        await asyncio.Event().wait()
+        return False
+
+
 class LoopbackServer:
     """An HTTP server on 127.0.0.1 that answers each request with the next scripted reply.
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Protocol, runtime_checkable
 
-from .errors import MalformedResponseError, StreamError
+from .errors import MalformedResponseError, ResponseTooLargeError, StreamError
 from .mock import MockProviderExhausted, ProviderCall, as_turn
 from .types import AssistantTurn, Message, StopReason, TokenUsage, ToolCall, ToolDefinition
 
@@ -113,18 +113,26 @@ def parse_sse_line(line: str) -> tuple[str, str] | None:
 
 # --8<-- [start:decoder]
 # --8<-- [start:decoder-state]
+MAX_EVENT_CHARS = 4 * 2**20
+"""The most one stream event may hold: 4 Mi characters, eight times the longest answers."""
+
+
 class SSEDecoder:
     r"""Turns the bytes of an event stream, in pieces of any size, into ``ServerSentEvent`` s.
 
     Feed it whatever the network delivers; it keeps the unfinished line and the unfinished
-    event until the rest arrives. Lines may end in ``\n``, ``\r\n`` or ``\r``.
+    event until the rest arrives. Lines may end in ``\n``, ``\r\n`` or ``\r``. It never keeps
+    more than ``max_event_chars`` characters for one event: a server is a stranger.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_event_chars: int = MAX_EVENT_CHARS) -> None:
         """Start with nothing buffered."""
+        self.max_event_chars = max_event_chars
         self._decoder = codecs.getincrementaldecoder("utf-8")()
         self._buffer: list[str] = []
+        self._buffered = 0  # characters in _buffer
         self._data: list[str] = []
+        self._data_size = 0  # characters in _data
         self._event = ""
         self._id: str | None = None
         self._started = False
@@ -134,13 +142,26 @@ class SSEDecoder:
     def pending(self) -> bool:
         """Whether part of an event has arrived but not its end (the blank line)."""
         return bool(self._buffer or self._data or self._event)
+
+    def _check_size(self) -> None:
+        """Raise ``ResponseTooLargeError`` once the event in progress is too big to keep.
+
+        What is kept for it: the data lines so far and the unfinished line.
+        """
+        if self._buffered + self._data_size > self.max_event_chars:
+            raise ResponseTooLargeError(
+                f"a stream event grew past {self.max_event_chars:,} characters "
+                f"(max_event_chars) without ending",
+                setting="max_event_chars",
+                limit=self.max_event_chars,
+            )
     # --8<-- [end:decoder-state]
 
     # --8<-- [start:decoder-feed]
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """Add bytes from the stream; return the events they complete, in order."""
         # region ch05a: decode the bytes, cut the text into complete lines, keep the unfinished rest
-        # more: self._decoder.decode; CR LF and a lone CR become LF; split; join the kept pieces
+        # more: _decoder.decode; CR LF, lone CR become LF; split; join kept pieces; _buffered
         text = self._decoder.decode(chunk)
         if not self._started and text:
             self._started = True
@@ -156,15 +177,19 @@ class SSEDecoder:
         if len(lines) == 1:  # no line ends here: keep the piece, join it when one does
             if text:
                 self._buffer.append(text)
+                self._buffered += len(text)
+                self._check_size()
             return []
         lines[0] = "".join(self._buffer) + lines[0]
         rest = lines.pop()
         self._buffer = [rest] if rest else []
+        self._buffered = len(rest)
         events: list[ServerSentEvent] = []
         for line in lines:
             event = self._line(line)
             if event is not None:
                 events.append(event)
+        self._check_size()  # the rest is kept for the next piece
         return events
         # endregion
     # --8<-- [end:decoder-feed]
@@ -173,7 +198,7 @@ class SSEDecoder:
     def _line(self, line: str) -> ServerSentEvent | None:
         """Process one complete line; return an event when the line is the blank that ends one."""
         # region ch05a: a blank line ends the event if it has data; any other line sets one field
-        # more: parse_sse_line; collect data values in a list; after dispatch reset all but the id
+        # more: parse_sse_line; data values in a list, sizes in _data_size; reset all but the id
         if not line:
             if not self._data:
                 self._event = ""
@@ -182,6 +207,7 @@ class SSEDecoder:
                 data="\n".join(self._data), event=self._event or "message", id=self._id
             )
             self._data = []
+            self._data_size = 0
             self._event = ""
             return event
         parsed = parse_sse_line(line)
@@ -190,6 +216,8 @@ class SSEDecoder:
         name, value = parsed
         if name == "data":
             self._data.append(value)
+            self._data_size += len(value)
+            self._check_size()
         elif name == "event":
             self._event = value
         elif name == "id" and "\0" not in value:
@@ -197,6 +225,19 @@ class SSEDecoder:
         return None
         # endregion
     # --8<-- [end:decoder-line]
+
+    # --8<-- [start:decoder-close]
+    def close(self) -> ServerSentEvent | None:
+        """The stream has ended: the event it was in the middle of, if that has data.
+
+        The SSE standard drops an event whose blank line never came; a caller that knows
+        better (``data: [DONE]`` means the same with or without it) can look at it here.
+        """
+        if self._buffer:
+            self._line("".join(self._buffer))
+            self._buffer, self._buffered = [], 0
+        return self._line("")
+    # --8<-- [end:decoder-close]
 # --8<-- [end:decoder]
 
 

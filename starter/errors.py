@@ -23,6 +23,29 @@ class StreamError(ProviderError):
     """A streamed response failed part-way: an error event, or the stream stopped early."""
 
 
+class ProviderTimeoutError(ProviderError):
+    """A time limit ran out; ``setting`` names it (``deadline``, ``idle_timeout``, ``timeout``).
+
+    Never retried: the server had the request and may still be working on it, and billing.
+    """
+
+    def __init__(self, message: str, *, setting: str, seconds: float) -> None:
+        super().__init__(message)
+        self.setting = setting
+        self.seconds = seconds
+        """The limit that ran out, in seconds."""
+
+
+class ResponseTooLargeError(ProviderError):
+    """The server sent more than a size cap allows; ``setting`` names the cap."""
+
+    def __init__(self, message: str, *, setting: str, limit: int) -> None:
+        super().__init__(message)
+        self.setting = setting
+        self.limit = limit
+        """The cap that was passed (bytes of a body, characters of a stream event)."""
+
+
 class ProviderHTTPError(ProviderError):
     """The server answered with an error status; ``message`` is what the server said."""
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Protocol, runtime_checkable
 
-from .errors import MalformedResponseError, StreamError
+from .errors import MalformedResponseError, ResponseTooLargeError, StreamError
 from .mock import MockProviderExhausted, ProviderCall, as_turn
 from .todo import Todo
 from .types import AssistantTurn, Message, StopReason, TokenUsage, ToolCall, ToolDefinition
@@ -98,18 +98,26 @@ def parse_sse_line(line: str) -> tuple[str, str] | None:
     raise Todo("ch05a", "a comment gives None; any other line is a field name, a colon and a value")
 
 
+MAX_EVENT_CHARS = 4 * 2**20
+"""The most one stream event may hold: 4 Mi characters, eight times the longest answers."""
+
+
 class SSEDecoder:
     r"""Turns the bytes of an event stream, in pieces of any size, into ``ServerSentEvent`` s.
 
     Feed it whatever the network delivers; it keeps the unfinished line and the unfinished
-    event until the rest arrives. Lines may end in ``\n``, ``\r\n`` or ``\r``.
+    event until the rest arrives. Lines may end in ``\n``, ``\r\n`` or ``\r``. It never keeps
+    more than ``max_event_chars`` characters for one event: a server is a stranger.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_event_chars: int = MAX_EVENT_CHARS) -> None:
         """Start with nothing buffered."""
+        self.max_event_chars = max_event_chars
         self._decoder = codecs.getincrementaldecoder("utf-8")()
         self._buffer: list[str] = []
+        self._buffered = 0  # characters in _buffer
         self._data: list[str] = []
+        self._data_size = 0  # characters in _data
         self._event = ""
         self._id: str | None = None
         self._started = False
@@ -119,6 +127,19 @@ class SSEDecoder:
     def pending(self) -> bool:
         """Whether part of an event has arrived but not its end (the blank line)."""
         return bool(self._buffer or self._data or self._event)
+
+    def _check_size(self) -> None:
+        """Raise ``ResponseTooLargeError`` once the event in progress is too big to keep.
+
+        What is kept for it: the data lines so far and the unfinished line.
+        """
+        if self._buffered + self._data_size > self.max_event_chars:
+            raise ResponseTooLargeError(
+                f"a stream event grew past {self.max_event_chars:,} characters "
+                f"(max_event_chars) without ending",
+                setting="max_event_chars",
+                limit=self.max_event_chars,
+            )
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """Add bytes from the stream; return the events they complete, in order."""
@@ -133,6 +154,17 @@ class SSEDecoder:
             "ch05a",
             "a blank line ends the event if it has data; any other line sets one field",
         )
+
+    def close(self) -> ServerSentEvent | None:
+        """The stream has ended: the event it was in the middle of, if that has data.
+
+        The SSE standard drops an event whose blank line never came; a caller that knows
+        better (``data: [DONE]`` means the same with or without it) can look at it here.
+        """
+        if self._buffer:
+            self._line("".join(self._buffer))
+            self._buffer, self._buffered = [], 0
+        return self._line("")
 
 
 def usage_from_wire(usage: dict[str, Any]) -> TokenUsage:

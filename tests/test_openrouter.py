@@ -24,8 +24,10 @@ from claw.errors import (
     MalformedResponseError,
     PermissionDeniedError,
     ProviderConnectionError,
+    ProviderTimeoutError,
     RateLimitError,
     RequestTimeoutError,
+    ResponseTooLargeError,
     ServerError,
     StreamError,
 )
@@ -55,8 +57,10 @@ from claw.types import (
 from clawbook.loopback import (
     MODEL,
     DropReply,
+    EndlessReply,
     JSONReply,
     LoopbackServer,
+    StallReply,
     StreamReply,
     TextReply,
     call_delta,
@@ -593,16 +597,6 @@ async def test_openrouter_raises_a_connection_error_when_nothing_listens():
     assert len(sleep.delays) == 1, "a refused connection is worth one retry here"
 
 
-async def test_openrouter_raises_a_connection_error_quickly_on_a_read_timeout(server):
-    server.add(JSONReply(completion("far too late"), delay=2.0))
-    async with provider_for(server, timeout=0.1, retry=no_retries()) as provider:
-        started = time.perf_counter()
-        with pytest.raises(ProviderConnectionError):
-            await provider.complete(hello(), [])
-        elapsed = time.perf_counter() - started
-    assert elapsed < 1.0
-
-
 # ---------------------------------------------------------------- retries
 
 
@@ -886,6 +880,358 @@ async def test_openrouter_accepts_a_base_url_with_a_trailing_slash(server):
     assert [request.path for request in server.requests] == ["/v1/chat/completions"] * 2
 
 
+# ---------------------------------------------------------------- hostile servers
+#
+# A base_url can point at any server. These tests script servers that stall, never stop, send
+# too much, garble their bodies or misbehave at the end of a stream. Time limits are a tenth of a
+# second or so; waits between retries go through FakeClock, which only pretends time passes.
+
+
+class FakeClock:
+    """A clock whose time moves only when ``sleep`` is awaited: retries cost no real time."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.delays: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.delays.append(seconds)
+        self.now += seconds
+
+
+async def test_openrouter_names_a_timeout_waiting_for_headers_and_does_not_retry_it(server):
+    sleep = FakeSleep()
+    server.add(StallReply(), JSONReply(completion("a retry would have got this")))
+    async with provider_for(server, timeout=0.1, sleep=sleep) as provider:
+        started = time.perf_counter()
+        with pytest.raises(ProviderTimeoutError) as caught:
+            await provider.complete(hello(), [])
+        elapsed = time.perf_counter() - started
+    assert elapsed < 1.0
+    assert caught.value.setting == "timeout"
+    assert caught.value.seconds == 0.1
+    assert "response headers" in str(caught.value)
+    assert "0.1 s" in str(caught.value)
+    assert "cannot reach" not in str(caught.value), "the server was reached"
+    assert len(server.requests) == 1, "the server may be working on it: not sent again"
+    assert sleep.delays == []
+
+
+async def test_openrouter_idle_limit_counts_only_events_that_carry_data(server):
+    server.add(
+        EndlessReply(
+            head=sse(chunk("", role="assistant"), chunk("Hel"), done=False),
+            piece=KEEP_ALIVE.encode(),
+            every=0.02,
+        )
+    )
+    received: list[StreamEvent] = []
+    async with provider_for(server, idle_timeout=0.15, timeout=5.0) as provider:
+        started = time.perf_counter()
+        with pytest.raises(ProviderTimeoutError) as caught:
+            async for event in provider.stream(hello(), []):
+                received.append(event)
+        elapsed = time.perf_counter() - started
+    assert received == [TextDelta("Hel")]
+    assert elapsed < 1.0, "keep-alive comments must not keep a stuck stream alive"
+    assert caught.value.setting == "idle_timeout"
+    assert "idle_timeout" in str(caught.value)
+    assert "keep-alive" in str(caught.value)
+    assert len(server.requests) == 1
+
+
+async def test_openrouter_idle_limit_starts_again_with_each_event_that_carries_data(server):
+    pieces = [sse(chunk("", role="assistant"), done=False)]
+    pieces += [(KEEP_ALIVE + sse(chunk(word), done=False).decode()).encode() for word in "abcde"]
+    pieces.append(sse(chunk(finish_reason="stop")))
+    server.add(StreamReply(pieces=pieces, pause=0.04))  # 0.24 s in all, never 0.15 s without data
+    async with provider_for(server, idle_timeout=0.15) as provider:
+        turn = await provider.stream_turn(hello(), [])
+    assert turn.text == "abcde"
+
+
+async def test_openrouter_deadline_ends_a_stream_that_never_stops_sending_data(server):
+    server.add(
+        EndlessReply(
+            head=sse(chunk("", role="assistant"), done=False),
+            piece=sse(chunk("more "), done=False),
+            every=0.01,
+        )
+    )
+    received: list[StreamEvent] = []
+    async with provider_for(server, deadline=0.2, idle_timeout=5.0, timeout=5.0) as provider:
+        started = time.perf_counter()
+        with pytest.raises(ProviderTimeoutError) as caught:
+            async for event in provider.stream(hello(), []):
+                received.append(event)
+        elapsed = time.perf_counter() - started
+    assert 0.15 < elapsed < 1.0
+    assert len(received) > 3, "the text before the deadline was passed on"
+    assert caught.value.setting == "deadline"
+    assert "deadline" in str(caught.value)
+    assert "0.2 s" in str(caught.value)
+
+
+async def test_openrouter_deadline_bounds_a_whole_answer_and_a_stream_that_never_start(server):
+    server.add(StallReply(), StallReply(b"HTTP/1.1 200 OK\r\n"))
+    async with provider_for(server, deadline=0.1, timeout=5.0) as provider:
+        started = time.perf_counter()
+        with pytest.raises(ProviderTimeoutError) as whole:
+            await provider.complete(hello(), [])
+        with pytest.raises(ProviderTimeoutError) as streamed:
+            await provider.stream_turn(hello(), [])
+        elapsed = time.perf_counter() - started
+    assert elapsed < 1.0
+    for error in (whole.value, streamed.value):
+        assert error.setting == "deadline"
+        assert error.seconds == 0.1
+    assert len(server.requests) == 2, "a time-out is not retried"
+
+
+async def test_openrouter_names_a_read_timeout_in_the_middle_of_a_stream(server):
+    server.add(
+        EndlessReply(head=sse(chunk("", role="assistant"), chunk("Hel"), done=False), every=5.0)
+    )
+    async with provider_for(server, timeout=0.1) as provider:
+        with pytest.raises(ProviderTimeoutError) as caught:
+            await events_of(provider)
+    assert caught.value.setting == "timeout"
+    assert "0.1 s" in str(caught.value)
+
+
+async def test_openrouter_deadline_stops_retries_whose_wait_would_pass_it(server):
+    clock = FakeClock()
+    server.add(
+        JSONReply(error_body(503, "overloaded"), status=503),
+        JSONReply(error_body(503, "still overloaded"), status=503),
+        JSONReply(error_body(429, "slow down"), status=429, headers={"Retry-After": "30"}),
+        JSONReply(completion("never fetched")),
+    )
+    policy = RetryPolicy(max_retries=5, base_delay=4.0, max_delay=100.0)
+    async with provider_for(
+        server, retry=policy, deadline=5.0, clock=clock, sleep=clock.sleep
+    ) as provider:
+        with pytest.raises(ServerError) as overloaded:
+            await provider.complete(hello(), [])
+        with pytest.raises(RateLimitError) as limited:
+            await provider.complete(hello(), [])
+    assert overloaded.value.message == "still overloaded", "the first wait fitted, the second not"
+    assert len(clock.delays) == 1 and 2.0 <= clock.delays[0] <= 4.0
+    assert limited.value.retry_after == 30.0, "30 s of Retry-After do not fit in 5 s"
+    assert len(server.requests) == 3
+    for error in (overloaded.value, limited.value):
+        assert any("deadline" in note for note in getattr(error, "__notes__", ()))
+
+
+async def test_openrouter_refuses_a_body_larger_than_max_body_bytes_without_reading_it_all(server):
+    huge = EndlessReply(
+        head=b'{"choices": [{"message": {"content": "',
+        piece=b"a" * 65536,
+        size=256 * 2**20,
+        content_type="application/json",
+    )
+    server.add(huge)
+    async with provider_for(server, max_body_bytes=2**20) as provider:
+        with pytest.raises(ResponseTooLargeError) as caught:
+            await provider.complete(hello(), [])
+    assert caught.value.limit == 2**20
+    assert "max_body_bytes" in str(caught.value)
+    assert caught.value.setting in str(caught.value)
+    assert huge.finished.wait(2.0)
+    assert huge.sent < 64 * 2**20, f"the client went on reading: {huge.sent} bytes sent"
+
+
+async def test_openrouter_reads_only_the_start_of_a_huge_error_body(server):
+    huge = EndlessReply(
+        status=502,
+        head=b"<html><title>502 Bad Gateway</title>",
+        piece=b"x" * 65536,
+        size=256 * 2**20,
+        content_type="text/html",
+    )
+    server.add(huge)
+    async with provider_for(server, retry=no_retries()) as provider:
+        with pytest.raises(ServerError) as caught:
+            await provider.complete(hello(), [])
+    assert caught.value.status == 502
+    assert "502 Bad Gateway" in caught.value.message
+    assert len(caught.value.message) <= 500
+    assert huge.finished.wait(2.0)
+    assert huge.sent < 64 * 2**20, f"the client went on reading: {huge.sent} bytes sent"
+
+
+async def test_openrouter_refuses_a_stream_event_larger_than_max_event_chars(server):
+    many = [chunk("x" * 10_000) for _ in range(20)]  # 200,000 characters, 10,000 an event
+    server.add(
+        StreamReply(pieces=split(sse(*many, chunk(finish_reason="stop")), 16384)),
+        StreamReply(pieces=split(sse(chunk("x" * 200_000)), 16384)),
+    )
+    async with provider_for(server, max_event_chars=65536) as provider:
+        turn = await provider.stream_turn(hello(), [])
+        with pytest.raises(ResponseTooLargeError) as caught:
+            await provider.stream_turn(hello(), [])
+    assert len(turn.text) == 200_000, "the cap is per event, not per stream"
+    assert caught.value.setting == "max_event_chars"
+    assert "max_event_chars" in str(caught.value)
+
+
+@pytest.mark.parametrize("finish", ["left out", "null"])
+async def test_openrouter_a_body_without_finish_reason_ends_the_turn(server, finish):
+    text_only = completion("Hello from a local server")
+    with_calls = completion(None, tool_calls=[tool_call("call_1", "read", {"path": "a"})])
+    for body in (text_only, with_calls):
+        if finish == "null":
+            body["choices"][0]["finish_reason"] = None
+        else:
+            del body["choices"][0]["finish_reason"]
+        server.add(JSONReply(body))
+    async with provider_for(server) as provider:
+        text = await provider.complete(hello(), [])
+        calls = await provider.complete(hello(), [READ])
+    assert (text.text, text.stop_reason) == ("Hello from a local server", StopReason.END_TURN)
+    assert calls.stop_reason is StopReason.TOOL_USE
+    assert [call.id for call in calls.tool_calls] == ["call_1"]
+
+
+async def test_openrouter_a_stream_with_done_but_no_finish_reason_ends_the_turn(server):
+    usage = chunk(usage=usage_body(5, 2), choices=False)
+    server.add(stream_of(*text_chunks("No reason given"), usage))
+    server.add(stream_of(*text_chunks("No reason given"), usage))
+    async with provider_for(server) as provider:
+        events = await events_of(provider)
+        turn = await provider.stream_turn(hello(), [])
+    assert events[-1] == Done(StopReason.END_TURN), "[DONE] with no finish_reason: the turn ended"
+    assert sum(isinstance(event, Done) for event in events) == 1
+    assert (turn.text, turn.stop_reason) == ("No reason given", StopReason.END_TURN)
+    assert turn.usage.output_tokens == 2
+
+
+async def test_openrouter_a_stream_with_a_finish_reason_gets_no_second_done(server):
+    server.add(stream_of(*text_chunks("Cut short"), chunk(finish_reason="length")))
+    async with provider_for(server) as provider:
+        events = await events_of(provider)
+    assert [event for event in events if isinstance(event, Done)] == [Done(StopReason.MAX_TOKENS)]
+
+
+@pytest.mark.parametrize("ending", [b"data: [DONE]", b"data: [DONE]\n", b"data: [DONE]\r\n"])
+async def test_openrouter_accepts_a_final_done_without_the_blank_line_after_it(server, ending):
+    body = sse(*text_chunks("Complete"), chunk(finish_reason="stop"), done=False)
+    server.add(StreamReply(pieces=[body + ending]))
+    async with provider_for(server) as provider:
+        turn = await provider.stream_turn(hello(), [])
+    assert (turn.text, turn.stop_reason) == ("Complete", StopReason.END_TURN)
+
+
+async def test_openrouter_says_a_stream_ended_in_the_middle_of_an_event(server):
+    body = sse(*text_chunks("Cut"), done=False) + b'data: {"choices": [{"delta": {"content": "of'
+    server.add(StreamReply(pieces=[body]))
+    async with provider_for(server) as provider:
+        with pytest.raises(StreamError, match="middle of an event") as caught:
+            await provider.stream_turn(hello(), [])
+    assert "[DONE]" in str(caught.value)
+
+
+async def test_openrouter_strips_whitespace_around_the_key_and_refuses_a_key_it_cannot_send(
+    server,
+):
+    server.add(JSONReply(completion("ok")))
+    async with provider_for(server, api_key=f"  {KEY}\n") as provider:
+        await provider.complete(hello(), [])
+    assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    for bad in (f"{KEY[:10]}\n{KEY[10:]}", f"{KEY[:10]} {KEY[10:]}", KEY + "é", KEY + "\x7f"):
+        with pytest.raises(AuthenticationError) as caught:
+            provider_for(server, api_key=bad)
+        assert KEY[10:] not in str(caught.value)
+        assert "API key" in str(caught.value)
+    with pytest.raises(ValueError, match="app_title"):
+        provider_for(server, app_title="claw \N{EM DASH} tests")
+    assert len(server.requests) == 1, "a key that cannot be sent is refused before any request"
+
+
+async def test_openrouter_never_reveals_the_key_in_connection_errors():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    base_url = f"http://127.0.0.1:{port}/v1/{KEY}"  # a gateway that takes the key in its path
+    async with OpenRouterProvider(
+        MODEL, base_url=base_url, api_key=KEY, retry=RetryPolicy(max_retries=0)
+    ) as provider:
+        with pytest.raises(ProviderConnectionError) as caught:
+            await provider.complete(hello(), [])
+    assert KEY not in str(caught.value)
+    assert "[redacted]" in str(caught.value)
+    assert f"127.0.0.1:{port}" in str(caught.value)
+
+
+async def test_openrouter_reports_a_garbled_gzip_body_as_malformed(server):
+    gzip = {"Content-Encoding": "gzip"}
+    server.add(
+        TextReply(b"this is not gzip", content_type="application/json", headers=gzip),
+        StreamReply(pieces=[b"neither is this"], headers=gzip),
+        TextReply(b"nor this", status=503, headers=gzip),
+    )
+    async with provider_for(server, retry=no_retries()) as provider:
+        with pytest.raises(MalformedResponseError, match="gzip") as whole:
+            await provider.complete(hello(), [])
+        with pytest.raises(MalformedResponseError, match="gzip"):
+            await provider.stream_turn(hello(), [])
+        with pytest.raises(ServerError) as failed:
+            await provider.complete(hello(), [])
+    assert "Content-Encoding" in str(whole.value)
+    assert failed.value.status == 503
+    assert failed.value.message.strip(), "a garbled error body still gives a message"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"choices": [{"message": "just text"}]},
+        {"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}], "usage": [1]},
+        completion("hi", usage={"prompt_tokens": "many"}),
+        completion("hi", usage={"cost": "a lot"}),
+        completion(None, tool_calls=[{"id": "call_1", "function": "read"}]),
+    ],
+    ids=["message-not-an-object", "usage-a-list", "tokens-as-text", "cost-as-text", "bad-call"],
+)
+async def test_openrouter_reports_json_of_the_wrong_shape_as_malformed(server, body):
+    chunk_body = {"choices": [{"delta": body["choices"][0]["message"]}], "usage": body.get("usage")}
+    server.add(JSONReply(body), stream_of(chunk_body, chunk(finish_reason="stop")))
+    async with provider_for(server) as provider:
+        with pytest.raises(MalformedResponseError):
+            await provider.complete(hello(), [READ])
+        with pytest.raises(MalformedResponseError):
+            await provider.stream_turn(hello(), [READ])
+
+
+async def test_openrouter_reports_stream_events_that_are_not_chunks_as_malformed(server):
+    for event in ("42", '"text"', '{"choices": [1]}', '{"choices": {"delta": 1}}'):
+        server.add(StreamReply(pieces=[f"data: {event}\n\ndata: [DONE]\n\n".encode()]))
+    async with provider_for(server) as provider:
+        for _ in range(4):
+            with pytest.raises(MalformedResponseError):
+                await provider.stream_turn(hello(), [])
+
+
+async def test_openrouter_reports_duplicate_tool_call_ids_as_malformed(server):
+    twice = [tool_call("call_1", "read", {"path": "a"}), tool_call("call_1", "read", {"path": "b"})]
+    server.add(
+        JSONReply(completion(None, tool_calls=twice)),
+        stream_of(
+            chunk(tool_calls=[call_start(0, "call_1", "read"), call_delta(0, "{}")]),
+            chunk(tool_calls=[call_start(1, "call_1", "grep"), call_delta(1, "{}")]),
+            chunk(finish_reason="tool_calls"),
+        ),
+    )
+    async with provider_for(server) as provider:
+        with pytest.raises(MalformedResponseError, match="call_1"):
+            await provider.complete(hello(), [READ])
+        with pytest.raises(MalformedResponseError, match="call_1"):
+            await provider.stream_turn(hello(), [READ, GREP])
+
+
 # ---------------------------------------------------------------- live (opt-in)
 
 LIVE = bool(os.environ.get("OPENROUTER_API_KEY")) and os.environ.get("CLAW_LIVE") == "1"
@@ -913,6 +1259,7 @@ async def test_openrouter_live_streams_a_one_word_answer_with_usage():
     assert usages, "no usage arrived"
     assert usages[-1].input_tokens > 0
     assert usages[-1].output_tokens > 0
+
 
 # ---------------------------------------------------------------- content parts, caching, reasoning
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from claw.errors import MalformedResponseError, StreamError
+from claw.errors import MalformedResponseError, ResponseTooLargeError, StreamError
 from claw.mock import MockProviderExhausted
 from claw.streaming import (
     Done,
@@ -172,6 +172,59 @@ def test_streaming_sse_is_pending_in_the_middle_of_an_event():
 )
 def test_streaming_parse_sse_line_splits_field_and_value(line, expected):
     assert parse_sse_line(line) == expected
+
+
+# ---------------------------------------------------------------- a decoder fed by a stranger
+
+
+def test_streaming_sse_refuses_an_event_that_grows_past_max_event_chars():
+    line = b"data: " + b"x" * 5000 + b"\n\n"
+    for size in (100, 1, len(line)):
+        decoder = SSEDecoder(max_event_chars=1000)
+        with pytest.raises(ResponseTooLargeError) as caught:
+            for start in range(0, len(line), size):
+                decoder.feed(line[start : start + size])
+        assert caught.value.limit == 1000
+        assert "max_event_chars" in str(caught.value)
+        assert start < 1200, f"in pieces of {size}: the decoder kept on past the limit"
+
+
+def test_streaming_sse_counts_every_data_line_of_an_event_against_the_limit():
+    decoder = SSEDecoder(max_event_chars=1000)
+    with pytest.raises(ResponseTooLargeError):
+        for _ in range(50):
+            decoder.feed(b"data: " + b"y" * 100 + b"\n")  # one event, never dispatched
+
+
+def test_streaming_sse_limit_is_per_event_and_ignores_what_was_dispatched():
+    decoder = SSEDecoder(max_event_chars=1000)
+    events = []
+    for _ in range(200):
+        events += decoder.feed(b": keep-alive\n\ndata: " + b"z" * 500 + b"\n\n")
+    assert len(events) == 200
+    assert events[-1] == ServerSentEvent(data="z" * 500)
+
+
+def test_streaming_sse_keeps_an_unfinished_line_as_pieces_and_joins_them_once():
+    # Linear time, shown without a clock: the kept pieces stay as they came, however many.
+    decoder = SSEDecoder()
+    decoder.feed(b"data: ")
+    for _ in range(2000):
+        assert decoder.feed(b"x" * 64) == []
+    assert len(decoder._buffer) == 2001, "each piece is kept as it came, not glued on"
+    assert {len(piece) for piece in decoder._buffer} == {6, 64}
+    assert decoder.feed(b"\n\n") == [ServerSentEvent(data="x" * 128_000)]
+    assert decoder._buffer == []
+
+
+def test_streaming_sse_close_gives_the_last_event_when_the_blank_line_never_came():
+    decoder = SSEDecoder()
+    assert decoder.feed(b"data: 1\n\ndata: [DONE]") == [ServerSentEvent(data="1")]
+    assert decoder.close() == ServerSentEvent(data="[DONE]")
+    assert decoder.close() is None
+    finished = SSEDecoder()
+    finished.feed(b"data: 1\n\n: keep-alive\n")
+    assert finished.close() is None, "a finished stream leaves no event behind"
 
 
 # ---------------------------------------------------------------- usage and finish reasons

@@ -11,6 +11,7 @@ message, and retries what is worth retrying. Point ``base_url`` at Ollama
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import functools
 import json
@@ -18,12 +19,13 @@ import os
 import random
 import ssl
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import httpx
+import pydantic
 
 from ..errors import (
     AuthenticationError,
@@ -33,18 +35,20 @@ from ..errors import (
     PermissionDeniedError,
     ProviderConnectionError,
     ProviderHTTPError,
+    ProviderTimeoutError,
     RateLimitError,
     RequestTimeoutError,
+    ResponseTooLargeError,
     ServerError,
     StreamError,
 )
 from ..streaming import (
+    MAX_EVENT_CHARS,
     Done,
     SSEDecoder,
     StreamAccumulator,
     StreamEvent,
     chunk_events,
-    collect,
 )
 from ..todo import Todo
 from ..types import (
@@ -63,6 +67,21 @@ from ..types import (
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
 API_KEY_VARIABLE = "OPENROUTER_API_KEY"
+
+T = TypeVar("T")
+
+READ_TIMEOUT = 120.0
+"""httpx's read timeout: the longest silence between two pieces of an answer, in seconds."""
+CONNECT_TIMEOUT = 10.0
+"""The longest wait for a connection to be set up."""
+DEADLINE = 600.0
+"""The longest a whole call may take, its retries and their waits included: ten minutes."""
+IDLE_TIMEOUT = 300.0
+"""The longest a stream may go without an event that carries data; comments do not count."""
+MAX_BODY_BYTES = 16 * 2**20
+"""The largest whole (non-streamed) answer read: 16 MiB, some thirty times the longest one."""
+ERROR_BODY_BYTES = 64 * 2**10
+"""How much of an error's body is read: claw quotes at most 500 characters of it."""
 
 
 def content_to_wire(
@@ -182,6 +201,232 @@ def tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
+def clean_api_key(key: str) -> str:
+    """``key`` without the whitespace around it; ``AuthenticationError`` if it cannot be sent.
+
+    A trailing newline is the usual copy-paste slip, and never part of a key. Anything else
+    that is not printable ASCII (a space inside, a control character, an accented letter) could
+    not travel in an HTTP header: it is refused here, before any request, with an error that
+    says where it is without quoting the key.
+    """
+    key = key.strip()
+    for position, character in enumerate(key, start=1):
+        if "!" <= character <= "~":
+            continue
+        if character.isspace():
+            kind = "white space"
+        elif character.isprintable():
+            kind = "a character that is not ASCII"
+        else:
+            kind = "a control character"
+        raise AuthenticationError(
+            401,
+            f"the API key has {kind} (U+{ord(character):04X}) at position {position}; an API "
+            "key is printable ASCII only: check it for a copy-paste slip",
+        )
+    return key
+
+
+def _check_header(name: str, value: str | None) -> None:
+    """Raise ``ValueError`` naming ``name`` if ``value`` cannot be sent as an HTTP header."""
+    if value is not None and not (value.isascii() and value.isprintable()):
+        raise ValueError(f"{name} must be printable ASCII to travel in an HTTP header: {value!r}")
+
+
+@contextlib.contextmanager
+def server_shape(what: str) -> Iterator[None]:
+    """Report JSON of the wrong shape as ``MalformedResponseError``, saying what was read.
+
+    Reading a server's JSON assumes its shape: a list where an object was expected raises
+    ``AttributeError``, a count that is text a pydantic ``ValidationError``, two tool calls
+    with one id a ``ValueError``. Whatever the server sent, the caller gets claw's error.
+    """
+    try:
+        yield
+    except pydantic.ValidationError as error:
+        problems = "; ".join(problem["msg"] for problem in error.errors())
+        raise MalformedResponseError(f"{what} is not valid: {problems}") from error
+    except (AttributeError, KeyError, TypeError, ValueError, ArithmeticError) as error:
+        raise MalformedResponseError(
+            f"{what} does not have the shape of a chat completion "
+            f"({type(error).__name__}: {error})"
+        ) from error
+
+
+def garbled(response: httpx.Response, error: httpx.DecodingError) -> MalformedResponseError:
+    """The error for a body that does not decode the way its ``Content-Encoding`` says."""
+    encoding = response.headers.get("Content-Encoding", "none")
+    return MalformedResponseError(
+        f"the server sent a body that is not what its Content-Encoding header ({encoding}) "
+        f"says: {error}"
+    )
+
+
+async def read_at_most(response: httpx.Response, limit: int) -> bytes:
+    """The first ``limit`` bytes of the body, or all of it if shorter; no more is read.
+
+    For error bodies: a garbled one gives what could be decoded, since the status already
+    says what went wrong.
+    """
+    pieces: list[bytes] = []
+    size = 0
+    try:
+        async for piece in response.aiter_bytes():
+            pieces.append(piece)
+            size += len(piece)
+            if size >= limit:
+                break
+    except httpx.DecodingError:
+        pass
+    return b"".join(pieces)[:limit]
+
+
+class CallLimits:
+    """The time limits of one call (``complete`` or ``stream``), and the waiting that keeps them.
+
+    httpx's read timeout (``timeout``) is the longest silence between two pieces; any byte, a
+    keep-alive comment too, starts it again. Two limits are claw's own, measured on ``clock``:
+    the ``deadline`` for the whole call, retries and their waits included, and, for a stream,
+    ``idle_timeout``, the longest time between two events that carry data. Every time-out
+    raises ``ProviderTimeoutError`` naming the setting that ran out.
+    """
+
+    def __init__(
+        self,
+        *,
+        where: str,
+        deadline: float,
+        idle_timeout: float,
+        timeout: float,
+        clock: Callable[[], float],
+    ) -> None:
+        """Start the call now; ``where`` names the server in messages (without the key)."""
+        self.where = where
+        self.deadline = deadline
+        self.idle_timeout = idle_timeout
+        self.timeout = timeout
+        self._clock = clock
+        self._ends = clock() + deadline
+        self._last_data = self._ends
+        self._quiet = 0  # pieces since the last event with data
+
+    def left(self) -> float:
+        """Seconds until the deadline."""
+        return self._ends - self._clock()
+
+    def allows(self, delay: float, failure: Exception) -> bool:
+        """Whether waiting ``delay`` seconds to retry still leaves time before the deadline.
+
+        If not, a note on ``failure`` says why it was not retried.
+        """
+        if delay < self.left():
+            return True
+        failure.add_note(
+            f"not retried: waiting {delay:g} s would pass the call's deadline of "
+            f"{self.deadline:g} s (deadline)"
+        )
+        return False
+
+    async def within(self, awaitable: Awaitable[T], waiting_for: str) -> T:
+        """Await ``awaitable``, which waits for ``waiting_for``, keeping to the time limits."""
+        try:
+            async with asyncio.timeout(self.left()):
+                return await awaitable
+        except TimeoutError:
+            raise self._past_deadline(waiting_for) from None
+        except httpx.ReadTimeout:
+            raise self._silent(waiting_for) from None
+
+    async def body(self, response: httpx.Response, limit: int) -> bytes:
+        """The whole body of ``response``, within the limits; past ``limit`` bytes, an error."""
+
+        async def read() -> bytes:
+            pieces: list[bytes] = []
+            size = 0
+            try:
+                async for piece in response.aiter_bytes():
+                    size += len(piece)
+                    if size > limit:
+                        raise ResponseTooLargeError(
+                            f"the answer from {self.where} is larger than {limit:,} bytes "
+                            "(max_body_bytes)",
+                            setting="max_body_bytes",
+                            limit=limit,
+                        )
+                    pieces.append(piece)
+            except httpx.DecodingError as error:
+                raise garbled(response, error) from None
+            return b"".join(pieces)
+
+        return await self.within(read(), "the rest of the answer")
+
+    async def pieces(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        """The body of a streamed response as it arrives, within the deadline and idle limit.
+
+        Call ``data_arrived`` for every event that carries data: nothing else (no keep-alive
+        comment, no piece of an unfinished event) starts the idle limit again.
+        """
+        self._last_data = self._clock()
+        chunks = response.aiter_bytes()
+        try:
+            while True:
+                now = self._clock()
+                to_deadline = self._ends - now
+                to_idle = self._last_data + self.idle_timeout - now
+                if min(to_deadline, to_idle) <= 0:
+                    raise self._too_slow(to_deadline, to_idle)
+                try:
+                    async with asyncio.timeout(min(to_deadline, to_idle)):
+                        piece = await anext(chunks)
+                except StopAsyncIteration:
+                    return
+                except TimeoutError:
+                    raise self._too_slow(to_deadline, to_idle) from None
+                except httpx.ReadTimeout:
+                    raise self._silent("the rest of the stream") from None
+                except httpx.DecodingError as error:
+                    raise garbled(response, error) from None
+                self._quiet += 1
+                yield piece
+        finally:
+            close = getattr(chunks, "aclose", None)
+            if close is not None:
+                await close()
+
+    def data_arrived(self) -> None:
+        """An event that carries data has arrived: the idle limit starts again."""
+        self._last_data = self._clock()
+        self._quiet = 0
+
+    def _too_slow(self, to_deadline: float, to_idle: float) -> ProviderTimeoutError:
+        if to_deadline <= to_idle:
+            return self._past_deadline("the rest of the stream")
+        what = "only keep-alive comments or part of an event" if self._quiet else "nothing at all"
+        return ProviderTimeoutError(
+            f"the stream from {self.where} sent no event with data for "
+            f"{self.idle_timeout:g} s (idle_timeout), {what}; the turn is incomplete",
+            setting="idle_timeout",
+            seconds=self.idle_timeout,
+        )
+
+    def _past_deadline(self, waiting_for: str) -> ProviderTimeoutError:
+        return ProviderTimeoutError(
+            f"the call's deadline of {self.deadline:g} s (deadline) passed while claw waited "
+            f"for {waiting_for} from {self.where}",
+            setting="deadline",
+            seconds=self.deadline,
+        )
+
+    def _silent(self, waiting_for: str) -> ProviderTimeoutError:
+        return ProviderTimeoutError(
+            f"{self.where} sent nothing for {self.timeout:g} s (timeout) while claw waited for "
+            f"{waiting_for}; not sent again, since the server has the request and may still be "
+            "working on it (and billing for it)",
+            setting="timeout",
+            seconds=self.timeout,
+        )
+
+
 class OpenRouterProvider:
     """A ``StreamProvider`` for OpenRouter and any other OpenAI-compatible server.
 
@@ -199,20 +444,29 @@ class OpenRouterProvider:
         app_title: str | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
-        timeout: float = 120.0,
+        timeout: float = READ_TIMEOUT,
+        deadline: float = DEADLINE,
+        idle_timeout: float = IDLE_TIMEOUT,
+        max_body_bytes: int = MAX_BODY_BYTES,
+        max_event_chars: int = MAX_EVENT_CHARS,
         retry: RetryPolicy | None = None,
         client: httpx.AsyncClient | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """Configure the provider.
 
         ``api_key`` defaults to the ``OPENROUTER_API_KEY`` environment variable; pass ``""``
         for a local server that needs no key. ``app_url`` and ``app_title`` are OpenRouter's
-        optional attribution headers. ``client``, ``sleep`` and ``rng`` are there for tests.
+        optional attribution headers. ``timeout``, ``deadline`` and ``idle_timeout`` are in
+        seconds (see ``CallLimits``); ``max_body_bytes`` caps a whole answer and
+        ``max_event_chars`` one stream event. ``client``, ``sleep``, ``rng`` and ``clock`` are
+        there for tests.
         """
         if api_key is None:
             api_key = os.environ.get(API_KEY_VARIABLE, "")
+        api_key = clean_api_key(api_key)
         if not api_key and base_url.rstrip("/") == OPENROUTER_URL:
             raise AuthenticationError(
                 401,
@@ -224,21 +478,26 @@ class OpenRouterProvider:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.retry = retry or RetryPolicy()
+        self.timeout, self.deadline, self.idle_timeout = timeout, deadline, idle_timeout
+        self.max_body_bytes, self.max_event_chars = max_body_bytes, max_event_chars
         self._api_key = api_key
         self._headers = {"Content-Type": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
+        _check_header("app_url", app_url)
+        _check_header("app_title", app_title)
         if app_url:
             self._headers["HTTP-Referer"] = app_url
         if app_title:
             self._headers["X-OpenRouter-Title"] = app_title
             self._headers["X-Title"] = app_title  # the older name, still read
         self._client = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout, connect=10.0), verify=tls_context()
+            timeout=httpx.Timeout(timeout, connect=CONNECT_TIMEOUT), verify=tls_context()
         )
         self._owns_client = client is None
         self._sleep = sleep
         self._rng = rng or random.Random()
+        self._clock = clock
 
     def __repr__(self) -> str:
         # Deliberately without the key: reprs end up in logs and tracebacks.
@@ -275,6 +534,33 @@ class OpenRouterProvider:
             return text.replace(self._api_key, "[redacted]")
         return text
 
+    def _describe(self, error: httpx.TransportError) -> str:
+        """What failed, redacted and never blank: httpx leaves some errors without words."""
+        detail = str(error).strip()
+        if not detail and isinstance(error, httpx.ConnectTimeout):
+            detail = f"no connection within {CONNECT_TIMEOUT:g} s"
+        elif not detail and isinstance(error, httpx.TimeoutException):
+            detail = f"nothing moved for {self.timeout:g} s"
+        return self._redact(f"{type(error).__name__}: {detail or 'no details given'}")
+
+    def _connection_error(self, error: httpx.TransportError) -> ProviderConnectionError:
+        """The error for a failure before any response: cannot connect, or the connection broke."""
+        if isinstance(error, httpx.ConnectError | httpx.ConnectTimeout):
+            what = f"cannot reach {self.base_url}"
+        else:
+            what = f"the connection to {self.base_url} failed before a response arrived"
+        return ProviderConnectionError(self._redact(f"{what}: {self._describe(error)}"))
+
+    def _limits(self) -> CallLimits:
+        """The time limits of a call that starts now."""
+        return CallLimits(
+            where=self._redact(self.base_url),
+            deadline=self.deadline,
+            idle_timeout=self.idle_timeout,
+            timeout=self.timeout,
+            clock=self._clock,
+        )
+
     async def _raise_for_status(self, response: httpx.Response) -> None:
         """Raise the typed error for a response with an error status; do nothing for 2xx.
 
@@ -282,12 +568,13 @@ class OpenRouterProvider:
         """
         raise Todo("ch05b", "nothing below 400; else read and close the body and make it an error")
 
-    async def _send(self, body: dict[str, Any]) -> httpx.Response:
+    async def _send(self, body: dict[str, Any], limits: CallLimits) -> httpx.Response:
         """POST ``body`` and return the response with its headers read and a 2xx status.
 
-        Retries 408, 429, 5xx and failed connections, following ``self.retry``; never retries
-        400, 401, 402 or 403, which would fail the same way again. The caller reads the body
-        and must close the response.
+        Retries 408, 429, 5xx and failed connections, following ``self.retry`` and as long as
+        the wait fits before the deadline; never retries 400, 401, 402 or 403, which would fail
+        the same way again, nor a time-out. The caller reads the body and must close the
+        response.
         """
         raise Todo(
             "ch05b",
@@ -310,7 +597,8 @@ class OpenRouterProvider:
 
         Raises ``StreamError`` if the server reports an error part-way or the stream ends
         before ``data: [DONE]``. Retries happen only before the first event: once text has
-        been shown, sending the request again would show it twice.
+        been shown, sending the request again would show it twice. A stream that ends with
+        ``[DONE]`` but never gave a finish reason ended its turn, as a whole answer would.
         """
         raise Todo(
             "ch05b",
@@ -322,5 +610,9 @@ class OpenRouterProvider:
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AssistantTurn:
         """Stream a turn and return it assembled: ``complete``, but over a streamed request."""
-        return await collect(self.stream(messages, tools), self.model)
+        accumulator = StreamAccumulator()
+        async for event in self.stream(messages, tools):
+            accumulator.add(event)
+        with server_shape("the streamed answer"):
+            return accumulator.turn(self.model)
 
