@@ -9,7 +9,8 @@ It does five things:
   failure stays a failure;
 * points every failure at the learner's own line, and reports a test stopped by the time limit
   as one that seems to loop forever, with where it was;
-* refuses, loudly, any connection to an address outside the loopback range (``netguard``);
+* refuses, loudly, any connection to an address outside the loopback range (``netguard``), and
+  fails the test for one made in its setup, its call or its teardown;
 * writes every event to a results file when ``CLAWBOOK_REPORT`` names one (``report``).
 
 Speed matters here: a learner runs the suite a hundred times, and most of its tests end in a
@@ -292,23 +293,74 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     )
 
 
+def _open_phase(item: pytest.Item) -> None:
+    """Lift the network guard for a phase of a test marked ``allow_network``."""
+    guard.allowed = item.get_closest_marker("allow_network") is not None
+
+
+def _close_phase(when: str, ended_normally: bool) -> None:
+    """Put the guard back; fail the phase if anything tried to reach the network in it.
+
+    Each phase (setup, call, teardown) takes every attempt refused since the last phase ended,
+    so none is lost: not one a fixture swallowed, nor one a thread made between two phases.
+    A phase that already failed keeps its own error.
+    """
+    __tracebackhide__ = True
+    guard.allowed = False
+    attempts = guard.take_attempts()
+    if attempts and ended_normally:
+        during = "" if when == "call" else f" (during {when})"
+        raise NetworkBlocked(f"this test tried to reach the network{during}: {', '.join(attempts)}")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    """Fail a test whose fixtures tried to reach the network while they were set up."""
+    __tracebackhide__ = True
+    _open_phase(item)
+    try:
+        result = yield
+    except BaseException:
+        _close_phase("setup", ended_normally=False)
+        raise
+    _close_phase("setup", ended_normally=True)
+    return result
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     """Stop property tests at a stub, and fail a test that tried to reach the network."""
+    __tracebackhide__ = True
     handle = getattr(getattr(item, "obj", None), "hypothesis", None)
     original = getattr(handle, "inner_test", None)
     if original is not None:
         handle.inner_test = _stop_at_todo(original)  # type: ignore[union-attr]
-    guard.allowed = item.get_closest_marker("allow_network") is not None
-    guard.attempts.clear()
+    _open_phase(item)
     try:
         result = yield
+    except BaseException:
+        _close_phase("call", ended_normally=False)
+        raise
     finally:
-        guard.allowed = False
         if original is not None:
             handle.inner_test = original  # type: ignore[union-attr]
-    if guard.attempts:
-        raise NetworkBlocked(f"this test tried to reach the network: {', '.join(guard.attempts)}")
+    _close_phase("call", ended_normally=True)
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, None, None]:
+    """Fail a test whose fixtures tried to reach the network while they were torn down."""
+    __tracebackhide__ = True
+    _open_phase(item)
+    try:
+        result = yield
+    except BaseException:
+        _close_phase("teardown", ended_normally=False)
+        raise
+    _close_phase("teardown", ended_normally=True)
     return result
 
 

@@ -242,3 +242,226 @@ def test_the_results_file_is_written_as_the_run_goes_and_says_when_it_finished(
     assert failed.called_from is not None and failed.called_from.line == 7
     assert failed.where is None  # the failing line is the test's own, not the package's
     assert reader.report.finished
+
+
+# ---------------------------------------------------------------- the guard, phase by phase
+
+PHASES = '''
+import socket, sys, _socket
+import pytest
+
+def reach_out(host):
+    # The event the socket module raises before it connects; sys.audit itself sends nothing.
+    try:
+        sys.audit("socket.connect", None, (host, 443))
+    except Exception:
+        pass  # swallowed: the guard must still fail the test
+
+@pytest.fixture
+def in_setup():
+    reach_out("203.0.113.1")
+    yield
+
+@pytest.fixture
+def in_teardown():
+    yield
+    reach_out("203.0.113.2")
+
+def test_demo_setup(in_setup):
+    pass
+
+def test_demo_teardown(in_teardown):
+    pass
+
+def test_demo_bypass():
+    sock = _socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # not socket.socket: unwrapped
+    try:
+        sock.connect(("203.0.113.3", 9))  # a UDP connect sends no packet, guarded or not
+    except Exception:
+        pass
+    finally:
+        sock.close()
+
+def test_demo_clean():
+    pass
+
+@pytest.mark.allow_network
+def test_demo_allowed(in_setup, in_teardown):
+    reach_out("203.0.113.4")
+'''
+
+
+def test_the_guard_fails_a_test_for_attempts_in_setup_teardown_or_below_the_wrappers(
+    suite, monkeypatch
+):
+    monkeypatch.setenv("CLAW_IMPL", "starter")
+    suite.makepyfile(test_demo_phases=PHASES)
+    result = run(suite, "-W", "ignore::pytest.PytestUnknownMarkWarning")
+    result.assert_outcomes(passed=3, failed=1, errors=2)
+    result.stdout.fnmatch_lines(["*ERROR at setup of test_demo_setup*"])
+    result.stdout.fnmatch_lines(["*ERROR at teardown of test_demo_teardown*"])
+    result.stdout.fnmatch_lines(["*NetworkBlocked*during setup*203.0.113.1*"])
+    result.stdout.fnmatch_lines(["*NetworkBlocked*during teardown*203.0.113.2*"])
+    result.stdout.fnmatch_lines(["*NetworkBlocked: this test tried to reach the network: *.3*"])
+    result.stdout.fnmatch_lines(["FAILED*test_demo_bypass*"])
+
+
+# ---------------------------------------------------------------- the guard, with recorders
+
+import socket  # noqa: E402  (kept with the tests that use it)
+
+from clawbook.netguard import NetworkBlocked, NetworkGuard, is_local_host  # noqa: E402
+
+TEST_NET = "203.0.113.7"  # TEST-NET-3: documentation only, never routed
+
+
+class Recorder:
+    """Stands in for a socket function: remembers each call and sends nothing."""
+
+    def __init__(self, result: object = None) -> None:
+        self.result = result
+        self.calls: list[tuple[object, ...]] = []
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        self.calls.append(args + tuple(kwargs.values()))
+        return self.result
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    """A fresh guard over recorders: nothing a test of the guard does can leave the machine."""
+    loopback = [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", 8080))]
+    recorders = {
+        (socket.socket, "connect"): Recorder(),
+        (socket.socket, "connect_ex"): Recorder(0),
+        (socket.socket, "sendto"): Recorder(1),
+        (socket.socket, "sendmsg"): Recorder(1),
+        (socket, "getaddrinfo"): Recorder(loopback),
+        (socket, "gethostbyname"): Recorder("127.0.0.1"),
+        (socket, "gethostbyname_ex"): Recorder(("localhost", [], ["127.0.0.1"])),
+        (socket, "gethostbyaddr"): Recorder(("localhost", [], ["127.0.0.1"])),
+        (socket, "getnameinfo"): Recorder(("localhost", "8080")),
+    }
+    for (owner, name), recorder in recorders.items():
+        monkeypatch.setattr(owner, name, recorder)
+    fresh = NetworkGuard()
+    fresh.install()
+    try:
+        yield fresh, {name: recorder for (_, name), recorder in recorders.items()}
+    finally:
+        fresh.uninstall()
+
+
+def test_the_guard_takes_only_a_whole_loopback_address_as_local():
+    interface = socket.if_nameindex()[0][1] if hasattr(socket, "if_nameindex") else "1"
+    local = [None, "", "localhost", "LOCALHOST", "127.0.0.1", "127.9.8.7", "::1", b"127.0.0.1"]
+    local += ["::1%1", f"::1%{interface}"]
+    outside = [TEST_NET, "10.0.0.1", "192.168.1.1", "2001:db8::1", "example.com"]
+    outside += ["127.0.0.1%x.example", "::1%x.example", "::1%", "127.0.0.1.example"]
+    outside += ["localhost.example", "127.1", "2130706433", "0x7f.0.0.1", "fe80::1%1"]
+    outside += [b"\xff", 2130706433, ("127.0.0.1",)]
+    assert [host for host in local if not is_local_host(host)] == []
+    assert [host for host in outside if is_local_host(host)] == []
+
+
+def test_the_guard_refuses_every_way_out_and_the_real_functions_hear_nothing(recorded):
+    guard, recorders = recorded
+    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    attempts = {
+        "connect": lambda: tcp.connect((TEST_NET, 443)),
+        "connect, scoped IPv4": lambda: tcp.connect(("127.0.0.1%x.example", 443)),
+        "connect, scoped IPv6": lambda: udp6.connect(("::1%x.example", 443, 0, 0)),
+        "connect_ex": lambda: tcp.connect_ex((TEST_NET, 443)),
+        "sendto": lambda: udp.sendto(b"x", (TEST_NET, 53)),
+        "sendto with flags": lambda: udp.sendto(b"x", 0, (TEST_NET, 53)),
+        "sendmsg": lambda: udp.sendmsg([b"x"], [], 0, (TEST_NET, 53)),
+        "sendmsg by keyword": lambda: udp.sendmsg([b"x"], address=(TEST_NET, 53)),
+        "getaddrinfo": lambda: socket.getaddrinfo("example.com", 443),
+        "getaddrinfo, scoped": lambda: socket.getaddrinfo("127.0.0.1%x.example", 443),
+        "getaddrinfo by keyword": lambda: socket.getaddrinfo(host="example.com", port=443),
+        "gethostbyname": lambda: socket.gethostbyname("example.com"),
+        "gethostbyname_ex": lambda: socket.gethostbyname_ex("example.com"),
+        "gethostbyaddr": lambda: socket.gethostbyaddr(TEST_NET),
+        "getnameinfo": lambda: socket.getnameinfo((TEST_NET, 443), 0),
+        "getfqdn": lambda: socket.getfqdn(TEST_NET),
+        "create_connection": lambda: socket.create_connection((TEST_NET, 443)),
+        "create_connection, scoped": lambda: socket.create_connection(("::1%x.example", 443)),
+    }
+    refused = []
+    try:
+        for name, attempt in attempts.items():
+            try:
+                attempt()
+            except NetworkBlocked:
+                refused.append(name)
+    finally:
+        for sock in (tcp, udp, udp6):
+            sock.close()
+    assert [name for name in attempts if name not in refused] == []
+    assert {name: r.calls for name, r in recorders.items() if r.calls} == {}
+    assert len(guard.take_attempts()) == len(attempts)
+
+
+def test_the_guard_passes_loopback_calls_to_the_real_functions_unchanged(recorded):
+    guard, recorders = recorded
+    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        tcp.connect(("127.0.0.1", 8080))
+        tcp.connect_ex(("::1", 8080, 0, 0))
+        udp.sendto(b"x", ("localhost", 53))
+        udp.sendmsg([b"x"])
+        udp.sendmsg([b"x"], [], 0, ("127.0.0.1", 53))
+        socket.getaddrinfo("localhost", 8080)
+        socket.getaddrinfo(None, 8080)
+        socket.gethostbyname("localhost")
+        socket.gethostbyaddr("127.0.0.1")
+        socket.getnameinfo(("127.0.0.1", 8080), 0)
+        socket.create_connection(("127.0.0.1", 8080)).close()
+    finally:
+        tcp.close()
+        udp.close()
+    assert guard.take_attempts() == []
+    assert [call[1:] for call in recorders["connect"].calls] == [(("127.0.0.1", 8080),)] * 2
+    assert recorders["connect_ex"].calls[0][1:] == (("::1", 8080, 0, 0),)
+    assert recorders["sendto"].calls[0][1:] == (b"x", ("localhost", 53))
+    assert len(recorders["sendmsg"].calls) == 2
+    assert [call[0] for call in recorders["getaddrinfo"].calls] == ["localhost", None, "127.0.0.1"]
+    assert recorders["gethostbyname"].calls == [("localhost",)]
+    assert recorders["gethostbyaddr"].calls == [("127.0.0.1",)]
+    assert recorders["getnameinfo"].calls == [(("127.0.0.1", 8080), 0)]
+
+
+def test_the_guard_is_lifted_while_allowed(recorded):
+    guard, recorders = recorded
+    guard.allowed = True
+    socket.getaddrinfo("example.com", 443)
+    assert recorders["getaddrinfo"].calls == [("example.com", 443)]
+    assert guard.take_attempts() == []
+
+
+def test_the_guards_audit_hook_judges_each_socket_event_by_its_target():
+    guard = NetworkGuard()  # not installed: audit() is called directly, nothing is sent
+    outside = {
+        "socket.connect": (None, (TEST_NET, 443)),
+        "socket.sendto": (None, ("127.0.0.1%x.example", 53)),
+        "socket.sendmsg": (None, (TEST_NET, 53)),
+        "socket.getaddrinfo": ("example.com", 443, 0, 0, 0),
+        "socket.gethostbyname": ("example.com",),
+        "socket.gethostbyaddr": (TEST_NET,),
+        "socket.getnameinfo": ((TEST_NET, 443),),
+    }
+    for event, args in outside.items():
+        with pytest.raises(NetworkBlocked):
+            guard.audit(event, args)
+    assert len(guard.take_attempts()) == len(outside)
+    guard.audit("socket.connect", (None, ("127.0.0.1", 443)))
+    guard.audit("socket.connect", (None, "/tmp/a-unix-socket"))
+    guard.audit("socket.sendmsg", (None, None))  # a connected socket: checked at connect
+    guard.audit("socket.getaddrinfo", ("localhost", 443, 0, 0, 0))
+    guard.audit("open", ("example.com", "r", 0))  # not a socket event
+    guard.allowed = True
+    guard.audit("socket.connect", (None, (TEST_NET, 443)))
+    assert guard.take_attempts() == []
