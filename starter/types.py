@@ -57,7 +57,7 @@ def _require_unique_ids(calls: Sequence[ToolCall]) -> None:
 
 
 class TextPart(_Frozen):
-    """One piece of text in a message's content; never empty (providers refuse empty parts)."""
+    """One piece of text in a message's content; never empty (providers refuse those)."""
 
     type: Literal["text"] = "text"
     text: str = Field(min_length=1)
@@ -72,14 +72,14 @@ Content = str | Annotated[tuple[ContentPart, ...], Field(min_length=1)]
 
 
 def content_text(content: Content) -> str:
-    """The text of ``content``: the string itself, or the text of its parts joined together."""
+    """The text of ``content``: the string itself, or its parts' text joined together."""
     if isinstance(content, str):
         return content
     return "".join(part.text for part in content)
 
 
 class CacheControl(_Frozen):
-    """A prompt-caching breakpoint: the provider may cache the prompt up to the end of this content.
+    """A prompt-caching breakpoint: the prompt may be cached up to the end of this content.
 
     A later request that starts with the same prefix reads it from the cache, at a fraction of
     the price and time. ``ttl`` asks for a longer life than the provider's default (five
@@ -99,15 +99,16 @@ class Message(_Frozen):
     """
 
     role: str
-    """Who speaks: ``"system"``, ``"developer"``, ``"user"``, ``"assistant"`` or ``"tool"``."""
+    """Who speaks: ``"system"``, ``"developer"``, ``"user"``, ``"assistant"``, ``"tool"``."""
     content: Content
-    _union: ClassVar[Any] = None
-    """The union of the five classes, set once they exist; pydantic uses it for ``Message``."""
 
     @property
     def text(self) -> str:
         """The content as plain text, for code that does not care about parts."""
         return content_text(self.content)
+
+    _union: ClassVar[Any] = None
+    """The union of the five classes, set once they exist (see the end of this section)."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Self:
         """Refuse ``Message(...)`` itself: a message is always one of the five kinds."""
@@ -119,6 +120,7 @@ class Message(_Frozen):
         return super().__new__(cls)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Refuse a sixth kind: every provider must be able to send every message."""
         super().__init_subclass__(**kwargs)
         if Message in cls.__bases__ and Message._union is not None:
             raise TypeError(f"{cls.__name__}: a conversation has exactly five kinds of message")
@@ -128,7 +130,7 @@ class Message(_Frozen):
         cls, source: type[BaseModel], handler: GetCoreSchemaHandler, /
     ) -> CoreSchema:
         # Each class is validated as itself; Message alone stands for the union of the five,
-        # told apart by role, once they all exist (see the end of this section).
+        # told apart by role, once they all exist.
         union = cls.__dict__.get("_union")
         return handler(source if union is None else union)
 
@@ -160,7 +162,7 @@ class Message(_Frozen):
         reasoning_content: str = "",
         cache_control: CacheControl | None = None,
     ) -> AssistantMessage:
-        """What the model said, the tools it called and, for a reasoning model, how it got there."""
+        """What the model said, the tools it called, and how a reasoning model got there."""
         return AssistantMessage(
             content=content,
             tool_calls=tuple(tool_calls),
@@ -200,7 +202,7 @@ class SystemMessage(Message):
 
 
 class DeveloperMessage(Message):
-    """Instructions from the application (claw, a project's AGENTS.md), below system, above user."""
+    """What the application says: claw's own rules, a project's AGENTS.md."""
 
     role: Literal["developer"] = "developer"
     content: Content
@@ -226,7 +228,7 @@ class AssistantMessage(Message):
     content: Content = ""
     tool_calls: tuple[ToolCall, ...] = ()
     reasoning_content: str = ""
-    """A reasoning model's thinking, kept apart from ``content``; empty when there was none."""
+    """A reasoning model's thinking, apart from ``content``; empty if there was none."""
     cache_control: CacheControl | None = None
 
     @model_validator(mode="after")
