@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: setup book verify test bench
+.PHONY: setup book verify test bench mutate
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,3 +29,8 @@ test: $(STAMP)
 # The benchmarks: each number against its target; they report, they do not gate (bench/README.md).
 bench: $(STAMP)
 	$(BIN)/python -m bench.run
+
+# Mutation testing of solution/ against the suite, per chapter (bench/README.md). Not part of
+# verify: it takes minutes. Runs on a scratch copy; `make mutate ARGS='solution.mock.*'` runs some.
+mutate: $(STAMP)
+	$(BIN)/python -m bench.mutation $(ARGS)

@@ -1,0 +1,512 @@
+"""Mutation testing of ``solution/`` against the shared suite: ``python -m bench.mutation``.
+
+A mutant is a copy of the reference implementation with one small change: ``<`` becomes
+``<=``, a string gains ``XX``, an argument becomes ``None``. A good suite fails on it (the
+mutant is *killed*); a mutant every test still passes (*survived*) is a rule no test holds in
+place, unless the change alters no behaviour at all (an *equivalent* mutant).
+
+``mutmut`` (3.x, configured under ``[tool.mutmut]`` in ``pyproject.toml``) makes and runs the
+mutants. This module runs it on a scratch copy of the repository, so the working tree is never
+touched, and then reads its results per chapter: each mutant's changed line is looked up in
+the chapter regions of ``solution/`` (``clawbook.stubgen.all_regions``), and mutants outside
+every region are counted as given code. Survivors listed in ``bench/mutation-survivors.md``
+are shown as listed equivalents. See ``bench/README.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import fnmatch
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tokenize
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from mutmut.stats import status_by_exit_code
+
+from clawbook import chapters, stubgen
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = "solution"
+COPIED = ("solution", "tests", "clawbook", "pyproject.toml")
+"""What the scratch copy holds: the code under test, the suite, its plugin, the settings."""
+SURVIVORS = ROOT / "bench" / "mutation-survivors.md"
+DEFAULT_WORKDIR = Path(tempfile.gettempdir()) / "clawbook-mutation"
+TARGET = 90.0
+"""The share of each chapter's region mutants the suite must kill, in percent."""
+
+IMPORT_TIME_HOOKS = frozenset({"__get_pydantic_core_schema__", "__get_pydantic_json_schema__"})
+"""Methods Python calls while their own class is being created.
+
+mutmut replaces a function by a trampoline that looks the mutant up in a table filled in
+after the class statement; a method that pydantic calls while building its own class runs
+before that, and the whole package then fails to import. The scratch copy marks these
+``# pragma: no mutate block``, so mutmut leaves them as they are.
+"""
+
+MUTANT_NAME = re.compile(r"\bsolution\.[\w.\u01c1]+__mutmut_\d+\b")
+"""A mutant's name as mutmut prints it: ``solution.mock.xǁMockProviderǁadd__mutmut_2``."""
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One mutant: where its change is, what it is, and what the suite made of it."""
+
+    name: str
+    path: str
+    """The mutated file, relative to the repository (``solution/agent.py``)."""
+    function: str
+    """The function it changes, qualified (``SimpleAgent.run``)."""
+    status: str
+    """mutmut's verdict: ``killed``, ``survived``, ``timeout``, ``no tests``, ..."""
+    line: int
+    """The first changed line, 1-based, in the original file."""
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    chapter: str | None
+    """The chapter whose region holds the changed line; ``None`` for given code."""
+    listed: bool = False
+    """Whether ``bench/mutation-survivors.md`` lists it as an equivalent mutant."""
+
+
+@dataclass
+class Tally:
+    """Mutant counts of one row of the table."""
+
+    label: str
+    killed: int = 0
+    survived: int = 0
+    listed: int = 0
+    no_tests: int = 0
+    timeout: int = 0
+    other: int = 0
+
+    @property
+    def total(self) -> int:
+        """Every mutant of the row."""
+        return self.killed + self.survived + self.no_tests + self.timeout + self.other
+
+    @property
+    def percent_killed(self) -> float:
+        """Killed mutants as a share of all of them (timeouts and survivors count against)."""
+        return 100.0 * self.killed / self.total if self.total else 100.0
+
+    @property
+    def score(self) -> float:
+        """The mutation score: killed mutants as a share of those not listed as equivalent."""
+        counted = self.total - self.listed
+        return 100.0 * self.killed / counted if counted else 100.0
+
+    def add(self, mutant: Mutant) -> None:
+        """Count one mutant."""
+        if mutant.status == "killed":
+            self.killed += 1
+        elif mutant.status == "survived":
+            self.survived += 1
+            self.listed += mutant.listed
+        elif mutant.status == "no tests":
+            self.no_tests += 1
+        elif mutant.status == "timeout":
+            self.timeout += 1
+        else:
+            self.other += 1
+
+
+@dataclass
+class Report:
+    """Everything one run found."""
+
+    mutants: list[Mutant]
+    regions_without_mutants: list[stubgen.Region] = field(default_factory=list)
+    stale_listings: list[str] = field(default_factory=list)
+    """Names in the survivors file that are not survivors of this run."""
+    seconds: float = 0.0
+
+
+# ---------------------------------------------------------------- the scratch copy
+
+
+def prepare(workdir: Path, root: Path = ROOT) -> None:
+    """Make ``workdir`` a fresh copy of what the mutation run needs, and nothing else."""
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True)
+    # tests/tooling starts whole pytest sessions (it tests clawbook, not the agent).
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", "tooling")
+    for name in COPIED:
+        source = root / name
+        if source.is_dir():
+            shutil.copytree(source, workdir / name, ignore=ignore)
+        else:
+            shutil.copy2(source, workdir / name)
+    for path in sorted((workdir / PACKAGE).rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        marked = mark_import_time_hooks(text)
+        if marked != text:
+            path.write_text(marked, encoding="utf-8")
+
+
+def mark_import_time_hooks(source: str) -> str:
+    """``source`` with ``# pragma: no mutate block`` after the header of each import-time hook.
+
+    The pragma goes at the end of the line that holds the colon closing the ``def``; no line
+    is added or removed, so every line number stays what it is in ``solution/``.
+    """
+    lines = source.splitlines(keepends=True)
+    marked: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (
+            node.name in IMPORT_TIME_HOOKS
+        ):
+            marked.add(_header_end(lines, node))
+    for index in sorted(marked):
+        line = lines[index]
+        body = line.rstrip("\r\n")
+        lines[index] = body + "  # pragma: no mutate block" + line[len(body) :]
+    return "".join(lines)
+
+
+def _header_end(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """The 0-based index of the line whose ``:`` ends the header of the function ``node``."""
+    text = "".join(lines[node.lineno - 1 :])
+    depth = 0
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type != tokenize.OP:
+            continue
+        if token.string in "([{":
+            depth += 1
+        elif token.string in ")]}":
+            depth -= 1
+        elif token.string == ":" and depth == 0:
+            return node.lineno - 1 + token.start[0] - 1
+    raise ValueError(f"no end of the header of {node.name}")  # pragma: no cover
+
+
+# ---------------------------------------------------------------- running mutmut
+
+
+def mutmut_command() -> str:
+    """The ``mutmut`` script of the Python running this module."""
+    beside = Path(sys.executable).with_name("mutmut")
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("mutmut")
+    if found is None:
+        raise SystemExit("mutmut is not installed: run `make setup` (it is in the dev extra)")
+    return found
+
+
+def run_mutmut(workdir: Path, names: Sequence[str], max_children: int, echo: bool) -> None:
+    """Run ``mutmut run`` in ``workdir`` with ``CLAW_IMPL=solution``; its output goes to a log."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAW_", "CLAWBOOK_"))}
+    env["CLAW_IMPL"] = "solution"
+    command = [mutmut_command(), "run", "--max-children", str(max_children), *names]
+    log = workdir / "mutmut.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            command, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        assert process.stdout is not None
+        output = process.stdout.fileno()
+        for chunk in iter(lambda: os.read(output, 65536), b""):
+            sink.write(chunk)
+            if echo:
+                sys.stdout.buffer.write(chunk)
+                sys.stdout.flush()
+        status = process.wait()
+    if status != 0:
+        tail = log.read_text(encoding="utf-8", errors="replace").replace("\r", "\n")
+        lines = [line for line in tail.splitlines() if line.strip()][-40:]
+        raise SystemExit(f"mutmut failed (exit {status}); the end of {log}:\n" + "\n".join(lines))
+
+
+# ---------------------------------------------------------------- reading the results
+
+
+def listed_survivors(path: Path = SURVIVORS) -> set[str]:
+    """The mutant names ``bench/mutation-survivors.md`` lists as equivalent."""
+    if not path.exists():
+        return set()
+    return set(MUTANT_NAME.findall(path.read_text(encoding="utf-8")))
+
+
+def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Top-level functions and the methods of top-level classes, by (qualified) name."""
+    found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            for child in node.body:
+                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                    found[f"{node.name}.{child.name}"] = child
+    return found
+
+
+def _generated(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """mutmut's generated functions (``x_f__mutmut_3``, ``xǁCǁm__mutmut_orig``) by name."""
+    return {name.rpartition(".")[2]: node for name, node in _functions(tree).items()}
+
+
+def _source(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """A function's lines, from its ``def`` line to its last line."""
+    assert node.end_lineno is not None
+    return lines[node.lineno - 1 : node.end_lineno]
+
+
+def original_function(generated_name: str) -> str:
+    """``SimpleAgent.run`` for ``xǁSimpleAgentǁrun__mutmut_4``; ``f`` for ``x_f__mutmut_1``."""
+    mangled = generated_name.partition("__mutmut_")[0]
+    if mangled.startswith("x\u01c1"):
+        cls, _, method = mangled[2:].partition("\u01c1")
+        return f"{cls}.{method}"
+    return mangled.removeprefix("x_")
+
+
+def locate(
+    orig: list[str], mutated: list[str], orig_name: str, mutant_name: str
+) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
+    """Where ``mutated`` differs from ``orig``: the 0-based index in ``orig``, and the lines."""
+    orig = [orig[0].replace(orig_name, "", 1), *orig[1:]]
+    mutated = [mutated[0].replace(mutant_name, "", 1), *mutated[1:]]
+    matcher = difflib.SequenceMatcher(a=orig, b=mutated, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            index = i1 if i2 > i1 else max(i1 - 1, 0)
+            before = tuple(line.rstrip() for line in orig[i1:i2])
+            after = tuple(line.rstrip() for line in mutated[j1:j2])
+            return index, before, after
+    return 0, (), ()
+
+
+def region_for(regions: Sequence[stubgen.Region], path: str, line: int) -> stubgen.Region | None:
+    """The region of ``path`` (relative to the package) whose body holds 1-based ``line``."""
+    for region in regions:
+        if region.path == path and region.start < line - 1 < region.end:
+            return region
+    return None
+
+
+def read_results(workdir: Path, listed: set[str] | None = None) -> Report:
+    """Every mutant of the run in ``workdir``, placed in its chapter's region or given code."""
+    listed = listed_survivors() if listed is None else listed
+    package = workdir / PACKAGE
+    regions = stubgen.all_regions(package)
+    mutants: list[Mutant] = []
+    hit: set[tuple[str, int]] = set()
+    for meta in sorted((workdir / "mutants" / PACKAGE).rglob("*.py.meta")):
+        relative = meta.relative_to(workdir / "mutants").as_posix().removesuffix(".meta")
+        results: dict[str, int | None] = json.loads(meta.read_text(encoding="utf-8"))[
+            "exit_code_by_key"
+        ]
+        if not results:
+            continue
+        original_text = (workdir / relative).read_text(encoding="utf-8")
+        originals = _functions(ast.parse(original_text))
+        mutated_text = (workdir / "mutants" / relative).read_text(encoding="utf-8")
+        mutated_lines = mutated_text.splitlines()
+        generated = _generated(ast.parse(mutated_text))
+        for name, exit_code in sorted(results.items()):
+            mutant_name = name.rpartition(".")[2]
+            orig_name = mutant_name.partition("__mutmut_")[0] + "__mutmut_orig"
+            function = original_function(mutant_name)
+            index, before, after = locate(
+                _source(mutated_lines, generated[orig_name]),
+                _source(mutated_lines, generated[mutant_name]),
+                orig_name,
+                mutant_name,
+            )
+            line = originals[function].lineno + index
+            region = region_for(regions, relative.removeprefix(PACKAGE + "/"), line)
+            if region is not None:
+                hit.add((region.path, region.start))
+            status = status_by_exit_code[exit_code]
+            mutants.append(
+                Mutant(
+                    name=name,
+                    path=relative,
+                    function=function,
+                    status=status,
+                    line=line,
+                    before=before,
+                    after=after,
+                    chapter=region.chapter if region else None,
+                    listed=status == "survived" and name in listed,
+                )
+            )
+    report = Report(mutants)
+    report.regions_without_mutants = [r for r in regions if (r.path, r.start) not in hit]
+    survivors = {m.name for m in mutants if m.status == "survived"}
+    report.stale_listings = sorted(listed - survivors)
+    return report
+
+
+# ---------------------------------------------------------------- the table
+
+
+def chapter_order() -> list[str]:
+    """Chapter ids in the order of the book."""
+    return [chapter.id for chapter in chapters.load().chapters]
+
+
+def tallies(mutants: Iterable[Mutant]) -> list[Tally]:
+    """One row per chapter that has mutants, then given code, then everything."""
+    rows: dict[str | None, Tally] = {}
+    total = Tally("all")
+    for mutant in mutants:
+        label = mutant.chapter or "given code"
+        rows.setdefault(mutant.chapter, Tally(label)).add(mutant)
+        total.add(mutant)
+    order = {chapter: index for index, chapter in enumerate(chapter_order())}
+    ordered = sorted(
+        (chapter for chapter in rows if chapter is not None), key=lambda c: order.get(c, len(order))
+    )
+    result = [rows[chapter] for chapter in ordered]
+    if None in rows:
+        result.append(rows[None])
+    return [*result, total]
+
+
+def format_table(rows: Sequence[Tally]) -> str:
+    """The per-chapter table, as plain text."""
+    header = ("regions", "mutants", "killed", "survived", "listed", "no tests", "timeout", "other")
+    lines = [f"{header[0]:<11}" + "".join(f"{h:>9}" for h in header[1:]) + "  killed %   score %"]
+    for row in rows:
+        counts = (
+            row.total, row.killed, row.survived, row.listed, row.no_tests, row.timeout, row.other
+        )  # fmt: skip
+        verdict = ""
+        if row.label.startswith("ch"):
+            verdict = "  ok" if row.percent_killed >= TARGET else f"  below {TARGET:g}%"
+        lines.append(
+            f"{row.label:<11}"
+            + "".join(f"{count:>9}" for count in counts)
+            + f"{row.percent_killed:>9.1f}%{row.score:>9.1f}%{verdict}"
+        )
+    return "\n".join(lines)
+
+
+def format_survivors(mutants: Iterable[Mutant], given_code: bool) -> str:
+    """Each survivor in a region (and in given code, if asked): place, name, change."""
+    parts: list[str] = []
+    for mutant in sorted(mutants, key=lambda m: (m.path, m.line, m.name)):
+        if mutant.status not in ("survived", "no tests"):
+            continue
+        if mutant.chapter is None and not given_code:
+            continue
+        where = mutant.chapter or "given"
+        note = "  [listed as equivalent]" if mutant.listed else ""
+        if mutant.status == "no tests":
+            note = "  [no test reaches it]"
+        parts.append(f"{where} {mutant.path}:{mutant.line} {mutant.function}  {mutant.name}{note}")
+        parts.extend(f"    - {line.strip()}" for line in mutant.before)
+        parts.extend(f"    + {line.strip()}" for line in mutant.after)
+    return "\n".join(parts)
+
+
+def print_report(report: Report, workdir: Path, given_code: bool) -> None:
+    """The table, the survivors, and what could not be measured."""
+    print(format_table(tallies(report.mutants)))
+    print()
+    survivors = format_survivors(report.mutants, given_code)
+    if survivors:
+        scope = "regions and given code" if given_code else "regions"
+        print(f"Survivors in the {scope} (`mutmut show NAME` in {workdir} shows one):")
+        print(survivors)
+        print()
+    for region in report.regions_without_mutants:
+        print(
+            f"no mutants in {region.chapter} region {PACKAGE}/{region.location} "
+            f"({region.function}): mutmut 3 mutates no decorated function but static and "
+            "class methods, and nothing outside functions"
+        )
+    for name in report.stale_listings:
+        print(f"{SURVIVORS.relative_to(ROOT)} lists {name}, which did not survive this run")
+    minutes, seconds = divmod(round(report.seconds), 60)
+    if report.seconds:
+        print(f"run time: {minutes} min {seconds:02d} s for {len(report.mutants)} mutants")
+
+
+# ---------------------------------------------------------------- the command
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command-line options."""
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.mutation",
+        description="Run mutmut over solution/ against the shared suite on a scratch copy, "
+        "then report killed and surviving mutants per chapter.",
+    )
+    parser.add_argument(
+        "names",
+        nargs="*",
+        metavar="MUTANT",
+        help="only these mutants (names or globs, e.g. 'solution.mock.*'); default: all",
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=DEFAULT_WORKDIR,
+        help=f"the scratch copy, emptied first (default: {DEFAULT_WORKDIR})",
+    )
+    parser.add_argument(
+        "--max-children",
+        type=int,
+        default=os.cpu_count() or 2,
+        help="mutants run at once (default: the number of CPUs)",
+    )
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="do not run anything: report the last run left in --workdir",
+    )
+    parser.add_argument(
+        "--given-code", action="store_true", help="also list the survivors in given code"
+    )
+    parser.add_argument("--json", metavar="PATH", type=Path, help="also write every mutant as JSON")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run (or re-read) a mutation run and print the per-chapter report."""
+    options = parse_args(argv)
+    workdir: Path = options.workdir.resolve()
+    started = time.perf_counter()
+    if not options.report_only:
+        prepare(workdir)
+        echo = sys.stdout.isatty()
+        if not echo:
+            print(f"running mutmut in {workdir} (log: {workdir / 'mutmut.log'}) ...", flush=True)
+        run_mutmut(workdir, options.names, options.max_children, echo)
+        print()
+    report = read_results(workdir)
+    if options.names:
+        report.mutants = [
+            m for m in report.mutants if any(fnmatch.fnmatch(m.name, n) for n in options.names)
+        ]
+        report.stale_listings = []
+    if not options.report_only:
+        report.seconds = time.perf_counter() - started
+    print_report(report, workdir, options.given_code)
+    if options.json:
+        options.json.write_text(
+            json.dumps([asdict(m) for m in report.mutants], indent=2, ensure_ascii=False),
+            encoding="utf-8",
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
