@@ -196,14 +196,16 @@ class Message(_Frozen):
     # --8<-- [end:constructors]
 
 
-# --8<-- [start:message-classes]
+# --8<-- [start:breakpoint-rule]
 def _breakpoint_needs_text(message: Message, cache_control: CacheControl | None) -> None:
     if cache_control is not None and not message.text:
         raise ValueError(
             "cache_control marks the end of the content to cache, so the content cannot be empty"
         )
+# --8<-- [end:breakpoint-rule]
 
 
+# --8<-- [start:message-classes]
 class SystemMessage(Message):
     """Instructions that frame the whole conversation."""
 
