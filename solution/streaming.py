@@ -436,7 +436,7 @@ class StreamAccumulator:
         calls, whose arguments are almost certainly incomplete.
         """
         # region ch05a: no Done is an error; a cut-off turn runs no calls; calls mean TOOL_USE
-        # more: parse_arguments for each call in start order; an id-less call gets f"call_{n}"
+        # more: parse_arguments per call in start order; id-less is f"call_{n}"; a seen id raises
         if self.stop_reason is None:
             raise StreamError("the stream ended before the model said why it stopped")
         stop_reason = self.stop_reason
@@ -447,6 +447,11 @@ class StreamAccumulator:
                     raise MalformedResponseError(f"tool call {number} has no name")
                 arguments = parse_arguments(partial)
                 call_id = partial.id or f"call_{number}"
+                if any(call.id == call_id for call in calls):
+                    raise MalformedResponseError(
+                        f"two tool calls share the id {call_id!r}; a result could not say "
+                        "which one it answers"
+                    )
                 calls.append(ToolCall(id=call_id, name=partial.name, arguments=arguments))
         if calls:
             stop_reason = StopReason.TOOL_USE

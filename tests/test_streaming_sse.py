@@ -468,6 +468,28 @@ def test_streaming_accumulator_arguments_that_are_a_json_array_are_malformed():
         accumulate(events)
 
 
+def test_streaming_accumulator_two_calls_with_one_id_are_malformed_and_name_it():
+    # Each call would be answered by a result carrying its id: two calls with one id cannot
+    # both be answered, and the accumulator, not the turn's own validation, must say so.
+    twice: list[StreamEvent] = [
+        ToolCallStart(0, "call_9", "read"),
+        ToolCallDelta(0, '{"path": "a.txt"}'),
+        ToolCallStart(1, "call_9", "grep"),
+        ToolCallDelta(1, '{"pattern": "TODO"}'),
+        Done(StopReason.TOOL_USE),
+    ]
+    with pytest.raises(MalformedResponseError, match="call_9"):
+        accumulate(twice)
+    # A call without an id is numbered by its position; that number may repeat a real id too.
+    numbered: list[StreamEvent] = [
+        ToolCallStart(0, "call_1", "read"),
+        ToolCallStart(1, "", "read"),
+        Done(StopReason.TOOL_USE),
+    ]
+    with pytest.raises(MalformedResponseError, match="call_1"):
+        accumulate(numbered)
+
+
 def test_streaming_accumulator_arguments_for_a_call_that_never_started_are_malformed():
     with pytest.raises(MalformedResponseError):
         accumulate(
