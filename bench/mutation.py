@@ -390,6 +390,8 @@ def format_table(rows: Sequence[Tally]) -> str:
         verdict = ""
         if row.label.startswith("ch"):
             verdict = "  ok" if row.percent_killed >= TARGET else f"  below {TARGET:g}%"
+            if row.survived and row.survived == row.listed:
+                verdict += ", every survivor listed"
         lines.append(
             f"{row.label:<11}"
             + "".join(f"{count:>9}" for count in counts)
@@ -407,7 +409,7 @@ def format_survivors(mutants: Iterable[Mutant], given_code: bool) -> str:
         if mutant.chapter is None and not given_code:
             continue
         where = mutant.chapter or "given"
-        note = "  [listed as equivalent]" if mutant.listed else ""
+        note = f"  [listed in {SURVIVORS.name}]" if mutant.listed else ""
         if mutant.status == "no tests":
             note = "  [no test reaches it]"
         parts.append(f"{where} {mutant.path}:{mutant.line} {mutant.function}  {mutant.name}{note}")

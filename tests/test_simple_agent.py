@@ -115,11 +115,19 @@ async def test_simple_agent_max_turns_stops_a_model_that_keeps_calling_tools():
 
 async def test_simple_agent_rejects_max_turns_below_one_and_allows_exactly_one():
     for bad in (0, -1):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="max_turns"):
             SimpleAgent(MockProvider(), max_turns=bad)
     provider = MockProvider([echo_turn("c1", "x"), "never reached"])
     result = await SimpleAgent(provider, ToolSet([Echo()]), max_turns=1).run("Go.")
     assert (result.finish, result.turns, len(provider.calls)) == (Finish.MAX_TURNS, 1, 1)
+
+
+async def test_simple_agent_max_turns_still_sums_the_usage_of_every_turn():
+    turns = [echo_turn(f"c{n}", str(n), usage=used(100, 10, "0.001")) for n in range(1, 4)]
+    provider = MockProvider(turns)
+    result = await SimpleAgent(provider, ToolSet([Echo()]), max_turns=2).run("Loop forever.")
+    assert result.finish is Finish.MAX_TURNS
+    assert result.usage == used(200, 20, "0.002")
 
 
 async def test_simple_agent_keeps_the_history_across_two_runs():
@@ -154,6 +162,17 @@ async def test_simple_agent_accepts_a_plain_list_of_tools():
     assert echo.seen == ["from a list"]
     assert provider.calls[0].tool_names == ("echo",)
     assert result.finish is Finish.DONE
+
+
+async def test_simple_agent_keeps_the_tool_set_it_was_given_so_a_tool_added_later_is_offered():
+    tools = ToolSet()
+    provider = MockProvider([echo_turn("c1", "added later"), "Done."])
+    agent = SimpleAgent(provider, tools)
+    echo = Echo()
+    tools.add(echo)
+    await agent.run("Go.")
+    assert provider.calls[0].tool_names == ("echo",)
+    assert echo.seen == ["added later"]
 
 
 async def test_simple_agent_reports_max_tokens_when_the_answer_is_cut_off():

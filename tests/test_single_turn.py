@@ -186,6 +186,24 @@ def test_single_turn_check_arguments_accepts_what_fits_the_schema():
     assert check_arguments(definition, {"count": 3, "loud": "yes"}) is not None
 
 
+def test_single_turn_check_arguments_skips_what_has_no_simple_type_and_checks_the_rest():
+    log: list[tuple[str, dict[str, Any]]] = []
+    definition = Recorder("tally", log).definition.param_raw(
+        "limit", {"type": ["integer", "null"], "description": "At most."}, required=False
+    )
+    assert check_arguments(definition, {"count": 3, "limit": None}) is None
+    assert check_arguments(definition, {"count": 3, "limit": "many"}) is None
+    # Arguments the function skips come first here: the ones after them are still checked.
+    problem = check_arguments(definition, {"extra": 1, "limit": None, "count": "three"})
+    assert problem is not None and "count" in problem
+
+
+def test_single_turn_check_arguments_accepts_any_arguments_if_the_schema_has_no_properties():
+    bare = ToolDefinition(name="ping", description="Takes nothing.", parameters={"type": "object"})
+    assert check_arguments(bare, {}) is None
+    assert check_arguments(bare, {"anything": 1}) is None
+
+
 async def test_single_turn_a_tool_that_raises_becomes_an_error_result_with_the_message():
     error = ValueError("the disk is on fire")
     result = await one_call(ToolSet([Raiser(error)]), call("boom", "explode"))
