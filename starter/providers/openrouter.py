@@ -238,8 +238,8 @@ def server_shape(what: str) -> Iterator[None]:
     """Report JSON of the wrong shape as ``MalformedResponseError``, saying what was read.
 
     Reading a server's JSON assumes its shape: a list where an object was expected raises
-    ``AttributeError``, a count that is text a pydantic ``ValidationError``, two tool calls
-    with one id a ``ValueError``. Whatever the server sent, the caller gets claw's error.
+    ``AttributeError``, a count that is text a pydantic ``ValidationError``. Whatever the
+    server sent, the caller gets claw's error.
     """
     try:
         yield
