@@ -86,6 +86,13 @@ async def test_read_cuts_a_very_long_line_in_the_file_with_an_ellipsis(tmp_path)
     assert numbered(output) == [(1, "short"), (2, "x" * 10 + "…")]
 
 
+async def test_read_a_long_line_is_cut_in_a_window_that_stops_early_too(tmp_path):
+    write(tmp_path, "min.js", "x" * 50 + "\nshort\n")
+    output = await read(ReadTool(tmp_path, max_line_chars=10), path="min.js", limit=1)
+    assert numbered(output) == [(1, "x" * 10 + "…")]
+    assert continue_at(output) == 2
+
+
 # ---------------------------------------------------------------- windows and the note
 
 
@@ -126,6 +133,16 @@ async def test_read_max_chars_stops_early_and_says_where_to_continue(tmp_path):
     assert shown == list(range(1, len(shown) + 1))
     assert len(output.content) < 2 * 1000
     assert continue_at(output) == len(shown) + 1
+
+
+async def test_read_max_chars_counts_each_line_plus_8_and_stops_only_past_the_budget(tmp_path):
+    write(tmp_path, "twelve.txt", lines_of(10, width=12))  # each line counts 12 + 8 = 20
+    exactly = await read(ReadTool(tmp_path, max_chars=100), path="twelve.txt")
+    assert [n for n, _ in numbered(exactly)] == [1, 2, 3, 4, 5], "5 lines are exactly 100"
+    assert continue_at(exactly) == 6
+    short = await read(ReadTool(tmp_path, max_chars=99), path="twelve.txt")
+    assert [n for n, _ in numbered(short)] == [1, 2, 3, 4], "a fifth line would pass 99"
+    assert continue_at(short) == 5
 
 
 async def test_read_a_line_longer_than_max_chars_is_still_shown_so_reading_progresses(tmp_path):
@@ -211,6 +228,21 @@ async def test_read_invalid_utf8_is_an_error_naming_the_line_and_the_byte(tmp_pa
     assert "0xe9" in output.content.lower(), "the bad byte is 0xe9, a Latin-1 é"
 
 
+async def test_read_invalid_utf8_names_the_column_and_any_byte_from_0x80_to_0xff(tmp_path):
+    write(tmp_path, "latin1.txt", "menu\ncafé au lait\n".encode("latin-1"))
+    tool = ReadTool(tmp_path)
+    output = await read(tool, path="latin1.txt")
+    assert re.search(r"\bcolumn 4\b", output.content), "é is the 4th character of café"
+    # The lowest and the highest byte that decoding turns into a stand-in are both caught.
+    for byte, name in ((b"\x80", "0x80"), (b"\xff", "0xff")):
+        write(tmp_path, "bad.txt", b"fine\n" + byte + b"bad\n")
+        output = await read(tool, path="bad.txt")
+        assert output.is_error, name
+        assert re.search(r"\bline 2\b", output.content), name
+        assert re.search(r"\bcolumn 1\b", output.content), name
+        assert name in output.content.lower()
+
+
 async def test_read_only_the_lines_shown_are_checked_for_utf8(tmp_path):
     write(tmp_path, "mixed.txt", b"one\ntwo\nthr\xe9e\nfour\n")
     tool = ReadTool(tmp_path)
@@ -240,6 +272,14 @@ async def test_read_a_name_the_system_rejects_is_an_error_result_not_an_exceptio
         assert output.is_error, name
     write(tmp_path, "twelve.txt", lines_of(12))
     assert (await read(tool, path="twelve.txt/inside.txt")).is_error
+
+
+async def test_read_an_error_while_reading_is_an_error_result_not_an_exception():
+    # /proc/self/mem is a regular file to stat, but reading its start fails (EIO).
+    if not Path("/proc/self/mem").exists():
+        pytest.skip("needs Linux's /proc/self/mem, a file that cannot be read")
+    output = await read(ReadTool("/proc/self"), path="mem")
+    assert output.is_error
 
 
 # ---------------------------------------------------------------- bad input: size and kind
@@ -375,6 +415,14 @@ async def test_read_crlf_line_endings_leave_no_carriage_returns(tmp_path):
     write(tmp_path, "windows.txt", b"first\r\nsecond\r\n")
     output = await read(ReadTool(tmp_path), path="windows.txt")
     assert output.content == "     1\tfirst\n     2\tsecond"
+
+
+async def test_read_a_lone_carriage_return_does_not_end_a_line(tmp_path):
+    write(tmp_path, "odd.txt", b"odd\rreturn\r\nnext\n")
+    output = await read(ReadTool(tmp_path), path="odd.txt", offset=2)
+    assert numbered(output) == [(2, "next")]
+    whole = await read(ReadTool(tmp_path), path="odd.txt")
+    assert whole.content == "     1\todd\rreturn\n     2\tnext"
 
 
 async def test_read_a_trailing_newline_does_not_add_an_empty_line(tmp_path):
