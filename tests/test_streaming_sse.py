@@ -2,6 +2,7 @@
 
 import itertools
 import json
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -82,6 +83,8 @@ def test_streaming_sse_ignores_comment_lines_such_as_openrouter_keepalives():
 def test_streaming_sse_accepts_crlf_line_endings():
     events = decode(b"data: one\r\n\r\ndata: two\r\n\r\n")
     assert [event.data for event in events] == ["one", "two"]
+    # "\r\n" is one line end: two data lines of one event, not two events.
+    assert decode(b"data: a\r\ndata: b\r\n\r\n") == [ServerSentEvent(data="a\nb")]
 
 
 def test_streaming_sse_accepts_lone_cr_line_endings_and_dispatches_at_once():
@@ -96,6 +99,17 @@ def test_streaming_sse_counts_a_cr_and_an_lf_split_across_feeds_as_one_line_end(
     assert decoder.feed(b"\n") == []  # the rest of "\r\n", not the blank line that dispatches
     assert decoder.feed(b"\r") == [ServerSentEvent(data="one")]
     assert decoder.feed(b"\ndata: two\r\n\r\n") == [ServerSentEvent(data="two")]
+
+
+def test_streaming_sse_a_newline_completes_a_cr_only_once():
+    # The "\n" that starts a piece after a "\r" is dropped, and only that one.
+    decoder = SSEDecoder()
+    assert decoder.feed(b"data: one\r") == []
+    assert decoder.feed(b"\ndata: two\n\n") == [ServerSentEvent(data="one\ntwo")]
+    decoder = SSEDecoder()
+    assert decoder.feed(b"data: one\r") == []
+    assert decoder.feed(b"\n") == []
+    assert decoder.feed(b"\n") == [ServerSentEvent(data="one")], "a second \\n is a blank line"
 
 
 def test_streaming_sse_joins_several_data_lines_with_newlines():
@@ -134,6 +148,8 @@ def test_streaming_sse_reads_event_types_and_ids():
         ServerSentEvent(data="3", event="message", id="7"),  # the last id stays
         ServerSentEvent(data="4", event="message", id="7"),
     ]
+    # An id holding a NUL character is ignored: the last good id stays.
+    assert decode(b"id: 7\ndata: 1\n\nid: 8\x00\ndata: 2\n\n")[-1].id == "7"
 
 
 def test_streaming_sse_skips_a_leading_byte_order_mark_only():
@@ -141,6 +157,7 @@ def test_streaming_sse_skips_a_leading_byte_order_mark_only():
     assert decode(bom + b"data: x\n\n") == [ServerSentEvent(data="x")]
     assert decode(bom[:2], bom[2:] + b"data: x\n\n") == [ServerSentEvent(data="x")]
     assert decode(bom + b"data: " + bom + b"y\n\n") == [ServerSentEvent(data="\ufeffy")]
+    assert decode(b"data: ", bom + b"y\n\n") == [ServerSentEvent(data="\ufeffy")]
 
 
 def test_streaming_sse_is_pending_in_the_middle_of_an_event():
@@ -194,6 +211,14 @@ def test_streaming_sse_counts_every_data_line_of_an_event_against_the_limit():
     with pytest.raises(ResponseTooLargeError):
         for _ in range(50):
             decoder.feed(b"data: " + b"y" * 100 + b"\n")  # one event, never dispatched
+
+
+def test_streaming_sse_an_event_of_exactly_max_event_chars_is_kept_however_many_came_before():
+    decoder = SSEDecoder(max_event_chars=10)
+    for _ in range(3):
+        assert decoder.feed(b"data: 0123456789\n\n") == [ServerSentEvent(data="0123456789")]
+    with pytest.raises(ResponseTooLargeError):
+        decoder.feed(b"data: 0123456789A\n\n")
 
 
 def test_streaming_sse_limit_is_per_event_and_ignores_what_was_dispatched():
@@ -330,6 +355,20 @@ def test_streaming_chunk_with_an_error_object_raises_a_stream_error_with_its_mes
         chunk_events(broken)
     with pytest.raises(StreamError, match="rate limited"):
         chunk_events(chunk("partial", error={"code": 429, "message": "rate limited"}))
+
+
+def test_streaming_chunk_with_an_error_without_a_message_quotes_what_the_server_sent():
+    with pytest.raises(StreamError, match="Internal Server Error"):
+        chunk_events({**chunk(choices=False), "error": "Internal Server Error"})
+    with pytest.raises(StreamError, match="502"):
+        chunk_events(chunk(choices=False, error={"code": 502}))
+
+
+def test_streaming_chunk_with_an_error_object_carries_its_message_exactly_as_sent():
+    message = "Upstream error from 'Example':\n  model overloaded"
+    with pytest.raises(StreamError) as caught:
+        chunk_events(chunk(choices=False, error={"code": 502, "message": message}))
+    assert message in str(caught.value)
 
 
 # ---------------------------------------------------------------- StreamAccumulator
@@ -491,7 +530,7 @@ def test_streaming_accumulator_two_calls_with_one_id_are_malformed_and_name_it()
 
 
 def test_streaming_accumulator_arguments_for_a_call_that_never_started_are_malformed():
-    with pytest.raises(MalformedResponseError):
+    with pytest.raises(MalformedResponseError) as caught:
         accumulate(
             [
                 ToolCallStart(0, "call_1", "read"),
@@ -499,6 +538,7 @@ def test_streaming_accumulator_arguments_for_a_call_that_never_started_are_malfo
                 Done(StopReason.TOOL_USE),
             ]
         )
+    assert re.search(r"\b3\b", str(caught.value)), "the message names the index, 3"
 
 
 # ---------------------------------------------------------------- turn_events and the mock
