@@ -31,7 +31,7 @@ from claw.errors import (
     ServerError,
     StreamError,
 )
-from claw.providers.openrouter import OpenRouterProvider, RetryPolicy
+from claw.providers.openrouter import OpenRouterProvider, RetryPolicy, turn_from_wire
 from claw.streaming import (
     Done,
     ReasoningDelta,
@@ -235,6 +235,14 @@ async def test_openrouter_asks_for_a_stream_with_usage_only_when_streaming(serve
     assert streamed["stream_options"] == {"include_usage": True}
 
 
+async def test_openrouter_sends_the_tools_with_a_streamed_request_too(server):
+    server.add(stream_of(*text_chunks("streamed"), chunk(finish_reason="stop")))
+    async with provider_for(server) as provider:
+        await provider.stream_turn(hello(), [READ, GREP])
+    tools = server.requests[0].json["tools"]
+    assert [tool["function"]["name"] for tool in tools] == ["read", "grep"]
+
+
 async def test_openrouter_sends_max_tokens_and_temperature_only_when_set(server):
     server.add(JSONReply(completion("defaults")), JSONReply(completion("tuned")))
     async with provider_for(server) as defaults:
@@ -337,6 +345,13 @@ async def test_openrouter_rejects_a_body_that_is_not_json_as_malformed(server):
             await provider.complete(hello(), [])
 
 
+async def test_openrouter_rejects_a_body_that_is_not_even_utf8_as_malformed(server):
+    server.add(TextReply(b"\xff\xfe{\x00garbage", content_type="application/json"))
+    async with provider_for(server) as provider:
+        with pytest.raises(MalformedResponseError, match="JSON"):
+            await provider.complete(hello(), [])
+
+
 async def test_openrouter_rejects_tool_call_arguments_that_are_not_valid_json(server):
     broken = [tool_call("call_bad", "read", '{"path": "a.txt"')]
     server.add(JSONReply(completion(None, tool_calls=broken)))
@@ -359,6 +374,12 @@ async def test_openrouter_rejects_json_that_is_not_a_valid_completion(server, bo
     async with provider_for(server) as provider:
         with pytest.raises(MalformedResponseError):
             await provider.complete(hello(), [])
+
+
+def test_openrouter_turn_from_wire_wants_a_message_in_the_first_choice():
+    for body in ({"choices": [{"finish_reason": "stop"}]}, {"choices": ["not a choice"]}):
+        with pytest.raises(MalformedResponseError):
+            turn_from_wire(body)
 
 
 # ---------------------------------------------------------------- streaming
@@ -582,6 +603,51 @@ async def test_openrouter_gives_a_clear_error_for_an_html_error_page(server):
     assert empty.value.message.strip(), "an empty error body still needs a message"
 
 
+async def test_openrouter_an_error_page_that_is_not_utf8_is_still_a_typed_error(server):
+    page = "<html><body>Erreur interne du serveur, réessayez</body></html>".encode("latin-1")
+    server.add(TextReply(page, status=500, content_type="text/html"))
+    async with provider_for(server, retry=no_retries()) as provider:
+        with pytest.raises(ServerError) as caught:
+            await provider.complete(hello(), [])
+    assert "Erreur interne du serveur" in caught.value.message
+
+
+async def test_openrouter_any_other_4xx_is_a_bad_request_and_the_status_beats_the_bodys_code(
+    server,
+):
+    server.add(JSONReply(error_body(404, "No endpoints found for this model"), status=404))
+    server.add(JSONReply(error_body(429, "the body's code is not the status"), status=400))
+    async with provider_for(server, retry=no_retries()) as provider:
+        with pytest.raises(BadRequestError) as missing:
+            await provider.complete(hello(), [])
+        with pytest.raises(BadRequestError) as bad:
+            await provider.complete(hello(), [])
+    assert (type(missing.value), missing.value.status) == (BadRequestError, 404)
+    assert (type(bad.value), bad.value.status) == (BadRequestError, 400)
+
+
+async def test_openrouter_an_error_object_under_200_without_an_integer_code_is_a_500(server):
+    server.add(JSONReply({"error": {"message": "Internal error"}}, status=200))
+    server.add(JSONReply({"error": {"message": "overloaded", "code": "overloaded"}}, status=200))
+    async with provider_for(server, retry=no_retries()) as provider:
+        for message in ("Internal error", "overloaded"):
+            with pytest.raises(ServerError) as caught:
+                await provider.complete(hello(), [])
+            assert (caught.value.status, caught.value.message) == (500, message)
+
+
+async def test_openrouter_an_error_body_of_another_shape_still_gives_the_servers_words(server):
+    server.add(JSONReply("model is required", status=400))
+    server.add(JSONReply({"detail": "Not Found: no such model"}, status=404))
+    async with provider_for(server, retry=no_retries()) as provider:
+        with pytest.raises(BadRequestError) as text:
+            await provider.complete(hello(), [])
+        with pytest.raises(BadRequestError) as detail:
+            await provider.complete(hello(), [])
+    assert "model is required" in text.value.message
+    assert "Not Found: no such model" in detail.value.message
+
+
 async def test_openrouter_raises_a_connection_error_when_nothing_listens():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -674,6 +740,20 @@ async def test_openrouter_does_not_retry_when_retry_after_exceeds_the_limit(serv
     assert caught.value.message == "daily limit"
     assert sleep.delays == []
     assert len(server.requests) == 1
+
+
+def test_openrouter_retry_policy_honours_a_retry_after_up_to_the_limit_exactly():
+    policy = RetryPolicy(max_retries=3, max_retry_after=60.0)
+    assert policy.delay(0, 60.0, random.Random(0)) == 60.0
+    assert policy.delay(0, 60.5, random.Random(0)) is None
+
+
+def test_openrouter_retry_policy_spreads_backoff_over_all_of_half_to_whole():
+    policy = RetryPolicy(max_retries=1, base_delay=1.0)
+    rng = random.Random(3)
+    waits = [policy.delay(0, None, rng) for _ in range(200)]
+    assert all(wait is not None and 0.5 <= wait <= 1.0 for wait in waits)
+    assert min(waits) < 0.55 and max(waits) > 0.95, "waits cover the range from b/2 to b"
 
 
 @pytest.mark.parametrize("status", [408, 500, 502, 503, 504])
@@ -1123,6 +1203,17 @@ async def test_openrouter_accepts_a_final_done_without_the_blank_line_after_it(s
     async with provider_for(server) as provider:
         turn = await provider.stream_turn(hello(), [])
     assert (turn.text, turn.stop_reason) == ("Complete", StopReason.END_TURN)
+
+
+async def test_openrouter_a_final_done_without_its_blank_line_gives_exactly_one_done(server):
+    for finish in ([], [chunk(finish_reason="length")]):
+        body = sse(*text_chunks("Said"), *finish, done=False)
+        server.add(StreamReply(pieces=[body + b"data: [DONE]"]))
+    async with provider_for(server) as provider:
+        unexplained = await events_of(provider)
+        cut_off = await events_of(provider)
+    assert [e for e in unexplained if isinstance(e, Done)] == [Done(StopReason.END_TURN)]
+    assert [e for e in cut_off if isinstance(e, Done)] == [Done(StopReason.MAX_TOKENS)]
 
 
 async def test_openrouter_says_a_stream_ended_in_the_middle_of_an_event(server):

@@ -212,6 +212,19 @@ async def test_streaming_agent_stops_after_max_turns():
     assert agent.history[-1] == ToolResultMessage(tool_call_id="call_1", content="X")
 
 
+@pytest.mark.parametrize(
+    ("stop_reason", "finish"),
+    [
+        (StopReason.MAX_TOKENS, Finish.MAX_TOKENS),
+        (StopReason.CONTENT_FILTER, Finish.CONTENT_FILTER),
+    ],
+)
+async def test_streaming_agent_finishes_for_the_reason_the_last_turn_stopped(stop_reason, finish):
+    provider = MockStreamProvider([AssistantTurn(text="Once upon a", stop_reason=stop_reason)])
+    events = [event async for event in StreamingAgent(provider).run("Tell me a story.")]
+    assert events[-1] == AgentFinished(AgentResult("Once upon a", finish, 1, TokenUsage()))
+
+
 async def test_streaming_agent_sums_usage_over_all_turns():
     first = AssistantTurn(
         tool_calls=[shout("call_1", "a")],
