@@ -20,6 +20,7 @@ that reaches a stub stops at once instead of letting Hypothesis shrink a ``Todo`
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import functools
 import importlib
@@ -27,7 +28,7 @@ import inspect
 import os
 import re
 import signal
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -293,6 +294,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     )
 
 
+@contextlib.contextmanager
+def _guarded(item: pytest.Item, when: str) -> Iterator[None]:
+    """One phase of a test under the network guard (see ``_open_phase``, ``_close_phase``)."""
+    __tracebackhide__ = True
+    _open_phase(item)
+    try:
+        yield
+    except BaseException:
+        _close_phase(when, ended_normally=False)
+        raise
+    _close_phase(when, ended_normally=True)
+
+
 def _open_phase(item: pytest.Item) -> None:
     """Lift the network guard for a phase of a test marked ``allow_network``."""
     guard.allowed = item.get_closest_marker("allow_network") is not None
@@ -317,13 +331,8 @@ def _close_phase(when: str, ended_normally: bool) -> None:
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     """Fail a test whose fixtures tried to reach the network while they were set up."""
     __tracebackhide__ = True
-    _open_phase(item)
-    try:
+    with _guarded(item, "setup"):
         result = yield
-    except BaseException:
-        _close_phase("setup", ended_normally=False)
-        raise
-    _close_phase("setup", ended_normally=True)
     return result
 
 
@@ -335,16 +344,12 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     original = getattr(handle, "inner_test", None)
     if original is not None:
         handle.inner_test = _stop_at_todo(original)  # type: ignore[union-attr]
-    _open_phase(item)
     try:
-        result = yield
-    except BaseException:
-        _close_phase("call", ended_normally=False)
-        raise
+        with _guarded(item, "call"):
+            result = yield
     finally:
         if original is not None:
             handle.inner_test = original  # type: ignore[union-attr]
-    _close_phase("call", ended_normally=True)
     return result
 
 
@@ -354,13 +359,8 @@ def pytest_runtest_teardown(
 ) -> Generator[None, None, None]:
     """Fail a test whose fixtures tried to reach the network while they were torn down."""
     __tracebackhide__ = True
-    _open_phase(item)
-    try:
+    with _guarded(item, "teardown"):
         result = yield
-    except BaseException:
-        _close_phase("teardown", ended_normally=False)
-        raise
-    _close_phase("teardown", ended_normally=True)
     return result
 
 
