@@ -236,7 +236,14 @@ def ensure_todo_import(source: str, path: str) -> str:
         if isinstance(node, ast.ImportFrom) and any(a.name == "Todo" for a in node.names):
             return source
     lines = source.splitlines()
-    lines.insert(_import_position(tree, path.count("/") + 1), _todo_import(path))
+    position = _import_position(tree, path.count("/") + 1)
+    relative = any(
+        isinstance(node, ast.ImportFrom) and node.level > 0 and node.col_offset == 0
+        for node in tree.body
+    )
+    # Without relative imports the Todo import starts their block, after a blank line (isort).
+    new = [_todo_import(path)] if relative or position == 0 else ["", _todo_import(path)]
+    lines[position:position] = new
     return "\n".join(lines) + "\n"
 
 

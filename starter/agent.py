@@ -141,15 +141,21 @@ class AgentBase:
         tools: ToolSet | Iterable[Tool] = (),
         *,
         system: str | None = None,
+        context: Sequence[Message] = (),
         max_turns: int = DEFAULT_MAX_TURNS,
     ) -> None:
-        """Hold ``tools``; ``system``, if given, starts the history."""
+        """Hold ``tools``; ``system``, if given, starts the history, and ``context`` follows it.
+
+        ``context`` is for messages every run should see, such as chapter 8's project
+        instructions.
+        """
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, not {max_turns}")
         self.tools = tools if isinstance(tools, ToolSet) else ToolSet(tools)
         self.max_turns = max_turns
         self.history: list[Message] = [SystemMessage(content=system)] if system else []
         """Every message so far, oldest first."""
+        self.history += context
 
 
 class SimpleAgent(AgentBase):
@@ -164,10 +170,11 @@ class SimpleAgent(AgentBase):
         tools: ToolSet | Iterable[Tool] = (),
         *,
         system: str | None = None,
+        context: Sequence[Message] = (),
         max_turns: int = DEFAULT_MAX_TURNS,
     ) -> None:
         """An agent that asks ``provider`` and can use ``tools``."""
-        super().__init__(tools, system=system, max_turns=max_turns)
+        super().__init__(tools, system=system, context=context, max_turns=max_turns)
         self.provider = provider
 
     async def run(self, prompt: str) -> AgentResult:
@@ -238,10 +245,11 @@ class StreamingAgent(AgentBase):
         tools: ToolSet | Iterable[Tool] = (),
         *,
         system: str | None = None,
+        context: Sequence[Message] = (),
         max_turns: int = DEFAULT_MAX_TURNS,
     ) -> None:
         """An agent that streams from ``provider`` and can use ``tools``."""
-        super().__init__(tools, system=system, max_turns=max_turns)
+        super().__init__(tools, system=system, context=context, max_turns=max_turns)
         self.provider = provider
 
     async def run(self, prompt: str) -> AsyncIterator[AgentEvent]:

@@ -21,12 +21,14 @@ import io
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from ..todo import Todo
 from ..types import ToolDefinition, ToolOutput
+from .base import ArgumentsTool
+from .tracker import FileTracker
 
 BINARY_SNIFF_BYTES = 8192
 """How much of the start of a file is checked for NUL bytes to decide it is binary."""
@@ -88,8 +90,15 @@ def utf8_error(line: str, number: int, path: str) -> ToolOutput | None:
     raise Todo("ch02", "find the first escaped byte in the line; name its line, column and value")
 
 
-class ReadTool:
-    """Read a text file from the workspace, with line numbers, a window of lines at a time."""
+class ReadTool(ArgumentsTool[ReadArguments]):
+    """Read a text file from the workspace, with line numbers, a window of lines at a time.
+
+    ``run``, which validates the arguments, comes from ``ArgumentsTool`` (chapter 6).
+    """
+
+    name = "read"
+    description = "Read a text file, with line numbers, a window of lines at a time."
+    Arguments = ReadArguments
 
     def __init__(
         self,
@@ -98,20 +107,23 @@ class ReadTool:
         max_lines: int = 2000,
         max_chars: int = 100_000,
         max_line_chars: int = 2000,
+        files: FileTracker | None = None,
     ) -> None:
         """Read files under ``root``, within limits on how much one call shows.
 
         At most ``max_lines`` lines and about ``max_chars`` characters per call; a single
-        line longer than ``max_line_chars`` is cut.
+        line longer than ``max_line_chars`` is cut. ``files``, if given, is told of every file
+        read, so that the edit tools of chapter 9 know what the model has seen.
         """
         self.root = Path(root)
         self.max_lines = max_lines
         self.max_chars = max_chars
         self.max_line_chars = max_line_chars
+        self.files = files
 
     @property
     def definition(self) -> ToolDefinition:
-        """How ``read`` is described to the model."""
+        """How ``read`` is described to the model: the description names the window's size."""
         return ToolDefinition.from_model(
             "read",
             "Read a text file. Lines are numbered like `cat -n`. Long files are shown in "
@@ -141,12 +153,15 @@ class ReadTool:
         """
         raise Todo("ch02", "open the bytes; sniff the start; decode lines as they are read; window")
 
-    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
-        """Read the file named in ``arguments``; every failure is an error result."""
-        try:
-            args = ReadArguments.model_validate(arguments)
-        except ValidationError as error:
-            return ToolOutput.error(f"invalid arguments for read: {error}")
+    async def call(self, args: ReadArguments) -> ToolOutput:
+        """Read the file; tell ``files`` (if any) that the model has seen it."""
+        output = await self.read(args)
+        if self.files is not None and not output.is_error:
+            self.files.saw(self.root / args.path)
+        return output
+
+    async def read(self, args: ReadArguments) -> ToolOutput:
+        """Read the file ``args`` names; every failure is an error result."""
         raise Todo(
             "ch02",
             "ask stat what is there; refuse all but a regular file; read in a thread",

@@ -244,14 +244,14 @@ def test_an_endless_loop_is_stopped_within_the_limit_and_shown_where_it_loops(re
 def test_a_worker_thread_that_never_returns_is_stopped_with_its_line_and_no_process_left(repo):
     read = repo / "starter" / "tools" / "read.py"
     text = read.read_text()
-    marker = "    async def run(self, arguments: dict[str, Any]) -> ToolOutput:\n"
+    marker = "    async def read(self, args: ReadArguments) -> ToolOutput:\n"
     assert marker in text
     # A stub that waits in a worker thread for something that never happens: pytest-timeout
     # cannot interrupt it, and the test's clean-up waits for the thread forever.
     read.write_text(
         text.replace(
             marker,
-            marker.replace("async def run", "async def run_never")
+            marker.replace("async def read", "async def read_never")
             + "        pass\n\n"
             + marker
             + "        import asyncio, threading\n"

@@ -1,0 +1,67 @@
+"""What the model has read: the rule that a file must be read, unchanged, before it is edited.
+
+An edit is written against what the model believes a file holds. If the model never read the
+file, or the file changed on disk since it did (the user saved it, a formatter ran), that
+belief is wrong and the edit may undo someone's work. ``FileTracker`` remembers, per file, what
+the file looked like on disk when the model last read it; the edit tools ask it before
+changing a file, and tell it after, since a file the model just wrote is one it knows.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Seen:
+    """A file's state on disk: enough to notice that it changed."""
+
+    mtime_ns: int
+    size: int
+
+
+def seen_now(path: Path) -> Seen | None:
+    """The state of the file at ``path`` now, or ``None`` if there is no such file."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return Seen(info.st_mtime_ns, info.st_size)
+
+
+# --8<-- [start:tracker]
+class FileTracker:
+    """Which files the model has read in this session, and how each looked at the time."""
+
+    def __init__(self) -> None:
+        self._seen: dict[Path, Seen] = {}
+
+    def saw(self, path: Path) -> None:
+        """Remember that the model has just read (or written) the file at ``path``."""
+        # region ch09: remember the file's state under its resolved path
+        # more: Path.resolve() so that two spellings of one file agree; seen_now(path)
+        state = seen_now(path)
+        if state is not None:
+            self._seen[path.resolve()] = state
+        # endregion
+
+    def check(self, path: Path, shown: str) -> str | None:
+        """Why the file at ``path`` may not be edited now, or ``None`` if it may.
+
+        ``shown`` is the path as the model wrote it, for the message.
+        """
+        # region ch09: never read: say to read it; changed since: say to read it again
+        # more: compare the remembered Seen with seen_now(path); dataclasses compare by value
+        before = self._seen.get(path.resolve())
+        if before is None:
+            return f"read {shown} before editing it, so the edit is made against what it holds"
+        if seen_now(path) != before:
+            return (
+                f"{shown} has changed on disk since it was last read; read it again "
+                "before editing it"
+            )
+        return None
+        # endregion
+# --8<-- [end:tracker]

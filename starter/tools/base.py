@@ -1,0 +1,107 @@
+"""The shape of a claw tool: arguments declared as a pydantic model, checked before the tool runs.
+
+A tool names its arguments in a pydantic model. The JSON Schema the model is shown comes from
+that model (descriptions, enums, defaults and bounds included), and the arguments the model
+sends are validated with it before the tool does anything. Arguments that do not fit never
+reach the tool: they come back to the model as an error result, one short line per problem,
+saying which argument, what was expected and what was sent, so the next call can be right.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..todo import Todo
+from ..types import ToolDefinition, ToolOutput
+
+A = TypeVar("A", bound=BaseModel)
+
+MAX_PROBLEMS = 10
+"""How many problems a validation error lists; the rest are counted, not shown."""
+
+MAX_INPUT_CHARS = 60
+"""How much of a wrong value is quoted back to the model."""
+
+
+def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON Schema of ``model``, made plain for a tool's ``parameters``.
+
+    pydantic writes a nested model or an ``Enum`` once, under ``$defs``, and points to it with
+    ``$ref``. Not every provider follows references, so each one is replaced by a copy of what
+    it points to. The ``title`` pydantic gives every field and model is dropped (it repeats the
+    name), and ``properties`` and ``required`` are always there. A model that contains itself
+    cannot be written out this way and is refused with a ``ValueError``.
+    """
+    raise Todo(
+        "ch06",
+        "inline every \"$ref\" from \"$defs\", drop the titles, always give the two keys",
+    )
+
+
+def show_input(value: Any) -> str:
+    """``value`` as the model wrote it (JSON), cut to ``MAX_INPUT_CHARS`` characters."""
+    raise Todo(
+        "ch06",
+        "JSON for what JSON can say, repr for the rest; cut long text with an ellipsis",
+    )
+
+
+def explain_validation_error(
+    tool: str, error: ValidationError, fields: tuple[str, ...] = ()
+) -> str:
+    """What was wrong with a call of ``tool``, for the model: a heading and one line a problem.
+
+    Each line names the argument (``items[2].path`` for one inside a list), says what was
+    expected in pydantic's words and quotes what was sent::
+
+        invalid arguments for read:
+        - offset: Input should be greater than or equal to 1 (got 0)
+        - path: missing (a required argument)
+        - colour: not an argument of read (its arguments: path, offset, limit)
+
+    ``fields`` are the tool's argument names, listed for an unknown argument. No link to
+    pydantic's documentation: the model cannot follow it. At most ``MAX_PROBLEMS`` lines.
+    """
+    raise Todo(
+        "ch06",
+        "one \"- where: what (got value)\" line per problem; \"missing\" and \"extra\" differ",
+    )
+
+
+class ArgumentsTool(Generic[A]):
+    """A tool whose arguments are the pydantic model ``Arguments``.
+
+    A subclass sets ``name``, ``description`` and ``Arguments``, and writes ``call``, which
+    receives arguments already validated and typed. ``run``, what the loop calls, does the
+    validation: arguments that do not fit become an error result and ``call`` never runs.
+    """
+
+    name: ClassVar[str]
+    """The tool's name, as the model calls it."""
+    description: ClassVar[str]
+    """What the tool does and when to use it, for the model."""
+    Arguments: type[A]
+    """The pydantic model of the arguments."""
+
+    @property
+    def definition(self) -> ToolDefinition:
+        """How the tool is described to the model: its schema comes from ``Arguments``."""
+        return ToolDefinition(
+            name=self.name, description=self.description, parameters=tool_schema(self.Arguments)
+        )
+
+    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
+        """Validate ``arguments`` with ``Arguments``, then ``call`` the tool with them."""
+        try:
+            args = self.Arguments.model_validate(arguments)
+        except ValidationError as error:
+            fields = tuple(self.Arguments.model_fields)
+            return ToolOutput.error(explain_validation_error(self.name, error, fields))
+        return await self.call(args)
+
+    async def call(self, args: A) -> ToolOutput:
+        """Do the tool's work with validated ``args``; report failures as ``ToolOutput.error``."""
+        raise NotImplementedError(f"{type(self).__name__} must define call()")
