@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar, Generic, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..types import ToolDefinition, ToolOutput
 
@@ -24,6 +24,22 @@ MAX_PROBLEMS = 10
 MAX_INPUT_CHARS = 60
 """How much of a wrong value is quoted back to the model."""
 
+DATA_KEYWORDS = frozenset({"default", "const", "enum", "examples"})
+"""Schema keywords whose values are data, not schemas: nothing inside them is a title or a $ref."""
+
+
+# --8<-- [start:tool-arguments]
+class ToolArguments(BaseModel):
+    """The base of a tool's argument model: an argument the model made up is an error.
+
+    A plain ``BaseModel`` drops names it does not know without a word, so a model that writes
+    ``start_line`` for ``offset`` would never learn that its choice was ignored. With
+    ``extra="forbid"`` it hears so, and the schema says ``"additionalProperties": false``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+# --8<-- [end:tool-arguments]
+
 
 # --8<-- [start:tool-schema]
 def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -33,7 +49,8 @@ def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
     ``$ref``. Not every provider follows references, so each one is replaced by a copy of what
     it points to. The ``title`` pydantic gives every field and model is dropped (it repeats the
     name), and ``properties`` and ``required`` are always there. A model that contains itself
-    cannot be written out this way and is refused with a ``ValueError``.
+    cannot be written out this way and is refused with a ``ValueError``. Values that are data
+    (a ``default``, an ``enum``) are copied as they are, even a dict with a ``"title"`` key.
     """
     # region ch06: inline every "$ref" from "$defs", drop the titles, always give the two keys
     # more: a recursive helper; `seen` names the definitions being inlined, to catch a cycle
@@ -55,7 +72,7 @@ def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
             rest = {key: value for key, value in node.items() if key != "$ref"}
             return plain({**definitions[name], **rest}, (*seen, name))
         return {
-            key: plain(value, seen)
+            key: value if key in DATA_KEYWORDS else plain(value, seen)
             for key, value in node.items()
             if not (key == "title" and isinstance(value, str))
         }
@@ -98,21 +115,21 @@ def explain_validation_error(
         - path: missing (a required argument)
         - colour: not an argument of read (its arguments: path, offset, limit)
 
-    ``fields`` are the tool's argument names, listed for an unknown argument. No link to
-    pydantic's documentation: the model cannot follow it. At most ``MAX_PROBLEMS`` lines.
+    ``fields`` are the tool's argument names, listed for an unknown argument (one inside a
+    nested object gets pydantic's words). No link to pydantic's documentation: the model cannot
+    follow it. At most ``MAX_PROBLEMS`` lines, then a count of the rest.
     """
     # region ch06: one "- where: what (got value)" line per problem; "missing" and "extra" differ
-    # more: error.errors(include_url=False); each has "loc", "msg", "type" and "input"
+    # more: error.errors(include_url=False) gives "loc", "msg", "type", "input"; ints in loc are [i]
     lines = [f"invalid arguments for {tool}:"]
     problems = error.errors(include_url=False)
     for problem in problems[:MAX_PROBLEMS]:
-        where = ""
-        for part in problem["loc"]:
-            where += f"[{part}]" if isinstance(part, int) else f".{part}" if where else str(part)
-        where = where or "(the arguments)"
+        loc = problem["loc"]
+        where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+        where = where.removeprefix(".") or "(the arguments)"
         if problem["type"] == "missing":
             lines.append(f"- {where}: missing (a required argument)")
-        elif problem["type"] == "extra_forbidden":
+        elif problem["type"] == "extra_forbidden" and len(loc) == 1:
             known = f" (its arguments: {', '.join(fields)})" if fields else ""
             lines.append(f"- {where}: not an argument of {tool}{known}")
         else:
@@ -128,8 +145,9 @@ def explain_validation_error(
 class ArgumentsTool(Generic[A]):
     """A tool whose arguments are the pydantic model ``Arguments``.
 
-    A subclass sets ``name``, ``description`` and ``Arguments``, and writes ``call``, which
-    receives arguments already validated and typed. ``run``, what the loop calls, does the
+    A subclass sets ``name``, ``description`` and ``Arguments`` (best a ``ToolArguments``, so
+    that made-up arguments are refused), and writes ``call``, which receives arguments already
+    validated and typed. ``run``, what the loop calls, does the
     validation: arguments that do not fit become an error result and ``call`` never runs.
     """
 

@@ -23,10 +23,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ..types import ToolDefinition, ToolOutput
-from .base import ArgumentsTool
+from .base import ArgumentsTool, ToolArguments
 from .tracker import FileTracker
 
 BINARY_SNIFF_BYTES = 8192
@@ -37,7 +37,7 @@ SKIP_CHARS = 65536
 
 
 # --8<-- [start:arguments]
-class ReadArguments(BaseModel):
+class ReadArguments(ToolArguments):
     """Which file to read and, for a long file, which lines."""
 
     path: str = Field(min_length=1, description="The file to read, relative to the workspace.")

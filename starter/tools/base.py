@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar, Generic, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..todo import Todo
 from ..types import ToolDefinition, ToolOutput
@@ -25,6 +25,20 @@ MAX_PROBLEMS = 10
 MAX_INPUT_CHARS = 60
 """How much of a wrong value is quoted back to the model."""
 
+DATA_KEYWORDS = frozenset({"default", "const", "enum", "examples"})
+"""Schema keywords whose values are data, not schemas: nothing inside them is a title or a $ref."""
+
+
+class ToolArguments(BaseModel):
+    """The base of a tool's argument model: an argument the model made up is an error.
+
+    A plain ``BaseModel`` drops names it does not know without a word, so a model that writes
+    ``start_line`` for ``offset`` would never learn that its choice was ignored. With
+    ``extra="forbid"`` it hears so, and the schema says ``"additionalProperties": false``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
 
 def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON Schema of ``model``, made plain for a tool's ``parameters``.
@@ -33,7 +47,8 @@ def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
     ``$ref``. Not every provider follows references, so each one is replaced by a copy of what
     it points to. The ``title`` pydantic gives every field and model is dropped (it repeats the
     name), and ``properties`` and ``required`` are always there. A model that contains itself
-    cannot be written out this way and is refused with a ``ValueError``.
+    cannot be written out this way and is refused with a ``ValueError``. Values that are data
+    (a ``default``, an ``enum``) are copied as they are, even a dict with a ``"title"`` key.
     """
     raise Todo(
         "ch06",
@@ -62,8 +77,9 @@ def explain_validation_error(
         - path: missing (a required argument)
         - colour: not an argument of read (its arguments: path, offset, limit)
 
-    ``fields`` are the tool's argument names, listed for an unknown argument. No link to
-    pydantic's documentation: the model cannot follow it. At most ``MAX_PROBLEMS`` lines.
+    ``fields`` are the tool's argument names, listed for an unknown argument (one inside a
+    nested object gets pydantic's words). No link to pydantic's documentation: the model cannot
+    follow it. At most ``MAX_PROBLEMS`` lines, then a count of the rest.
     """
     raise Todo(
         "ch06",
@@ -74,8 +90,9 @@ def explain_validation_error(
 class ArgumentsTool(Generic[A]):
     """A tool whose arguments are the pydantic model ``Arguments``.
 
-    A subclass sets ``name``, ``description`` and ``Arguments``, and writes ``call``, which
-    receives arguments already validated and typed. ``run``, what the loop calls, does the
+    A subclass sets ``name``, ``description`` and ``Arguments`` (best a ``ToolArguments``, so
+    that made-up arguments are refused), and writes ``call``, which receives arguments already
+    validated and typed. ``run``, what the loop calls, does the
     validation: arguments that do not fit become an error result and ``call`` never runs.
     """
 
