@@ -147,7 +147,7 @@ class ReadTool(ArgumentsTool[ReadArguments]):
     def read_window(self, path: Path, args: ReadArguments) -> ToolOutput:
         """Open the regular file at ``path`` and show the window ``args`` asks for.
 
-        It blocks, so ``run`` calls it in a worker thread. Only the first
+        It blocks, so ``read`` calls it in a worker thread. Only the first
         ``BINARY_SNIFF_BYTES`` bytes are checked for binary, and lines are decoded as they are
         read, so the file is never in memory as a whole.
         """
