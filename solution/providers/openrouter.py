@@ -42,6 +42,7 @@ from ..errors import (
     ServerError,
     StreamError,
 )
+from ..instructions import keep_developer_role
 from ..streaming import (
     MAX_EVENT_CHARS,
     Done,
@@ -568,6 +569,7 @@ class OpenRouterProvider:
         max_body_bytes: int = MAX_BODY_BYTES,
         max_event_chars: int = MAX_EVENT_CHARS,
         retry: RetryPolicy | None = None,
+        developer_role: bool = False,
         client: httpx.AsyncClient | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
@@ -579,8 +581,10 @@ class OpenRouterProvider:
         for a local server that needs no key. ``app_url`` and ``app_title`` are OpenRouter's
         optional attribution headers. ``timeout``, ``deadline`` and ``idle_timeout`` are in
         seconds (see ``CallLimits``); ``max_body_bytes`` caps a whole answer and
-        ``max_event_chars`` one stream event. ``client``, ``sleep``, ``rng`` and ``clock`` are
-        there for tests.
+        ``max_event_chars`` one stream event. ``developer_role`` sends developer messages with
+        their own role, for models that know it; off, they go as system messages, which every
+        server accepts (chapter 8). ``client``, ``sleep``, ``rng`` and ``clock`` are there for
+        tests.
         """
         if api_key is None:
             api_key = os.environ.get(API_KEY_VARIABLE, "")
@@ -596,6 +600,7 @@ class OpenRouterProvider:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.retry = retry or RetryPolicy()
+        self.developer_role = developer_role
         self.timeout, self.deadline, self.idle_timeout = timeout, deadline, idle_timeout
         self.max_body_bytes, self.max_event_chars = max_body_bytes, max_event_chars
         self._api_key = api_key
@@ -641,16 +646,21 @@ class OpenRouterProvider:
     # --8<-- [end:lifecycle]
 
     # --8<-- [start:request-body]
+    def wire_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """The conversation in the OpenAI format: ``message_to_wire`` for each message.
+
+        With ``developer_role`` on, developer messages keep their own role (chapter 8).
+        """
+        wire = [message_to_wire(message) for message in messages]
+        return keep_developer_role(messages, wire) if self.developer_role else wire
+
     def request_body(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], *, stream: bool
     ) -> dict[str, Any]:
         """The JSON body of a chat-completions request."""
         # region ch05b: the model and the messages always; everything else only when it applies
-        # more: message_to_wire, tool_to_wire; streaming adds two keys; test settings is not None
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [message_to_wire(message) for message in messages],
-        }
+        # more: self.wire_messages, tool_to_wire; streaming adds two keys; test settings is not None
+        body: dict[str, Any] = {"model": self.model, "messages": self.wire_messages(messages)}
         if tools:
             body["tools"] = [tool_to_wire(tool) for tool in tools]
         if stream:
