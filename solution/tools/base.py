@@ -53,7 +53,7 @@ def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
     (a ``default``, an ``enum``) are copied as they are, even a dict with a ``"title"`` key.
     """
     # region ch06: inline every "$ref" from "$defs", drop the titles, always give the two keys
-    # more: a recursive helper; `seen` names the definitions being inlined, to catch a cycle
+    # more: a recursive helper; `seen`: the definitions on the current path; DATA_KEYWORDS as is
     schema = model.model_json_schema()
     definitions: dict[str, Any] = schema.pop("$defs", {})
 
