@@ -109,6 +109,16 @@ class Finish(StrEnum):
     """A safety filter stopped the model."""
     ERROR = "error"
     """The provider reported an error instead of an answer."""
+    STUCK = "stuck"
+    """The model made the same failing tool call (same name, same arguments) too often in a row."""
+    TRANSCRIPT_LIMIT = "transcript_limit"
+    """The history grew past its size limit; going on would overflow the model's context."""
+    CANCELLED = "cancelled"
+    """Someone stopped the run from outside (Ctrl-C, ``Agent.cancel()``, a cancelled task)."""
+    PERMISSION_DENIALS = "permission_denials"
+    """Calls were refused by the permission rules and the run was ended (chapter 13)."""
+    PLAN_PENDING = "plan_pending"
+    """The model finished a plan that waits for the user's approval (chapter 16)."""
 
     @classmethod
     def after(cls, stop_reason: StopReason) -> Finish:

@@ -1,0 +1,125 @@
+"""What happens while the agent runs, as data: events, and the sink that hands them out.
+
+The agent (``loop.py``) reports every step as an event: the stream events of chapter 5a as
+they arrive, then what the step amounted to: the assistant's text, each tool call, each
+tool result, the step's token usage, and last why the run finished. A terminal, a log, a
+cost meter and a test all watch the same run, and none of them needs a hook into the loop:
+each is an observer, a callable that receives every event. The rule that shapes this module:
+an observer can never break the run it watches.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .agent import Finish
+from .streaming import StreamEvent
+from .types import TokenUsage
+
+logger = logging.getLogger("claw.events")
+"""Where a failing observer is reported (once per observer)."""
+
+
+# --8<-- [start:events]
+@dataclass(frozen=True, slots=True)
+class AssistantText:
+    """The model's whole text for one step (sent only when the step has text)."""
+
+    step: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class StepUsage:
+    """The tokens (and cost, when known) of one step's provider call."""
+
+    step: int
+    usage: TokenUsage
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCalled:
+    """The model asked for this tool call; it is about to run."""
+
+    step: int
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """A tool call's result, as the model will read it (truncated if it was too long)."""
+
+    step: int
+    id: str
+    name: str
+    output: str
+    is_error: bool
+    duration: float
+    """Seconds from the call's start to its result, measured with ``time.monotonic``."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished:
+    """The run is over: why, after how many steps, the last text and the total usage."""
+
+    reason: Finish
+    steps: int
+    """How many times the provider was called."""
+    text: str
+    """The model's last complete text in this run (empty if it had none)."""
+    usage: TokenUsage
+
+
+LoopEvent = AssistantText | StepUsage | ToolCalled | ToolResult | RunFinished
+"""What the loop itself reports about a step."""
+
+Event = StreamEvent | LoopEvent
+"""Everything an ``Agent`` reports, in the order it happens."""
+
+Observer = Callable[[Event], object]
+"""Anything that can be called with an event. Keep it quick: the loop waits for it."""
+# --8<-- [end:events]
+
+
+# --8<-- [start:sink]
+class EventSink:
+    """Hands each event to every observer, in the order they were added.
+
+    An observer that raises is reported once, with its traceback, as a warning on the
+    ``claw.events`` logger, and keeps being called: a broken progress bar must not end a
+    run that is editing your files.
+    """
+
+    def __init__(self, observers: Iterable[Observer] = ()) -> None:
+        """Start with ``observers``."""
+        self.observers: list[Observer] = list(observers)
+        self._reported: set[int] = set()  # positions in observers of those already reported
+
+    def add(self, observer: Observer) -> None:
+        """Call ``observer`` with every later event too."""
+        self.observers.append(observer)
+
+    def emit(self, event: Event) -> None:
+        """Give ``event`` to each observer; one that raises never stops the others."""
+        # region ch07: call every observer; a failure is logged once per observer, never raised
+        # more: enumerate; except Exception; logger.warning(..., exc_info=True) once per position
+        for position, observer in enumerate(self.observers):
+            try:
+                observer(event)
+            except Exception:
+                if position not in self._reported:
+                    self._reported.add(position)
+                    logger.warning(
+                        "observer %r raised on %s; it stays subscribed, and later failures "
+                        "are not reported",
+                        observer,
+                        type(event).__name__,
+                        exc_info=True,
+                    )
+        # endregion
+# --8<-- [end:sink]
