@@ -531,6 +531,93 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return verify(console, fast=args.fast)
 
 
+# ---------------------------------------------------------------- grade (for instructors)
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    """Grade a class's submissions with the instructor's tests; see ``clawbook.grade``."""
+    import threading
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from . import grade
+
+    curriculum = load()
+    try:
+        chapters = grade.select_chapters(curriculum, args.chapters)
+    except ValueError as error:
+        return _usage_error(str(error))
+    limits = grade.Limits(
+        wall_time=args.wall_time,
+        test_timeout=args.timeout or default_timeout(),
+        memory=int(args.memory * 1024**3),
+    )
+    course = grade.Course(curriculum, chapters, limits=limits)
+    work = grade.submissions(Path(p) for p in args.submissions)
+    console.print(
+        f"Grading {len(work)} submission(s) on {', '.join(c.id for c in chapters)} "
+        f"with {args.workers} worker(s)."
+    )
+    with console.status("running your tests against solution/ (the reference) ..."):
+        reference = course.prepare()
+    wrong = [r for r in reference.results if r.is_problem]
+    if wrong:
+        console.print(
+            f"[yellow]Warning:[/] {len(wrong)} test(s) do not pass against solution/ either "
+            f"(first: {escape(wrong[0].nodeid)}); no learner can pass them."
+        )
+    done: list[grade.Grade] = []
+    cancel = threading.Event()
+    complete = True
+    columns = (
+        "{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        "{task.fields[last]}",
+    )  # fmt: skip
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task("grading", total=len(work), last="")
+
+        def finished(row: grade.Grade) -> None:
+            done.append(row)
+            bar.update(
+                task, advance=1, last=f"{row.submission}: {row.passed}/{row.total} {row.status}"
+            )
+
+        try:
+            rows = grade.grade_class(course, work, args.workers, finished, cancel)
+        except KeyboardInterrupt:
+            complete = False
+            names = [s.name for s in work]
+            rows = sorted(done, key=lambda r: names.index(r.submission))
+    written = grade.write_all(args.out, course, rows, complete=complete, gradescope=args.gradescope)
+    if not complete:
+        console.print(
+            f"[yellow]Interrupted:[/] {len(rows)} of {len(work)} submission(s) finished and "
+            "are written."
+        )
+    _print_grades(rows)
+    for path in written:
+        console.print(f"  wrote {escape(str(path))}")
+    if not complete:
+        return INTERRUPTED
+    return OK if all(r.status == "ok" for r in rows) else FAILED
+
+
+def _print_grades(rows: Sequence[object]) -> None:
+    from .grade import Grade
+
+    table = Table(title="gradebook", title_style="bold")
+    for column in ("submission", "passed", "todo", "failing", "status", "seconds"):
+        table.add_column(column, justify="left" if column == "submission" else "right")
+    for row in rows:
+        assert isinstance(row, Grade)
+        style = "green" if row.status == "ok" else "red"
+        table.add_row(
+            escape(row.submission), f"{row.passed}/{row.total}", str(row.todo),
+            str(row.failing), f"[{style}]{row.status}[/]", f"{row.seconds:.1f}",
+        )  # fmt: skip
+    console.print(table)
+
+
 # ---------------------------------------------------------------- wiring
 
 
@@ -602,6 +689,38 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument(
         "--fast", action="store_true", help="skip the slow checks (progression, book, notebooks)"
     )
+    grade = add("grade", cmd_grade, "(instructors) grade a class's submissions with your tests")
+    grade.add_argument(
+        "submissions", nargs="+", metavar="SUBMISSION",
+        help="a folder holding a learner's starter/ (a whole clone is fine), or a .zip / .tar.gz",
+    )  # fmt: skip
+    grade.add_argument("--out", type=Path, required=True, help="the folder to write results to")
+    grade.add_argument(
+        "--chapters", default=None, metavar="IDS",
+        help="chapters to grade: ids and ranges, such as ch01..ch05b or ch01,ch03 "
+        "(default: every written chapter with tests)",
+    )  # fmt: skip
+    grade.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1, metavar="N",
+        help="submissions graded at once (default: the number of CPUs)",
+    )  # fmt: skip
+    grade.add_argument(
+        "--timeout", type=float, default=None, metavar="SECONDS",
+        help="per-test limit before a test counts as an endless loop "
+        f"(default {default_timeout():g})",
+    )  # fmt: skip
+    grade.add_argument(
+        "--wall-time", type=float, default=300.0, metavar="SECONDS",
+        help="limit for a whole submission (default 300)",
+    )  # fmt: skip
+    grade.add_argument(
+        "--memory", type=float, default=2.0, metavar="GIB",
+        help="address space each submission's tests may use, in GiB (default 2)",
+    )  # fmt: skip
+    grade.add_argument(
+        "--gradescope", action="store_true",
+        help="also write Gradescope's results.json for each submission (OUT/gradescope/NAME/)",
+    )  # fmt: skip
     return parser
 
 

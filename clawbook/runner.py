@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,8 +46,9 @@ class Stop:
     """Why a run ended before pytest said it had finished."""
 
     reason: str
-    """``hung`` (stopped by the watchdog), ``crashed`` (the process died) or ``error``
-    (pytest refused to start, for example a broken ``chapters.toml``)."""
+    """``hung`` (stopped by the watchdog), ``crashed`` (the process died), ``error``
+    (pytest refused to start, for example a broken ``chapters.toml``) or ``timeout`` (the
+    run's ``wall_time`` ran out)."""
     detail: str
     test: str | None = None
     """The test that was running, if any."""
@@ -133,25 +134,32 @@ def run_pytest(
     extra_env: dict[str, str] | None = None,
     timeout: float | None = None,
     watch: Watcher | None = None,
+    base_env: Mapping[str, str] | None = None,
+    wrapper: Sequence[str] = (),
+    wall_time: float | None = None,
 ) -> Run:
     """Run pytest on ``args`` against an implementation and collect every test's result.
 
     ``timeout`` limits each test (default ``default_timeout()``); a process that reports nothing
     for longer than that (plus a grace period) is stopped and its stuck test named.
+    ``base_env`` is the environment to start from (default ``os.environ``); ``wrapper`` is put
+    in front of the command (``clawbook.sandbox``'s limits); ``wall_time`` limits the whole run
+    (a run stopped by it ends with reason ``timeout``).
     """
     timeout = timeout or default_timeout()
     with tempfile.TemporaryDirectory(prefix="clawbook-") as scratch:
         report_path = Path(scratch) / "report.jsonl"
         # Start from a clean slate: an outer run's settings must not leak into this one.
-        env = {k: v for k, v in os.environ.items() if k not in _OWN_VARIABLES}
+        source = os.environ if base_env is None else base_env
+        env = {k: v for k, v in source.items() if k not in _OWN_VARIABLES}
         env.update({impl.IMPL_ENV: implementation, REPORT_ENV: str(report_path)})
         if impl_path is not None:
             env[impl.PATH_ENV] = str(impl_path)
         env.update(extra_env or {})
-        command = pytest_command(
+        command = [*wrapper, *pytest_command(
             "-q", "--tb=line", "--continue-on-collection-errors", f"--timeout={timeout:g}",
             *args,
-        )  # fmt: skip
+        )]  # fmt: skip
         output_path = Path(scratch) / "output.txt"
         with output_path.open("wb") as output:
             process = subprocess.Popen(
@@ -165,7 +173,7 @@ def run_pytest(
             )
             try:
                 reader = ReportReader(report_path)
-                stopped = _supervise(process, reader, timeout, watch)
+                stopped = _supervise(process, reader, timeout, watch, wall_time)
             finally:
                 _end_group(process)
         reader.poll()
@@ -203,9 +211,16 @@ def grace(timeout: float) -> float:
 
 
 def _supervise(
-    process: subprocess.Popen[bytes], reader: ReportReader, timeout: float, watch: Watcher | None
+    process: subprocess.Popen[bytes],
+    reader: ReportReader,
+    timeout: float,
+    watch: Watcher | None,
+    wall_time: float | None = None,
 ) -> Stop | None:
-    """Wait for the process, reading its events; stop it if it goes quiet for too long."""
+    """Wait for the process, reading its events; stop it if it goes quiet for too long.
+
+    With ``wall_time``, also stop it when the whole run takes longer than that.
+    """
     started = last_event = time.monotonic()
     heard = False
     while True:
@@ -221,6 +236,9 @@ def _supervise(
         limit = timeout + grace(timeout) if heard else STARTUP_LIMIT
         if now - last_event > limit:
             return _stop_hung(process, reader.report, now - last_event)
+        if wall_time is not None and now - started > wall_time:
+            detail = f"the test run took longer than its limit of {wall_time:g} s"
+            return Stop("timeout", detail, reader.report.running)
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(0.05)  # returns as soon as the process ends
 
