@@ -1,0 +1,146 @@
+"""The ``write`` tool, and ``atomic_write``, the one way claw's tools put bytes in a file.
+
+A file is never written in place. ``atomic_write`` writes the new bytes to a temporary file in
+the same directory, flushes them to the disk, and only then renames the temporary file over
+the old one. On POSIX a rename within one file system is atomic: anyone who opens the file
+sees the old content or the new, never half of each. A crash, a full disk or a killed process
+before the rename leaves the old file as it was, and the temporary file is removed.
+
+``write`` creates a file (and its parent directories) or replaces one. Replacing a file the
+model has not read in this session, or that changed on disk since it read it, is refused: the
+model would be overwriting content it has never seen. ``edit`` (``tools/edit.py``) and
+``apply_patch`` (``tools/patch.py``) write with ``atomic_write`` too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from pydantic import Field
+
+from ..types import ToolOutput
+from .base import ArgumentsTool, ToolArguments
+from .tracker import FileTracker
+
+NEW_FILE_MODE = 0o666
+"""The permission bits asked for a new file; the process's umask takes some away (to 0o644)."""
+
+
+# --8<-- [start:arguments]
+class WriteArguments(ToolArguments):
+    """Which file to write, and everything it should hold."""
+
+    path: str = Field(
+        min_length=1, description="The file to create or replace, relative to the workspace."
+    )
+    content: str = Field(description="The whole new content of the file.")
+# --8<-- [end:arguments]
+
+
+# --8<-- [start:fsync-directory]
+def fsync_directory(directory: Path) -> None:
+    """Ask the disk to keep the directory's entries (a rename is one), as far as it can.
+
+    Best effort: a file system that cannot sync a directory raises, and that is ignored, since
+    by then the new file is already in place.
+    """
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+# --8<-- [end:fsync-directory]
+
+
+# --8<-- [start:atomic-write]
+def atomic_write(path: Path, data: bytes) -> None:
+    """Make the file at ``path`` hold exactly ``data``, or leave it as it was.
+
+    The bytes go to a new temporary file next to ``path`` (same directory, so same file
+    system), are flushed and synced, take the old file's permission bits, and the temporary
+    file is then renamed over ``path`` with ``os.replace``. Any failure raises ``OSError``
+    after removing the temporary file; the old file is untouched. A symbolic link is followed:
+    the file it points to is replaced, and the link stays a link.
+    """
+    # region ch09: write a temporary file beside the target, fsync it, then os.replace it over
+    # more: os.open(temp, O_WRONLY | O_CREAT | O_EXCL, mode); os.fsync; unlink the temp on error
+    target = Path(os.path.realpath(path))
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        mode = None  # a new file: NEW_FILE_MODE, less the umask
+    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, NEW_FILE_MODE)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+            if mode is not None:
+                os.fchmod(file.fileno(), mode)
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    fsync_directory(target.parent)
+    # endregion
+# --8<-- [end:atomic-write]
+
+
+# --8<-- [start:tool]
+class WriteTool(ArgumentsTool[WriteArguments]):
+    """Create a file, or replace one the model has read, with the content it gives."""
+
+    name = "write"
+    description = (
+        "Write a whole file: create it (and its directories) or replace it. To replace an "
+        "existing file, read it first. To change part of a file, use edit instead."
+    )
+    Arguments = WriteArguments
+
+    def __init__(self, root: Path | str = ".", *, files: FileTracker | None = None) -> None:
+        """Write files under ``root``; ``files``: the tracker shared with ``read`` and ``edit``."""
+        self.root = Path(root)
+        self.files = files if files is not None else FileTracker()
+
+    # --8<-- [start:call]
+    async def call(self, args: WriteArguments) -> ToolOutput:
+        """Create or replace the file; every failure is an error result."""
+        # region ch09: refuse a directory, or a file not read (or changed); mkdir; atomic_write
+        # more: path.is_dir(), path.exists(); self.files.check and .saw; catch OSError → strerror
+        path = self.root / args.path
+        try:
+            exists = path.exists()
+            if path.is_dir():
+                return ToolOutput.error(f"{args.path} is a directory; write needs a file path")
+        except (OSError, ValueError) as error:
+            return ToolOutput.error(f"cannot write {args.path}: {error}")
+        if exists and (problem := self.files.check(path, args.path)) is not None:
+            return ToolOutput.error(problem)
+        try:
+            data = args.content.encode("utf-8")
+        except UnicodeEncodeError as error:
+            return ToolOutput.error(
+                f"content cannot be written as UTF-8: character {error.start} is a lone "
+                "surrogate; send text only"
+            )
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, data)
+        except OSError as error:
+            return ToolOutput.error(
+                f"cannot write {args.path}: {error.strerror or error}; the file was not changed"
+            )
+        self.files.saw(path)
+        lines = args.content.count("\n") + (not args.content.endswith("\n") and bool(args.content))
+        verb = "replaced" if exists else "created"
+        return ToolOutput.ok(f"{verb} {args.path} ({lines} lines, {len(data)} bytes)")
+        # endregion
+    # --8<-- [end:call]
+# --8<-- [end:tool]
