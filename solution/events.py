@@ -115,9 +115,9 @@ class EventSink:
                 if position not in self._reported:
                     self._reported.add(position)
                     logger.warning(
-                        "observer %r raised on %s; it stays subscribed, and later failures "
-                        "are not reported",
-                        observer,
+                        "observer %s raised on %s; it stays subscribed, and its later "
+                        "failures are not reported",
+                        getattr(observer, "__qualname__", type(observer).__qualname__),
                         type(event).__name__,
                         exc_info=True,
                     )

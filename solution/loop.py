@@ -157,6 +157,7 @@ def history_chars(messages: Sequence[Message]) -> int:
 # --8<-- [end:history-chars]
 
 
+# --8<-- [start:run-state]
 class Interrupted(Exception):
     """Raised inside the loop when ``Agent.cancel()`` stops a stream or a tool in flight."""
 
@@ -165,7 +166,6 @@ Gate = Callable[[ToolCall], Awaitable[ToolOutput | None]]
 """Looks at a tool call before it runs: ``None`` lets it run, a ``ToolOutput`` answers it."""
 
 
-# --8<-- [start:run-state]
 @dataclass
 class RunState:
     """What the loop knows about the run in progress."""
