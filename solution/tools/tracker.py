@@ -16,10 +16,15 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class Seen:
-    """A file's state on disk: enough to notice that it changed."""
+    """A file's state on disk: enough to notice that it changed.
+
+    The inode changes when an editor saves by replacing the file, even within the
+    modification time's resolution; the size catches most other quick changes.
+    """
 
     mtime_ns: int
     size: int
+    inode: int
 
 
 def seen_now(path: Path) -> Seen | None:
@@ -28,7 +33,7 @@ def seen_now(path: Path) -> Seen | None:
         info = os.stat(path)
     except OSError:
         return None
-    return Seen(info.st_mtime_ns, info.st_size)
+    return Seen(info.st_mtime_ns, info.st_size, info.st_ino)
 
 
 # --8<-- [start:tracker]

@@ -138,9 +138,10 @@ class WriteTool(ArgumentsTool[WriteArguments]):
                 f"cannot write {args.path}: {error.strerror or error}; the file was not changed"
             )
         self.files.saw(path)
-        lines = args.content.count("\n") + (not args.content.endswith("\n") and bool(args.content))
+        count = len(args.content.splitlines())
+        lines = "1 line" if count == 1 else f"{count} lines"
         verb = "replaced" if exists else "created"
-        return ToolOutput.ok(f"{verb} {args.path} ({lines} lines, {len(data)} bytes)")
+        return ToolOutput.ok(f"{verb} {args.path} ({lines}, {len(data)} bytes)")
         # endregion
     # --8<-- [end:call]
 # --8<-- [end:tool]

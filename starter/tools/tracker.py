@@ -18,10 +18,15 @@ from ..todo import Todo
 
 @dataclass(frozen=True)
 class Seen:
-    """A file's state on disk: enough to notice that it changed."""
+    """A file's state on disk: enough to notice that it changed.
+
+    The inode changes when an editor saves by replacing the file, even within the
+    modification time's resolution; the size catches most other quick changes.
+    """
 
     mtime_ns: int
     size: int
+    inode: int
 
 
 def seen_now(path: Path) -> Seen | None:
@@ -30,7 +35,7 @@ def seen_now(path: Path) -> Seen | None:
         info = os.stat(path)
     except OSError:
         return None
-    return Seen(info.st_mtime_ns, info.st_size)
+    return Seen(info.st_mtime_ns, info.st_size, info.st_ino)
 
 
 class FileTracker:
