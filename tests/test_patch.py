@@ -732,11 +732,13 @@ async def test_patch_tool_does_not_ignore_indentation(tmp_path):
     assert path.read_bytes() == original
 
 
-async def test_patch_tool_keeps_crlf_line_ends_and_a_missing_final_newline(tmp_path):
+async def test_patch_tool_keeps_crlf_line_ends_a_missing_final_newline_and_a_bom(tmp_path):
     windows = tmp_path / "setup.cfg"
     windows.write_bytes(b"[metadata]\r\nname = shop\r\nversion = 1.0\r\n")
     bare = tmp_path / "VERSION"
     bare.write_bytes(b"1.0")
+    marked = tmp_path / "prices.csv"
+    marked.write_bytes(b"\xef\xbb\xbfitem,cents\nmug,799\n")
     patch = patch_of(
         "*** Begin Patch",
         "*** Update File: setup.cfg",
@@ -747,14 +749,20 @@ async def test_patch_tool_keeps_crlf_line_ends_and_a_missing_final_newline(tmp_p
         "*** Update File: VERSION",
         "-1.0",
         "+1.1",
+        "*** Update File: prices.csv",
+        "-item,cents",
+        "+item,cents,currency",
+        "-mug,799",
+        "+mug,799,EUR",
         "*** End Patch",
     )
     output = await apply(ApplyPatchTool(tmp_path), patch)
-    assert output == ToolOutput.ok("M setup.cfg\nM VERSION")
+    assert output == ToolOutput.ok("M setup.cfg\nM VERSION\nM prices.csv")
     assert windows.read_bytes() == (
         b"[metadata]\r\nname = shop\r\nversion = 1.1\r\nlicense = MIT\r\n"
     )
     assert bare.read_bytes() == b"1.1"
+    assert marked.read_bytes() == b"\xef\xbb\xbfitem,cents,currency\nmug,799,EUR\n"
 
 
 async def test_patch_tool_creates_folders_for_added_and_moved_files(tmp_path):

@@ -27,6 +27,7 @@ from pydantic import Field
 
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
+from .edit import TextFile, line_ending
 from .tracker import FileTracker
 from .write import atomic_write
 
@@ -347,14 +348,14 @@ def parse_patch(text: str) -> list[Operation]:
 # --8<-- [end:parse-patch]
 
 
-# --8<-- [start:text-file]
+# --8<-- [start:file-lines]
 @dataclass
-class TextFile:
-    r"""A text file as lines, remembering how its lines end and whether its last line does.
+class FileLines:
+    r"""A file's text as lines without their ends, and what it takes to put the text back.
 
-    ``"a\r\nb\r\n"`` is ``TextFile(["a", "b"], "\r\n", True)``: the lines hold no line ends,
-    and ``encode`` puts back the ones the file had, so CRLF stays CRLF and a file without a
-    final newline still has none.
+    ``"a\r\nb\r\n"`` is ``FileLines(["a", "b"], "\r\n", True)``. ``join`` writes every
+    line end as the file's own (``line_ending``, from the edit tool) and ends the text with
+    one only if it ended with one: CRLF stays CRLF, a missing final newline stays missing.
     """
 
     lines: list[str]
@@ -362,25 +363,19 @@ class TextFile:
     final_newline: bool = True
 
     @classmethod
-    def decode(cls, data: bytes) -> TextFile:
-        """Split UTF-8 ``data`` into lines; ``UnicodeDecodeError`` if it is not UTF-8."""
-        text = data.decode("utf-8")
-        newline = "\r\n" if "\r\n" in text else "\n"
-        lines = text.split("\n")
+    def split(cls, text: str) -> FileLines:
+        """The lines of ``text``, its line end and whether its last line has one."""
+        lines = text.replace("\r\n", "\n").split("\n")
         final_newline = lines[-1] == ""
         if final_newline:
             lines.pop()
-        if newline == "\r\n":
-            lines = [line.removesuffix("\r") for line in lines]
-        return cls(lines, newline, final_newline)
+        return cls(lines, line_ending(text), final_newline)
 
-    def encode(self) -> bytes:
-        """The file's bytes: the lines joined by its line end, with a final one if it had one."""
+    def join(self) -> str:
+        """The text of the lines, each line end the file's own."""
         text = self.newline.join(self.lines)
-        if self.lines and self.final_newline:
-            text += self.newline
-        return text.encode("utf-8")
-# --8<-- [end:text-file]
+        return text + self.newline if self.lines and self.final_newline else text
+# --8<-- [end:file-lines]
 
 
 # --8<-- [start:seek]
@@ -509,7 +504,7 @@ def plan_patch(
     is given) an Update of a file not read, or changed since, are all ``ApplyError``.
     """
     # region ch09: one case per kind; check, read, apply_chunks, encode; record in the plan
-    # more: TextFile.decode(path.read_bytes()); files.check(path, shown); summary "A/M/D/R path"
+    # more: TextFile.decode, FileLines.split, apply_chunks, join, encode; files.check(path, shown)
     plan = Plan()
     for operation in operations:
         path = root / operation.path
@@ -534,12 +529,14 @@ def plan_patch(
             if files is not None and (reason := files.check(path, operation.path)):
                 raise ApplyError(reason)
             try:
-                text = TextFile.decode(path.read_bytes())
+                file = TextFile.decode(path.read_bytes())
             except UnicodeDecodeError:
                 raise ApplyError(f"cannot update {operation.path}: it is not UTF-8 text") from None
-            text.lines = apply_chunks(text.lines, operation.chunks, operation.path)
+            body = FileLines.split(file.text)
+            body.lines = apply_chunks(body.lines, operation.chunks, operation.path)
+            data = file.encode(body.join())
             if operation.move_to is None:
-                plan.writes[path] = text.encode()
+                plan.writes[path] = data
                 plan.summary.append(f"M {operation.path}")
                 continue
             target = root / operation.move_to
@@ -548,7 +545,7 @@ def plan_patch(
                     f"cannot move {operation.path} to {operation.move_to}: "
                     f"{operation.move_to} already exists"
                 )
-            plan.writes[target] = text.encode()
+            plan.writes[target] = data
             plan.deletes.append(path)
             plan.summary.append(f"R {operation.path} -> {operation.move_to}")
     return plan

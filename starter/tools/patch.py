@@ -28,6 +28,7 @@ from pydantic import Field
 from ..todo import Todo
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
+from .edit import TextFile, line_ending
 from .tracker import FileTracker
 from .write import atomic_write
 
@@ -219,12 +220,12 @@ def parse_patch(text: str) -> list[Operation]:
 
 
 @dataclass
-class TextFile:
-    r"""A text file as lines, remembering how its lines end and whether its last line does.
+class FileLines:
+    r"""A file's text as lines without their ends, and what it takes to put the text back.
 
-    ``"a\r\nb\r\n"`` is ``TextFile(["a", "b"], "\r\n", True)``: the lines hold no line ends,
-    and ``encode`` puts back the ones the file had, so CRLF stays CRLF and a file without a
-    final newline still has none.
+    ``"a\r\nb\r\n"`` is ``FileLines(["a", "b"], "\r\n", True)``. ``join`` writes every
+    line end as the file's own (``line_ending``, from the edit tool) and ends the text with
+    one only if it ended with one: CRLF stays CRLF, a missing final newline stays missing.
     """
 
     lines: list[str]
@@ -232,24 +233,18 @@ class TextFile:
     final_newline: bool = True
 
     @classmethod
-    def decode(cls, data: bytes) -> TextFile:
-        """Split UTF-8 ``data`` into lines; ``UnicodeDecodeError`` if it is not UTF-8."""
-        text = data.decode("utf-8")
-        newline = "\r\n" if "\r\n" in text else "\n"
-        lines = text.split("\n")
+    def split(cls, text: str) -> FileLines:
+        """The lines of ``text``, its line end and whether its last line has one."""
+        lines = text.replace("\r\n", "\n").split("\n")
         final_newline = lines[-1] == ""
         if final_newline:
             lines.pop()
-        if newline == "\r\n":
-            lines = [line.removesuffix("\r") for line in lines]
-        return cls(lines, newline, final_newline)
+        return cls(lines, line_ending(text), final_newline)
 
-    def encode(self) -> bytes:
-        """The file's bytes: the lines joined by its line end, with a final one if it had one."""
+    def join(self) -> str:
+        """The text of the lines, each line end the file's own."""
         text = self.newline.join(self.lines)
-        if self.lines and self.final_newline:
-            text += self.newline
-        return text.encode("utf-8")
+        return text + self.newline if self.lines and self.final_newline else text
 
 
 def seek(lines: Sequence[str], pattern: Sequence[str], start: int, end_of_file: bool) -> int | None:
