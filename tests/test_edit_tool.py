@@ -191,7 +191,8 @@ async def test_edit_tool_refuses_a_file_changed_on_disk_since_the_read(tmp_path)
     app.write_text(APP + "# saved by the user in their editor\n")
     output = await call(edit, path="app.py", old_string="hello", new_string="hi")
     assert output.is_error
-    assert "app.py has changed on disk since it was last read; read it again" in output.content
+    assert "app.py has changed on disk since it was last read" in output.content
+    assert "read it again" in output.content
     assert app.read_text().endswith("# saved by the user in their editor\n")
 
 
@@ -308,7 +309,9 @@ async def test_edit_an_agent_reads_then_edits_and_the_history_holds_the_diff(tmp
     assert (tmp_path / "app.py").read_text() == APP.replace('"hello"', '"hi"')
     edited = results(agent)[1]
     assert edited.tool_call_id == "e1" and not edited.is_error
-    assert '-    print("hello", name)\n+    print("hi", name)' in edited.content
+    before, after = APP.splitlines()[1], APP.splitlines()[1].replace('"hello"', '"hi"')
+    assert f"\n-{before}\n+{after}\n" in edited.content
+    assert edited.content.endswith(show_diff(APP, APP.replace('"hello"', '"hi"'), "app.py"))
 
 
 async def test_edit_an_agent_that_edits_before_reading_is_told_to_read_and_recovers(tmp_path):
