@@ -93,7 +93,7 @@ def truncate_output(text: str, limit: int) -> str:
     half of ``limit``.
     """
     # region ch07: cut at a character boundary within limit bytes, at a line end if one is near
-    # more: back up while data[cut] & 0xC0 == 0x80; then before marks (unicodedata.category "M")
+    # more: back up while data[cut] & 0xC0 == 0x80; line end; then never before a mark ("M")
     data = text.encode("utf-8", "surrogatepass")
     if len(data) <= limit:
         return text
@@ -101,11 +101,11 @@ def truncate_output(text: str, limit: int) -> str:
     while cut > 0 and data[cut] & 0xC0 == 0x80:  # a continuation byte: inside a character
         cut -= 1
     kept = data[:cut].decode("utf-8", "surrogatepass")
-    while kept and unicodedata.category(text[len(kept)]).startswith("M"):
-        kept = kept[:-1]  # keep a base character together with its combining marks
     line_end = kept.rfind("\n") + 1
     if line_end and len(kept[:line_end].encode("utf-8", "surrogatepass")) * 2 >= limit:
         kept = kept[:line_end]
+    while kept and unicodedata.category(text[len(kept)]).startswith("M"):
+        kept = kept[:-1]  # keep a base character together with its combining marks
     rest = text[len(kept) :]
     cut_lines = rest.count("\n") + (not rest.endswith("\n"))
     cut_bytes = len(data) - len(kept.encode("utf-8", "surrogatepass"))

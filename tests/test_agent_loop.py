@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from fake_tools import Broken, Echo
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from claw.agent import CANCELLED, Finish
@@ -596,6 +596,8 @@ def test_agent_truncate_output_note_says_how_much_was_cut_and_how_to_see_it():
 
 
 @given(text=st.text(), limit=st.integers(min_value=1, max_value=64))
+@example(text="ab\n\u0301cd", limit=5)  # a line end cut would leave the mark first
+@example(text="€\u0301" * 4, limit=8)
 def test_agent_truncate_output_properties(text, limit):
     result = truncate_output(text, limit)
     result.encode("utf-8")  # valid text: no half characters, no lone surrogates
