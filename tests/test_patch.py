@@ -205,7 +205,7 @@ def test_patch_parse_section_reads_the_body_its_header_starts():
     assert cursor.peek() == "*** End Patch"
 
 
-def test_patch_parses_a_multi_file_patch_into_typed_operations_in_order():
+def test_patch_parse_patch_reads_a_multi_file_patch_into_typed_operations_in_order():
     assert parse_patch(SHOP_PATCH) == [
         AddFile("src/shop/shipping.py", ('"""What delivery costs."""', "", "SHIPPING = 495")),
         UpdateFile(
@@ -251,7 +251,7 @@ def test_patch_parses_a_multi_file_patch_into_typed_operations_in_order():
     ]
 
 
-def test_patch_parses_nested_anchors_end_of_file_crlf_and_blank_lines_around_the_envelope():
+def test_patch_parse_patch_reads_nested_anchors_end_of_file_crlf_and_blank_lines():
     text = (
         "\r\n*** Begin Patch\r\n*** Update File: src/shop/cart.py\r\n"
         "@@ class Invoice\r\n@@ def total\r\n"
@@ -277,7 +277,7 @@ def test_patch_parses_nested_anchors_end_of_file_crlf_and_blank_lines_around_the
     )
 
 
-def test_patch_an_empty_line_in_a_chunk_is_an_empty_context_line_and_chunks_split_at_at_at():
+def test_patch_parse_patch_an_empty_line_is_context_and_a_new_at_at_starts_a_chunk():
     text = patch_of(
         "*** Begin Patch",
         "*** Update File: README.md",
@@ -297,7 +297,7 @@ def test_patch_an_empty_line_in_a_chunk_is_an_empty_context_line_and_chunks_spli
     )
 
 
-def test_patch_a_rename_alone_is_an_update_without_chunks():
+def test_patch_parse_patch_a_rename_alone_is_an_update_without_chunks():
     text = patch_of(
         "*** Begin Patch",
         "*** Update File: src/shop/util.py",
@@ -394,14 +394,14 @@ BAD_PATCHES = [
         "no-files",
     ],
 )
-def test_patch_parse_errors_name_the_line_and_what_was_expected(lines, number, message):
+def test_patch_parse_patch_errors_name_the_line_and_what_was_expected(lines, number, message):
     with pytest.raises(PatchError) as caught:
         parse_patch(patch_of(*lines))
     assert caught.value.line == number
     assert str(caught.value) == f"line {number}: {message}"
 
 
-def test_patch_parse_error_quotes_a_long_line_cut_to_sixty_characters():
+def test_patch_parse_patch_error_quotes_a_long_line_cut_to_sixty_characters():
     junk = "x" * 200
     with pytest.raises(PatchError) as caught:
         parse_patch(patch_of("*** Begin Patch", junk, "*** End Patch"))
@@ -467,7 +467,7 @@ def test_patch_apply_chunks_finds_each_chunk_after_the_one_before():
     assert len(result) == len(CART_LINES)
 
 
-def test_patch_anchors_pick_the_class_then_the_method_among_identical_context():
+def test_patch_apply_chunks_anchors_pick_the_class_then_the_method_among_twins():
     chunks = update_chunks(
         patch_of(
             "*** Begin Patch",
@@ -488,7 +488,7 @@ def test_patch_anchors_pick_the_class_then_the_method_among_identical_context():
     assert result[changed[0]].endswith("# with VAT")
 
 
-def test_patch_a_chunk_that_only_adds_goes_after_its_anchor_or_else_at_the_end():
+def test_patch_apply_chunks_a_chunk_that_only_adds_goes_after_its_anchor_or_at_the_end():
     lines = ["class Cart:", "    pass", "", "class Invoice:", "    pass"]
     chunks = update_chunks(
         patch_of(
@@ -514,7 +514,7 @@ def test_patch_a_chunk_that_only_adds_goes_after_its_anchor_or_else_at_the_end()
     ]
 
 
-def test_patch_end_of_file_changes_the_last_occurrence_not_the_first():
+def test_patch_apply_chunks_end_of_file_changes_the_last_occurrence_not_the_first():
     chunks = update_chunks(
         patch_of(
             "*** Begin Patch",
@@ -532,7 +532,7 @@ def test_patch_end_of_file_changes_the_last_occurrence_not_the_first():
     assert result[:-1] == CART_LINES[:-1]
 
 
-def test_patch_a_chunk_not_found_names_the_file_the_chunk_and_the_lines_looked_for():
+def test_patch_apply_chunks_a_chunk_not_found_names_the_file_the_chunk_and_its_lines():
     chunks = update_chunks(
         patch_of(
             "*** Begin Patch",
@@ -556,7 +556,7 @@ def test_patch_a_chunk_not_found_names_the_file_the_chunk_and_the_lines_looked_f
     assert "        total = Money(1)" in message
 
 
-def test_patch_an_anchor_not_found_is_an_error_naming_it():
+def test_patch_apply_chunks_an_anchor_not_found_is_an_error_naming_it():
     chunks = update_chunks(
         patch_of(
             "*** Begin Patch",
@@ -603,7 +603,7 @@ def two_texts(draw: st.DrawFn) -> tuple[list[str], list[str]]:
 
 @settings(max_examples=150, deadline=None)
 @given(two_texts())
-def test_patch_a_patch_made_from_a_diff_turns_the_first_text_into_the_second(texts):
+def test_patch_apply_chunks_a_patch_made_from_a_diff_turns_one_text_into_the_other(texts):
     old, new = texts
     [update] = parse_patch(diff_patch("notes.txt", old, new))
     assert isinstance(update, UpdateFile)
@@ -836,7 +836,7 @@ async def test_patch_tool_with_a_tracker_adds_and_deletes_without_a_read(tmp_pat
     assert output == ToolOutput.ok("A CHANGES.md\nD src/shop/legacy.py")
 
 
-async def test_patch_end_to_end_an_agent_reads_a_file_then_patches_it(tmp_path):
+async def test_patch_tool_end_to_end_an_agent_reads_a_file_then_patches_it(tmp_path):
     root = make_project(tmp_path)
     files = FileTracker()
     tools = ToolSet([ReadTool(root, files=files), ApplyPatchTool(root, files=files)])
