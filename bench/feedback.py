@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import statistics
 import subprocess
@@ -26,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from clawbook import stubgen
+from clawbook.grade import copy_repository
 
 from .common import Result
 
@@ -43,15 +43,7 @@ COMMANDS: list[tuple[str, str, list[str], dict[str, str], float]] = [
 
 def fresh_copy(into: Path) -> Path:
     """The repository's code and tests, with a freshly generated (untouched) starter."""
-    repo = into / "repo"
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "tooling")
-    for name in COPIED:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, repo / name, ignore=ignore)
-        else:
-            repo.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, repo / name)
+    repo = copy_repository(into / "repo", COPIED, ROOT)
     stubgen.write_tree(stubgen.render_tree(repo / "solution"), repo / "starter")
     return repo
 

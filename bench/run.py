@@ -21,7 +21,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from . import feedback, loop_overhead, read_memory, sse_throughput, stream_latency
+from . import feedback, grade, loop_overhead, read_memory, sse_throughput, stream_latency
 from .common import Result
 
 BENCHMARKS: list[tuple[str, Callable[[bool], Result | list[Result]]]] = [
@@ -30,6 +30,7 @@ BENCHMARKS: list[tuple[str, Callable[[bool], Result | list[Result]]]] = [
     ("stream_latency", stream_latency.run),
     ("feedback", feedback.run),
     ("read_memory", read_memory.run),
+    ("grade", grade.run),
 ]
 """Each benchmark's key and its ``run(quick)`` function (one result, or several), in order."""
 

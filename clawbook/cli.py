@@ -584,7 +584,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
         try:
             rows = grade.grade_class(course, work, args.workers, finished, cancel)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, SystemExit):  # Ctrl-C, or SIGTERM (see _terminate)
             complete = False
             names = [s.name for s in work]
             rows = sorted(done, key=lambda r: names.index(r.submission))

@@ -349,7 +349,8 @@ def _check_sizes(count: int, size: int) -> None:
 def find_starter(root: Path) -> Path:
     """The learner's ``starter/`` package in a submission.
 
-    It may be at the top, or one or two folders down (an archive of a folder, a whole clone).
+    It may be at the top, or one or two folders down (an archive of a folder, a whole clone),
+    or the submission may be the package's own files (``__init__.py``, ``todo.py``, ...).
     Raises ``InvalidSubmission`` if there is none or there are several.
     """
     if root.name == "starter" and (root / "__init__.py").is_file():
@@ -366,6 +367,8 @@ def find_starter(root: Path) -> Path:
         if len(found) > 1:
             places = ", ".join(str(p.relative_to(root)) for p in found)
             raise InvalidSubmission(f"more than one starter/ package: {places}")
+    if (root / "__init__.py").is_file() and (root / "todo.py").is_file():
+        return root  # the package's files themselves, uploaded without their folder
     raise InvalidSubmission("no starter/ package (a folder starter/ with __init__.py) in it")
 
 

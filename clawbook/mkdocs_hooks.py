@@ -40,8 +40,18 @@ def notebook_for(chapter: Chapter, docs_dir: Path) -> str | None:
     return candidate if (docs_dir / candidate).exists() else None
 
 
+def _heading(page: Path) -> str:
+    """A page's first ``# `` heading (its title), or its file name without the suffix."""
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return page.stem
+
+
 def build_nav(curriculum: Curriculum, docs_dir: Path) -> list[Any]:
-    """Home, then one section per part with its written chapters, then the notebooks.
+    """Home, one section per part with its written chapters, the appendices, the notebooks.
+
+    An appendix is any page ``appendix-*.md``; it is not a chapter, so it writes its own title.
 
     A notebook's label starts with "Notebook", because it is also the page's title and the
     text of the "Previous"/"Next" links in the footer, which show no section: the page after
@@ -53,6 +63,9 @@ def build_nav(curriculum: Curriculum, docs_dir: Path) -> list[Any]:
         if written:
             title = f"Part {ROMAN[part.number]} · {part.title}"
             nav.append({title: [{f"{number(c)} · {c.title}": c.page} for c in written]})
+    appendices = [{_heading(p): p.name} for p in sorted(docs_dir.glob("appendix-*.md"))]
+    if appendices:
+        nav.append({"Appendices": appendices})
     notebooks = [
         {f"Notebook · {number(c)} · {c.title}": nb}
         for c in curriculum.written

@@ -412,3 +412,47 @@ def test_grade_default_chapters_come_from_chapters_toml():
     chosen = [c.id for c in grade.select_chapters(curriculum, None)]
     assert chosen[:3] == list(CHAPTERS)
     assert all(curriculum.get(c).written for c in chosen)
+
+
+def test_grade_run_autograder_writes_gradescope_results_for_the_submission(tmp_path):
+    """Gradescope's layout in a temporary folder: course, venv, submission, results."""
+    root = tmp_path / "autograder"
+    root.mkdir()
+    (root / "course").symlink_to(REPO)
+    (root / "venv").symlink_to(Path(sys.prefix))
+    # What Gradescope hands over: the package's files, uploaded without their folder.
+    filled(tmp_path / "upload", "ch01")
+    shutil.copytree(tmp_path / "upload" / "starter", root / "submission")
+    result = subprocess.run(
+        [str(REPO / "autograder" / "run_autograder")],
+        env={**environment(), "AUTOGRADER_ROOT": str(root), "GRADE_CHAPTERS": "ch01,ch02",
+             "GRADE_ARGS": "--timeout 5"},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    data = json.loads((root / "results" / "results.json").read_text())
+    counts = reference_counts()
+    assert data["score"] == counts["ch01"]
+    assert [(t["score"], t["max_score"]) for t in data["tests"]] == [
+        (counts["ch01"], counts["ch01"]),
+        (0, counts["ch02"]),
+    ]
+    assert data["tests"][0]["status"] == "passed" and data["tests"][1]["status"] == "failed"
+    assert "todo" in data["tests"][1]["output"]
+
+
+def test_grade_run_autograder_never_reports_a_silent_zero(tmp_path):
+    root = tmp_path / "autograder"
+    root.mkdir()
+    (root / "course").symlink_to(REPO)
+    (root / "venv").symlink_to(Path(sys.prefix))
+    (root / "submission").mkdir()
+    result = subprocess.run(
+        [str(REPO / "autograder" / "run_autograder")],
+        env={**environment(), "AUTOGRADER_ROOT": str(root), "GRADE_ARGS": "--workers 0 --no-such"},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1
+    data = json.loads((root / "results" / "results.json").read_text())
+    assert data["score"] == 0 and data["tests"] == []
+    assert "could not grade" in data["output"]

@@ -18,6 +18,7 @@ import pytest
 
 from clawbook import cli, stubgen
 from clawbook.chapters import load
+from clawbook.grade import copy_repository
 from clawbook.report import Location, TestResult
 from clawbook.runner import Progress, Run
 
@@ -33,16 +34,7 @@ INIT_DOCSTRING = (
 @pytest.fixture(scope="module")
 def template(tmp_path_factory):
     """One scratch copy of the repository's code and tests, made once per module."""
-    root = tmp_path_factory.mktemp("template") / "repo"
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "tooling")
-    for name in COPIED:
-        source = REPO / name
-        if source.is_dir():
-            shutil.copytree(source, root / name, ignore=ignore)
-        else:
-            root.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, root / name)
-    return root
+    return copy_repository(tmp_path_factory.mktemp("template") / "repo", COPIED, REPO)
 
 
 @pytest.fixture
