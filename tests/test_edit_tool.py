@@ -332,3 +332,10 @@ async def test_edit_an_agent_that_edits_before_reading_is_told_to_read_and_recov
     assert first.is_error and "read app.py before editing it" in first.content
     assert not second.is_error and second.content.startswith("edited app.py (2 replacements)")
     assert (tmp_path / "app.py").read_text() == APP.replace("part(", "farewell(")
+
+
+async def test_edit_tool_turns_names_the_system_rejects_into_error_results(tmp_path):
+    _, edit = tools(tmp_path)
+    for path in ["x" * 300, "bad\x00name.py"]:
+        output = await call(edit, path=path, old_string="a", new_string="b")
+        assert output.is_error, path

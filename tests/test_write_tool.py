@@ -234,3 +234,11 @@ async def test_write_tool_refuses_a_directory(tmp_path):
     assert output.is_error
     assert "src is a directory" in output.content
     assert (tmp_path / "src").is_dir()
+
+
+async def test_write_tool_turns_names_the_system_rejects_into_error_results(tmp_path):
+    _, write = tools(tmp_path)
+    for path in ["x" * 300, "bad\x00name.txt", "docs/"]:
+        output = await call(write, path=path, content="hello\n")
+        assert output.is_error, path
+    assert names(tmp_path) == []

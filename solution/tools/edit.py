@@ -247,14 +247,14 @@ class EditTool(ArgumentsTool[EditArguments]):
         path = self.root / shown
         if args.old_string == args.new_string:
             return ToolOutput.error("old_string and new_string are the same; nothing would change")
-        if not path.is_file():
-            what = "is a directory" if path.is_dir() else "was not found"
-            return ToolOutput.error(
-                f"{shown} {what}; edit changes an existing file (use write to create one)"
-            )
-        if (problem := self.files.check(path, shown)) is not None:
-            return ToolOutput.error(problem)
         try:
+            if not path.is_file():
+                what = "is a directory" if path.is_dir() else "was not found"
+                return ToolOutput.error(
+                    f"{shown} {what}; edit changes an existing file (use write to create one)"
+                )
+            if (problem := self.files.check(path, shown)) is not None:
+                return ToolOutput.error(problem)
             file = TextFile.decode(path.read_bytes())
             after, count = replace_once(
                 file.text, args.old_string, args.new_string,

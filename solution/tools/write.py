@@ -115,33 +115,34 @@ class WriteTool(ArgumentsTool[WriteArguments]):
         # region ch09: refuse a directory, or a file not read (or changed); mkdir; atomic_write
         # more: path.is_dir(), path.exists(); self.files.check and .saw; catch OSError → strerror
         path = self.root / args.path
+        if args.path.endswith("/"):
+            return ToolOutput.error(f"{args.path} ends with /, so it names a directory, not a file")
         try:
             exists = path.exists()
             if path.is_dir():
                 return ToolOutput.error(f"{args.path} is a directory; write needs a file path")
-        except (OSError, ValueError) as error:
-            return ToolOutput.error(f"cannot write {args.path}: {error}")
-        if exists and (problem := self.files.check(path, args.path)) is not None:
-            return ToolOutput.error(problem)
-        try:
+            if exists and (problem := self.files.check(path, args.path)) is not None:
+                return ToolOutput.error(problem)
             data = args.content.encode("utf-8")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, data)
         except UnicodeEncodeError as error:
             return ToolOutput.error(
                 f"content cannot be written as UTF-8: character {error.start} is a lone "
                 "surrogate; send text only"
             )
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, data)
         except OSError as error:
             return ToolOutput.error(
                 f"cannot write {args.path}: {error.strerror or error}; the file was not changed"
             )
+        except ValueError:  # a NUL character in the name
+            return ToolOutput.error(f"cannot write {args.path!r}: a file name cannot hold NUL")
         self.files.saw(path)
         count = len(args.content.splitlines())
         lines = "1 line" if count == 1 else f"{count} lines"
         verb = "replaced" if exists else "created"
-        return ToolOutput.ok(f"{verb} {args.path} ({lines}, {len(data)} bytes)")
+        size = "1 byte" if len(data) == 1 else f"{len(data)} bytes"
+        return ToolOutput.ok(f"{verb} {args.path} ({lines}, {size})")
         # endregion
     # --8<-- [end:call]
 # --8<-- [end:tool]
