@@ -558,8 +558,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
         f"Grading {len(work)} submission(s) on {', '.join(c.id for c in chapters)} "
         f"with {args.workers} worker(s)."
     )
-    with console.status("running your tests against solution/ (the reference) ..."):
-        reference = course.prepare()
+    if args.workers < 1:
+        return _usage_error("--workers must be at least 1")
+    try:
+        with console.status("running your tests against solution/ (the reference) ..."):
+            reference = course.prepare()
+    except RuntimeError as error:
+        console.print(f"[red]✗ Nothing was graded:[/] {escape(str(error))}")
+        return FAILED
     wrong = [r for r in reference.results if r.is_problem]
     if wrong:
         console.print(

@@ -346,6 +346,20 @@ def test_grade_the_tests_see_no_secret_no_proxy_and_a_scratch_home(tmp_path):
     assert "CLAWBOOK_TEST_API_KEY" not in messages and "http_proxy" not in messages
 
 
+def test_grade_a_network_call_fails_the_tests_that_make_it(tmp_path):
+    sub = filled(tmp_path / "chatty", *CHAPTERS)
+    call = "        socket.create_connection(('192.0.2.1', 80))\n"
+    line = plant(sub, BODY, "        import socket\n" + call + BODY) + 1
+    course = grade.Course(load(), [load().get("ch01")], limits=grade.Limits(test_timeout=5))
+    course.prepare()
+    result = grade.grade_submission(course, grade.Submission("chatty", sub))
+    assert result.status == "ok"
+    assert result.failures
+    for failure in result.failures:
+        assert "NetworkBlocked" in failure.message
+        assert failure.where == f"starter/mock.py:{line}"
+
+
 def test_grade_a_cancel_stops_the_class_and_keeps_the_rows_that_finished(tmp_path):
     subs = [filled(tmp_path / f"s{i}", "ch01") for i in range(4)]
     plant(subs[1], BODY, "        while True:\n            pass\n")
