@@ -470,3 +470,47 @@ def test_grade_run_autograder_never_reports_a_silent_zero(tmp_path):
     data = json.loads((root / "results" / "results.json").read_text())
     assert data["score"] == 0 and data["tests"] == []
     assert "could not grade" in data["output"]
+
+
+def handmade() -> tuple[grade.Course, grade.Grade]:
+    """A course of ch01 and ch02 and one graded row, built by hand (no test run)."""
+    curriculum = load()
+    course = grade.Course(curriculum, [curriculum.get("ch01"), curriculum.get("ch02")])
+    row = grade.Grade(
+        "<b>mallory</b>",
+        "ok",
+        chapters=[grade.ChapterScore("ch01", 3, 4, 0, 1), grade.ChapterScore("ch02", 0, 5, 5, 0)],
+        failures=[
+            grade.Failure(
+                "tests/test_mock_provider.py::test_mock_x", "ch01", "failed",
+                "ValueError: <script>alert(1)</script>", "starter/mock.py:7",
+            )
+        ],
+        seconds=2.5,
+    )  # fmt: skip
+    return course, row
+
+
+def test_grade_gradescope_results_score_one_point_per_passing_test():
+    course, row = handmade()
+    data = grade.gradescope_results(row, course)
+    assert data["score"] == 3
+    assert data["execution_time"] == 2  # whole seconds, rounded half to even
+    ch01, ch02 = data["tests"]
+    assert (ch01["score"], ch01["max_score"], ch01["status"]) == (3, 4, "failed")
+    assert (ch02["score"], ch02["max_score"], ch02["status"]) == (0, 5, "failed")
+    assert ch01["name"] == "ch01 · Your first LLM call"
+    assert "test_mock_x (failed)" in ch01["output"]
+    assert "at starter/mock.py:7" in ch01["output"]
+    assert "5 test(s) still reach a stub" in ch02["output"]
+    assert json.loads(json.dumps(data)) == data
+
+
+def test_grade_report_escapes_everything_a_learner_wrote():
+    course, row = handmade()
+    from clawbook.gradereport import render
+
+    page = render(course, [row])
+    assert "<script>" not in page and "<b>mallory" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "&lt;b&gt;mallory&lt;/b&gt;" in page
