@@ -103,7 +103,7 @@ def run(quick: bool) -> list[Result]:
             unit="×",
             target=1.5,
             better="lower",
-            context=context,
+            context={k: context[k] for k in ("one worker", "floor")},
             raw=raw,
         ),
         Result(
@@ -113,7 +113,7 @@ def run(quick: bool) -> list[Result]:
             unit="×",
             target=max(1.0, 0.75 * cpus),
             better="higher",
-            context=context,
+            context={k: context[k] for k in ("one worker", f"{cpus} workers", "load")},
             raw=raw,
         ),
     ]
