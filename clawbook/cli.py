@@ -622,6 +622,10 @@ def _print_grades(rows: Sequence[object]) -> None:
             str(row.failing), f"[{style}]{row.status}[/]", f"{row.seconds:.1f}",
         )  # fmt: skip
     console.print(table)
+    for row in rows:
+        assert isinstance(row, Grade)
+        if row.detail:
+            console.print(f"  [bold]{escape(row.submission)}[/]: {escape(row.detail)}")
 
 
 # ---------------------------------------------------------------- wiring
