@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import threading
 import time
 import zipfile
@@ -360,7 +361,10 @@ def test_grade_a_network_call_fails_the_tests_that_make_it(tmp_path):
         assert failure.where == f"starter/mock.py:{line}"
 
 
-def test_grade_a_cancel_stops_the_class_and_keeps_the_rows_that_finished(tmp_path):
+def test_grade_a_cancel_stops_the_class_and_keeps_the_rows_that_finished(tmp_path, monkeypatch):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # this test's runs, no one else's
     subs = [filled(tmp_path / f"s{i}", "ch01") for i in range(4)]
     plant(subs[1], BODY, "        while True:\n            pass\n")
     course = grade.Course(load(), [load().get("ch01")], limits=grade.Limits(test_timeout=30))
@@ -373,14 +377,16 @@ def test_grade_a_cancel_stops_the_class_and_keeps_the_rows_that_finished(tmp_pat
         cancel.set()
 
     started = time.monotonic()
-    rows = grade.grade_class(course, grade.submissions(subs), 1, on_done, cancel)
+    # Two workers: s1 is looping (for up to 30 s a test) when s0 finishes and cancels.
+    rows = grade.grade_class(course, grade.submissions(subs), 2, on_done, cancel)
     assert time.monotonic() - started < 20  # the looping one was stopped, not waited for
     assert [r.submission for r in rows] == ["s0"]
     leftover = [
         pid for pid in os.listdir("/proc") if pid.isdigit()
-        and "clawbook-grade-" in _cwd(pid)
+        and _cwd(pid).startswith(str(scratch))
     ]  # fmt: skip
     assert not leftover
+    assert not list(scratch.iterdir())  # every scratch folder was removed
 
 
 def _cwd(pid: str) -> str:
