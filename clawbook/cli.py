@@ -585,7 +585,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
         def finished(row: grade.Grade) -> None:
             done.append(row)
             bar.update(
-                task, advance=1, last=f"{row.submission}: {row.passed}/{row.total} {row.status}"
+                task,
+                advance=1,
+                last=f"{escape(row.submission)}: {row.passed}/{row.total} {row.status}",
             )
 
         try:

@@ -458,13 +458,19 @@ class Course:
         solution itself does not pass: no learner can pass those either.
         """
         self.starter = stubgen.render_tree(self.root / "solution")
-        run = run_pytest(
-            self.test_files,
-            implementation="solution",
-            root=self.root,
-            extra_env={"PYTHONDONTWRITEBYTECODE": "1", **_chapters_variable()},
-            timeout=self.limits.test_timeout,
-        )
+        # In a scratch copy too, so that nothing (not even Hypothesis's database) is written
+        # into the instructor's checkout.
+        with tempfile.TemporaryDirectory(prefix="clawbook-grade-reference-") as scratch:
+            names = ("pyproject.toml", "tests", "solution")
+            work = copy_repository(Path(scratch) / "work", names, self.root)
+            run = run_pytest(
+                self.test_files,
+                implementation="solution",
+                impl_path=work,
+                root=work,
+                extra_env={"PYTHONDONTWRITEBYTECODE": "1", **_chapters_variable()},
+                timeout=self.limits.test_timeout,
+            )
         if run.collected is None or (run.stopped is not None and run.stopped.reason == "error"):
             raise RuntimeError(
                 "cannot run the instructor's tests against solution/: "
