@@ -20,8 +20,8 @@ every test after it.
 
 Every submission ends as a ``Grade``, whatever happened: a submission that cannot even be read
 is a row whose ``status`` says why, never a crash of the grader. The totals come from the
-reference (the instructor's tests collected against ``solution/``), so every learner is graded
-against the same denominator, even when their code cannot be imported.
+reference (the instructor's tests run against ``solution/``, minus those it skips), so every
+learner is graded against the same denominator, even when their code cannot be imported.
 
 What this does not defend against: code written to tamper with the test process it runs in (it
 runs in that process, and can rewrite results). See ``book/appendix-grading.md``.
