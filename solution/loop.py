@@ -34,6 +34,7 @@ from .events import (
     ToolCalled,
     ToolResult,
 )
+from .registry import run_in_batches
 from .streaming import StreamAccumulator, StreamProvider
 from .types import (
     Message,
@@ -213,13 +214,18 @@ class Agent(AgentBase):
         limits: Limits = Limits(),
         observers: Iterable[Observer] = (),
         gate: Gate | None = None,
+        concurrent: bool = False,
     ) -> None:
-        """An agent that streams from ``provider``, can use ``tools`` and keeps to ``limits``."""
+        """An agent that streams from ``provider``, can use ``tools`` and keeps to ``limits``.
+
+        ``concurrent=True`` runs consecutive read-only calls at the same time (chapter 12).
+        """
         super().__init__(tools, system=system, context=context, max_turns=limits.max_steps)
         self.provider = provider
         self.limits = limits
         self.sink = EventSink(observers)
         self.gate = gate
+        self.concurrent = concurrent
         self._cancel_requested = asyncio.Event()
         self._finish_requested: Finish | None = None
 
@@ -303,9 +309,14 @@ class Agent(AgentBase):
         """Run ``calls`` one after another, in call order, reporting each.
 
         The results already stand in the history from position ``first`` on (each
-        ``CANCELLED``); each is replaced by the real one as it arrives. Chapter 12 replaces
-        this method to run read-only calls at the same time.
+        ``CANCELLED``); each is replaced by the real one as it arrives. With
+        ``concurrent=True``, chapter 12's ``run_in_batches`` runs them instead, read-only
+        calls side by side.
         """
+        if self.concurrent:
+            async for event in run_in_batches(self, step, calls, first):
+                yield event
+            return
         # region ch07: for each call: report it, time it, race it, put its result in the history
         # more: ToolCalled; time.monotonic() around await self.race(self.execute(call)); ToolResult
         for index, call in enumerate(calls, start=first):

@@ -232,6 +232,7 @@ class EditTool(ArgumentsTool[EditArguments]):
         "first. The result is a diff of the change."
     )
     Arguments = EditArguments
+    read_only = False
 
     def __init__(self, root: Path | str = ".", *, files: FileTracker | None = None) -> None:
         """Edit files under ``root``; ``files``: the tracker shared with ``read`` and ``write``."""

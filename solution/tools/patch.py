@@ -585,6 +585,7 @@ class ApplyPatchTool(ArgumentsTool[PatchArguments]):
         "Read a file before updating it."
     )
     Arguments = PatchArguments
+    read_only = False
 
     def __init__(self, root: Path | str = ".", files: FileTracker | None = None) -> None:
         """Patch files under ``root``; with ``files``, only files read and unchanged since."""

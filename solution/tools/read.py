@@ -132,6 +132,7 @@ class ReadTool(ArgumentsTool[ReadArguments]):
     name = "read"
     description = "Read a text file, with line numbers, a window of lines at a time."
     Arguments = ReadArguments
+    read_only = True
 
     # --8<-- [start:init]
     def __init__(

@@ -103,6 +103,7 @@ class WriteTool(ArgumentsTool[WriteArguments]):
         "existing file, read it first. To change part of a file, use edit instead."
     )
     Arguments = WriteArguments
+    read_only = False
 
     def __init__(self, root: Path | str = ".", *, files: FileTracker | None = None) -> None:
         """Write files under ``root``; ``files``: the tracker shared with ``read`` and ``edit``."""

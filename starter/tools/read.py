@@ -99,6 +99,7 @@ class ReadTool(ArgumentsTool[ReadArguments]):
     name = "read"
     description = "Read a text file, with line numbers, a window of lines at a time."
     Arguments = ReadArguments
+    read_only = True
 
     def __init__(
         self,

@@ -1,0 +1,400 @@
+"""ch12 · The tool registry: read-only tools, batches, running a batch at once, default tools."""
+
+import asyncio
+import itertools
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from claw.agent import CANCELLED, Finish
+from claw.events import Event, RunFinished, ToolCalled, ToolResult
+from claw.loop import Agent
+from claw.registry import batches, default_tools, is_read_only, run_batch
+from claw.streaming import MockStreamProvider
+from claw.tools.edit import EditTool
+from claw.tools.patch import ApplyPatchTool
+from claw.tools.read import ReadTool
+from claw.tools.web_fetch import WebFetchTool
+from claw.tools.write import WriteTool
+from claw.types import (
+    AssistantTurn,
+    StopReason,
+    ToolCall,
+    ToolDefinition,
+    ToolOutput,
+    ToolResultMessage,
+    ToolSet,
+)
+
+# ------------------------------------------------------------------ helpers
+
+
+class Missing(NotImplementedError):
+    """Code that is not written yet, as a stub reports it (but not a claw ``Todo``)."""
+
+
+class Probe:
+    """A tool that logs when each call starts and ends, and waits as it is told.
+
+    ``wait`` maps a call's ``key`` argument to seconds to sleep, or to an ``asyncio.Event``
+    to wait for. ``fail`` maps a key to an exception to raise.
+    """
+
+    def __init__(self, name: str, *, read_only: bool | None, log: list[tuple[str, str]]) -> None:
+        self.name = name
+        if read_only is not None:
+            self.read_only = read_only
+        self.log = log
+        self.wait: dict[str, float | asyncio.Event] = {}
+        self.fail: dict[str, BaseException] = {}
+
+    @property
+    def definition(self) -> ToolDefinition:
+        return ToolDefinition(name=self.name, description="A probe.").param(
+            "key", "string", "Which call this is."
+        )
+
+    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
+        key = arguments["key"]
+        self.log.append(("start", key))
+        try:
+            wait = self.wait.get(key, 0.0)
+            if isinstance(wait, asyncio.Event):
+                await wait.wait()
+            else:
+                await asyncio.sleep(wait)
+            if key in self.fail:
+                raise self.fail[key]
+            return ToolOutput.ok(f"{self.name} {key} done")
+        finally:
+            self.log.append(("end", key))
+
+
+def call(call_id: str, name: str, **arguments: Any) -> ToolCall:
+    return ToolCall(id=call_id, name=name, arguments=arguments)
+
+
+def calls_turn(*calls: ToolCall) -> AssistantTurn:
+    return AssistantTurn(tool_calls=calls, stop_reason=StopReason.TOOL_USE)
+
+
+def probes(log: list[tuple[str, str]]) -> tuple[Probe, Probe, ToolSet]:
+    look = Probe("look", read_only=True, log=log)
+    change = Probe("change", read_only=False, log=log)
+    return look, change, ToolSet([look, change])
+
+
+async def run_agent(
+    tools: ToolSet, *turn_calls: ToolCall, concurrent: bool = True
+) -> tuple[Agent, MockStreamProvider, list[Event]]:
+    provider = MockStreamProvider([calls_turn(*turn_calls), "All done."])
+    events: list[Event] = []
+    agent = Agent(provider, tools, observers=[events.append], concurrent=concurrent)
+    await agent.run("go")
+    return agent, provider, events
+
+
+def tool_results(agent: Agent) -> list[ToolResultMessage]:
+    return [m for m in agent.history if isinstance(m, ToolResultMessage)]
+
+
+# ------------------------------------------------------------------ read-only
+
+
+def test_multi_tool_read_only_is_declared_by_the_tool(tmp_path: Path) -> None:
+    assert is_read_only(ReadTool(tmp_path))
+    assert is_read_only(WebFetchTool())
+    for tool in (WriteTool(tmp_path), EditTool(tmp_path), ApplyPatchTool(tmp_path)):
+        assert not is_read_only(tool), tool.name
+    log: list[tuple[str, str]] = []
+    assert not is_read_only(Probe("plain", read_only=None, log=log))  # no attribute at all
+    assert not is_read_only(None)  # no such tool
+
+    class Truthy(Probe):
+        read_only = "yes"  # type: ignore[assignment]
+
+    assert not is_read_only(Truthy("truthy", read_only=None, log=log))
+
+
+# ------------------------------------------------------------------ batches
+
+
+def test_multi_tool_batches_group_only_consecutive_read_only_calls() -> None:
+    _, _, tools = probes([])
+    calls = [
+        call("1", "look", key="a"),
+        call("2", "look", key="b"),
+        call("3", "change", key="c"),
+        call("4", "look", key="d"),
+        call("5", "hallucinated", key="e"),
+        call("6", "look", key="f"),
+        call("7", "look", key="g"),
+        call("8", "change", key="h"),
+        call("9", "change", key="i"),
+    ]
+    groups = batches(calls, tools)
+    assert [[c.id for c in group] for group in groups] == [
+        ["1", "2"],
+        ["3"],
+        ["4"],
+        ["5"],
+        ["6", "7"],
+        ["8"],
+        ["9"],
+    ]
+    assert batches([], tools) == []
+
+
+@given(st.lists(st.sampled_from(["look", "change", "nothing"]), max_size=12))
+def test_multi_tool_batches_keep_every_call_in_order_in_maximal_groups(names: list[str]) -> None:
+    _, _, tools = probes([])
+    calls = [call(str(i), name, key=str(i)) for i, name in enumerate(names)]
+    groups = batches(calls, tools)
+    assert [c for group in groups for c in group] == calls
+    for group in groups:
+        assert group, "no empty group"
+        if len(group) > 1:
+            assert all(c.name == "look" for c in group)
+    for before, after in itertools.pairwise(groups):
+        both_read_only = before[-1].name == "look" and after[0].name == "look"
+        assert not both_read_only, "consecutive read-only calls belong in one group"
+
+
+# ------------------------------------------------------------------ run_batch
+
+
+async def test_multi_tool_run_batch_runs_every_call_at_once_results_in_call_order() -> None:
+    arrived = 0
+    everyone = asyncio.Event()
+
+    async def work(c: ToolCall) -> str:
+        nonlocal arrived
+        arrived += 1
+        if arrived == 4:
+            everyone.set()
+        await everyone.wait()  # one at a time, this would wait forever
+        await asyncio.sleep(0.01 * (4 - int(c.id)))  # the last call finishes first
+        return f"result {c.id}"
+
+    calls = [call(str(i), "look", key=str(i)) for i in range(4)]
+    async with asyncio.timeout(2):
+        results = await run_batch(work, calls)
+    assert results == ["result 0", "result 1", "result 2", "result 3"]
+
+
+async def test_multi_tool_run_batch_lets_a_bug_through_unwrapped_and_cancels_the_rest() -> None:
+    cleaned: list[str] = []
+
+    async def work(c: ToolCall) -> str:
+        try:
+            if c.id == "bug":
+                await asyncio.sleep(0.01)
+                raise Missing("not written yet")
+            await asyncio.sleep(5)
+            return "slow"
+        finally:
+            cleaned.append(c.id)
+
+    calls = [call("a", "look", key="a"), call("bug", "look", key="b"), call("c", "look", key="c")]
+    started = time.monotonic()
+    with pytest.raises(Missing, match="not written yet"):
+        await run_batch(work, calls)
+    assert time.monotonic() - started < 2, "the other calls were not cancelled"
+    assert sorted(cleaned) == ["a", "bug", "c"], "every call finished its cleanup first"
+
+
+# ------------------------------------------------------------------ through the agent
+
+
+async def test_multi_tool_agent_runs_consecutive_read_only_calls_together() -> None:
+    log: list[tuple[str, str]] = []
+    look, _, tools = probes(log)
+    gate = asyncio.Event()
+    look.wait = {"a": gate, "b": gate, "c": gate}
+
+    async def open_gate_when_all_started() -> None:
+        while len([entry for entry in log if entry[0] == "start"]) < 3:
+            await asyncio.sleep(0.001)
+        gate.set()
+
+    opener = asyncio.create_task(open_gate_when_all_started())
+    try:
+        async with asyncio.timeout(3):
+            agent, _, _ = await run_agent(
+                tools,
+                call("1", "look", key="a"),
+                call("2", "look", key="b"),
+                call("3", "look", key="c"),
+            )
+    finally:
+        opener.cancel()
+    assert [m.content for m in tool_results(agent)] == ["look a done", "look b done", "look c done"]
+    assert log[:3] == [("start", "a"), ("start", "b"), ("start", "c")]
+
+
+async def test_multi_tool_calls_that_change_things_run_alone_in_call_order() -> None:
+    log: list[tuple[str, str]] = []
+    look, change, tools = probes(log)
+    look.wait = {"a": 0.05, "b": 0.0, "d": 0.0}
+    change.wait = {"c": 0.02}
+    agent, _, _ = await run_agent(
+        tools,
+        call("1", "look", key="a"),
+        call("2", "look", key="b"),
+        call("3", "change", key="c"),
+        call("4", "look", key="d"),
+    )
+    # a and b together; c only once both ended; d only once c ended.
+    assert log.index(("start", "c")) > max(log.index(("end", "a")), log.index(("end", "b")))
+    assert log.index(("start", "d")) > log.index(("end", "c"))
+    assert [m.tool_call_id for m in tool_results(agent)] == ["1", "2", "3", "4"]
+
+
+async def test_multi_tool_events_called_before_the_batch_results_in_call_order() -> None:
+    log: list[tuple[str, str]] = []
+    look, _, tools = probes(log)
+    look.wait = {"slow": 0.15, "fast": 0.0}
+    events: list[Event] = []
+
+    def observe(event: Event) -> None:
+        if isinstance(event, ToolCalled | ToolResult):
+            log.append((type(event).__name__, event.id))
+        events.append(event)
+
+    provider = MockStreamProvider(
+        [calls_turn(call("s", "look", key="slow"), call("f", "look", key="fast")), "ok"]
+    )
+    agent = Agent(provider, tools, observers=[observe], concurrent=True)
+    await agent.run("go")
+    assert [entry for entry in log if entry[0] != "end"] == [
+        ("ToolCalled", "s"),
+        ("ToolCalled", "f"),
+        ("start", "slow"),
+        ("start", "fast"),
+        ("ToolResult", "s"),
+        ("ToolResult", "f"),
+    ]
+    results = {e.id: e for e in events if isinstance(e, ToolResult)}
+    assert results["s"].duration >= 0.15
+    assert results["f"].duration < results["s"].duration / 2, "each call times itself"
+    # The provider saw the results in call order, each under its own id.
+    seen = [m for m in provider.calls[1].messages if isinstance(m, ToolResultMessage)]
+    assert [(m.tool_call_id, m.content) for m in seen] == [
+        ("s", "look slow done"),
+        ("f", "look fast done"),
+    ]
+
+
+async def test_multi_tool_one_failing_call_does_not_stop_its_siblings() -> None:
+    log: list[tuple[str, str]] = []
+    look, _, tools = probes(log)
+    look.wait = {"a": 0.05, "c": 0.05}
+    look.fail = {"b": OSError("disk on fire")}
+    agent, _, events = await run_agent(
+        tools, call("1", "look", key="a"), call("2", "look", key="b"), call("3", "look", key="c")
+    )
+    results = tool_results(agent)
+    assert [m.is_error for m in results] == [False, True, False]
+    assert results[0].content == "look a done"
+    assert results[2].content == "look c done"
+    assert "OSError: disk on fire" in results[1].content
+    assert events[-1] == RunFinished(Finish.DONE, 2, "All done.", events[-1].usage)
+
+
+async def test_multi_tool_missing_code_in_a_batch_propagates_as_itself() -> None:
+    log: list[tuple[str, str]] = []
+    look, _, tools = probes(log)
+    look.wait = {"a": 5.0}
+    look.fail = {"b": Missing("a stub")}
+    provider = MockStreamProvider(
+        [calls_turn(call("1", "look", key="a"), call("2", "look", key="b")), "ok"]
+    )
+    agent = Agent(provider, tools, concurrent=True)
+    started = time.monotonic()
+    with pytest.raises(Missing, match="a stub"):
+        await agent.run("go")
+    assert time.monotonic() - started < 2
+    assert ("end", "a") in log, "the sibling was cancelled and cleaned up"
+
+
+async def test_multi_tool_cancel_stops_every_call_of_the_batch() -> None:
+    log: list[tuple[str, str]] = []
+    look, _, tools = probes(log)
+    never = asyncio.Event()
+    look.wait = {"a": never, "b": never, "c": never}
+    provider = MockStreamProvider(
+        [calls_turn(*(call(k, "look", key=k) for k in "abc")), "never reached"]
+    )
+    events: list[Event] = []
+    agent = Agent(provider, tools, observers=[events.append], concurrent=True)
+    task = asyncio.create_task(agent.run("go"))
+    while len(log) < 3 and not task.done():
+        await asyncio.sleep(0.001)
+    if task.done():
+        await task  # it failed before the calls started: show why
+    agent.cancel()
+    async with asyncio.timeout(2):
+        finished = await task
+    assert finished.reason is Finish.CANCELLED
+    assert sorted(entry for entry in log if entry[0] == "end") == [
+        ("end", "a"),
+        ("end", "b"),
+        ("end", "c"),
+    ]
+    assert [m.content for m in tool_results(agent)] == [CANCELLED.content] * 3
+    assert not [e for e in events if isinstance(e, ToolResult)]
+    assert len(provider.calls) == 1
+
+
+async def test_multi_tool_a_hallucinated_tool_gets_the_list_of_real_tools(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    tools = default_tools(tmp_path)
+    agent, provider, _ = await run_agent(
+        tools, call("1", "read", path="a.txt"), call("2", "read_file", path="a.txt")
+    )
+    good, bad = tool_results(agent)
+    assert good.content == "     1\talpha"
+    assert bad.is_error
+    assert bad.content.startswith("unknown tool 'read_file'; the tools are: ")
+    for name in tools.names:
+        assert name in bad.content
+    assert [d.name for d in provider.calls[0].tools] == list(tools.names)
+
+
+# ------------------------------------------------------------------ default_tools
+
+
+def test_multi_tool_default_tools_are_claws_standard_set(tmp_path: Path) -> None:
+    tools = default_tools(tmp_path)
+    for name in ("read", "write", "edit", "apply_patch"):
+        assert name in tools
+    assert "web_fetch" not in tools
+    web = default_tools(tmp_path, web=True)
+    assert "web_fetch" in web
+    assert is_read_only(web["web_fetch"])
+    assert is_read_only(tools["read"])
+    assert not is_read_only(tools["edit"])
+    assert isinstance(tools["read"], ReadTool)
+    assert tools["read"].root == tmp_path
+
+
+async def test_multi_tool_default_tools_share_one_file_tracker(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("x = 1\n")
+    tools = default_tools(tmp_path)
+    edit = {"path": "app.py", "old_string": "x = 1", "new_string": "x = 2"}
+    refused = await tools["edit"].run(edit)
+    assert refused.is_error
+    assert "read app.py before editing it" in refused.content
+    assert not (await tools["read"].run({"path": "app.py"})).is_error
+    edited = await tools["edit"].run(edit)
+    assert not edited.is_error, edited.content
+    patch = "*** Begin Patch\n*** Update File: app.py\n@@\n-x = 2\n+x = 3\n*** End Patch\n"
+    patched = await tools["apply_patch"].run({"patch": patch})
+    assert not patched.is_error, patched.content
+    assert (tmp_path / "app.py").read_text() == "x = 3\n"
+    other = default_tools(tmp_path)  # a new session has not read anything
+    assert (await other["edit"].run({**edit, "old_string": "x = 3"})).is_error
