@@ -174,8 +174,11 @@ class WebFetchTool(ArgumentsTool[WebFetchArguments]):
                 location = response.headers.get("location")
                 if response.status_code in REDIRECTS and location:
                     url = str(response.url.join(location))
-                    if (problem := check_url(url)) is not None:
-                        raise FetchError(f"{problem} (a redirect from {response.url})")
+                    if check_url(url) is not None:
+                        raise FetchError(
+                            f"refused: {response.url} redirects to {location!r}, which is not "
+                            "an http:// or https:// URL"
+                        )
                     continue
                 body, cut = await read_body(response, self.max_bytes)
                 return Page(

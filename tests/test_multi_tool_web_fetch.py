@@ -1,0 +1,156 @@
+"""ch12 · web_fetch: http(s) only, redirects checked and capped, a timeout, a size cap, text."""
+
+import time
+
+import pytest
+
+from claw.tools.web_fetch import WebFetchTool, check_url, page_text
+from clawbook.loopback import EndlessReply, LoopbackServer, StallReply, TextReply
+
+PAGE = """<!doctype html>
+<html><head><title>Release notes</title>
+<style>body { color: red }</style>
+<script>window.tracking = "do not show me";</script></head>
+<body><h1>Version 2.0</h1>
+<p>The <code>parse</code> function now <b>rejects</b> empty input &amp; says why.</p>
+<ul><li>faster</li><li>smaller</li></ul></body></html>
+"""
+
+
+def page_url(server: LoopbackServer, path: str = "/page") -> str:
+    return f"http://127.0.0.1:{server.port}{path}"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        "ftp://example.com/file.txt",
+        "javascript:alert(1)",
+        "example.com/docs",
+        "http://",
+        "gopher://127.0.0.1:70/",
+        "",
+    ],
+)
+def test_multi_tool_web_fetch_refuses_what_is_not_http(url: str) -> None:
+    assert check_url(url) == f"refused: {url!r} is not an http:// or https:// URL"
+
+
+def test_multi_tool_web_fetch_accepts_http_and_https() -> None:
+    assert check_url("https://docs.python.org/3/library/asyncio-task.html") is None
+    assert check_url("http://127.0.0.1:8000/x?y=1") is None
+    assert check_url("HTTPS://EXAMPLE.COM/") is None
+
+
+async def test_multi_tool_web_fetch_refuses_a_file_url_without_a_request(
+    server: LoopbackServer,
+) -> None:
+    output = await WebFetchTool().run({"url": "file:///etc/passwd"})
+    assert output.is_error
+    assert output.content == "refused: 'file:///etc/passwd' is not an http:// or https:// URL"
+    assert server.requests == []
+
+
+async def test_multi_tool_web_fetch_turns_html_into_readable_text(server: LoopbackServer) -> None:
+    server.add(TextReply(body=PAGE, content_type="text/html; charset=utf-8"))
+    output = await WebFetchTool().run({"url": page_url(server)})
+    assert not output.is_error, output.content
+    url, _, text = output.content.partition("\n\n")
+    assert url == page_url(server)
+    assert "Version 2.0" in text
+    assert "The parse function now rejects empty input & says why." in text
+    assert "faster\nsmaller" in text
+    for hidden in ("<p>", "<b>", "&amp;", "tracking", "color: red"):
+        assert hidden not in text
+    assert server.requests[0].method == "GET"
+
+
+def test_multi_tool_web_fetch_page_text_passes_text_through_and_refuses_binary() -> None:
+    readme = b"# Title\n\n<not a tag> stays as it is\n"
+    assert page_text(readme, "text/markdown") == readme.decode()
+    assert page_text(b'{"a": "<b>"}', "application/json; charset=utf-8") == '{"a": "<b>"}'
+    assert page_text("café".encode("latin-1"), "text/plain", "iso-8859-1") == "café"
+    assert page_text(b"plain words", "") == "plain words"
+    assert page_text(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "image/png") is None
+    assert page_text(b"%PDF-1.7 not really", "application/pdf") is None
+    assert page_text(b"GIF89a\x00\x01", "") is None  # no type: sniffed
+    assert page_text(b"text\x00with a NUL", "text/plain") is None
+
+
+async def test_multi_tool_web_fetch_refuses_a_binary_body(server: LoopbackServer) -> None:
+    server.add(TextReply(body=b"\x89PNG\r\n\x1a\n\x00\x00", content_type="image/png"))
+    output = await WebFetchTool().run({"url": page_url(server, "/logo.png")})
+    assert output.is_error
+    url = page_url(server, "/logo.png")
+    assert output.content == f"refused: {url} is binary (image/png), not text"
+
+
+async def test_multi_tool_web_fetch_follows_redirects_to_the_final_page(
+    server: LoopbackServer,
+) -> None:
+    server.add(
+        TextReply(status=301, headers={"Location": "/moved"}),
+        TextReply(status=302, headers={"Location": page_url(server, "/final")}),
+        TextReply(body="you made it", content_type="text/plain"),
+    )
+    output = await WebFetchTool().run({"url": page_url(server, "/start")})
+    assert output.content == f"{page_url(server, '/final')}\n\nyou made it"
+    assert [r.path for r in server.requests] == ["/start", "/moved", "/final"]
+
+
+async def test_multi_tool_web_fetch_caps_the_number_of_redirects(server: LoopbackServer) -> None:
+    server.add(*(TextReply(status=302, headers={"Location": f"/hop{i}"}) for i in range(10)))
+    output = await WebFetchTool(max_redirects=3).run({"url": page_url(server, "/hop")})
+    assert output.is_error
+    assert output.content == "too many redirects: more than 3"
+    assert len(server.requests) == 4  # the first request and three redirects followed
+
+
+async def test_multi_tool_web_fetch_checks_the_scheme_of_every_hop(server: LoopbackServer) -> None:
+    server.add(TextReply(status=302, headers={"Location": "file:///etc/passwd"}))
+    output = await WebFetchTool().run({"url": page_url(server)})
+    assert output.is_error
+    assert output.content == (
+        f"refused: {page_url(server)} redirects to 'file:///etc/passwd', which is not an "
+        "http:// or https:// URL"
+    )
+    assert len(server.requests) == 1
+
+
+async def test_multi_tool_web_fetch_stops_reading_at_the_size_cap(server: LoopbackServer) -> None:
+    reply = EndlessReply(
+        head=b"<html><body><p>",
+        piece=b"spam " * 200,
+        content_type="text/html",
+        size=200_000_000,
+    )
+    server.add(reply)
+    started = time.monotonic()
+    output = await WebFetchTool(max_bytes=10_000).run({"url": page_url(server)})
+    assert time.monotonic() - started < 5
+    assert not output.is_error, output.content[:200]
+    assert output.content.endswith("\n[page cut: only the first 10,000 bytes were read]")
+    assert "spam spam" in output.content
+    assert len(output.content) < 12_000
+    assert reply.finished.wait(5)
+    assert reply.sent < 20_000_000, "the client kept downloading past the cap"
+
+
+async def test_multi_tool_web_fetch_gives_up_after_its_timeout(server: LoopbackServer) -> None:
+    server.add(StallReply())
+    started = time.monotonic()
+    output = await WebFetchTool(timeout=0.3).run({"url": page_url(server)})
+    assert time.monotonic() - started < 3
+    assert output.is_error
+    assert output.content == f"timed out after 0.3 s fetching {page_url(server)}"
+
+
+async def test_multi_tool_web_fetch_reports_an_http_error_with_its_text(
+    server: LoopbackServer,
+) -> None:
+    server.add(TextReply(status=404, body="<h1>No such page</h1>", content_type="text/html"))
+    output = await WebFetchTool().run({"url": page_url(server, "/missing")})
+    assert output.is_error
+    url = page_url(server, "/missing")
+    assert output.content == f"HTTP 404 Not Found from {url}\n\nNo such page"
