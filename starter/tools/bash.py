@@ -1,0 +1,379 @@
+"""The ``bash`` tool: run a shell command in the workspace and show the model what it printed.
+
+Each call starts ``bash -c COMMAND`` in the workspace directory, in a session of its own, so
+that the command and everything it starts (children, grandchildren, a ``sleep &`` in a
+subshell) share one process group that can be signalled as a whole. stdin is ``/dev/null``;
+stdout and stderr go to one pipe, so the model reads them interleaved as a terminal shows them.
+
+The call ends when bash exits, when its timeout passes, or when the task running it is
+cancelled. In every case the group is then stopped: ``SIGTERM`` first, a grace period to exit
+cleanly, then ``SIGKILL``. No process of a call outlives the call, except one that left the
+group on purpose (``setsid``), which no group signal reaches.
+
+The output is read in chunks as it comes and only its start and its end are kept, so a
+command that prints gigabytes costs a few kilobytes. Bytes that are not UTF-8 become U+FFFD.
+Environment variables whose names look like secrets are not passed to the command.
+
+A non-zero exit code is information, not a failure of the tool: the result says
+``exit code: 1`` and is not an error. A timeout, or a command that could not be started, is an
+error result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import Field
+
+from ..todo import Todo
+from ..types import ToolDefinition, ToolOutput
+from .base import ArgumentsTool, ToolArguments, tool_schema
+
+CHUNK_BYTES = 65536
+"""How much of the output one read takes at most."""
+
+DRAIN_SECONDS = 1.0
+"""How long the output may stay open after the group is stopped (a ``setsid`` escapee)."""
+
+POLL_SECONDS = 0.02
+"""How often the grace period looks whether the group has exited."""
+
+SECRET_WORDS = frozenset({"SECRET", "TOKEN", "PASSWORD", "PASSWD"})
+"""A variable whose name has one of these as an ``_``-separated word is a secret."""
+
+SECRET_ENDINGS = ("API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY")
+"""A variable whose name ends with one of these is a secret."""
+
+
+class BashArguments(ToolArguments):
+    """The command to run and, if it should stop sooner than usual, its timeout."""
+
+    command: str = Field(min_length=1, description="The bash command to run.")
+    timeout: float | None = Field(
+        default=None,
+        gt=0,
+        description="Seconds after which the command is stopped (default: the tool's default; "
+        "more than the maximum is cut to the maximum).",
+    )
+
+
+def is_secret(name: str) -> bool:
+    """Whether an environment variable named ``name`` probably holds a secret.
+
+    Case does not matter. The name is split at ``_`` into words: it is a secret if a word is
+    ``SECRET``, ``TOKEN``, ``PASSWORD`` or ``PASSWD`` (``GITHUB_TOKEN``, ``db_password``,
+    ``AWS_SECRET_ACCESS_KEY``), or if the name ends with ``API_KEY``, ``APIKEY``,
+    ``ACCESS_KEY`` or ``PRIVATE_KEY`` (``OPENROUTER_API_KEY``). ``TOKENIZERS_PARALLELISM`` and
+    ``KEYBOARD`` are not: ``TOKENIZERS`` is not the word ``TOKEN``.
+    """
+    raise Todo(
+        "ch10",
+        "upper-case the name; a secret word among its \"_\" parts, or a secret ending",
+    )
+
+
+def scrubbed_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """A copy of ``environ`` without the variables ``is_secret`` names."""
+    raise Todo("ch10", "a dict comprehension that keeps every variable that is not a secret")
+
+
+class OutputKeeper:
+    """The start and the end of a stream of bytes, whatever its length, and counts of the rest.
+
+    ``feed`` takes the bytes in the order they come. The first ``head_bytes`` are kept in
+    ``head``; after that, the last ``tail_bytes`` seen so far are kept in ``tail``, and what
+    falls out of the tail's front is only counted: ``cut_bytes`` bytes holding ``cut_lines``
+    newlines. So the memory held never exceeds ``head_bytes + tail_bytes`` plus one chunk.
+    """
+
+    def __init__(self, head_bytes: int, tail_bytes: int) -> None:
+        """Keep at most ``head_bytes`` from the start and ``tail_bytes`` from the end."""
+        self.head_bytes = head_bytes
+        self.tail_bytes = tail_bytes
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total_bytes = 0
+        """Every byte fed, kept or not."""
+        self.cut_bytes = 0
+        """Bytes between the head and the tail, dropped."""
+        self.cut_lines = 0
+        """Newlines among the dropped bytes."""
+
+    def feed(self, data: bytes) -> None:
+        """Take the next ``data`` of the stream: fill the head, then the tail; count the rest."""
+        raise Todo(
+            "ch10",
+            "top the head up to head_bytes; append the rest to the tail; trim its front",
+        )
+
+    def text(self) -> str:
+        """What was kept, decoded; if anything was cut, a note in its place says how much.
+
+        When bytes were cut, the head is shortened to its last whole line and the tail starts
+        at its first whole line (if they hold a newline), so the note replaces whole lines;
+        what this trims is added to the counts. Bytes that are not UTF-8 become U+FFFD
+        (``errors="replace"``). The note reads
+        ``[... 588,895 bytes (99,947 lines) cut from the middle of the output ...]``, on a
+        line of its own between the head and the tail.
+        """
+        raise Todo(
+            "ch10",
+            "no cut: decode it all; else trim to whole lines, count, note in between",
+        )
+
+
+async def read_stream(
+    stream: asyncio.StreamReader, keeper: OutputKeeper, chunk_bytes: int = CHUNK_BYTES
+) -> None:
+    """Feed ``keeper`` everything ``stream`` gives until its end, ``chunk_bytes`` at a time.
+
+    Never ``stream.read()`` without a size: that waits for the end and holds it all.
+    """
+    raise Todo("ch10", "read a chunk at a time until read returns b\"\" (the end); feed each chunk")
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` still runs (zombies, already dead, do not count).
+
+    ``os.killpg(pgid, 0)`` sends no signal; it only checks that the group exists. A killed
+    grandchild stays a zombie until its new parent collects it, which can take a while, so on
+    Linux ``/proc`` is asked whether any member is more than a zombie.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # gone while we looked
+        fields = stat[stat.rfind(")") + 2 :].split()  # state, ppid, pgrp, ...
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+def signal_group(pgid: int, signum: int) -> None:
+    """Send ``signum`` to every process of group ``pgid``; a group already gone is fine."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signum)
+
+
+async def stop_group(process: asyncio.subprocess.Process, grace: float) -> None:
+    """Stop every process of ``process``'s group: ``SIGTERM``, up to ``grace`` s, ``SIGKILL``.
+
+    ``process`` leads its own session, so its group's id is its pid. Nothing is sent to a
+    group already gone. The process itself is waited for (collected) before this returns.
+    """
+    raise Todo("ch10", "SIGTERM the group if alive; poll until it is gone or grace passes; SIGKILL")
+
+
+class OutputPipe:
+    """A pipe for a command's output: the command writes to ``write_fd``; claw reads ``reader``.
+
+    Why not ``stdout=asyncio.subprocess.PIPE``? Because then ``process.wait()`` returns only
+    once the process has exited *and* its pipes are closed, and a background grandchild that
+    still holds the pipe would keep it waiting. With a pipe of our own, ``wait()`` returns as
+    soon as bash exits. Use it as ``async with OutputPipe() as pipe:``; close the write end
+    once the command has started, so that the end of the output comes when the last process
+    holding it exits.
+    """
+
+    def __init__(self) -> None:
+        """A new pipe; its read end is connected to the event loop by ``async with``."""
+        read_fd, self.write_fd = os.pipe()
+        self._read_file = os.fdopen(read_fd, "rb", buffering=0)
+        self.reader = asyncio.StreamReader(limit=CHUNK_BYTES)
+        self._transport: asyncio.ReadTransport | None = None
+
+    async def __aenter__(self) -> OutputPipe:
+        """Connect the read end to ``reader``."""
+        loop = asyncio.get_running_loop()
+        protocol = asyncio.StreamReaderProtocol(self.reader)
+        self._transport, _ = await loop.connect_read_pipe(lambda: protocol, self._read_file)
+        return self
+
+    def close_write_end(self) -> None:
+        """Close claw's copy of the write end (the command's processes keep theirs)."""
+        if self.write_fd >= 0:
+            os.close(self.write_fd)
+            self.write_fd = -1
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        """Close both ends."""
+        self.close_write_end()
+        if self._transport is not None:
+            self._transport.close()
+        else:
+            self._read_file.close()
+
+
+async def drain(reader: asyncio.Task[None], seconds: float) -> None:
+    """Let ``reader`` finish reading what is left, for at most ``seconds``; then cancel it.
+
+    The output ends when the last process holding the pipe exits. A process that left the
+    group (``setsid``) and kept the pipe would make that never: it is not waited for.
+    """
+    await asyncio.wait((reader,), timeout=seconds)
+    if not reader.done():
+        reader.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await reader
+
+
+def exit_line(returncode: int) -> str:
+    """The last line of a result: ``exit code: 0``; a process killed by a signal is named.
+
+    asyncio gives ``-9`` for a process killed by ``SIGKILL``; the line then reads
+    ``exit code: -9 (killed by SIGKILL)``.
+    """
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"exit code: {returncode} (killed by {name})"
+    return f"exit code: {returncode}"
+
+
+class BashTool(ArgumentsTool[BashArguments]):
+    """Run a bash command in the workspace, with a timeout, bounded output and no secrets."""
+
+    name = "bash"
+    description = (
+        "Run a shell command with bash in the workspace directory. The result is the output "
+        "(stdout and stderr together, in the order printed) and a last line `exit code: N`; a "
+        "non-zero exit code is reported, not treated as a failure. stdin is empty "
+        "(/dev/null): a command must not wait for input. Long output keeps its start and its "
+        "end. The command is stopped after `timeout` seconds; when it ends or is stopped, "
+        "every process it started is stopped too, background ones included. Environment "
+        "variables that look like secrets (names with API_KEY, TOKEN, SECRET or PASSWORD) "
+        "are removed."
+    )
+    Arguments = BashArguments
+    read_only = False
+    """Running a command can change anything: never run it alongside other tools."""
+
+    def __init__(
+        self,
+        root: Path | str = ".",
+        *,
+        default_timeout: float = 120.0,
+        max_timeout: float = 600.0,
+        max_output_bytes: int = 20_000,
+        grace: float = 2.0,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        """Run commands in ``root``.
+
+        A call without ``timeout`` stops after ``default_timeout`` seconds; a longer one than
+        ``max_timeout`` is cut to it. At most ``max_output_bytes`` of output are kept, half
+        from the start and half from the end (below the loop's own 30,000-byte cut, which keeps
+        only a start). ``grace`` is how long the group has to exit after ``SIGTERM``.
+        ``environ`` is the environment to scrub and pass on (default: ``os.environ`` at the
+        time of each call).
+        """
+        if not 0 < default_timeout <= max_timeout:
+            raise ValueError("need 0 < default_timeout <= max_timeout")
+        self.root = Path(root)
+        self.default_timeout = default_timeout
+        self.max_timeout = max_timeout
+        self.max_output_bytes = max_output_bytes
+        self.grace = grace
+        self.environ = environ
+
+    @property
+    def definition(self) -> ToolDefinition:
+        """How ``bash`` is described to the model, with this tool's timeouts in seconds."""
+        return ToolDefinition(
+            name=self.name,
+            description=f"{self.description} Default timeout {self.default_timeout:g} s, "
+            f"maximum {self.max_timeout:g} s.",
+            parameters=tool_schema(BashArguments),
+        )
+
+    def pick_timeout(self, asked: float | None) -> tuple[float, str]:
+        """The timeout to use for a call that asked for ``asked`` seconds, and a note.
+
+        ``None`` gives the default, with no note. Up to the maximum, the model gets what it
+        asked for. Above it, the maximum, and the note says so:
+        ``timeout 900 s is above the maximum of 600 s; 600 s was used``.
+        """
+        raise Todo(
+            "ch10",
+            "the default for None; the maximum, with a note, for more than the maximum",
+        )
+
+    async def start(self, command: str, output: int) -> asyncio.subprocess.Process:
+        """Start ``bash -c command`` in the workspace, writing stdout and stderr to ``output``.
+
+        Its own session (so its own process group), stdin from ``/dev/null``, and the
+        environment without secrets. An ``OSError`` (a workspace that does not exist, no
+        ``bash``) goes to the caller.
+        """
+        raise Todo(
+            "ch10",
+            "create_subprocess_exec with cwd, env, stdin, stdout, stderr, a new session",
+        )
+
+    async def call(self, args: BashArguments) -> ToolOutput:
+        """Run ``args.command``; answer with its output and exit code, or why it was stopped.
+
+        The result is the clamping note (if any), the output (``(no output)`` if there was
+        none), then ``exit code: N``; or, after a timeout, the output so far and
+        ``timed out after 0.5 s: the command and every process it started were stopped``,
+        as an error result. If the task is cancelled, the group is stopped before
+        ``CancelledError`` goes on.
+        """
+        timeout, note = self.pick_timeout(args.timeout)
+        keeper = OutputKeeper(self.max_output_bytes // 2, self.max_output_bytes // 2)
+        async with OutputPipe() as pipe:
+            try:
+                process = await self.start(args.command, pipe.write_fd)
+            except OSError as error:
+                return ToolOutput.error(f"could not run bash in {self.root}: {error}")
+            finally:
+                pipe.close_write_end()  # only the command's processes hold it now
+            returncode = await self.supervise(process, pipe.reader, keeper, timeout)
+        parts = [note] if note else []
+        parts.append(keeper.text().removesuffix("\n") or "(no output)")
+        if returncode is None:
+            parts.append(
+                f"timed out after {timeout:g} s: the command and every process it started "
+                "were stopped"
+            )
+            return ToolOutput.error("\n".join(parts))
+        parts.append(exit_line(returncode))
+        return ToolOutput.ok("\n".join(parts))
+
+    async def supervise(
+        self,
+        process: asyncio.subprocess.Process,
+        output: asyncio.StreamReader,
+        keeper: OutputKeeper,
+        timeout: float,
+    ) -> int | None:
+        """Read ``output`` into ``keeper`` while ``process`` runs; its exit code, or ``None``.
+
+        ``None`` means the timeout passed. However it ends (exit, timeout, or the task
+        cancelled), the process group is stopped with ``stop_group``, and what the pipe still
+        holds is read (for at most ``DRAIN_SECONDS``), before this returns or
+        ``CancelledError`` goes on.
+        """
+        raise Todo(
+            "ch10",
+            "a reader task; wait_for the exit; in finally stop the group, then drain",
+        )

@@ -1,0 +1,396 @@
+"""ch10 · BashTool: a command in its own process group, a timeout, capped output, no secrets."""
+
+import asyncio
+import os
+import time
+import tracemalloc
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from claw.agent import CANCELLED, Finish
+from claw.loop import Agent
+from claw.streaming import MockStreamProvider
+from claw.tools.bash import BashTool, OutputKeeper, is_secret, read_stream, scrubbed_env
+from claw.types import (
+    AssistantMessage,
+    AssistantTurn,
+    Message,
+    TokenUsage,
+    ToolCall,
+    ToolOutput,
+    ToolResultMessage,
+)
+
+# ------------------------------------------------------------------ helpers
+
+
+async def bash(tool: BashTool, command: str, **arguments: Any) -> ToolOutput:
+    return await tool.run({"command": command, **arguments})
+
+
+def living(pid: int) -> bool:
+    """Whether process ``pid`` runs; a zombie (dead, not yet collected by its parent) does not."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel instead
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return stat[stat.rfind(")") + 2] not in "ZX"
+
+
+def group_living(pgid: int) -> list[int]:
+    """The pids of group ``pgid`` that still run (zombies do not count)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text()
+        except OSError:
+            continue
+        state, _, pgrp = fields[fields.rfind(")") + 2 :].split()[:3]
+        if pgrp == str(pgid) and state not in "ZX":
+            found.append(int(entry.name))
+    return found
+
+
+def assert_all_gone(pids: Sequence[int], within: float = 1.0) -> None:
+    """Every pid and every group they led stops running within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while True:
+        left = [pid for pid in pids if living(pid)]
+        left += [pid for pid in pids if Path("/proc").is_dir() and group_living(pid)]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    assert not left, f"still running: {left}"
+
+
+async def wait_for_lines(
+    path: Path, count: int, running: "asyncio.Task[Any] | None" = None, within: float = 5.0
+) -> list[int]:
+    """The first ``count`` pids written to ``path``, once they are there.
+
+    If ``running`` (the task that should write them) ends first, its result or error is raised.
+    """
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if running is not None and running.done():
+            raise AssertionError(f"the command ended before writing its pids: {running.result()}")
+        if path.exists():
+            lines = path.read_text().split()
+            if len(lines) >= count:
+                return [int(line) for line in lines[:count]]
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{path} did not get {count} pids")
+
+
+def assert_valid_history(history: Sequence[Message]) -> None:
+    """Every tool call is answered by exactly one result, right after its assistant message."""
+    index = 0
+    while index < len(history):
+        message = history[index]
+        index += 1
+        if isinstance(message, AssistantMessage) and message.tool_calls:
+            ids = [c.id for c in message.tool_calls]
+            results = history[index : index + len(ids)]
+            assert [r.tool_call_id for r in results if isinstance(r, ToolResultMessage)] == ids
+            index += len(ids)
+        else:
+            assert not isinstance(message, ToolResultMessage), "a result without its call"
+
+
+# A command that starts a background grandchild in a subshell, one in bash itself, then waits.
+# Each writes its pid (bash's own pid is also its group's id) to the file `pids`.
+SPAWNER = (
+    "echo $$ >> pids; (sleep 300 & echo $! >> pids); sleep 300 & echo $! >> pids; sleep 300"
+)
+
+
+# ------------------------------------------------------------------ running a command
+
+
+async def test_bash_returns_stdout_stderr_in_order_and_the_exit_code(tmp_path):
+    output = await bash(BashTool(tmp_path), "echo out; echo err >&2; echo again; exit 3")
+    assert output == ToolOutput.ok("out\nerr\nagain\nexit code: 3")
+
+
+async def test_bash_success_and_no_output(tmp_path):
+    tool = BashTool(tmp_path)
+    assert await bash(tool, "echo hello") == ToolOutput.ok("hello\nexit code: 0")
+    assert await bash(tool, "true") == ToolOutput.ok("(no output)\nexit code: 0")
+
+
+async def test_bash_runs_in_the_workspace_directory(tmp_path):
+    output = await bash(BashTool(tmp_path), "pwd -P; echo made > made.txt")
+    assert output.content.splitlines()[0] == str(tmp_path.resolve())
+    assert (tmp_path / "made.txt").read_text() == "made\n"
+
+
+async def test_bash_a_command_killed_by_a_signal_says_which(tmp_path):
+    output = await bash(BashTool(tmp_path), "echo before; kill -9 $$")
+    assert output == ToolOutput.ok("before\nexit code: -9 (killed by SIGKILL)")
+
+
+async def test_bash_stdin_is_empty_so_reading_does_not_hang(tmp_path):
+    started = time.monotonic()
+    output = await bash(BashTool(tmp_path, default_timeout=5), 'cat; read line; echo "read:$?"')
+    assert time.monotonic() - started < 2
+    assert output == ToolOutput.ok("read:1\nexit code: 0")
+
+
+async def test_bash_a_workspace_that_does_not_exist_is_an_error_result(tmp_path):
+    output = await bash(BashTool(tmp_path / "missing"), "echo hi")
+    assert output.is_error
+    assert "could not run bash" in output.content
+
+
+# ------------------------------------------------------------------ timeouts and process groups
+
+
+async def test_bash_timeout_kills_the_command_and_its_grandchildren(tmp_path):
+    tool = BashTool(tmp_path, default_timeout=5, grace=0.5)
+    started = time.monotonic()
+    output = await bash(tool, "echo started; " + SPAWNER, timeout=0.5)
+    assert time.monotonic() - started < 3
+    assert output.is_error
+    assert output.content.startswith("started\n")
+    assert "timed out after 0.5 s" in output.content
+    pids = [int(line) for line in (tmp_path / "pids").read_text().split()]
+    assert len(pids) == 3
+    assert_all_gone(pids)
+
+
+async def test_bash_default_timeout_applies_without_a_timeout_argument(tmp_path):
+    started = time.monotonic()
+    output = await bash(BashTool(tmp_path, default_timeout=0.3, grace=0.2), "sleep 5")
+    assert time.monotonic() - started < 2
+    assert output == ToolOutput.error(
+        "(no output)\ntimed out after 0.3 s: the command and every process it started were "
+        "stopped"
+    )
+
+
+async def test_bash_a_timeout_above_the_maximum_is_cut_to_it_and_said(tmp_path):
+    tool = BashTool(tmp_path, default_timeout=0.2, max_timeout=0.4, grace=0.2)
+    assert "maximum 0.4 s" in tool.definition.description
+    started = time.monotonic()
+    output = await bash(tool, "sleep 5", timeout=100)
+    assert time.monotonic() - started < 2
+    assert output.is_error
+    lines = output.content.splitlines()
+    assert lines[0] == "timeout 100 s is above the maximum of 0.4 s; 0.4 s was used"
+    assert "timed out after 0.4 s" in lines[-1]
+    # Asking for less than the maximum is honoured, and says nothing about it.
+    output = await bash(tool, "sleep 0.3; echo done", timeout=0.35)
+    assert output == ToolOutput.ok("done\nexit code: 0")
+
+
+async def test_bash_sigterm_comes_first_and_a_quick_exit_ends_the_grace(tmp_path):
+    # The command catches SIGTERM and says so: it must get the chance, and the grace period
+    # (5 s here) must end as soon as the group has exited.
+    command = "trap 'echo got TERM; exit 0' TERM; echo waiting; while :; do sleep 0.05; done"
+    started = time.monotonic()
+    output = await bash(BashTool(tmp_path, grace=5), command, timeout=0.3)
+    assert time.monotonic() - started < 2
+    assert output.is_error
+    assert output.content.startswith("waiting\n")
+    assert "got TERM" in output.content.splitlines()
+
+
+async def test_bash_sigkill_follows_when_sigterm_is_ignored(tmp_path):
+    # Ignored signals stay ignored across exec: every process here shrugs off SIGTERM.
+    command = "trap '' TERM; " + SPAWNER
+    started = time.monotonic()
+    output = await bash(BashTool(tmp_path, grace=0.4), command, timeout=0.3)
+    elapsed = time.monotonic() - started
+    assert 0.6 < elapsed < 3, "SIGTERM, a grace period of 0.4 s, then SIGKILL"
+    assert output.is_error
+    assert_all_gone([int(line) for line in (tmp_path / "pids").read_text().split()])
+
+
+async def test_bash_background_processes_end_with_the_command(tmp_path):
+    started = time.monotonic()
+    output = await bash(BashTool(tmp_path, grace=0.5), "sleep 300 & echo $! > pid; echo ok")
+    assert time.monotonic() - started < 2
+    assert output == ToolOutput.ok("ok\nexit code: 0")
+    assert_all_gone([int((tmp_path / "pid").read_text())])
+
+
+async def test_bash_cancelling_the_call_kills_the_group_then_reraises(tmp_path):
+    tool = BashTool(tmp_path, grace=0.5)
+    task = asyncio.create_task(bash(tool, SPAWNER))
+    pids = await wait_for_lines(tmp_path / "pids", 3, task)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert_all_gone(pids, within=0.5)
+
+
+async def test_bash_agent_cancel_stops_a_running_command_and_its_grandchildren(tmp_path):
+    command = ToolCall(id="c1", name="bash", arguments={"command": SPAWNER})
+    provider = MockStreamProvider(
+        [AssistantTurn(text="Running it.", tool_calls=(command,)), "unused"]
+    )
+    agent = Agent(provider, [BashTool(tmp_path, grace=0.5)])
+
+    async def cancel_once_running() -> list[int]:
+        pids = await wait_for_lines(tmp_path / "pids", 3)
+        agent.cancel()
+        return pids
+
+    canceller = asyncio.create_task(cancel_once_running())
+    started = time.monotonic()
+    try:
+        finished = await agent.run("Run the slow thing.")
+    finally:
+        if not canceller.done():
+            canceller.cancel()
+    pids = await canceller
+    assert time.monotonic() - started < 5
+    assert finished.reason is Finish.CANCELLED
+    assert finished.usage == TokenUsage()
+    assert_valid_history(agent.history)
+    results = [m for m in agent.history if isinstance(m, ToolResultMessage)]
+    assert [(r.tool_call_id, r.content, r.is_error) for r in results] == [
+        ("c1", CANCELLED.content, True)
+    ]
+    assert_all_gone(pids, within=0.5)
+
+
+# ------------------------------------------------------------------ output
+
+
+def test_bash_keeper_keeps_whole_lines_at_both_ends_and_counts_the_cut():
+    keeper = OutputKeeper(10, 10)
+    for line in ("line1\n", "line2\n", "line3\n", "line4\n", "line5\n"):
+        keeper.feed(line.encode())
+    assert keeper.total_bytes == 30
+    assert keeper.text() == (
+        "line1\n[... 18 bytes (3 lines) cut from the middle of the output ...]\nline5\n"
+    )
+    small = OutputKeeper(10, 10)
+    small.feed(b"a\nb\n")
+    assert small.text() == "a\nb\n"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    chunks=st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\r", b"\n")), max_size=12),
+    head=st.integers(0, 30),
+    tail=st.integers(0, 30),
+)
+def test_bash_keeper_holds_the_first_and_last_bytes_whatever_the_chunks(chunks, head, tail):
+    keeper = OutputKeeper(head, tail)
+    for chunk in chunks:
+        keeper.feed(chunk)
+        assert len(keeper.head) <= head and len(keeper.tail) <= tail
+    data = b"".join(chunks)
+    kept_tail = data[max(head, len(data) - tail) :]
+    assert bytes(keeper.head) == data[:head]
+    assert bytes(keeper.tail) == kept_tail
+    assert keeper.total_bytes == len(data)
+    assert keeper.cut_bytes == len(data) - len(keeper.head) - len(kept_tail)
+    assert keeper.cut_lines == data[head : len(data) - len(kept_tail)].count(b"\n")
+    if keeper.cut_bytes == 0:
+        assert keeper.text() == data.decode("utf-8", errors="replace")
+
+
+async def test_bash_long_output_keeps_its_start_and_its_end(tmp_path):
+    output = await bash(BashTool(tmp_path, max_output_bytes=2000), "seq 1 100000; echo Error: boom")
+    lines = output.content.splitlines()
+    assert lines[:3] == ["1", "2", "3"]
+    assert lines[-3:] == ["100000", "Error: boom", "exit code: 0"]
+    assert "cut from the middle of the output" in output.content
+    assert len(output.content.encode()) < 2200
+
+
+async def test_bash_a_flood_of_output_costs_little_memory(tmp_path):
+    tool = BashTool(tmp_path, max_output_bytes=20_000)
+    tracemalloc.start()
+    try:
+        output = await bash(tool, "yes | head -c 100000000")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert "[... 99,980,002 bytes (49,990,001 lines) cut from the middle" in output.content
+    assert output.content.endswith("y\nexit code: 0")
+    assert peak < 2_000_000, f"reading 100 MB held {peak:,} bytes at its peak"
+
+
+async def test_bash_bytes_that_are_not_utf8_are_replaced(tmp_path):
+    output = await bash(BashTool(tmp_path), r"printf 'caf\xe9 \xff\xfe ok\n'")
+    assert output == ToolOutput.ok("caf\ufffd \ufffd\ufffd ok\nexit code: 0")
+
+
+async def test_bash_read_stream_reads_in_chunks_as_the_output_comes():
+    stream = asyncio.StreamReader()
+    keeper = OutputKeeper(1000, 1000)
+    reader = asyncio.create_task(read_stream(stream, keeper, chunk_bytes=3))
+    stream.feed_data("é".encode() * 50)  # 100 bytes, chunks of 3 split every other character
+    await asyncio.sleep(0.05)
+    if reader.done():  # it ended, or failed, before the end of the stream
+        await reader
+    assert keeper.total_bytes == 100, "the output is kept as it comes, before the end"
+    assert not reader.done()
+    stream.feed_data(b"\nend\n")
+    stream.feed_eof()
+    await asyncio.wait_for(reader, 1)
+    assert keeper.text() == "é" * 50 + "\nend\n"
+
+
+# ------------------------------------------------------------------ secrets
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("OPENROUTER_API_KEY", True),
+        ("openai_api_key", True),
+        ("GITHUB_TOKEN", True),
+        ("Slack_Bot_Token", True),
+        ("DB_PASSWORD", True),
+        ("AWS_SECRET_ACCESS_KEY", True),
+        ("CLIENT_SECRET", True),
+        ("SECRET", True),
+        ("TOKENIZERS_PARALLELISM", False),
+        ("KEYBOARD_LAYOUT", False),
+        ("PATH", False),
+        ("HOME", False),
+        ("SECRETARY_NAME", False),
+    ],
+)
+def test_bash_is_secret_names(name, secret):
+    assert is_secret(name) is secret
+
+
+def test_bash_scrubbed_env_keeps_everything_else():
+    environ = {"PATH": "/usr/bin", "GITHUB_TOKEN": "ghp_x", "LANG": "C.UTF-8", "my_secret": "s"}
+    assert scrubbed_env(environ) == {"PATH": "/usr/bin", "LANG": "C.UTF-8"}
+    assert environ["GITHUB_TOKEN"] == "ghp_x", "the original is left alone"
+
+
+async def test_bash_the_command_does_not_see_secrets(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-leak1")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_leak2")
+    monkeypatch.setenv("my_secret", "leak3")
+    monkeypatch.setenv("DB_PASSWORD", "leak4")
+    monkeypatch.setenv("CLAW_VISIBLE", "visible-value")
+    tool = BashTool(tmp_path)
+    assert "API_KEY" in tool.definition.description
+    output = await bash(tool, "env; printenv OPENROUTER_API_KEY; echo ${GITHUB_TOKEN:-unset}")
+    assert "CLAW_VISIBLE=visible-value" in output.content
+    assert "PATH=" in output.content
+    for leak in ("leak1", "leak2", "leak3", "leak4"):
+        assert leak not in output.content
+    assert output.content.endswith("unset\nexit code: 0")
