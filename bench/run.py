@@ -21,7 +21,15 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from . import feedback, grade, loop_overhead, read_memory, sse_throughput, stream_latency
+from . import (
+    bash_overhead,
+    feedback,
+    grade,
+    loop_overhead,
+    read_memory,
+    sse_throughput,
+    stream_latency,
+)
 from .common import Result
 
 BENCHMARKS: list[tuple[str, Callable[[bool], Result | list[Result]]]] = [
@@ -30,6 +38,7 @@ BENCHMARKS: list[tuple[str, Callable[[bool], Result | list[Result]]]] = [
     ("stream_latency", stream_latency.run),
     ("feedback", feedback.run),
     ("read_memory", read_memory.run),
+    ("bash_overhead", bash_overhead.run),
     ("grade", grade.run),
 ]
 """Each benchmark's key and its ``run(quick)`` function (one result, or several), in order."""
