@@ -1,0 +1,288 @@
+r"""The ``grep`` tool: search the contents of the workspace's files with a regular expression.
+
+Each matching line comes back as ``path:line: text``, the shape ``grep -n`` made familiar, so
+the model can go straight to ``read`` with an offset. Context lines (``before`` and ``after``)
+are written ``path-line- text``, and ``--`` separates groups of lines that are not next to each
+other. At most ``max_matches`` matching lines are shown; a note says how many more there were.
+
+Files are found with ``ignore.walk`` (no ``.git``, virtual environments, ``node_modules`` or
+ignored files), optionally narrowed by a glob on their names, and binary files (a NUL byte in
+the first 8 KiB, the rule of chapter 2's ``looks_binary``) are passed over. Lines are split at
+``\n`` only, a ``\r`` before it is dropped, bytes that are not UTF-8 read as U+FFFD.
+
+Two engines give the same results. When ``ripgrep`` (``rg``) is installed, it searches the
+files the walk found, in batches, and its ``--json`` output is turned into the same lines. The
+Python engine compiles the pattern once, reads a small file in one piece (a plain word is first
+looked for in the raw bytes, and most files end there) and a large one a line at a time. If
+``rg`` refuses a pattern (it does not know look-behind, for one), the Python engine runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sysconfig
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import Field
+
+from ..todo import Todo
+from ..types import ToolOutput
+from .base import ArgumentsTool, ToolArguments
+from .glob import glob_regex
+from .ignore import walk
+from .read import BINARY_SNIFF_BYTES, looks_binary, read_lines
+
+WHOLE_FILE_BYTES = 1024 * 1024
+"""Files up to this size are read in one piece; larger ones a line at a time."""
+
+MAX_SEARCHED_LINE = 65536
+"""In a file larger than ``WHOLE_FILE_BYTES``, only this many characters of a line are searched."""
+
+REGEX_SYNTAX = frozenset(".^$*+?{}[]\\|()")
+"""The characters that make a pattern more than a plain string."""
+
+BATCH = 256
+"""How many files one ``rg`` process searches."""
+
+
+class GrepArguments(ToolArguments):
+    """What to look for, where, and how much context to show."""
+
+    pattern: str = Field(min_length=1, description="A Python regular expression.")
+    path: str = Field(
+        default=".", description="A folder or a file to search, relative to the workspace."
+    )
+    glob: str | None = Field(
+        default=None,
+        description="Only files whose path matches this glob; a glob without `/` (`*.py`) "
+        "matches file names in every folder.",
+    )
+    ignore_case: bool = Field(default=False, description="Match upper and lower case alike.")
+    before: int = Field(default=0, ge=0, le=20, description="Lines of context before a match.")
+    after: int = Field(default=0, ge=0, le=20, description="Lines of context after a match.")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line to show: its number in the file, its text, and whether it matched."""
+
+    number: int
+    text: str
+    is_match: bool
+
+
+def literal_of(pattern: str, ignore_case: bool) -> bytes | None:
+    """The UTF-8 bytes every match must contain, when ``pattern`` is a plain string.
+
+    ``None`` when it holds regex syntax (``REGEX_SYNTAX``) or case is ignored: then no one
+    string of bytes is sure to be in every line that matches.
+    """
+    raise Todo(
+        "ch11",
+        "None for ignore_case or any REGEX_SYNTAX character; else the encoded pattern",
+    )
+
+
+def search_lines(
+    lines: Iterable[str], regex: re.Pattern[str], before: int = 0, after: int = 0
+) -> Iterator[Line]:
+    """The lines that match ``regex``, each with up to ``before`` and ``after`` lines around it.
+
+    Numbered from 1; every line is yielded once, in order, even where the context of two
+    matches overlaps. Only ``before`` earlier lines are kept at any time.
+    """
+    raise Todo(
+        "ch11",
+        "enumerate; a deque(maxlen=before) of recent lines; a count of after-lines due",
+    )
+    yield  # never reached; keeps this a generator
+
+
+def search_file(
+    path: str | os.PathLike[str],
+    regex: re.Pattern[str],
+    literal: bytes | None = None,
+    before: int = 0,
+    after: int = 0,
+) -> list[Line]:
+    """The lines of the file at ``path`` to show (see ``search_lines``); none for a binary file.
+
+    A file of at most ``WHOLE_FILE_BYTES`` is read in one piece: when ``literal`` is given and
+    not in its bytes, the search ends there, before anything is decoded. A larger file is read
+    a line at a time (``read_lines``), and only ``MAX_SEARCHED_LINE`` characters of a line.
+    """
+    raise Todo(
+        "ch11",
+        "open in binary; binary? []; small: literal check, decode once, split at \"\\n\"",
+    )
+
+
+def show_line(path: str, line: Line, max_line_chars: int) -> str:
+    """``path:7: text`` for a match, ``path-7- text`` for context; a long text cut with ``…``."""
+    text = line.text if len(line.text) <= max_line_chars else line.text[:max_line_chars] + "…"
+    mark = ":" if line.is_match else "-"
+    return f"{path}{mark}{line.number}{mark} {text}"
+
+
+def format_matches(
+    results: Iterable[tuple[str, list[Line]]],
+    max_matches: int,
+    before: int = 0,
+    after: int = 0,
+    max_line_chars: int = 300,
+) -> tuple[list[str], int, int]:
+    """The output lines for ``results`` (each file's path and lines), with the counts.
+
+    Returns the lines, how many matching lines they show (at most ``max_matches``) and how many
+    matched in all. With context (``before`` or ``after`` above 0), ``--`` comes between groups
+    of lines that are not next to each other, and between files. Once ``max_matches`` are shown,
+    only the ``after`` lines of the last one follow; the rest is counted, not shown.
+    """
+    raise Todo(
+        "ch11",
+        "count every match; show up to max_matches; hold context lines until a match",
+    )
+
+
+def find_ripgrep() -> str | None:
+    """The ``rg`` program: on the ``PATH``, or beside this Python (the ``ripgrep`` wheel)."""
+    return shutil.which("rg") or shutil.which("rg", path=sysconfig.get_path("scripts"))
+
+
+class RipgrepFailed(Exception):
+    """``rg`` could not do the search (most often: a pattern it does not understand)."""
+
+
+def is_binary_file(path: str) -> bool:
+    """Whether the file at ``path`` looks binary; one that cannot be read counts as binary."""
+    try:
+        with open(path, "rb") as file:
+            return looks_binary(file.read(BINARY_SNIFF_BYTES))
+    except OSError:
+        return True
+
+
+def ripgrep_results(
+    rg: str, root: str, files: Iterable[str], args: GrepArguments
+) -> Iterator[tuple[str, list[Line]]]:
+    r"""The files with matches and their lines, as ``rg --json`` finds them, in ``files``' order.
+
+    ``rg`` is given the files the walk found, ``BATCH`` at a time, so that it skips exactly
+    what the Python engine skips; binary files are left out first, by the same rule, and ``-a``
+    keeps ``rg`` from applying its own. ``--crlf`` makes ``$`` match before a ``\r\n``.
+    """
+    command = [rg, "--json", "--no-config", "-a", "--crlf", "-B", str(args.before),
+               "-A", str(args.after)]  # fmt: skip
+    if args.ignore_case:
+        command.append("-i")
+    batch: list[str] = []
+    for path in [*files, None]:
+        if path is not None:
+            if not is_binary_file(os.path.join(root, path)):
+                batch.append(path)
+            if len(batch) < BATCH:
+                continue
+        if not batch:
+            break
+        done = subprocess.run(
+            [*command, "-e", args.pattern, "--", *batch], cwd=root, capture_output=True,
+            check=False,
+        )  # fmt: skip
+        if done.returncode not in (0, 1):
+            raise RipgrepFailed(done.stderr.decode(errors="replace").strip())
+        found: dict[str, list[Line]] = {}
+        for raw in done.stdout.splitlines():
+            message = json.loads(raw)
+            if message["type"] not in ("match", "context"):
+                continue
+            data = message["data"]
+            lines = data["lines"]
+            text = lines["text"] if "text" in lines else base64.b64decode(lines["bytes"]).decode(
+                "utf-8", "replace"
+            )
+            text = text.removesuffix("\n").removesuffix("\r")
+            if data["line_number"] == 1:
+                text = text.removeprefix("\ufeff")
+            name = data["path"]["text"]
+            found.setdefault(name, []).append(
+                Line(data["line_number"], text, message["type"] == "match")
+            )
+        for name in batch:
+            if name in found:
+                yield name, found[name]
+        batch = []
+
+
+class GrepTool(ArgumentsTool[GrepArguments]):
+    """Search file contents under the workspace with a regular expression."""
+
+    name = "grep"
+    description = (
+        "Search the contents of files with a Python regular expression. Each matching line "
+        "is shown as `path:line: text` (context lines as `path-line- text`). `glob` narrows "
+        "the files (`*.py`); .git, virtual environments, node_modules, ignored and binary "
+        "files are skipped."
+    )
+    Arguments = GrepArguments
+
+    def __init__(
+        self,
+        root: Path | str = ".",
+        *,
+        max_matches: int = 100,
+        max_line_chars: int = 300,
+        ripgrep: bool = True,
+    ) -> None:
+        """Search under ``root``; show at most ``max_matches`` lines that match a call.
+
+        A line longer than ``max_line_chars`` is cut. With ``ripgrep`` true (the default),
+        ``rg`` does the searching when it is installed; false always searches in Python.
+        """
+        self.root = Path(root)
+        self.max_matches = max_matches
+        self.max_line_chars = max_line_chars
+        self.rg = find_ripgrep() if ripgrep else None
+
+    def files(self, args: GrepArguments) -> Iterator[str]:
+        """The paths (relative to the root) of the files to search: one file, or a walk."""
+        start = Path(args.path).as_posix().strip("/")
+        start = "" if start == "." else start
+        if (self.root / start).is_file():
+            yield start
+            return
+        name_only = args.glob is not None and "/" not in args.glob
+        pattern = glob_regex(args.glob) if args.glob is not None else None
+        for relative, _ in walk(self.root, start):
+            if pattern is not None:
+                subject = relative.rsplit("/", 1)[-1] if name_only else relative
+                if not pattern.fullmatch(subject):
+                    continue
+            yield relative
+
+    def python_results(
+        self, args: GrepArguments, regex: re.Pattern[str]
+    ) -> Iterator[tuple[str, list[Line]]]:
+        """The files with matches and their lines, searched in Python."""
+        raise Todo("ch11", "for each of self.files(args): search_file; yield (path, lines) if any")
+        yield  # never reached; keeps this a generator
+
+    def search(self, args: GrepArguments) -> ToolOutput:
+        """Run the search (blocking): compile, pick the engine, format, add the note."""
+        raise Todo("ch11", "compile (re.error is an error result); format_matches; a note if cut")
+
+    async def call(self, args: GrepArguments) -> ToolOutput:
+        """Search in a worker thread: walking and reading block."""
+        try:
+            return await asyncio.to_thread(self.search, args)
+        except (OSError, ValueError) as error:
+            return ToolOutput.error(f"grep failed: {error}")

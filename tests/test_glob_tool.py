@@ -1,0 +1,169 @@
+"""ch11 · glob: find files by pattern, newest first, skipping .git, venvs and ignored files."""
+
+import fnmatch
+import os
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+from search_tree import VISIBLE_PY, make_project
+
+from claw.tools.glob import Found, GlobTool, glob_regex, newest_first
+from claw.tools.ignore import walk
+from claw.types import ToolOutput
+
+
+async def glob(root: Path, **arguments: object) -> ToolOutput:
+    output = await GlobTool(root).run(arguments)
+    assert isinstance(output, ToolOutput)
+    return output
+
+
+def paths(output: ToolOutput) -> list[str]:
+    """The paths of an output: its lines up to the first blank one (the note follows it)."""
+    return output.content.split("\n\n")[0].splitlines()
+
+
+def touch(root: Path, name: str, mtime: float) -> None:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("x\n")
+    os.utime(path, (mtime, mtime))
+
+
+def test_glob_regex_star_stays_in_one_folder_and_double_star_crosses_any_number():
+    top = glob_regex("*.py")
+    assert top.fullmatch("setup.py")
+    assert not top.fullmatch("src/setup.py")
+    anywhere = glob_regex("**/*.py")
+    assert all(anywhere.fullmatch(p) for p in ("a.py", "src/a.py", "src/x/y/a.py"))
+    assert not anywhere.fullmatch("a.pyc")
+    tests = glob_regex("src/**/test_*.py")
+    assert tests.fullmatch("src/test_a.py")
+    assert tests.fullmatch("src/x/y/test_b.py")
+    assert not tests.fullmatch("tests/test_c.py")
+    assert not tests.fullmatch("src/x/test_b.py.bak")
+
+
+def test_glob_regex_question_mark_sets_and_dots_are_not_wildcards():
+    assert glob_regex("file?.txt").fullmatch("file1.txt")
+    assert not glob_regex("file?.txt").fullmatch("file/.txt")
+    assert glob_regex("[ab].md").fullmatch("a.md")
+    assert not glob_regex("[ab].md").fullmatch("c.md")
+    assert glob_regex("[!ab].md").fullmatch("c.md")
+    assert not glob_regex("[!ab].md").fullmatch("a.md")
+    assert not glob_regex("a.md").fullmatch("axmd"), "a dot is a dot, not any character"
+    assert glob_regex("./docs/*.md").fullmatch("docs/index.md"), "a leading ./ is dropped"
+
+
+@given(
+    st.text(alphabet="ab.*?", min_size=1, max_size=6),
+    st.text(alphabet="ab.", max_size=6),
+)
+def test_glob_regex_agrees_with_fnmatch_on_names_without_slashes(pattern, name):
+    assert bool(glob_regex(pattern).fullmatch(name)) == fnmatch.fnmatchcase(name, pattern)
+
+
+async def test_glob_finds_every_python_file_relative_to_root_skipping_what_is_ignored(tmp_path):
+    make_project(tmp_path)
+    output = await glob(tmp_path, pattern="**/*.py")
+    assert not output.is_error
+    assert sorted(paths(output)) == VISIBLE_PY, "no build/, env/, node_modules/ or .git/"
+
+
+async def test_glob_nested_gitignore_ignores_below_it_and_its_negation_wins(tmp_path):
+    make_project(tmp_path)
+    everything = paths(await glob(tmp_path, pattern="**/*"))
+    assert "logs/keep.log" in everything, "!keep.log re-includes it"
+    assert "logs/server.log" not in everything, "*.log ignores it"
+    assert "src/shop/.env" not in everything, "src/shop/.gitignore ignores .env"
+    assert "src/shop/debug.log" in everything, "the deeper .gitignore's !debug.log wins"
+    assert ".gitignore" in everything and "src/shop/.gitignore" in everything
+    assert not [p for p in everything if p.startswith((".git/", "env/", "node_modules/"))]
+    assert not [p for p in everything if "__pycache__" in p or p.startswith("build/")]
+
+
+async def test_glob_newest_first_by_modification_time_then_by_path(tmp_path):
+    touch(tmp_path, "old.py", 1_000_000)
+    touch(tmp_path, "src/new.py", 3_000_000)
+    touch(tmp_path, "b.py", 2_000_000)
+    touch(tmp_path, "a.py", 2_000_000)
+    output = await glob(tmp_path, pattern="**/*.py")
+    assert paths(output) == ["src/new.py", "a.py", "b.py", "old.py"]
+
+
+async def test_glob_shows_at_most_max_results_with_a_note_counting_the_rest(tmp_path):
+    for n in range(30):
+        touch(tmp_path, f"pkg/m{n:02}.py", 1_000_000 + n)
+    output = await GlobTool(tmp_path, max_results=10).run({"pattern": "**/*.py"})
+    assert paths(output) == [f"pkg/m{n:02}.py" for n in range(29, 19, -1)], "the 10 newest"
+    note = output.content.split("\n\n", 1)[1]
+    assert "20" in note and "more" in note
+
+
+@given(st.lists(st.tuples(st.integers(0, 5), st.sampled_from("abcdef")), max_size=30),
+       st.integers(1, 8))  # fmt: skip
+def test_glob_newest_first_keeps_the_newest_and_counts_all(items, limit):
+    found = [Found(f"{name}{i}", float(mtime)) for i, (mtime, name) in enumerate(items)]
+    consumed = []
+
+    def stream():
+        for item in found:
+            consumed.append(item)
+            yield item
+
+    best, total = newest_first(stream(), limit)
+    assert total == len(found)
+    assert best == sorted(found, key=lambda f: (-f.mtime, f.path))[:limit]
+    assert consumed == found, "the stream is read once, in order"
+
+
+async def test_glob_path_searches_a_subfolder_and_paths_stay_relative_to_the_root(tmp_path):
+    make_project(tmp_path)
+    output = await glob(tmp_path, pattern="*.py", path="tests")
+    assert sorted(paths(output)) == ["tests/test_cart.py", "tests/test_prices.py"]
+    deeper = await glob(tmp_path, pattern="**/cart.py", path="src")
+    assert paths(deeper) == ["src/shop/cart.py"]
+
+
+async def test_glob_no_match_is_not_an_error_and_a_missing_folder_is(tmp_path):
+    make_project(tmp_path)
+    none = await glob(tmp_path, pattern="**/*.rs")
+    assert not none.is_error
+    assert "no files match" in none.content
+    missing = await glob(tmp_path, pattern="*.py", path="nowhere")
+    assert missing.is_error
+    assert "nowhere" in missing.content and "not found" in missing.content
+
+
+def test_glob_walk_never_enters_skipped_or_ignored_folders(tmp_path, monkeypatch):
+    make_project(tmp_path)
+    for n in range(50):
+        (tmp_path / "node_modules" / f"dep{n}").mkdir()
+    scanned: list[str] = []
+    real_scandir = os.scandir
+
+    def spy(path):
+        scanned.append(Path(path).relative_to(tmp_path).as_posix())
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", spy)
+    files = [relative for relative, _ in walk(tmp_path)]
+    assert "src/shop/cart.py" in files
+    for folder in ("node_modules", "env", ".git", "build", "src/shop/__pycache__"):
+        assert not [s for s in scanned if s == folder or s.startswith(folder + "/")], folder
+
+
+def test_glob_walk_is_a_stream_that_has_read_little_when_the_first_file_comes(
+    tmp_path, monkeypatch
+):
+    for n in range(40):
+        touch(tmp_path, f"d{n:02}/f.txt", 1_000_000)
+    touch(tmp_path, "first.txt", 1_000_000)
+    scans = []
+    real_scandir = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path: scans.append(path) or real_scandir(path))
+    files = walk(tmp_path)
+    assert next(files)[0] == "first.txt", "a folder's files come before its subfolders'"
+    assert len(scans) == 1, "only the top folder was read to find the first file"
+    assert [r for r, _ in files][:2] == ["d00/f.txt", "d01/f.txt"]

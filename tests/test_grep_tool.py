@@ -1,0 +1,198 @@
+"""ch11 · grep: search file contents; `path:line: text`, context, caps, binary and ignored files."""
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from search_tree import FILES, make_project
+
+from claw.tools.grep import GrepTool, Line, find_ripgrep, literal_of, search_file, search_lines
+from claw.types import ToolOutput
+
+
+async def grep(root: Path, **arguments: object) -> ToolOutput:
+    output = await GrepTool(root, ripgrep=False).run(arguments)
+    assert isinstance(output, ToolOutput)
+    return output
+
+
+async def test_grep_shows_each_matching_line_as_path_line_text(tmp_path):
+    make_project(tmp_path)
+    output = await grep(tmp_path, pattern=r"def price_of")
+    assert not output.is_error
+    assert output.content == "src/shop/prices.py:4: def price_of(item):"
+
+
+async def test_grep_searches_every_visible_file_and_skips_ignored_binary_and_venvs(tmp_path):
+    make_project(tmp_path)
+    output = await grep(tmp_path, pattern="price_of")
+    files = sorted({line.split(":")[0] for line in output.content.splitlines()})
+    assert files == [
+        "logs/keep.log",
+        "src/shop/cart.py",
+        "src/shop/debug.log",
+        "src/shop/prices.py",
+        "tests/test_prices.py",
+    ], "not .git, env/, node_modules/, build/, .env, server.log, __pycache__ or logo.png"
+
+
+async def test_grep_context_lines_use_dashes_and_groups_are_separated(tmp_path):
+    (tmp_path / "a.py").write_text("one\ntwo\nhit\nfour\nfive\nsix\nseven\nhit\nnine\n")
+    output = await grep(tmp_path, pattern="hit", before=1, after=1)
+    assert output.content.splitlines() == [
+        "a.py-2- two",
+        "a.py:3: hit",
+        "a.py-4- four",
+        "--",
+        "a.py-7- seven",
+        "a.py:8: hit",
+        "a.py-9- nine",
+    ]
+
+
+def test_grep_search_lines_overlapping_context_shows_every_line_once():
+    lines = ["a", "x", "b", "x", "c", "d", "e"]
+    found = list(search_lines(lines, re.compile("x"), before=2, after=2))
+    assert found == [
+        Line(1, "a", False),
+        Line(2, "x", True),
+        Line(3, "b", False),
+        Line(4, "x", True),
+        Line(5, "c", False),
+        Line(6, "d", False),
+    ]
+
+
+async def test_grep_ignore_case_and_a_glob_on_names_or_on_paths(tmp_path):
+    make_project(tmp_path)
+    loud = await grep(tmp_path, pattern="CART", ignore_case=True, glob="*.py")
+    assert {line.split(":")[0] for line in loud.content.splitlines()} == {
+        "src/shop/cart.py",
+        "tests/test_cart.py",
+    }
+    quiet = await grep(tmp_path, pattern="CART")
+    assert "no matches" in quiet.content and not quiet.is_error
+    tests_only = await grep(tmp_path, pattern="price_of", glob="tests/**/*.py")
+    assert {line.split(":")[0] for line in tests_only.content.splitlines()} == {
+        "tests/test_prices.py"
+    }
+
+
+async def test_grep_a_nul_in_the_first_8_kib_makes_a_file_binary_a_later_one_does_not(tmp_path):
+    (tmp_path / "early.bin").write_bytes(b"needle\n\x00\n")
+    (tmp_path / "late.txt").write_bytes(b"x" * 9000 + b"\nneedle\n\x00\n")
+    output = await grep(tmp_path, pattern="needle")
+    assert output.content == "late.txt:2: needle"
+
+
+async def test_grep_caps_the_matches_with_a_note_that_counts_the_rest(tmp_path):
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text("match\n" * 30)
+    output = await GrepTool(tmp_path, max_matches=25, ripgrep=False).run({"pattern": "match"})
+    shown, note = output.content.split("\n\n")
+    assert len(shown.splitlines()) == 25
+    assert shown.splitlines()[-1] == "a.txt:25: match"
+    assert "35 more" in note
+
+
+async def test_grep_bad_regex_is_an_error_result_and_a_missing_path_too(tmp_path):
+    (tmp_path / "a.py").write_text("x\n")
+    bad = await grep(tmp_path, pattern="(unclosed")
+    assert bad.is_error
+    assert "(unclosed" in bad.content
+    missing = await grep(tmp_path, pattern="x", path="nowhere")
+    assert missing.is_error and "not found" in missing.content
+
+
+async def test_grep_crlf_bom_and_bad_utf8_match_like_plain_text(tmp_path):
+    (tmp_path / "win.txt").write_bytes(b"\xef\xbb\xbfstart here\r\nend here\r\n")
+    (tmp_path / "latin.txt").write_bytes(b"caf\xe9 here\n")
+    ends = await grep(tmp_path, pattern="here$")
+    assert sorted(ends.content.splitlines()) == [
+        "latin.txt:1: caf\ufffd here",
+        "win.txt:1: start here",
+        "win.txt:2: end here",
+    ]
+    starts = await grep(tmp_path, pattern="^start")
+    assert starts.content == "win.txt:1: start here", "the byte-order mark is not text"
+
+
+async def test_grep_a_long_line_is_cut_and_a_single_file_can_be_searched(tmp_path):
+    (tmp_path / "min.js").write_text("var a=1;" + "x" * 1000 + "needle\nneedle\n")
+    (tmp_path / "other.js").write_text("needle\n")
+    tool = GrepTool(tmp_path, max_line_chars=20, ripgrep=False)
+    output = await tool.run({"pattern": "needle", "path": "min.js"})
+    assert output.content.splitlines() == ["min.js:1: var a=1;xxxxxxxxxxxx…", "min.js:2: needle"]
+
+
+def test_grep_large_files_are_read_line_by_line_with_the_right_numbers(tmp_path):
+    path = tmp_path / "big.log"
+    path.write_text("".join(f"row {n}\n" for n in range(1, 300_001)))  # about 3 MB
+    found = search_file(path, re.compile(r"^row 2999(99|98)$"))
+    assert found == [Line(299998, "row 299998", True), Line(299999, "row 299999", True)]
+
+
+def test_grep_literal_of_only_for_plain_case_sensitive_patterns():
+    assert literal_of("price_of", False) == b"price_of"
+    assert literal_of("café", False) == "café".encode()
+    assert literal_of("price_of", True) is None
+    for pattern in ("a.b", "^x", "x$", "a|b", "a+", r"\d", "f(x)", "[ab]", "a{2}"):
+        assert literal_of(pattern, False) is None, pattern
+
+
+WORDS = st.text(alphabet="abcé \t.*(", min_size=1, max_size=4)
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    files=st.dictionaries(
+        st.sampled_from(["a.txt", "b.py", "src/c.py", "src/d/e.md"]),
+        st.lists(st.text(alphabet="abcé .*(\t", max_size=12), max_size=8),
+        min_size=1,
+    ),
+    needle=WORDS,
+)
+def test_grep_finds_exactly_what_a_brute_force_search_finds(tmp_path_factory, files, needle):
+    import asyncio
+
+    root = tmp_path_factory.mktemp("tree")
+    for name, lines in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    pattern = re.escape(needle)
+    output = asyncio.run(GrepTool(root, ripgrep=False, max_matches=1000).run({"pattern": pattern}))
+    expected = sorted(
+        f"{name}:{number}: {line}"
+        for name, lines in files.items()
+        for number, line in enumerate(lines, start=1)
+        if needle in line
+    )
+    got = [] if "no matches" in output.content else output.content.splitlines()
+    assert sorted(got) == expected
+
+
+CASES = [
+    {"pattern": "price_of"},
+    {"pattern": r"def \w+\(", "before": 1, "after": 2},
+    {"pattern": "CART", "ignore_case": True, "glob": "*.py"},
+    {"pattern": "here$"},
+    {"pattern": "^start"},
+    {"pattern": "caf"},
+    {"pattern": "(?<=def )total"},
+    {"pattern": "item", "path": "src"},
+]
+
+
+async def test_grep_ripgrep_and_the_python_search_give_identical_results(tmp_path):
+    rg = find_ripgrep()
+    if rg is None:
+        pytest.skip("ripgrep (rg) is not installed: `pip install ripgrep` to compare engines")
+    make_project(tmp_path, {**FILES, "win.txt": b"\xef\xbb\xbfstart here\r\nend here\r\n",
+                            "latin.txt": b"caf\xe9 here\n"})  # fmt: skip
+    fast = GrepTool(tmp_path, max_matches=7)
+    slow = GrepTool(tmp_path, max_matches=7, ripgrep=False)
+    assert fast.rg is not None
+    for arguments in CASES:
+        assert (await fast.run(arguments)) == (await slow.run(arguments)), arguments

@@ -1,0 +1,107 @@
+"""ch11 · list_dir: one folder, folders first, sizes for files, ignored entries hidden."""
+
+from pathlib import Path
+
+from search_tree import make_project
+
+from claw.tools.ls import ListDirTool, human_size
+from claw.types import ToolOutput
+
+
+async def ls(root: Path, **arguments: object) -> ToolOutput:
+    output = await ListDirTool(root).run(arguments)
+    assert isinstance(output, ToolOutput)
+    return output
+
+
+def entries(output: ToolOutput) -> list[str]:
+    """The entry lines of an output: the lines before the first blank one."""
+    return output.content.split("\n\n")[0].splitlines()
+
+
+def test_ls_human_size_whole_bytes_then_one_decimal_in_the_largest_unit():
+    assert human_size(0) == "0 B"
+    assert human_size(1023) == "1023 B"
+    assert human_size(1024) == "1.0 KiB"
+    assert human_size(1536) == "1.5 KiB"
+    assert human_size(1024 * 1024 - 1) == "1024.0 KiB"
+    assert human_size(3 * 1024 * 1024) == "3.0 MiB"
+    assert human_size(5 * 1024**3) == "5.0 GiB"
+    assert human_size(2 * 1024**4) == "2.0 TiB"
+
+
+async def test_ls_folders_first_with_a_slash_then_files_with_sizes(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "setup.py").write_text("x" * 1536)
+    (tmp_path / "README.md").write_text("hello\n")
+    (tmp_path / "Makefile").write_text("")
+    output = await ls(tmp_path)
+    assert not output.is_error
+    assert entries(output) == [
+        "docs/",
+        "src/",
+        "Makefile  0 B",
+        "README.md  6 B",
+        "setup.py  1.5 KiB",
+    ]
+
+
+async def test_ls_hides_git_venvs_node_modules_and_ignored_entries_and_says_so(tmp_path):
+    make_project(tmp_path)
+    output = await ls(tmp_path)
+    shown = entries(output)
+    assert [e for e in shown if e.endswith("/")] == ["assets/", "logs/", "src/", "tests/"]
+    for name in (".git/", "env/", "node_modules/", "build/"):
+        assert name not in shown
+    assert ".gitignore  36 B" in shown
+    note = output.content.split("\n\n", 1)[1]
+    assert "4 hidden" in note and "all: true" in note
+    assert "node_modules/" in note and "env/" in note
+
+
+async def test_ls_all_true_shows_everything(tmp_path):
+    make_project(tmp_path)
+    shown = entries(await ls(tmp_path, all=True))
+    assert [e for e in shown if e.endswith("/")] == [
+        ".git/", "assets/", "build/", "env/", "logs/", "node_modules/", "src/", "tests/",
+    ]  # fmt: skip
+    assert "hidden" not in (await ls(tmp_path, all=True)).content
+
+
+async def test_ls_a_subfolder_obeys_every_gitignore_above_and_in_it(tmp_path):
+    make_project(tmp_path)
+    shop = [e.split("  ")[0] for e in entries(await ls(tmp_path, path="src/shop"))]
+    assert shop == [".gitignore", "__init__.py", "cart.py", "debug.log", "prices.py"], (
+        "no __pycache__/ (root .gitignore), no .env (its own), debug.log re-included"
+    )
+    logs = [e.split("  ")[0] for e in entries(await ls(tmp_path, path="logs"))]
+    assert logs == ["keep.log"]
+
+
+async def test_ls_caps_the_entries_with_a_note_counting_the_rest(tmp_path):
+    for n in range(12):
+        (tmp_path / f"f{n:02}.txt").write_text("x")
+    output = await ListDirTool(tmp_path, max_entries=5).run({})
+    assert entries(output) == [f"f{n:02}.txt  1 B" for n in range(5)]
+    assert "7 more" in output.content
+
+
+async def test_ls_an_empty_folder_says_so_and_a_missing_one_or_a_file_is_an_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "notes.txt").write_text("x")
+    empty = await ls(tmp_path, path="empty")
+    assert not empty.is_error and "empty" in empty.content
+    missing = await ls(tmp_path, path="ghost")
+    assert missing.is_error and "not found" in missing.content
+    a_file = await ls(tmp_path, path="notes.txt")
+    assert a_file.is_error and "not a folder" in a_file.content
+
+
+async def test_ls_a_venv_is_found_by_its_pyvenv_cfg_whatever_its_name(tmp_path):
+    (tmp_path / "python-env").mkdir()
+    (tmp_path / "python-env" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (tmp_path / "venv").mkdir()  # a venv's name, but no pyvenv.cfg: an ordinary folder
+    output = await ls(tmp_path)
+    assert entries(output) == ["venv/"]
+    assert "python-env/" in output.content.split("\n\n", 1)[1]
