@@ -1,0 +1,107 @@
+"""ch12 · The ``claw`` command: a prompt, a model and a server; events printed as they come."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from claw.main import main, parse_arguments
+from clawbook.loopback import (
+    LoopbackServer,
+    StreamReply,
+    call_delta,
+    call_start,
+    chunk,
+    sse,
+    text_chunks,
+    usage_body,
+)
+
+
+def stream(*events: dict[str, object]) -> StreamReply:
+    return StreamReply(pieces=[sse(*events)])
+
+
+def reads(path: str) -> StreamReply:
+    """A streamed turn that asks for ``read`` of ``path``."""
+    return stream(
+        chunk("", role="assistant"),
+        chunk(tool_calls=[call_start(0, "call-1", "read")]),
+        chunk(tool_calls=[call_delta(0, json.dumps({"path": path}))]),
+        chunk(finish_reason="tool_calls"),
+        chunk(choices=False, usage=usage_body()),
+    )
+
+
+def says(text: str) -> StreamReply:
+    return stream(
+        *text_chunks(text),
+        chunk(finish_reason="stop"),
+        chunk(choices=False, usage=usage_body()),
+    )
+
+
+def test_multi_tool_claw_runs_a_prompt_and_prints_each_step(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (tmp_path / "notes.txt").write_text("buy milk\n")
+    (tmp_path / "AGENTS.md").write_text("Answer in one sentence.\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test")
+    server.add(reads("notes.txt"), says("The note says to buy milk."))
+
+    prompt = "What does notes.txt say?"
+    code = main([prompt, "--model", "test/model", "--base-url", server.base_url])
+
+    assert code == 0
+    assert capsys.readouterr().out == (
+        "→ read(path='notes.txt')\n"
+        "  ✓ read:      1\tbuy milk\n"
+        "The note says to buy milk.\n"
+        "[done after 2 step(s)]\n"
+    )
+    first, second = (request.json for request in server.requests)
+    assert first["model"] == "test/model"
+    assert server.requests[0].headers["authorization"] == "Bearer sk-or-test"
+    roles = [message["role"] for message in first["messages"]]
+    assert roles == ["system", "system", "user"]  # the prompt, the instructions, the task
+    assert "Answer in one sentence." in first["messages"][1]["content"]
+    assert str(tmp_path.resolve()) in first["messages"][0]["content"]
+    names = [tool["function"]["name"] for tool in first["tools"]]
+    assert {"read", "write", "edit", "apply_patch"} <= set(names)
+    assert "web_fetch" not in names
+    assert second["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "call-1",
+        "content": "     1\tbuy milk",
+    }
+
+
+def test_multi_tool_claw_options_from_flags_and_environment(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CLAW_BASE_URL", raising=False)
+    arguments = parse_arguments(["fix the bug"])
+    assert (arguments.prompt, arguments.base_url) == ("fix the bug", "https://openrouter.ai/api/v1")
+    assert not arguments.web
+    monkeypatch.setenv("CLAW_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test")
+    server.add(reads("notes.txt"))
+    assert main(["hello", "--web", "--max-steps", "1"]) == 1  # still wanted a tool: max_turns
+    assert capsys.readouterr().out.endswith("[max_turns after 1 step(s)]\n")
+    request = server.requests[0].json
+    assert "web_fetch" in [tool["function"]["name"] for tool in request["tools"]]
+    monkeypatch.setenv("CLAW_BASE_URL", "https://openrouter.ai/api/v1")
+    monkeypatch.delenv("OPENROUTER_API_KEY")
+    assert main(["hello"]) == 1
+    error = capsys.readouterr().err
+    assert error.startswith("claw: ")
+    assert "no API key: set OPENROUTER_API_KEY" in error
+    assert len(server.requests) == 1
