@@ -26,6 +26,7 @@ from . import (
     feedback,
     grade,
     loop_overhead,
+    parallel_tools,
     read_memory,
     sse_throughput,
     stream_latency,
@@ -39,6 +40,7 @@ BENCHMARKS: list[tuple[str, Callable[[bool], Result | list[Result]]]] = [
     ("feedback", feedback.run),
     ("read_memory", read_memory.run),
     ("bash_overhead", bash_overhead.run),
+    ("parallel_tools", parallel_tools.run),
     ("grade", grade.run),
 ]
 """Each benchmark's key and its ``run(quick)`` function (one result, or several), in order."""
