@@ -25,7 +25,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .events import Event, ToolCalled, ToolResult
+from .tools.bash import BashTool
 from .tools.edit import EditTool
+from .tools.glob import GlobTool
+from .tools.grep import GrepTool
+from .tools.ls import ListDirTool
 from .tools.patch import ApplyPatchTool
 from .tools.read import ReadTool
 from .tools.tracker import FileTracker
@@ -145,17 +149,23 @@ async def run_in_batches(
 def default_tools(root: Path | str = ".", *, web: bool = False) -> ToolSet:
     """Claw's standard tools, working in ``root``; ``web_fetch`` too if ``web`` is true.
 
-    ``read``, ``write``, ``edit`` and ``apply_patch`` share one ``FileTracker``, so an edit
-    knows which files the model has read, whichever tool read or wrote them.
+    The looking tools first (``read``, ``glob``, ``grep``, ``list_dir``), then the changing
+    ones (``write``, ``edit``, ``apply_patch``, ``bash``). ``read``, ``write``, ``edit`` and
+    ``apply_patch`` share one ``FileTracker``, so an edit knows which files the model has
+    read, whichever tool read or wrote them.
     """
     # region ch12: one FileTracker for the four file tools; web_fetch only when asked for
     # more: files = FileTracker(); ReadTool(root, files=files), ...; ToolSet(tools)
     files = FileTracker()
     tools: list[Tool] = [
         ReadTool(root, files=files),
+        GlobTool(root),
+        GrepTool(root),
+        ListDirTool(root),
         WriteTool(root, files=files),
         EditTool(root, files=files),
         ApplyPatchTool(root, files=files),
+        BashTool(root),
     ]
     if web:
         tools.append(WebFetchTool())

@@ -26,7 +26,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .events import Event, ToolCalled, ToolResult
 from .todo import Todo
+from .tools.bash import BashTool
 from .tools.edit import EditTool
+from .tools.glob import GlobTool
+from .tools.grep import GrepTool
+from .tools.ls import ListDirTool
 from .tools.patch import ApplyPatchTool
 from .tools.read import ReadTool
 from .tools.tracker import FileTracker
@@ -108,8 +112,10 @@ async def run_in_batches(
 def default_tools(root: Path | str = ".", *, web: bool = False) -> ToolSet:
     """Claw's standard tools, working in ``root``; ``web_fetch`` too if ``web`` is true.
 
-    ``read``, ``write``, ``edit`` and ``apply_patch`` share one ``FileTracker``, so an edit
-    knows which files the model has read, whichever tool read or wrote them.
+    The looking tools first (``read``, ``glob``, ``grep``, ``list_dir``), then the changing
+    ones (``write``, ``edit``, ``apply_patch``, ``bash``). ``read``, ``write``, ``edit`` and
+    ``apply_patch`` share one ``FileTracker``, so an edit knows which files the model has
+    read, whichever tool read or wrote them.
     """
     raise Todo("ch12", "one FileTracker for the four file tools; web_fetch only when asked for")
 

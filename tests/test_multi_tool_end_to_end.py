@@ -1,0 +1,172 @@
+"""ch12 · End to end: claw, driven by a scripted model, fixes a bug in a real git repository.
+
+The model is a ``MockStreamProvider`` that plays the turns a good model would; everything else
+is real: the ``Agent`` with ``concurrent=True``, ``default_tools`` on a temporary git
+repository, ``grep`` and ``read`` running side by side, ``edit`` changing the file on disk, and
+``bash`` running the repository's own pytest suite with this Python, failing and then passing.
+"""
+
+import datetime
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from claw.agent import Finish
+from claw.events import Event, RunFinished, ToolCalled, ToolResult
+from claw.loop import Agent
+from claw.prompt import gather_environment, system_prompt
+from claw.registry import default_tools
+from claw.streaming import MockStreamProvider
+from claw.types import (
+    AssistantTurn,
+    StopReason,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+STATS = '''"""Small statistics helpers."""
+
+
+def mean(values: list[float]) -> float:
+    """The arithmetic mean of ``values``."""
+    return sum(values) / (len(values) - 1)
+'''
+
+TEST_STATS = """from calc.stats import mean
+
+
+def test_mean_of_three_numbers():
+    assert mean([2, 4, 6]) == 4
+"""
+
+PYTEST = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider tests"
+"""The command the model runs: this Python's pytest in the repository, no plugins, no cache."""
+
+BUG = "    return sum(values) / (len(values) - 1)"
+FIX = "    return sum(values) / len(values)"
+
+
+def git(repo: Path, *arguments: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.name=Learner", "-c", "user.email=learner@example.com", *arguments],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def make_repository(root: Path) -> Path:
+    """A tiny package with one bug and the test that shows it, committed to git."""
+    repo = root / "calc-project"
+    (repo / "calc").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "calc" / "__init__.py").write_text("")
+    (repo / "calc" / "stats.py").write_text(STATS)
+    (repo / "tests" / "test_stats.py").write_text(TEST_STATS)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "calc: mean")
+    return repo
+
+
+def turn(*calls: tuple[str, str, dict[str, Any]], text: str = "") -> AssistantTurn:
+    return AssistantTurn(
+        text=text,
+        tool_calls=tuple(ToolCall(id=i, name=n, arguments=a) for i, n, a in calls),
+        stop_reason=StopReason.TOOL_USE,
+    )
+
+
+SCRIPT = [
+    turn(
+        ("grep-1", "grep", {"pattern": r"def mean"}),
+        ("read-1", "read", {"path": "tests/test_stats.py"}),
+        text="Let me find `mean` and its test.",
+    ),
+    turn(("bash-1", "bash", {"command": PYTEST})),
+    turn(("read-2", "read", {"path": "calc/stats.py"})),
+    turn(("edit-1", "edit", {"path": "calc/stats.py", "old_string": BUG, "new_string": FIX})),
+    turn(("bash-2", "bash", {"command": PYTEST})),
+    "Fixed: `mean` divided by `len(values) - 1`; it now divides by `len(values)`. "
+    "The test passes.",
+]
+
+
+def results_seen(provider: MockStreamProvider, call: int) -> dict[str, ToolResultMessage]:
+    """The tool results in the messages of the provider's call number ``call`` (1 = first)."""
+    messages = provider.calls[call - 1].messages
+    return {m.tool_call_id: m for m in messages if isinstance(m, ToolResultMessage)}
+
+
+async def test_multi_tool_end_to_end_claw_fixes_a_bug_in_a_git_repository(tmp_path: Path) -> None:
+    repo = make_repository(tmp_path)
+    tools = default_tools(repo)
+    provider = MockStreamProvider(SCRIPT)
+    events: list[Event] = []
+    environment = gather_environment(repo, today=datetime.date(2026, 12, 1))
+    agent = Agent(
+        provider,
+        tools,
+        system=system_prompt(environment, tools.definitions()),
+        observers=[events.append],
+        concurrent=True,
+    )
+    finished = await agent.run("test_mean_of_three_numbers fails. Find the bug and fix it.")
+
+    # The file is fixed on disk, and only that file changed.
+    assert (repo / "calc" / "stats.py").read_text() == STATS.replace(BUG, FIX)
+    assert git(repo, "status", "--short") == " M calc/stats.py\n"
+
+    # Every call the model made, in order, and how the run ended.
+    called = [e for e in events if isinstance(e, ToolCalled)]
+    assert [e.name for e in called] == ["grep", "read", "bash", "read", "edit", "bash"]
+    results = {e.id: e for e in events if isinstance(e, ToolResult)}
+    assert not any(results[e.id].is_error for e in called)  # a failing command is no error
+    assert finished == RunFinished(Finish.DONE, 6, SCRIPT[-1], finished.usage)
+    assert events[-1] == finished
+
+    # What the model was shown: first the system prompt (with the repository) and the task.
+    first = provider.calls[0].messages
+    assert isinstance(first[0], SystemMessage)
+    assert str(repo.resolve()) in first[0].content
+    assert "branch: main" in first[0].content
+    assert first[-1] == UserMessage(
+        content="test_mean_of_three_numbers fails. Find the bug and fix it."
+    )
+    assert [d.name for d in provider.calls[0].tools] == list(tools.names)
+
+    # Step 1: grep and read ran together; the model saw the hit and the test.
+    seen = results_seen(provider, 2)
+    assert "calc/stats.py" in seen["grep-1"].content
+    assert "def mean(values: list[float]) -> float:" in seen["grep-1"].content
+    assert seen["read-1"].content.splitlines()[4] == "     5\t    assert mean([2, 4, 6]) == 4"
+
+    # Step 2: the tests fail, and the model sees why.
+    failing = results_seen(provider, 3)["bash-1"]
+    assert "1 failed" in failing.content
+    assert "assert 6.0 == 4" in failing.content
+    assert failing.content.endswith("exit code: 1")
+
+    # Step 3: the read window, with the buggy line numbered.
+    window = results_seen(provider, 4)["read-2"].content
+    assert f"     6\t{BUG}" in window.splitlines()
+
+    # Step 4: the edit's diff.
+    diff = results_seen(provider, 5)["edit-1"].content
+    assert f"-{BUG}" in diff.splitlines()
+    assert f"+{FIX}" in diff.splitlines()
+
+    # Step 5: the tests pass.
+    passing = results_seen(provider, 6)["bash-2"]
+    assert not passing.is_error
+    assert "1 passed" in passing.content
+    assert passing.content.endswith("exit code: 0")
+
+    # Every result the provider saw is the one the events reported, under the same id.
+    last = results_seen(provider, 6)
+    for call_id, event in results.items():
+        assert last[call_id].content == event.output
