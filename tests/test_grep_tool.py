@@ -8,7 +8,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from search_tree import FILES, make_project
 
-from claw.tools.grep import GrepTool, Line, find_ripgrep, literal_of, search_file, search_lines
+from claw.tools.grep import (
+    GrepTool,
+    Line,
+    find_ripgrep,
+    literal_of,
+    screen_of,
+    search_file,
+    search_lines,
+)
 from claw.types import ToolOutput
 
 
@@ -196,3 +204,38 @@ async def test_grep_ripgrep_and_the_python_search_give_identical_results(tmp_pat
     assert fast.rg is not None
     for arguments in CASES:
         assert (await fast.run(arguments)) == (await slow.run(arguments)), arguments
+
+
+def test_grep_screen_of_only_when_no_line_can_match_alone_what_the_whole_text_misses():
+    assert screen_of("^def x$").flags & re.MULTILINE
+    assert screen_of("x", re.IGNORECASE).flags & re.IGNORECASE
+    for pattern in ("a(?=b)", "a(?!b)", "(?<=a)b", "(?<!a)b", r"\Ax", r"x\Z"):
+        assert screen_of(pattern) is None, pattern
+
+
+def compiles(pattern: str) -> bool:
+    try:
+        re.compile(pattern)
+    except re.error:
+        return False
+    return True
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    lines=st.lists(st.text(alphabet="ab \t", max_size=6), min_size=1, max_size=10),
+    pattern=st.text(alphabet="ab^$.*?|() \\sS", min_size=1, max_size=6).filter(compiles),
+    crlf=st.booleans(),
+)
+def test_grep_any_small_regex_finds_the_lines_re_search_finds(tmp_path_factory, lines, pattern,
+                                                              crlf):  # fmt: skip
+    import asyncio
+
+    root = tmp_path_factory.mktemp("tree")
+    end = "\r\n" if crlf else "\n"
+    (root / "f.txt").write_bytes("".join(line + end for line in lines).encode())
+    output = asyncio.run(GrepTool(root, ripgrep=False, max_matches=100).run({"pattern": pattern}))
+    regex = re.compile(pattern)
+    expected = [f"f.txt:{n}: {line}" for n, line in enumerate(lines, 1) if regex.search(line)]
+    got = [] if "no matches" in output.content else output.content.splitlines()
+    assert got == expected

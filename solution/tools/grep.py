@@ -100,6 +100,24 @@ def literal_of(pattern: str, ignore_case: bool) -> bytes | None:
 # --8<-- [end:literal-of]
 
 
+# --8<-- [start:screen-of]
+def screen_of(pattern: str, flags: int = 0) -> re.Pattern[str] | None:
+    r"""``pattern`` compiled to search a whole file at once, when that is safe; else ``None``.
+
+    With ``re.MULTILINE``, ``^`` and ``$`` match at the start and end of every line, so a line
+    that matches on its own also matches inside the whole text: one search of the text can
+    rule a file out. Not when the pattern looks past a line's end: a look-ahead or look-behind
+    (``(?=``, ``(?!``, ``(?<=``, ``(?<!``) or ``\A`` / ``\Z`` (the ends of the whole text).
+    """
+    # region ch11: None if a look-around or \A / \Z is in the pattern; else compile | MULTILINE
+    # more: re.search(r"\(\?<?[=!]|\\[AZ]", pattern)
+    if re.search(r"\(\?<?[=!]|\\[AZ]", pattern):
+        return None
+    return re.compile(pattern, flags | re.MULTILINE)
+    # endregion
+# --8<-- [end:screen-of]
+
+
 # --8<-- [start:search-lines]
 def search_lines(
     lines: Iterable[str], regex: re.Pattern[str], before: int = 0, after: int = 0
@@ -135,15 +153,17 @@ def search_file(
     literal: bytes | None = None,
     before: int = 0,
     after: int = 0,
+    screen: re.Pattern[str] | None = None,
 ) -> list[Line]:
     """The lines of the file at ``path`` to show (see ``search_lines``); none for a binary file.
 
-    A file of at most ``WHOLE_FILE_BYTES`` is read in one piece: when ``literal`` is given and
-    not in its bytes, the search ends there, before anything is decoded. A larger file is read
-    a line at a time (``read_lines``), and only ``MAX_SEARCHED_LINE`` characters of a line.
+    A file of at most ``WHOLE_FILE_BYTES`` is read in one piece. When ``literal`` is given and
+    not in its bytes, the search ends there, before anything is decoded; when ``screen`` (see
+    ``screen_of``) finds nothing in the whole decoded text, it ends there too. A larger file is
+    read a line at a time (``read_lines``), and only ``MAX_SEARCHED_LINE`` characters of a line.
     """
-    # region ch11: open in binary; binary? []; small: literal check, decode once, split at "\n"
-    # more: data.decode("utf-8-sig", "replace"); drop the "" after a final "\n"; strip "\r"
+    # region ch11: open in binary; binary? []; small: literal, decode once, screen, split at "\n"
+    # more: data.decode("utf-8-sig", "replace"); "\r\n" to "\n" first; drop the "" at the end
     with open(path, "rb") as file:
         data = file.read(WHOLE_FILE_BYTES + 1)
         if looks_binary(data[:BINARY_SNIFF_BYTES]):
@@ -152,10 +172,13 @@ def search_file(
             if literal is not None and literal not in data:
                 return []
             text = data.decode("utf-8-sig", "replace")
-            parts = text.split("\n")
-            if parts[-1] == "":
-                parts.pop()
-            lines: Iterable[str] = (part.removesuffix("\r") for part in parts)
+            if "\r" in text:
+                text = text.replace("\r\n", "\n").removesuffix("\r")
+            if screen is not None and not screen.search(text):
+                return []
+            lines = text.split("\n")
+            if lines[-1] == "":
+                lines.pop()
             return list(search_lines(lines, regex, before, after))
         file.seek(0)
         wrapper = io.TextIOWrapper(file, "utf-8-sig", errors="replace", newline="\n")
@@ -341,11 +364,14 @@ class GrepTool(ArgumentsTool[GrepArguments]):
     ) -> Iterator[tuple[str, list[Line]]]:
         """The files with matches and their lines, searched in Python."""
         # region ch11: for each of self.files(args): search_file; yield (path, lines) if any
-        # more: literal_of(args.pattern, args.ignore_case); skip a file that cannot be read
+        # more: literal_of and screen_of once, before the loop; skip a file that cannot be read
         literal = literal_of(args.pattern, args.ignore_case)
+        screen = screen_of(args.pattern, regex.flags)
         for relative in self.files(args):
             try:
-                lines = search_file(self.root / relative, regex, literal, args.before, args.after)
+                lines = search_file(
+                    self.root / relative, regex, literal, args.before, args.after, screen
+                )
             except OSError:
                 continue
             if lines:

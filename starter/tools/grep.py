@@ -93,6 +93,20 @@ def literal_of(pattern: str, ignore_case: bool) -> bytes | None:
     )
 
 
+def screen_of(pattern: str, flags: int = 0) -> re.Pattern[str] | None:
+    r"""``pattern`` compiled to search a whole file at once, when that is safe; else ``None``.
+
+    With ``re.MULTILINE``, ``^`` and ``$`` match at the start and end of every line, so a line
+    that matches on its own also matches inside the whole text: one search of the text can
+    rule a file out. Not when the pattern looks past a line's end: a look-ahead or look-behind
+    (``(?=``, ``(?!``, ``(?<=``, ``(?<!``) or ``\A`` / ``\Z`` (the ends of the whole text).
+    """
+    raise Todo(
+        "ch11",
+        "None if a look-around or \\A / \\Z is in the pattern; else compile | MULTILINE",
+    )
+
+
 def search_lines(
     lines: Iterable[str], regex: re.Pattern[str], before: int = 0, after: int = 0
 ) -> Iterator[Line]:
@@ -114,16 +128,18 @@ def search_file(
     literal: bytes | None = None,
     before: int = 0,
     after: int = 0,
+    screen: re.Pattern[str] | None = None,
 ) -> list[Line]:
     """The lines of the file at ``path`` to show (see ``search_lines``); none for a binary file.
 
-    A file of at most ``WHOLE_FILE_BYTES`` is read in one piece: when ``literal`` is given and
-    not in its bytes, the search ends there, before anything is decoded. A larger file is read
-    a line at a time (``read_lines``), and only ``MAX_SEARCHED_LINE`` characters of a line.
+    A file of at most ``WHOLE_FILE_BYTES`` is read in one piece. When ``literal`` is given and
+    not in its bytes, the search ends there, before anything is decoded; when ``screen`` (see
+    ``screen_of``) finds nothing in the whole decoded text, it ends there too. A larger file is
+    read a line at a time (``read_lines``), and only ``MAX_SEARCHED_LINE`` characters of a line.
     """
     raise Todo(
         "ch11",
-        "open in binary; binary? []; small: literal check, decode once, split at \"\\n\"",
+        "open in binary; binary? []; small: literal, decode once, screen, split at \"\\n\"",
     )
 
 
