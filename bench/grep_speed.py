@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from solution.tools.grep import GrepArguments, GrepTool, find_ripgrep
@@ -94,13 +95,11 @@ def run(quick: bool = False) -> list[Result]:
             output = python.search(args)
             if output.is_error or "no matches" in output.content:
                 raise RuntimeError(f"claw's grep found nothing for {pattern}: {output.content}")
-            claw_s = best_of(lambda args=args: python.search(args))
-            grep_s = best_of(
-                lambda pattern=pattern: subprocess.run(
-                    [grep, "-rnE", pattern.replace(r"\(", "[(]"), "."], cwd=root,
-                    capture_output=True, check=False,
-                )
-            )  # fmt: skip
+            claw_s = best_of(partial(python.search, args))
+            grep_s = best_of(partial(
+                subprocess.run, [grep, "-rnE", pattern.replace(r"\(", "[(]"), "."], cwd=root,
+                capture_output=True, check=False,
+            ))  # fmt: skip
             context = {
                 "claw (Python)": f"{claw_s:.2f} s",
                 "grep -rn": f"{grep_s:.2f} s",
@@ -109,13 +108,11 @@ def run(quick: bool = False) -> list[Result]:
                 "claw_python_s": claw_s, "grep_s": grep_s, "tree_bytes": size, "files": count,
             }  # fmt: skip
             if rg is not None and ripgrep is not None:
-                rg_s = best_of(
-                    lambda pattern=pattern: subprocess.run(
-                        [rg, "-n", "--no-heading", "-e", pattern, "."], cwd=root,
-                        capture_output=True, check=False,
-                    )
-                )  # fmt: skip
-                claw_rg_s = best_of(lambda args=args: ripgrep.search(args))
+                rg_s = best_of(partial(
+                    subprocess.run, [rg, "-n", "--no-heading", "-e", pattern, "."], cwd=root,
+                    capture_output=True, check=False,
+                ))  # fmt: skip
+                claw_rg_s = best_of(partial(ripgrep.search, args))
                 context["rg -n"] = f"{rg_s:.2f} s"
                 context["claw (ripgrep engine)"] = f"{claw_rg_s:.2f} s"
                 raw |= {"rg_s": rg_s, "claw_ripgrep_s": claw_rg_s}
