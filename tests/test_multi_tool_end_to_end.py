@@ -42,8 +42,11 @@ def test_mean_of_three_numbers():
     assert mean([2, 4, 6]) == 4
 """
 
-PYTEST = f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q -p no:cacheprovider tests"
-"""The command the model runs: this Python's pytest in the repository, no plugins, no cache."""
+PYTEST = (
+    f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {sys.executable} -m pytest -q --color=no "
+    "-p no:cacheprovider tests"
+)
+"""The command the model runs: this Python's pytest in the repository; no plugins, colour, cache."""
 
 BUG = "    return sum(values) / (len(values) - 1)"
 FIX = "    return sum(values) / len(values)"

@@ -60,7 +60,7 @@ async def test_multi_tool_web_fetch_turns_html_into_readable_text(server: Loopba
     assert url == page_url(server)
     assert "Version 2.0" in text
     assert "The parse function now rejects empty input & says why." in text
-    assert "faster\nsmaller" in text
+    assert text.splitlines()[-2:] == ["faster", "smaller"]  # one line per list item
     for hidden in ("<p>", "<b>", "&amp;", "tracking", "color: red"):
         assert hidden not in text
     assert server.requests[0].method == "GET"
@@ -131,7 +131,7 @@ async def test_multi_tool_web_fetch_stops_reading_at_the_size_cap(server: Loopba
     assert time.monotonic() - started < 5
     assert not output.is_error, output.content[:200]
     assert output.content.endswith("\n[page cut: only the first 10,000 bytes were read]")
-    assert "spam spam" in output.content
+    assert output.content.count("spam") > 1_500  # the first 10,000 bytes, as text
     assert len(output.content) < 12_000
     assert reply.finished.wait(5)
     assert reply.sent < 20_000_000, "the client kept downloading past the cap"
