@@ -189,7 +189,7 @@ async def test_bash_a_timeout_above_the_maximum_is_cut_to_it_and_said(tmp_path):
     assert time.monotonic() - started < 2
     assert output.is_error
     lines = output.content.splitlines()
-    assert lines[0] == "timeout 100 s is above the maximum of 0.4 s; 0.4 s was used"
+    assert lines[0] == "timeout 100 s is above the maximum of 0.4 s, so 0.4 s was used"
     assert "timed out after 0.4 s" in lines[-1]
     # Asking for less than the maximum is honoured, and says nothing about it.
     output = await bash(tool, "sleep 0.3; echo done", timeout=0.35)
@@ -277,7 +277,7 @@ def test_bash_keeper_keeps_whole_lines_at_both_ends_and_counts_the_cut():
         keeper.feed(line.encode())
     assert keeper.total_bytes == 30
     assert keeper.text() == (
-        "line1\n[... 18 bytes (3 lines) cut from the middle of the output ...]\nline5\n"
+        "line1\n[18 bytes (3 lines) cut from the middle of the output]\nline5\n"
     )
     small = OutputKeeper(10, 10)
     small.feed(b"a\nb\n")
@@ -323,7 +323,8 @@ async def test_bash_a_flood_of_output_costs_little_memory(tmp_path):
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert "[... 99,980,002 bytes (49,990,001 lines) cut from the middle" in output.content
+    note = "[99,980,002 bytes (49,990,001 lines) cut from the middle of the output]"
+    assert note in output.content.splitlines()
     assert output.content.endswith("y\nexit code: 0")
     assert peak < 2_000_000, f"reading 100 MB held {peak:,} bytes at its peak"
 
@@ -388,9 +389,9 @@ async def test_bash_the_command_does_not_see_secrets(tmp_path, monkeypatch):
     monkeypatch.setenv("CLAW_VISIBLE", "visible-value")
     tool = BashTool(tmp_path)
     assert "API_KEY" in tool.definition.description
-    output = await bash(tool, "env; printenv OPENROUTER_API_KEY; echo ${GITHUB_TOKEN:-unset}")
-    assert "CLAW_VISIBLE=visible-value" in output.content
+    command = 'env; printenv OPENROUTER_API_KEY; echo "visible=$CLAW_VISIBLE ${GITHUB_TOKEN:-none}"'
+    output = await bash(tool, command)
+    assert output.content.splitlines()[-2:] == ["visible=visible-value none", "exit code: 0"]
     assert "PATH=" in output.content
     for leak in ("leak1", "leak2", "leak3", "leak4"):
         assert leak not in output.content
-    assert output.content.endswith("unset\nexit code: 0")

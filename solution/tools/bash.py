@@ -138,7 +138,7 @@ class OutputKeeper:
         at its first whole line (if they hold a newline), so the note replaces whole lines;
         what this trims is added to the counts. Bytes that are not UTF-8 become U+FFFD
         (``errors="replace"``). The note reads
-        ``[... 588,895 bytes (99,947 lines) cut from the middle of the output ...]``, on a
+        ``[588,699 bytes (99,948 lines) cut from the middle of the output]``, on a
         line of its own between the head and the tail.
         """
         # region ch10: no cut: decode it all; else trim to whole lines, count, note in between
@@ -151,10 +151,7 @@ class OutputKeeper:
         cut_bytes = self.cut_bytes + len(trimmed)
         cut_lines = self.cut_lines + trimmed.count(b"\n")
         lines = "line" if cut_lines == 1 else "lines"
-        note = (
-            f"[... {cut_bytes:,} bytes ({cut_lines:,} {lines}) cut from the middle "
-            "of the output ...]"
-        )
+        note = f"[{cut_bytes:,} bytes ({cut_lines:,} {lines}) cut from the middle of the output]"
         head = self.head[:head_end].decode("utf-8", errors="replace")
         tail = self.tail[tail_start:].decode("utf-8", errors="replace")
         return f"{head.removesuffix(chr(10))}\n{note}\n{tail}"
@@ -347,7 +344,10 @@ class BashTool(ArgumentsTool[BashArguments]):
         time of each call).
         """
         if not 0 < default_timeout <= max_timeout:
-            raise ValueError("need 0 < default_timeout <= max_timeout")
+            raise ValueError(
+                f"default_timeout ({default_timeout:g} s) must be above 0 and at most "
+                f"max_timeout ({max_timeout:g} s)"
+            )
         self.root = Path(root)
         self.default_timeout = default_timeout
         self.max_timeout = max_timeout
@@ -372,7 +372,7 @@ class BashTool(ArgumentsTool[BashArguments]):
 
         ``None`` gives the default, with no note. Up to the maximum, the model gets what it
         asked for. Above it, the maximum, and the note says so:
-        ``timeout 900 s is above the maximum of 600 s; 600 s was used``.
+        ``timeout 900 s is above the maximum of 600 s, so 600 s was used``.
         """
         # region ch10: the default for None; the maximum, with a note, for more than the maximum
         # more: f"{seconds:g}" writes 600.0 as 600 and 0.5 as 0.5
@@ -380,8 +380,8 @@ class BashTool(ArgumentsTool[BashArguments]):
             return self.default_timeout, ""
         if asked > self.max_timeout:
             note = (
-                f"timeout {asked:g} s is above the maximum of {self.max_timeout:g} s; "
-                f"{self.max_timeout:g} s was used"
+                f"timeout {asked:g} s is above the maximum of {self.max_timeout:g} s, "
+                f"so {self.max_timeout:g} s was used"
             )
             return self.max_timeout, note
         return asked, ""

@@ -118,7 +118,7 @@ class OutputKeeper:
         at its first whole line (if they hold a newline), so the note replaces whole lines;
         what this trims is added to the counts. Bytes that are not UTF-8 become U+FFFD
         (``errors="replace"``). The note reads
-        ``[... 588,895 bytes (99,947 lines) cut from the middle of the output ...]``, on a
+        ``[588,699 bytes (99,948 lines) cut from the middle of the output]``, on a
         line of its own between the head and the tail.
         """
         raise Todo(
@@ -287,7 +287,10 @@ class BashTool(ArgumentsTool[BashArguments]):
         time of each call).
         """
         if not 0 < default_timeout <= max_timeout:
-            raise ValueError("need 0 < default_timeout <= max_timeout")
+            raise ValueError(
+                f"default_timeout ({default_timeout:g} s) must be above 0 and at most "
+                f"max_timeout ({max_timeout:g} s)"
+            )
         self.root = Path(root)
         self.default_timeout = default_timeout
         self.max_timeout = max_timeout
@@ -310,7 +313,7 @@ class BashTool(ArgumentsTool[BashArguments]):
 
         ``None`` gives the default, with no note. Up to the maximum, the model gets what it
         asked for. Above it, the maximum, and the note says so:
-        ``timeout 900 s is above the maximum of 600 s; 600 s was used``.
+        ``timeout 900 s is above the maximum of 600 s, so 600 s was used``.
         """
         raise Todo(
             "ch10",
