@@ -54,7 +54,8 @@ async def test_ls_hides_git_venvs_node_modules_and_ignored_entries_and_says_so(t
     assert [e for e in shown if e.endswith("/")] == ["assets/", "logs/", "src/", "tests/"]
     for name in (".git/", "env/", "node_modules/", "build/"):
         assert name not in shown
-    assert ".gitignore  36 B" in shown
+    sizes = dict(e.split("  ") for e in shown if not e.endswith("/"))
+    assert sizes[".gitignore"] == human_size(36)
     note = output.content.split("\n\n", 1)[1]
     assert "4 hidden" in note and "all: true" in note
     assert "node_modules/" in note and "env/" in note
