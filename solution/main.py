@@ -129,18 +129,12 @@ async def run(arguments: argparse.Namespace, out: TextIO) -> RunFinished:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The ``claw`` command: 0 when the run ended ``done``, 1 otherwise, 2 for a usage error.
-
-    With the starter, a stub still to write ends the command with its hint, not a traceback.
-    """
+    """The ``claw`` command: 0 when the run ended ``done``, 1 otherwise, 2 for a usage error."""
     arguments = parse_arguments(argv)
     try:
         finished = asyncio.run(run(arguments, sys.stdout))
     except ClawError as error:
         print(f"claw: {error}", file=sys.stderr)
-        return 1
-    except NotImplementedError as error:  # a stub of the starter: say which piece is missing
-        print(f"claw: not written yet: {error}", file=sys.stderr)
         return 1
     return 0 if finished.reason == "done" else 1
 # --8<-- [end:run]
