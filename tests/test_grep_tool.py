@@ -239,3 +239,25 @@ def test_grep_any_small_regex_finds_the_lines_re_search_finds(tmp_path_factory, 
     expected = [f"f.txt:{n}: {line}" for n, line in enumerate(lines, 1) if regex.search(line)]
     got = [] if "no matches" in output.content else output.content.splitlines()
     assert got == expected
+
+
+def test_grep_a_huge_one_line_file_is_searched_in_little_memory(tmp_path):
+    import tracemalloc
+
+    path = tmp_path / "bundle.min.js"
+    with path.open("w") as file:
+        file.write("var needle=1;")
+        for _ in range(64):
+            file.write("x" * (512 * 1024))  # one line of 32 MiB, as minified code can be
+        file.write("\nneedle again\n")
+    tracemalloc.start()
+    try:
+        found = search_file(path, re.compile("needle"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [(line.number, line.text[:13]) for line in found] == [
+        (1, "var needle=1;"),
+        (2, "needle again"),
+    ]
+    assert peak < 8 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB for a 32 MiB line"

@@ -106,3 +106,11 @@ async def test_ls_a_venv_is_found_by_its_pyvenv_cfg_whatever_its_name(tmp_path):
     output = await ls(tmp_path)
     assert entries(output) == ["venv/"]
     assert "python-env/" in output.content.split("\n\n", 1)[1]
+
+
+async def test_ls_a_broken_link_is_listed_not_an_error(tmp_path):
+    (tmp_path / "real.txt").write_text("hello")
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone.txt")
+    output = await ls(tmp_path)
+    assert not output.is_error
+    assert entries(output) == ["dangling  0 B", "real.txt  5 B"]

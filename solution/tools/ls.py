@@ -80,6 +80,7 @@ class ListDirTool(ArgumentsTool[ListDirArguments]):
         "is true."
     )
     Arguments = ListDirArguments
+    read_only = True
 
     def __init__(self, root: Path | str = ".", *, max_entries: int = 200) -> None:
         """List folders under ``root``; show at most ``max_entries`` entries a call."""
@@ -106,7 +107,10 @@ class ListDirTool(ArgumentsTool[ListDirArguments]):
                 ):
                     hidden.append(item.name + "/" if is_dir else item.name)
                     continue
-                size = 0 if is_dir else item.stat().st_size
+                try:
+                    size = 0 if is_dir else item.stat().st_size
+                except OSError:  # a link to nothing, or a file gone since the listing
+                    size = 0
                 shown.append(Entry(item.name, is_dir, size))
         shown.sort(key=lambda entry: (not entry.is_dir, entry.name))
         return shown, sorted(hidden)

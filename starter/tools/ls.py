@@ -64,6 +64,7 @@ class ListDirTool(ArgumentsTool[ListDirArguments]):
         "is true."
     )
     Arguments = ListDirArguments
+    read_only = True
 
     def __init__(self, root: Path | str = ".", *, max_entries: int = 200) -> None:
         """List folders under ``root``; show at most ``max_entries`` entries a call."""
