@@ -128,6 +128,13 @@ async def test_multi_tool_end_to_end_claw_fixes_a_bug_in_a_git_repository(tmp_pa
     called = [e for e in events if isinstance(e, ToolCalled)]
     assert [e.name for e in called] == ["grep", "read", "bash", "read", "edit", "bash"]
     results = {e.id: e for e in events if isinstance(e, ToolResult)}
+    step_one = [(type(e).__name__, e.id) for e in events if isinstance(e, ToolCalled | ToolResult)]
+    assert step_one[:4] == [  # grep and read are read-only: one batch, reported around it
+        ("ToolCalled", "grep-1"),
+        ("ToolCalled", "read-1"),
+        ("ToolResult", "grep-1"),
+        ("ToolResult", "read-1"),
+    ]
     assert not any(results[e.id].is_error for e in called)  # a failing command is no error
     assert finished == RunFinished(Finish.DONE, 6, SCRIPT[-1], finished.usage)
     assert events[-1] == finished

@@ -370,14 +370,16 @@ async def test_multi_tool_a_hallucinated_tool_gets_the_list_of_real_tools(tmp_pa
 
 def test_multi_tool_default_tools_are_claws_standard_set(tmp_path: Path) -> None:
     tools = default_tools(tmp_path)
-    for name in ("read", "write", "edit", "apply_patch"):
-        assert name in tools
+    assert tools.names == (
+        "read", "glob", "grep", "list_dir", "write", "edit", "apply_patch", "bash"
+    )
     assert "web_fetch" not in tools
     web = default_tools(tmp_path, web=True)
     assert "web_fetch" in web
     assert is_read_only(web["web_fetch"])
-    assert is_read_only(tools["read"])
-    assert not is_read_only(tools["edit"])
+    looking = {name for name in tools.names if is_read_only(tools[name])}
+    assert looking == {"read", "glob", "grep", "list_dir"}
+    assert set(tools.names) - looking == {"write", "edit", "apply_patch", "bash"}
     assert isinstance(tools["read"], ReadTool)
     assert tools["read"].root == tmp_path
 

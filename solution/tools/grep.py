@@ -324,6 +324,7 @@ class GrepTool(ArgumentsTool[GrepArguments]):
         "files are skipped."
     )
     Arguments = GrepArguments
+    read_only = True
 
     def __init__(
         self,

@@ -79,6 +79,7 @@ class GlobTool(ArgumentsTool[GlobArguments]):
         "and files .gitignore ignores are skipped."
     )
     Arguments = GlobArguments
+    read_only = True
 
     def __init__(self, root: Path | str = ".", *, max_results: int = 100) -> None:
         """Search under ``root``; show at most ``max_results`` paths a call."""
