@@ -70,6 +70,7 @@ def make_repository(root: Path) -> Path:
     (repo / "calc" / "__init__.py").write_text("")
     (repo / "calc" / "stats.py").write_text(STATS)
     (repo / "tests" / "test_stats.py").write_text(TEST_STATS)
+    (repo / ".gitignore").write_text("__pycache__/\n.pytest_cache/\n")
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "calc: mean")
