@@ -1,0 +1,358 @@
+"""Chapter 15: hooks, the project's own rules, run by claw at fixed points of the loop.
+
+A hook is a small program (a shell command) or a Python callable that claw runs at an event:
+
+* ``PreToolUse``: before a tool call; it may block the call or change its arguments;
+* ``PostToolUse``: after a tool call; it may add feedback to what the model sees;
+* ``UserPromptSubmit``: before a prompt is sent; it may block it or add context;
+* ``Stop``: when the model has finished; it may ask it to go on;
+* ``SessionStart``: once, before the first prompt; it may add context.
+
+The protocol is Claude Code's: the event as JSON on the hook's stdin; exit code 0 goes on
+(stdout may hold a JSON decision), 2 blocks (stderr says why), anything else is a
+non-blocking error, reported to the user. A hook that hangs, crashes or talks nonsense never
+hangs or crashes the agent: it is timed out, caught, and reported as a warning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import logging
+import os
+import re
+import signal
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .agent import Finish
+from .events import Event, RunFinished
+from .loop import Agent
+from .todo import Todo
+from .types import DeveloperMessage, ToolCall, ToolOutput
+
+logger = logging.getLogger("claw.hooks")
+"""Where hook failures (non-blocking errors) are reported."""
+
+EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart")
+"""The hook events claw supports, named as in Claude Code."""
+
+TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+"""The events whose matcher is a tool name; the others ignore their matcher."""
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a command hook may run when its settings give no ``timeout`` (Claude Code's too)."""
+
+MAX_OUTPUT = 10_000
+"""The most characters of a hook's stdout, and of its stderr, that claw keeps."""
+
+MAX_STOP_CONTINUATIONS = 3
+"""How many times in a row Stop hooks may send the model back to work in one prompt."""
+
+
+@dataclass(frozen=True)
+class CommandHook:
+    """A shell hook: ``command`` runs with ``bash -c`` in the project directory."""
+
+    command: str
+    timeout: float = DEFAULT_TIMEOUT
+    """Seconds before the command's whole process group is killed."""
+
+
+PythonHook = Callable[[dict[str, Any]], object]
+"""A Python hook: called with the event (a dict, as a shell hook reads it from stdin); returns
+``None`` to go on, or a dict shaped like a shell hook's JSON output; may be ``async``."""
+
+Hook = CommandHook | PythonHook
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the hooks of one event decided, put together."""
+
+    block: bool = False
+    """Exit code 2, ``"decision": "block"`` or ``"permissionDecision": "deny"``."""
+    reason: str = ""
+    """Why it was blocked (stderr, ``reason`` or ``permissionDecisionReason``)."""
+    permission: str | None = None
+    """A PreToolUse hook's ``permissionDecision``: ``"allow"``, ``"deny"`` or ``"ask"``."""
+    updated_input: dict[str, Any] | None = None
+    """A PreToolUse hook's ``updatedInput``: the tool's new arguments, all of them."""
+    context: str = ""
+    """``additionalContext`` (or plain stdout, for UserPromptSubmit and SessionStart)."""
+    warnings: tuple[str, ...] = ()
+    """Non-blocking errors: for the user, never for the model."""
+
+
+@dataclass(frozen=True)
+class Completed:
+    """A command hook that ran to its end: its exit code and (capped) output."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+class HookFailed(Exception):
+    """A command hook could not give an answer: it timed out, or could not be started."""
+
+
+@dataclass(frozen=True)
+class PromptBlocked:
+    """``run_with_hooks``'s only event when a UserPromptSubmit hook blocks the prompt."""
+
+    reason: str
+
+
+def matches(matcher: str | None, tool_name: str) -> bool:
+    """Whether ``matcher`` picks ``tool_name``.
+
+    ``None``, ``""`` and ``"*"`` pick every tool; anything else is a regular expression that
+    must match the whole name: ``"bash|edit"`` picks ``bash`` and ``edit``, not ``bash2``.
+    """
+    raise Todo("ch15", "empty, None and \"*\" match all; else re.fullmatch(matcher, tool_name)")
+
+
+def decide(event: str, data: Mapping[str, Any]) -> Verdict:
+    """Read a hook's JSON output (or a Python hook's dict) for ``event``.
+
+    ``"decision": "block"`` with ``"reason"`` blocks any event. In ``hookSpecificOutput``,
+    ``permissionDecision`` ``"deny"`` blocks with ``permissionDecisionReason``, ``"allow"``
+    and ``"ask"`` are kept in ``permission``; ``updatedInput`` (a JSON object) and
+    ``additionalContext`` (a string) are kept. Anything malformed is a warning.
+    """
+    raise Todo(
+        "ch15",
+        "decision/reason; hookSpecificOutput: permissionDecision, updatedInput, context",
+    )
+
+
+def interpret(event: str, completed: Completed) -> Verdict:
+    """What a command hook's exit code and output mean for ``event``.
+
+    Exit 2 blocks, with stderr as the reason. Any other code but 0 is a warning:
+    ``exited with code N: <stderr>``. Exit 0 with a JSON object on stdout is read by
+    ``decide``; stdout that starts with ``{`` but is not valid JSON is a warning
+    (``invalid JSON on stdout``); other text on stdout is context for UserPromptSubmit and
+    SessionStart, and ignored for the other events.
+    """
+    raise Todo("ch15", "2 blocks with stderr; not 0 warns; 0: JSON object -> decide; plain text")
+
+
+async def read_capped(stream: asyncio.StreamReader | None, limit: int) -> str:
+    """Read ``stream`` to its end, keeping the first ``limit`` characters' worth of bytes.
+
+    The rest is read and thrown away, so that a chatty hook never blocks on a full pipe.
+    """
+    if stream is None:
+        return ""
+    kept = bytearray()
+    while chunk := await stream.read(65_536):
+        if len(kept) < limit:
+            kept += chunk[: limit - len(kept)]
+    return kept.decode("utf-8", "replace")
+
+
+def kill_group(process: asyncio.subprocess.Process) -> None:
+    """``SIGKILL`` the process group ``process`` leads; a group already gone is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+async def run_command(
+    hook: CommandHook, payload: Mapping[str, Any], cwd: Path, limit: int = MAX_OUTPUT
+) -> Completed:
+    """Run ``hook.command`` with ``bash -c`` in ``cwd``, ``payload`` as JSON on its stdin.
+
+    The command leads its own process group (``start_new_session=True``). After
+    ``hook.timeout`` seconds, or if the task awaiting it is cancelled, the whole group is
+    killed; a timeout raises ``HookFailed("timed out after N s")``, as does a command that
+    cannot be started. Stdout and stderr are each cut to ``limit`` characters.
+    """
+    raise Todo(
+        "ch15",
+        "create_subprocess_exec bash -c, own session; feed stdin, read both, wait_for",
+    )
+
+
+async def call_python(hook: PythonHook, event: str, payload: dict[str, Any]) -> Verdict:
+    """Call a Python hook (sync or async) and read what it returned.
+
+    ``None`` goes on; a dict is read by ``decide``; anything else is a warning. An exception
+    raised by the hook is a warning too (``raised ValueError: ...``), never the agent's.
+    """
+    raise Todo("ch15", "call it; await the result if inspect.isawaitable; None, dict or a warning")
+
+
+def hook_name(hook: Hook) -> str:
+    """How a hook is named in warnings: its command, or the Python function's name."""
+    if isinstance(hook, CommandHook):
+        return hook.command
+    return getattr(hook, "__qualname__", type(hook).__qualname__)
+
+
+@dataclass(frozen=True)
+class Registered:
+    """One hook, the event it runs at and its matcher."""
+
+    event: str
+    matcher: str | None
+    hook: Hook
+
+
+class Hooks:
+    """The hooks of one session, and the checks and helpers that run them.
+
+    ``pre_tool_use`` is a chapter 13-16 ``Check`` and ``post_tool_use`` an ``After``:
+
+    >>> agent.gate = Controls(agent.tools, checks=[hooks.pre_tool_use], after=[hooks.post_tool_use])
+    """
+
+    def __init__(
+        self, cwd: Path, *, session_id: str = "claw", max_output: int = MAX_OUTPUT
+    ) -> None:
+        """Hooks that run in the project directory ``cwd``, for session ``session_id``."""
+        self.cwd = Path(cwd)
+        self.session_id = session_id
+        self.max_output = max_output
+        self.registered: list[Registered] = []
+        self.warnings: list[str] = []
+        """Every non-blocking error so far, for the terminal app to show the user."""
+        self.session_started = False
+
+    def add(self, event: str, hook: Hook, matcher: str | None = None) -> None:
+        """Run ``hook`` at ``event`` (for PreToolUse/PostToolUse, on tools ``matcher`` picks).
+
+        Raises ``ValueError`` for an unknown event or a matcher that is not a valid regex.
+        """
+        if event not in EVENTS:
+            raise ValueError(f"unknown hook event {event!r}; claw knows {', '.join(EVENTS)}")
+        if matcher not in (None, "", "*"):
+            try:
+                re.compile(matcher)
+            except re.error as error:
+                raise ValueError(f"invalid matcher {matcher!r}: {error}") from error
+        self.registered.append(Registered(event, matcher, hook))
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any], cwd: Path, **options: Any) -> Hooks:
+        """Hooks from Claude Code's settings shape: ``"hooks"``'s value, or a dict holding it.
+
+        ``{"PreToolUse": [{"matcher": "Bash|Edit", "hooks": [{"type": "command",
+        "command": "...", "timeout": 5}]}]}``
+        """
+        hooks = cls(cwd, **options)
+        table = settings.get("hooks", settings)
+        for event, groups in table.items():
+            for group in groups:
+                for entry in group.get("hooks", []):
+                    if entry.get("type", "command") != "command":
+                        raise ValueError(f"unsupported hook type {entry.get('type')!r}")
+                    timeout = float(entry.get("timeout", DEFAULT_TIMEOUT))
+                    hooks.add(event, CommandHook(entry["command"], timeout), group.get("matcher"))
+        return hooks
+
+    def payload(self, event: str, **fields: Any) -> dict[str, Any]:
+        """The JSON a hook of ``event`` reads: Claude Code's common fields, then ``fields``."""
+        return {
+            "hook_event_name": event,
+            "session_id": self.session_id,
+            "cwd": str(self.cwd),
+            **fields,
+        }
+
+    def warn(self, event: str, hook: Hook, problem: str) -> None:
+        """Report a non-blocking error: logged on ``claw.hooks`` and kept in ``warnings``."""
+        message = f"{event} hook {hook_name(hook)!r} {problem}"
+        logger.warning("%s", message)
+        self.warnings.append(message)
+
+    async def run_one(self, event: str, hook: Hook, payload: dict[str, Any]) -> Verdict:
+        """Run one hook of any kind; a command that fails to answer is a warning."""
+        if not isinstance(hook, CommandHook):
+            return await call_python(hook, event, payload)
+        try:
+            completed = await run_command(hook, payload, self.cwd, self.max_output)
+        except HookFailed as error:
+            return Verdict(warnings=(str(error),))
+        return interpret(event, completed)
+
+    async def run(self, event: str, payload: dict[str, Any], tool_name: str = "") -> Verdict:
+        """Run the hooks of ``event`` that pick ``tool_name``, in the order they were added.
+
+        The first that blocks ends the run: later hooks do not run. An ``updatedInput`` is
+        the ``tool_input`` the next hook sees. Warnings are reported with ``warn``; the
+        contexts are joined with a newline; ``"ask"`` outranks ``"allow"``.
+        """
+        raise Todo("ch15", "for each matching hook: run_one, warn, stop at a block, merge the rest")
+
+    async def pre_tool_use(self, call: ToolCall) -> ToolCall | ToolOutput:
+        """The PreToolUse ``Check``: block the call, change its arguments, or let it go on.
+
+        A block answers the call with the error ``Blocked by a PreToolUse hook: <reason>``;
+        an ``updatedInput`` replaces its arguments; ``allow`` and ``ask`` go on to the next
+        check (permissions decide).
+        """
+        raise Todo("ch15", "payload with tool_name, tool_input, tool_use_id; run; block or update")
+
+    async def post_tool_use(self, call: ToolCall, output: ToolOutput) -> ToolOutput:
+        """The PostToolUse ``After``: the tool has run; hooks may add to what the model sees.
+
+        A block (exit 2) adds a paragraph ``PostToolUse hook: <reason>`` to the output, and an
+        ``additionalContext`` a paragraph of its own. ``is_error`` is kept.
+        """
+        raise Todo("ch15", "payload with tool_response {content, is_error}; run; append feedback")
+
+    async def session_start(self) -> Verdict:
+        """Run the SessionStart hooks, once per ``Hooks``; later calls do nothing."""
+        if self.session_started:
+            return Verdict()
+        self.session_started = True
+        return await self.run("SessionStart", self.payload("SessionStart", source="startup"))
+
+    async def user_prompt_submit(self, prompt: str) -> Verdict:
+        """Run the UserPromptSubmit hooks on ``prompt``."""
+        return await self.run("UserPromptSubmit", self.payload("UserPromptSubmit", prompt=prompt))
+
+    async def stop(self, active: bool) -> Verdict:
+        """Run the Stop hooks; ``active`` tells them a Stop hook already sent the model back."""
+        return await self.run("Stop", self.payload("Stop", stop_hook_active=active))
+
+
+async def run_with_hooks(
+    agent: Agent, hooks: Hooks, prompt: str
+) -> AsyncIterator[Event | PromptBlocked]:
+    """``agent.events(prompt)`` with the hooks that are not about tool calls around it.
+
+    SessionStart runs before the first prompt of the session. UserPromptSubmit runs next: a
+    block yields ``PromptBlocked(reason)`` and nothing is sent to the model. A context from
+    either is added to the history as a ``DeveloperMessage`` before the prompt. Once the run
+    finishes ``DONE``, Stop hooks run: a block sends the model back to work, with the prompt
+    ``A Stop hook asks you to go on: <reason>``, at most ``MAX_STOP_CONTINUATIONS`` times.
+    """
+    started = await hooks.session_start()  # a SessionStart hook cannot block: nothing to stop
+    submitted = await hooks.user_prompt_submit(prompt)
+    if submitted.block:
+        yield PromptBlocked(submitted.reason)
+        return
+    for context in (started.context, submitted.context):
+        if context:
+            agent.history.append(DeveloperMessage(content=context))
+    for continuation in range(MAX_STOP_CONTINUATIONS + 1):
+        finished: RunFinished | None = None
+        async for event in agent.events(prompt):
+            if isinstance(event, RunFinished):
+                finished = event
+            yield event
+        if finished is None or finished.reason is not Finish.DONE:
+            return
+        if continuation == MAX_STOP_CONTINUATIONS:
+            return
+        verdict = await hooks.stop(active=continuation > 0)
+        if not verdict.block:
+            return
+        prompt = f"A Stop hook asks you to go on: {verdict.reason}"

@@ -1,0 +1,455 @@
+"""ch15 · Hooks: shell and Python hooks at the five events claw supports.
+
+The shell hooks are real scripts written into ``tmp_path`` and run with ``bash -c``; the
+ones that read JSON use this Python (``sys.executable``). The end-to-end test drives the real
+``Agent`` with a scripted model, the real ``edit`` tool and ``Controls``.
+"""
+
+import json
+import logging
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_tools import Echo
+
+from claw.agent import Finish
+from claw.control import Controls
+from claw.events import RunFinished
+from claw.hooks import (
+    CommandHook,
+    Completed,
+    Hooks,
+    PromptBlocked,
+    Verdict,
+    interpret,
+    matches,
+    run_command,
+    run_with_hooks,
+)
+from claw.loop import Agent
+from claw.registry import default_tools
+from claw.streaming import MockStreamProvider
+from claw.types import (
+    AssistantTurn,
+    DeveloperMessage,
+    StopReason,
+    ToolCall,
+    ToolOutput,
+    ToolResultMessage,
+    ToolSet,
+    UserMessage,
+)
+
+PY = shlex.quote(sys.executable)
+
+
+def python_hook(tmp_path: Path, name: str, body: str) -> str:
+    """Write ``body`` as a Python script; return the command that runs it with this Python."""
+    script = tmp_path / name
+    script.write_text("import json, sys\n" + body)
+    return f"{PY} {shlex.quote(str(script))}"
+
+
+def call(name: str = "echo", **arguments: Any) -> ToolCall:
+    return ToolCall(id="call-1", name=name, arguments=arguments or {"text": "hello"})
+
+
+def turn(*calls: tuple[str, str, dict[str, Any]], text: str = "") -> AssistantTurn:
+    return AssistantTurn(
+        text=text,
+        tool_calls=tuple(ToolCall(id=i, name=n, arguments=a) for i, n, a in calls),
+        stop_reason=StopReason.TOOL_USE,
+    )
+
+
+# --- matchers ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("matcher", [None, "", "*"])
+def test_hooks_empty_and_star_matchers_pick_every_tool(matcher: str | None) -> None:
+    assert all(matches(matcher, name) for name in ("bash", "edit", "mcp__git__status"))
+
+
+def test_hooks_matcher_is_a_regex_over_the_whole_tool_name() -> None:
+    assert matches("bash|edit", "bash") and matches("bash|edit", "edit")
+    assert not matches("bash|edit", "bash_output")  # the whole name, not a part of it
+    assert not matches("edit", "apply_edit")
+    assert matches("mcp__.*", "mcp__git__status")
+    assert not matches("Edit", "edit")  # case-sensitive, like Claude Code
+
+
+# --- reading what a command hook said -----------------------------------------------------
+
+
+def test_hooks_exit_codes_mean_go_on_block_or_warn() -> None:
+    assert interpret("PreToolUse", Completed(0, "", "")) == Verdict()
+    blocked = interpret("PreToolUse", Completed(2, "", "no edits to lock files\n"))
+    assert blocked.block and blocked.reason == "no edits to lock files"
+    failed = interpret("PreToolUse", Completed(1, "", "jq: not found\n"))
+    assert not failed.block
+    assert failed.warnings == ("exited with code 1: jq: not found",)
+
+
+def test_hooks_json_permission_decisions() -> None:
+    def out(decision: str, **more: Any) -> Completed:
+        specific = {"hookEventName": "PreToolUse", "permissionDecision": decision, **more}
+        return Completed(0, json.dumps({"hookSpecificOutput": specific}), "")
+
+    denied = interpret("PreToolUse", out("deny", permissionDecisionReason="tests are frozen"))
+    assert denied.block and denied.reason == "tests are frozen"
+    assert interpret("PreToolUse", out("allow")) == Verdict(permission="allow")
+    assert interpret("PreToolUse", out("ask")) == Verdict(permission="ask")
+    updated = interpret("PreToolUse", out("allow", updatedInput={"text": "HELLO"}))
+    assert updated.updated_input == {"text": "HELLO"} and not updated.block
+    legacy = interpret("PostToolUse", Completed(0, '{"decision": "block", "reason": "lint"}', ""))
+    assert legacy.block and legacy.reason == "lint"
+
+
+def test_hooks_invalid_json_on_stdout_is_a_warning_not_a_decision() -> None:
+    verdict = interpret("PreToolUse", Completed(0, '{"hookSpecificOutput": {"permiss', ""))
+    assert not verdict.block
+    assert len(verdict.warnings) == 1 and "invalid JSON on stdout" in verdict.warnings[0]
+    plain = interpret("UserPromptSubmit", Completed(0, "Branch: main\n", ""))
+    assert plain == Verdict(context="Branch: main")
+    assert interpret("PreToolUse", Completed(0, "checked\n", "")) == Verdict()
+
+
+# --- running command hooks ----------------------------------------------------------------
+
+
+async def test_hooks_shell_hook_reads_the_event_as_json_on_stdin_in_the_project(
+    tmp_path: Path,
+) -> None:
+    seen = tmp_path / "seen.json"
+    hooks = Hooks(tmp_path, session_id="s-42")
+    hooks.add("PreToolUse", CommandHook("cat > seen.json; pwd > where.txt"), "echo")
+    result = await hooks.pre_tool_use(call(text="hi"))
+    assert result == call(text="hi")
+    payload = json.loads(seen.read_text())
+    assert payload["hook_event_name"] == "PreToolUse"
+    assert payload["tool_name"] == "echo" and payload["tool_input"] == {"text": "hi"}
+    assert payload["tool_use_id"] == "call-1" and payload["session_id"] == "s-42"
+    assert payload["cwd"] == str(tmp_path)
+    assert Path((tmp_path / "where.txt").read_text().strip()).resolve() == tmp_path.resolve()
+
+
+async def test_hooks_exit_2_refuses_the_call_with_stderr_as_the_error(tmp_path: Path) -> None:
+    hooks = Hooks(tmp_path)
+    hooks.add("PreToolUse", CommandHook("cat >/dev/null; echo 'no shouting' >&2; exit 2"))
+    result = await hooks.pre_tool_use(call())
+    assert result == ToolOutput.error("Blocked by a PreToolUse hook: no shouting")
+
+
+async def test_hooks_other_exit_codes_let_the_call_go_on_and_warn_the_user(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    hooks = Hooks(tmp_path)
+    hooks.add("PreToolUse", CommandHook("echo 'formatter missing' >&2; exit 3"))
+    with caplog.at_level(logging.WARNING, logger="claw.hooks"):
+        assert await hooks.pre_tool_use(call()) == call()
+    assert len(hooks.warnings) == 1
+    assert "exited with code 3: formatter missing" in hooks.warnings[0]
+    assert any("formatter missing" in r.getMessage() for r in caplog.records)
+
+
+async def test_hooks_matcher_decides_which_tools_a_hook_sees(tmp_path: Path) -> None:
+    hooks = Hooks(tmp_path)
+    hooks.add("PreToolUse", CommandHook("echo 'bash is off' >&2; exit 2"), "bash|edit")
+    assert await hooks.pre_tool_use(call("echo")) == call("echo")
+    assert await hooks.pre_tool_use(call("bash", command="ls")) == ToolOutput.error(
+        "Blocked by a PreToolUse hook: bash is off"
+    )
+
+
+async def test_hooks_json_deny_from_a_python_script(tmp_path: Path) -> None:
+    command = python_hook(
+        tmp_path,
+        "deny.py",
+        "event = json.load(sys.stdin)\n"
+        "if 'password' in event['tool_input'].get('text', ''):\n"
+        "    print(json.dumps({'hookSpecificOutput': {'hookEventName': 'PreToolUse',\n"
+        "        'permissionDecision': 'deny',\n"
+        "        'permissionDecisionReason': 'never echo secrets'}}))\n",
+    )
+    hooks = Hooks(tmp_path)
+    hooks.add("PreToolUse", CommandHook(command))
+    assert await hooks.pre_tool_use(call(text="hello")) == call(text="hello")
+    assert await hooks.pre_tool_use(call(text="my password")) == ToolOutput.error(
+        "Blocked by a PreToolUse hook: never echo secrets"
+    )
+
+
+async def test_hooks_updated_input_changes_what_the_tool_receives(tmp_path: Path) -> None:
+    command = python_hook(
+        tmp_path,
+        "upper.py",
+        "event = json.load(sys.stdin)\n"
+        "text = event['tool_input']['text']\n"
+        "print(json.dumps({'hookSpecificOutput': {'hookEventName': 'PreToolUse',\n"
+        "    'permissionDecision': 'allow', 'updatedInput': {'text': text.upper()}}}))\n",
+    )
+    hooks = Hooks(tmp_path)
+    hooks.add("PreToolUse", CommandHook(command), "echo")
+    echo = Echo()
+    controls = Controls(ToolSet([echo]), checks=[hooks.pre_tool_use])
+    output = await controls(call(text="quiet please"))
+    assert echo.seen == ["QUIET PLEASE"]
+    assert output == ToolOutput.ok("QUIET PLEASE")
+
+
+async def test_hooks_a_hanging_hook_is_killed_with_its_group_and_the_call_goes_on(
+    tmp_path: Path,
+) -> None:
+    hooks = Hooks(tmp_path)
+    hooks.add("PreToolUse", CommandHook("sleep 30 & echo $! > child.pid; sleep 30", 0.5))
+    started = time.monotonic()
+    assert await hooks.pre_tool_use(call()) == call()
+    assert time.monotonic() - started < 5
+    assert len(hooks.warnings) == 1 and "timed out after 0.5 s" in hooks.warnings[0]
+    child = int((tmp_path / "child.pid").read_text())
+    for _ in range(50):  # the background sleep was in the group: it is killed too
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        stat = Path(f"/proc/{child}/stat")
+        if stat.exists() and stat.read_text().split(") ")[1].startswith("Z"):
+            break  # a zombie: dead, waiting for its new parent to collect it
+        time.sleep(0.05)
+    else:
+        pytest.fail("the hook's background process still runs")
+
+
+async def test_hooks_huge_output_is_capped(tmp_path: Path) -> None:
+    hook = CommandHook(f"{PY} -c \"import sys; sys.stderr.write('x' * 5_000_000)\"; exit 2")
+    completed = await run_command(hook, {}, tmp_path, limit=1_000)
+    assert completed.exit_code == 2 and completed.stderr == "x" * 1_000
+
+
+async def test_hooks_python_hooks_sync_and_async(tmp_path: Path) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def record(event: dict[str, Any]) -> None:
+        seen.append(event)
+
+    async def no_rm(event: dict[str, Any]) -> dict[str, Any] | None:
+        if "rm " in event["tool_input"].get("command", ""):
+            return {"decision": "block", "reason": "use git rm"}
+        return None
+
+    hooks = Hooks(tmp_path)
+    hooks.add("PreToolUse", record)
+    hooks.add("PreToolUse", no_rm, "bash")
+    assert await hooks.pre_tool_use(call("bash", command="ls")) == call("bash", command="ls")
+    refused = await hooks.pre_tool_use(call("bash", command="rm -rf build"))
+    assert refused == ToolOutput.error("Blocked by a PreToolUse hook: use git rm")
+    assert [e["tool_input"]["command"] for e in seen] == ["ls", "rm -rf build"]
+    assert hooks.warnings == []
+
+
+async def test_hooks_a_crashing_python_hook_is_a_warning(tmp_path: Path) -> None:
+    def broken(event: dict[str, Any]) -> None:
+        raise KeyError("tool_name")
+
+    async def confused(event: dict[str, Any]) -> object:
+        return "yes"
+
+    hooks = Hooks(tmp_path)
+    hooks.add("PreToolUse", broken)
+    hooks.add("PreToolUse", confused)
+    assert await hooks.pre_tool_use(call()) == call()
+    assert len(hooks.warnings) == 2
+    assert "raised KeyError" in hooks.warnings[0]
+    assert "returned str; expected None or a dict" in hooks.warnings[1]
+
+
+async def test_hooks_run_in_order_and_the_first_block_stops_the_rest(tmp_path: Path) -> None:
+    order: list[str] = []
+
+    def first(event: dict[str, Any]) -> dict[str, Any]:
+        order.append("first")
+        specific = {"permissionDecision": "allow", "updatedInput": {"text": "changed"}}
+        return {"hookSpecificOutput": specific}
+
+    def second(event: dict[str, Any]) -> dict[str, Any]:
+        order.append(f"second saw {event['tool_input']['text']}")
+        return {"decision": "block", "reason": "second says no"}
+
+    def third(event: dict[str, Any]) -> None:
+        order.append("third")
+
+    hooks = Hooks(tmp_path)
+    for hook in (first, second, third):
+        hooks.add("PreToolUse", hook)
+    result = await hooks.pre_tool_use(call(text="original"))
+    assert result == ToolOutput.error("Blocked by a PreToolUse hook: second says no")
+    assert order == ["first", "second saw changed"]
+
+
+async def test_hooks_post_tool_use_adds_stderr_to_what_the_model_sees(tmp_path: Path) -> None:
+    command = python_hook(
+        tmp_path,
+        "lint.py",
+        "event = json.load(sys.stdin)\n"
+        "if 'TODO' in event['tool_response']['content']:\n"
+        "    sys.stderr.write('remove the TODO before you go on')\n"
+        "    sys.exit(2)\n",
+    )
+    hooks = Hooks(tmp_path)
+    hooks.add("PostToolUse", CommandHook(command), "echo")
+    controls = Controls(ToolSet([Echo()]), after=[hooks.post_tool_use])
+    clean = await controls(call(text="done"))
+    assert clean == ToolOutput.ok("done")
+    flagged = await controls(call(text="TODO: tests"))
+    assert flagged == ToolOutput.ok(
+        "TODO: tests\n\nPostToolUse hook: remove the TODO before you go on"
+    )
+
+
+def test_hooks_from_claude_code_settings(tmp_path: Path) -> None:
+    settings = {
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "bash|edit",
+                    "hooks": [{"type": "command", "command": "a", "timeout": 5}],
+                },
+                {"hooks": [{"type": "command", "command": "b"}]},
+            ],
+            "Stop": [{"hooks": [{"type": "command", "command": "c"}]}],
+        }
+    }
+    hooks = Hooks.from_settings(settings, tmp_path)
+    assert [(r.event, r.matcher, r.hook) for r in hooks.registered] == [
+        ("PreToolUse", "bash|edit", CommandHook("a", 5.0)),
+        ("PreToolUse", None, CommandHook("b", 60.0)),
+        ("Stop", None, CommandHook("c", 60.0)),
+    ]
+    with pytest.raises(ValueError, match="unknown hook event 'PreToolUsed'"):
+        Hooks.from_settings({"PreToolUsed": settings["hooks"]["PreToolUse"]}, tmp_path)
+    with pytest.raises(ValueError, match="invalid matcher"):
+        Hooks(tmp_path).add("PreToolUse", CommandHook("a"), "bash(")
+    assert matches("bash|edit", "edit")
+
+
+# --- around the agent: UserPromptSubmit, SessionStart, Stop -------------------------------
+
+
+async def test_hooks_user_prompt_submit_can_block_the_prompt(tmp_path: Path) -> None:
+    command = python_hook(
+        tmp_path,
+        "secrets.py",
+        "event = json.load(sys.stdin)\n"
+        "if 'sk-' in event['prompt']:\n"
+        "    sys.stderr.write('the prompt holds an API key')\n"
+        "    sys.exit(2)\n",
+    )
+    hooks = Hooks(tmp_path)
+    hooks.add("UserPromptSubmit", CommandHook(command))
+    provider = MockStreamProvider(["Hello!"])
+    agent = Agent(provider)
+    events = [e async for e in run_with_hooks(agent, hooks, "use key sk-123 to deploy")]
+    assert events == [PromptBlocked("the prompt holds an API key")]
+    assert provider.calls == [] and agent.history == []
+    events = [e async for e in run_with_hooks(agent, hooks, "hi")]
+    assert isinstance(events[-1], RunFinished) and events[-1].text == "Hello!"
+
+
+async def test_hooks_context_from_session_start_and_prompt_hooks_reaches_the_model(
+    tmp_path: Path,
+) -> None:
+    hooks = Hooks(tmp_path)
+    hooks.add("SessionStart", CommandHook("cat >/dev/null; echo 'Branch: main'"))
+    hooks.add(
+        "UserPromptSubmit",
+        lambda event: {"hookSpecificOutput": {"additionalContext": "Sprint ends Friday."}},
+    )
+    provider = MockStreamProvider(["One.", "Two."])
+    agent = Agent(provider)
+    _ = [e async for e in run_with_hooks(agent, hooks, "first")]
+    _ = [e async for e in run_with_hooks(agent, hooks, "second")]
+    first, second = list(provider.calls[0].messages), list(provider.calls[1].messages)
+    assert first == [
+        DeveloperMessage(content="Branch: main"),
+        DeveloperMessage(content="Sprint ends Friday."),
+        UserMessage(content="first"),
+    ]
+    # SessionStart ran once; the prompt hook runs before every prompt
+    developer = [m.text for m in second if isinstance(m, DeveloperMessage)]
+    assert developer == ["Branch: main", "Sprint ends Friday.", "Sprint ends Friday."]
+    assert second[-1] == UserMessage(content="second")
+
+
+async def test_hooks_a_stop_hook_can_send_the_model_back_to_work(tmp_path: Path) -> None:
+    seen: list[bool] = []
+
+    def tests_first(event: dict[str, Any]) -> dict[str, Any] | None:
+        seen.append(event["stop_hook_active"])
+        if event["stop_hook_active"]:
+            return None
+        return {"decision": "block", "reason": "run the tests before you stop"}
+
+    hooks = Hooks(tmp_path)
+    hooks.add("Stop", tests_first)
+    provider = MockStreamProvider(["Done.", "Tests pass. Done."])
+    agent = Agent(provider)
+    events = [e async for e in run_with_hooks(agent, hooks, "fix it")]
+    finished = [e for e in events if isinstance(e, RunFinished)]
+    assert [f.text for f in finished] == ["Done.", "Tests pass. Done."]
+    assert seen == [False, True]
+    assert provider.calls[1].messages[-1] == UserMessage(
+        content="A Stop hook asks you to go on: run the tests before you stop"
+    )
+
+
+# --- end to end ---------------------------------------------------------------------------
+
+LOCK = "[[package]]\nname = \"serde\"\nversion = \"1.0.200\"\n"
+
+
+async def test_hooks_end_to_end_a_pre_tool_use_hook_blocks_editing_a_lock_file(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "Cargo.lock").write_text(LOCK)
+    command = python_hook(
+        tmp_path,
+        "no_lock_edits.py",
+        "event = json.load(sys.stdin)\n"
+        "if event['tool_input'].get('path', '').endswith('.lock'):\n"
+        "    sys.stderr.write('Cargo.lock is generated: run `cargo update -p serde` instead')\n"
+        "    sys.exit(2)\n",
+    )
+    hooks = Hooks.from_settings(
+        {"PreToolUse": [{"matcher": "edit|write", "hooks": [{"command": command, "timeout": 5}]}]},
+        project,
+    )
+    edit = {"path": "Cargo.lock", "old_string": "1.0.200", "new_string": "1.0.201"}
+    provider = MockStreamProvider(
+        [
+            turn(("read-1", "read", {"path": "Cargo.lock"})),
+            turn(("edit-1", "edit", edit)),
+            "I will run `cargo update -p serde` instead.",
+        ]
+    )
+    tools = default_tools(project)
+    agent = Agent(provider, tools)
+    agent.gate = Controls(tools, checks=[hooks.pre_tool_use])
+    finished = await agent.run("Bump serde to 1.0.201.")
+
+    assert (project / "Cargo.lock").read_text() == LOCK
+    assert finished.reason is Finish.DONE
+    results = {
+        m.tool_call_id: m for m in provider.calls[-1].messages if isinstance(m, ToolResultMessage)
+    }
+    assert results["edit-1"] == ToolOutput.error(
+        "Blocked by a PreToolUse hook: Cargo.lock is generated: run `cargo update -p serde` "
+        "instead"
+    ).to_message(ToolCall(id="edit-1", name="edit", arguments=edit))
+    assert "serde" in results["read-1"].text and hooks.warnings == []
