@@ -1,0 +1,212 @@
+"""Plan mode: the model reads and plans first, and changes nothing until the user approves.
+
+Plan mode is a small state machine with three states. While *planning*, only tools that
+declare themselves read-only (chapter 12's ``read_only = True``) run; any other call is
+refused with a result that tells the model where it is and what to do next. The model ends
+planning by calling ``exit_plan_mode`` with its plan: the plan is kept, and the run ends with
+``Finish.PLAN_PENDING``. The plan is then *pending*: the user approves it, and the state is
+*executing*, where plan mode lets every call through to the next checks; or the user rejects
+it with feedback, and the state is *planning* again. Every change of state is a method
+(``enter``, ``submit``, ``approve``, ``reject``), and a change the table does not allow
+raises ``PlanModeError`` instead of leaving the machine in a state nobody meant.
+
+Which tools may run while planning is decided by what a tool says about itself, never by a
+list of names: a new read-only tool (or, later, an MCP tool that declares itself read-only)
+is allowed without touching this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+
+from pydantic import Field
+
+from .agent import Finish
+from .registry import is_read_only
+from .todo import Todo
+from .tools.base import ArgumentsTool, ToolArguments
+from .types import DeveloperMessage, ToolCall, ToolOutput, ToolSet
+
+EXIT_PLAN_MODE = "exit_plan_mode"
+"""The name of the tool the model presents its plan with (Claude Code's ``ExitPlanMode``)."""
+
+SUBMITTED = (
+    "plan submitted for approval. Stop here: the user will read the plan and approve it, "
+    "or tell you what to change."
+)
+"""What ``exit_plan_mode`` answers the model."""
+
+PLAN_MODE_NOTE = (
+    "You are in plan mode. Explore with the read-only tools (read, glob, grep, list_dir) and "
+    "change nothing: write, edit, apply_patch and bash are refused until the user approves a "
+    "plan. When you know what to do, present your plan with the exit_plan_mode tool."
+)
+"""The developer message that tells the model it is planning (``plan_mode_message``)."""
+
+
+class PlanState(StrEnum):
+    """Where plan mode is."""
+
+    PLANNING = "planning"
+    """Only read-only tools run; the model explores and writes a plan."""
+    PENDING = "pending"
+    """The model presented a plan; nothing runs until the user approves or rejects it."""
+    EXECUTING = "executing"
+    """The plan was approved: plan mode lets every call through to the next checks."""
+
+
+TRANSITIONS: dict[str, tuple[frozenset[PlanState], PlanState]] = {
+    "enter": (frozenset({PlanState.EXECUTING}), PlanState.PLANNING),
+    "submit": (frozenset({PlanState.PLANNING}), PlanState.PENDING),
+    "approve": (frozenset({PlanState.PENDING}), PlanState.EXECUTING),
+    "reject": (frozenset({PlanState.PENDING}), PlanState.PLANNING),
+}
+"""Every legal change of state: the event, the states it may happen in, the state it leads to."""
+
+
+class PlanModeError(RuntimeError):
+    """A change of state the table does not allow, such as approving while planning."""
+
+
+def refusal(tool: str) -> str:
+    """What the model is told when it calls ``tool``, a tool that changes things, while planning."""
+    return (
+        f"{tool} is refused: you are in plan mode, where you may only read (read-only tools). "
+        "Nothing was changed. Finish exploring, then present your plan with the "
+        f"{EXIT_PLAN_MODE} tool and wait for the user's approval."
+    )
+
+
+def pending_refusal(tool: str) -> str:
+    """What the model is told when it calls ``tool`` while its plan waits for approval."""
+    return (
+        f"{tool} is refused: your plan is waiting for the user's approval, and nothing runs "
+        "until they answer. Stop here."
+    )
+
+
+def not_planning() -> str:
+    """What the model is told when it calls ``exit_plan_mode`` outside plan mode."""
+    return (
+        f"{EXIT_PLAN_MODE} is refused: you are not in plan mode. Your plan was already "
+        "approved; carry it out with the tools."
+    )
+
+
+def approval_prompt() -> str:
+    """The next user message after the user approves the plan."""
+    return "The user approved your plan. Plan mode is over: carry out the plan now."
+
+
+def rejection_prompt(feedback: str) -> str:
+    """The next user message after the user rejects the plan with ``feedback``."""
+    said = feedback.strip() or "(no feedback given)"
+    return (
+        f"The user did not approve your plan. Their feedback:\n{said}\n\n"
+        "You are still in plan mode: explore more if you need to, then present a revised "
+        f"plan with {EXIT_PLAN_MODE}."
+    )
+
+
+def plan_mode_message() -> DeveloperMessage:
+    """A developer message that tells the model it is planning (for ``Agent(context=...)``)."""
+    return DeveloperMessage(content=PLAN_MODE_NOTE)
+
+
+class PlanMode:
+    """The plan-mode state machine, and the check that gates tool calls by it.
+
+    >>> plan = PlanMode(agent.tools, agent.request_finish)
+    >>> agent.gate = Controls(agent.tools, checks=[plan.check])
+    >>> finished = await agent.run("Rename mean to average")   # ends PLAN_PENDING
+    >>> print(plan.plan); await agent.run(plan.approve())
+    """
+
+    def __init__(
+        self,
+        tools: ToolSet,
+        request_finish: Callable[[Finish], None],
+        *,
+        planning: bool = True,
+    ) -> None:
+        """Plan mode over ``tools`` (the agent's own ``ToolSet``), planning at once if ``planning``.
+
+        ``request_finish`` is ``Agent.request_finish``: presenting a plan ends the run with it.
+        """
+        self.tools = tools
+        self.request_finish = request_finish
+        self.state = PlanState.EXECUTING
+        """Where plan mode is now."""
+        self.plan: str | None = None
+        """The plan the model presented: waiting for approval, or approved; ``None`` until then."""
+        if planning:
+            self.enter()
+
+    def _move(self, event: str) -> None:
+        """Change state for ``event`` as ``TRANSITIONS`` says, or raise ``PlanModeError``."""
+        raise Todo("ch16", "look the event up in TRANSITIONS; refuse it from any other state")
+
+    def enter(self) -> None:
+        """Start planning (again): only read-only tools run; ``exit_plan_mode`` is available."""
+        raise Todo(
+            "ch16",
+            "move to planning, forget the old plan, add the exit_plan_mode tool once",
+        )
+
+    def submit(self, plan: str) -> ToolOutput:
+        """The model presents ``plan``: keep it, wait for approval, end the run PLAN_PENDING."""
+        raise Todo("ch16", "move to pending, keep the plan, request the PLAN_PENDING finish")
+
+    def approve(self) -> str:
+        """The user approves the plan: execute with the normal permissions; the next prompt."""
+        raise Todo(
+            "ch16",
+            "move to executing; the plan stays; return the prompt that says go ahead",
+        )
+
+    def reject(self, feedback: str) -> str:
+        """The user rejects the plan: plan again; the next prompt, carrying ``feedback``."""
+        raise Todo(
+            "ch16",
+            "move back to planning, drop the plan, return the prompt with the feedback",
+        )
+
+    async def check(self, call: ToolCall) -> ToolCall | ToolOutput:
+        """Chapter 16's check for ``Controls``: while planning, only read-only tools go on."""
+        raise Todo(
+            "ch16",
+            "executing: all but exit_plan_mode go on; planning: read-only tools only",
+        )
+
+
+class ExitPlanModeArguments(ToolArguments):
+    """The plan the model presents."""
+
+    plan: str = Field(
+        min_length=1,
+        description="Your plan, in Markdown: the steps, the files each step changes, and how "
+        "you will check that it worked.",
+    )
+
+
+class ExitPlanModeTool(ArgumentsTool[ExitPlanModeArguments]):
+    """``exit_plan_mode``: the model presents its plan for the user's approval."""
+
+    name = EXIT_PLAN_MODE
+    description = (
+        "Present your plan to the user for approval, when you are in plan mode and know what "
+        "to do. The run ends; the user approves the plan (then you carry it out) or tells you "
+        "what to change."
+    )
+    Arguments = ExitPlanModeArguments
+    read_only = False
+    """Presenting a plan changes plan mode's state and ends the run: it runs alone."""
+
+    def __init__(self, plan_mode: PlanMode) -> None:
+        """The tool of ``plan_mode``."""
+        self.plan_mode = plan_mode
+
+    async def call(self, args: ExitPlanModeArguments) -> ToolOutput:
+        """Hand the plan to plan mode; outside planning, an error result, never an exception."""
+        raise Todo("ch16", "submit the plan while planning; any other state is an error result")
