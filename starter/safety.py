@@ -1,0 +1,357 @@
+"""Safety checks (chapter 14): hard limits on what a tool call may touch, checked before it runs.
+
+Three checks sit in front of every tool, each a layer of defence in depth:
+
+* the **workspace sandbox**: every path a call names must resolve (symlinks followed, ``..``
+  applied, the way the operating system will) to a place inside the workspace or one of the
+  extra allowed folders;
+* **protected files**: inside the workspace, some files are still off limits to the changing
+  tools (``.git/``, ``.env*``, the settings files, shell start-up files, private keys), and the
+  ones that hold secrets are off limits to the reading tools too, unless a rule allows them;
+* the **command filter**: a ``bash`` command is split into its simple commands with a shell
+  lexer, and the classic destructive forms (``rm -rf /``, fork bombs, ``curl … | sh``, writing
+  to a disk, ``mkfs``, force-pushing ``main``) are refused before they run.
+
+The rule that shapes the module: compare what the operating system will open, never the text
+the model wrote. A path is resolved before it is compared; a file is opened without following
+links (``Sandbox.open``), so a link swapped in after the check is refused, not followed.
+
+None of this is a sandbox in the operating-system sense: ``bash`` runs any program, and a
+program can do anything the user can. The checks stop the common accidents and the obvious
+tricks; a container or a separate user account is what stops a determined one.
+"""
+
+from __future__ import annotations
+
+import errno
+import fnmatch
+import os
+import re
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from .todo import Todo
+from .tools.patch import AddFile, DeleteFile, PatchError, UpdateFile, file_header, parse_patch
+from .types import ToolCall, ToolOutput
+
+PREFIX = "blocked by the safety checks"
+"""How every refusal starts, so the model (and a human reading the log) knows who refused."""
+
+READING_TOOLS = frozenset({"read", "glob", "grep", "list_dir"})
+"""Tools that only look: protected files that hold no secret stay readable for them."""
+
+PATH_ARGUMENTS: dict[str, tuple[str, ...]] = {
+    "read": ("path",),
+    "write": ("path",),
+    "edit": ("path",),
+    "list_dir": ("path",),
+    "glob": ("path",),
+    "grep": ("path",),
+}
+"""The arguments that name a path, per tool (``glob``'s pattern and ``apply_patch`` aside)."""
+
+DEFAULT_PATH = "."
+"""What ``glob``, ``grep`` and ``list_dir`` search when the model names no path."""
+
+MAGIC = re.compile(r"[*?\[]")
+"""The characters that make a glob pattern's component a pattern rather than a name."""
+
+
+class SandboxError(PermissionError):
+    """A path the sandbox refuses: outside the workspace, or changed between check and open."""
+
+
+@dataclass(frozen=True)
+class Protected:
+    """A kind of protected file: its name patterns and why it is protected.
+
+    ``secret`` files (keys, ``.env``) may not even be read; the others may not be changed.
+    """
+
+    patterns: tuple[str, ...]
+    why: str
+    secret: bool = False
+
+
+PROTECTED = (
+    Protected((".git/*", "*/.git/*", ".git", "*/.git"), "git's own data"),
+    Protected((".env", ".env.*", "*/.env", "*/.env.*"), "environment secrets", secret=True),
+    Protected(
+        (".claw/settings*.json", ".claude/settings*.json", "*/.claw/settings*.json",
+         "*/.claude/settings*.json"),
+        "claw's settings, which grant permissions",
+    ),
+    Protected(
+        ("id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*.pem", "*.key",
+         "*/id_rsa*", "*/id_dsa*", "*/id_ecdsa*", "*/id_ed25519*", "*/*.pem", "*/*.key",
+         ".ssh/*", "*/.ssh/*"),
+        "a private key",
+        secret=True,
+    ),
+    Protected(
+        (".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".zshenv",
+         "*/.bashrc", "*/.bash_profile", "*/.profile", "*/.zshrc", "*/.zprofile", "*/.zshenv"),
+        "a shell start-up file, which runs on every new shell",
+    ),
+)
+"""The protected files, as case-insensitive patterns on the path relative to its root."""
+
+
+class Sandbox:
+    """The folders tools may touch: the workspace ``root`` and any ``extra`` allowed folders."""
+
+    def __init__(self, root: Path | str, extra: Iterable[Path | str] = ()) -> None:
+        """Allow paths under ``root`` (resolved now) and under each folder in ``extra``."""
+        self.root = Path(os.path.realpath(root))
+        self.roots = (self.root, *(Path(os.path.realpath(folder)) for folder in extra))
+
+    def resolve(self, path: str) -> Path:
+        """Where ``path`` leads, as the tools will open it: joined to the root, links followed.
+
+        Raises ``SandboxError`` for a NUL byte, a path starting with ``~`` (the tools do not
+        expand it), and a path that resolves outside every allowed folder.
+        """
+        raise Todo("ch14", "refuse NUL and ~; realpath of root/path; inside one of self.roots?")
+
+    def root_of(self, resolved: Path) -> Path | None:
+        """The allowed folder ``resolved`` (a resolved path) lies in, or ``None``.
+
+        The comparison is by path components after ``os.path.normcase`` (which folds case on
+        Windows). On a case-insensitive file system elsewhere (macOS), a spelling that differs
+        from the root only in case is compared by identity (device and inode) of the folders
+        that exist, so ``/Users/ME/work`` counts as inside ``/Users/me/work`` there.
+        """
+        raise Todo("ch14", "compare components (normcase); fall back to samefile on the ancestors")
+
+    def before_open(self, resolved: Path) -> None:
+        """Called between the check and the open in ``open``; does nothing.
+
+        Tests replace it to swap a file for a link at the worst moment.
+        """
+
+    def open(self, path: str, flags: int = os.O_RDONLY, mode: int = 0o644) -> int:
+        """Open ``path`` inside the sandbox and return the file descriptor.
+
+        The path is resolved and checked, then opened one component at a time relative to the
+        folder opened before it, each with ``O_NOFOLLOW``: a component that became a symbolic
+        link after the check cannot be followed, so the open fails with ``SandboxError``
+        instead of reaching outside. POSIX only (``dir_fd`` and ``O_NOFOLLOW``).
+        """
+        raise Todo("ch14", "resolve; before_open; walk the parts below the root with dir_fd")
+
+
+def touched_paths(call: ToolCall) -> list[str]:
+    """The paths ``call`` would touch, as the model wrote them; ``[]`` for ``bash`` and others.
+
+    ``read``, ``write``, ``edit``: ``path``. ``list_dir``, ``glob``, ``grep``: ``path`` (``"."``
+    when it is left out). ``glob`` also: the fixed folders at the start of its pattern, when the
+    pattern climbs with ``..`` or is absolute. ``apply_patch``: every path in the patch
+    (added, deleted, updated, and each ``*** Move to:``); a patch that does not parse is read
+    line by line for its file headers. Arguments of the wrong type are left to the tool.
+    """
+    raise Todo(
+        "ch14",
+        "PATH_ARGUMENTS (default \".\"); glob's pattern prefix; every path in a patch",
+    )
+
+
+def patch_paths(patch: str) -> list[str]:
+    """Every path a patch names: through ``parse_patch``, or header by header if it fails."""
+    try:
+        operations = parse_patch(patch)
+    except PatchError:
+        paths = []
+        for number, line in enumerate(patch.splitlines(), start=1):
+            if line.startswith("*** Move to:"):
+                paths.append(line.removeprefix("*** Move to:").strip())
+                continue
+            try:
+                header = file_header(line, number)
+            except PatchError:
+                # an absolute path: the tool refuses it too, but the sandbox says why
+                paths.append(line.split(":", 1)[1].strip())
+                continue
+            if header is not None:
+                paths.append(header.path)
+        return paths
+    found: list[str] = []
+    for operation in operations:
+        if isinstance(operation, AddFile | DeleteFile | UpdateFile):
+            found.append(operation.path)
+        if isinstance(operation, UpdateFile) and operation.move_to:
+            found.append(operation.move_to)
+    return found
+
+
+def protected_reason(
+    relative: str, *, reading: bool, allow: Sequence[str] = ()
+) -> str | None:
+    """Why the file at ``relative`` is protected from this kind of call, or ``None``.
+
+    ``relative`` is the resolved path relative to its root, with ``/``. ``None`` also when
+    ``allow`` lets it through.
+
+    Matching ignores case, on every system: on a case-insensitive file system ``.GIT/config``
+    is ``.git/config``, and refusing it on Linux too costs nothing. ``allow`` holds patterns
+    in the same form (``".env.example"``, ``"config/*.pem"``). A reading call is refused only
+    for files that hold secrets.
+    """
+    raise Todo(
+        "ch14",
+        "lower-case; allow first; then each Protected, skipping non-secrets for reads",
+    )
+
+
+SEPARATORS = frozenset(";&|()\n")
+"""Characters that end a simple command: ``;``, ``&&``, ``||``, ``|``, ``&``, ``(``, ``)``,
+newlines (a token made only of these is a separator)."""
+
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish"})
+"""Programs that run the text they are given as shell commands."""
+
+WRAPPERS = frozenset({"sudo", "env", "nohup", "time", "command", "exec", "nice", "doas"})
+"""Programs that run the command after them: the filter looks past them."""
+
+
+def substitutions(command: str) -> list[str]:
+    """The bodies of the ``$(...)`` and backtick substitutions in ``command``, outermost first.
+
+    Quoted or not: a substitution inside double quotes still runs.
+    """
+    bodies: list[str] = []
+    index = 0
+    while index < len(command):
+        if command.startswith("$(", index):
+            depth, end = 1, index + 2
+            while end < len(command) and depth:
+                depth += {"(": 1, ")": -1}.get(command[end], 0)
+                end += 1
+            bodies.append(command[index + 2 : end - 1 if depth == 0 else end])
+            index += 2
+        elif command[index] == "`":
+            end = command.find("`", index + 1)
+            end = len(command) if end == -1 else end
+            bodies.append(command[index + 1 : end])
+            index = end + 1
+        else:
+            index += 1
+    return bodies
+
+
+def split_pipelines(command: str) -> list[list[list[str]]]:
+    """``command`` as pipelines of simple commands, each a list of words (quotes removed).
+
+    ``a && b | c; d`` gives ``[[a], [b, c], [d]]``. The words of ``$(...)`` and backtick
+    substitutions, and the text given to ``sh -c``/``bash -c``/``eval``, are split too and
+    added as pipelines of their own. A command the lexer cannot read (an unclosed quote) is
+    split on the separators alone, so it is still looked at.
+    """
+    raise Todo("ch14", "shlex(punctuation_chars=True), newline as punctuation; split on SEPARATORS")
+
+
+def command_words(words: Sequence[str]) -> list[str]:
+    """``words`` without leading ``NAME=value`` settings and wrappers such as ``sudo``.
+
+    A program run through a path (``/bin/rm``) is named by its last component.
+    """
+    rest = list(words)
+    while rest:
+        first = rest[0]
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", first):
+            rest.pop(0)
+        elif os.path.basename(first) in WRAPPERS:
+            rest.pop(0)
+            while rest and rest[0].startswith("-"):
+                rest.pop(0)
+        else:
+            break
+    if rest:
+        rest[0] = os.path.basename(rest[0])
+    return rest
+
+
+EVERYTHING = frozenset({"/", "/*", "~", "~/", "~/*", "$HOME", "${HOME}", "$HOME/", "$HOME/*",
+                        ".", "./", "*", "./*", "..", "../", "../*"})
+"""Targets that mean a whole disk, the home folder, or the whole workspace."""
+
+SAFE_DEVICES = re.compile(r"/dev/(null|zero|stdout|stderr|stdin|tty|fd/\d+|u?random)")
+"""Device files a command may write to harmlessly."""
+
+PROTECTED_BRANCHES = frozenset({"main", "master"})
+"""Branches a force push must not rewrite."""
+
+FORK_BOMB = re.compile(r"([\w:.]+)\s*\(\s*\)\s*\{[^}]*\1\s*\|\s*\1\s*&")
+"""A function that pipes itself into itself in the background: ``:(){ :|:& };:``."""
+
+
+def is_everything(target: str) -> bool:
+    """Whether ``target`` is a whole disk, a top-level system folder, home, or the workspace."""
+    if target in EVERYTHING:
+        return True
+    cleaned = target.rstrip("/*") or "/"
+    return cleaned == "/" or bool(re.fullmatch(r"/[^/]+", cleaned))
+
+
+def recursive(flags: Iterable[str]) -> bool:
+    """Whether ``flags`` ask for recursion (``-r``, ``-R``, ``-rf``, ``--recursive``)."""
+    return any(
+        flag == "--recursive" or (flag.startswith("-") and not flag.startswith("--")
+                                  and ("r" in flag or "R" in flag))
+        for flag in flags
+    )
+
+
+def dangerous(words: Sequence[str], next_stage: Sequence[str] | None = None) -> str | None:
+    """Why the simple command ``words`` is refused, or ``None``.
+
+    ``next_stage`` is the command its output is piped into, if any.
+    """
+    raise Todo("ch14", "rm/chmod/chown -R on everything; devices; mkfs; dd of=; push -f; curl | sh")
+
+
+def check_command(command: str) -> str | None:
+    """Why ``command`` is refused (the first reason found), or ``None`` to let it run.
+
+    Every simple command of every pipeline (substitutions, ``eval`` and ``sh -c`` included)
+    is looked at by ``dangerous``; a fork bomb is looked for in the whole text.
+    """
+    raise Todo(
+        "ch14",
+        "FORK_BOMB.search(command); then dangerous(stage, next stage) for each stage",
+    )
+
+
+class SafetyChecks:
+    """Chapter 14's check for ``Controls``: the sandbox, protected files and the command filter.
+
+    >>> safety = SafetyChecks(root, allow_protected=[".env.example"])
+    >>> agent.gate = Controls(agent.tools, checks=[safety.check])
+    """
+
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        allowed_dirs: Iterable[Path | str] = (),
+        allow_protected: Sequence[str] = (),
+    ) -> None:
+        """Keep tools inside ``root`` and ``allowed_dirs``.
+
+        ``allow_protected`` lists the protected files a rule lets tools touch (patterns
+        relative to the workspace, as ``protected_reason`` takes them).
+        """
+        self.sandbox = Sandbox(root, allowed_dirs)
+        self.allow_protected = tuple(allow_protected)
+
+    def refusal(self, call: ToolCall) -> str | None:
+        """Why ``call`` must not run, or ``None``."""
+        raise Todo("ch14", "bash → check_command; else each touched path: resolve, then protected")
+
+    async def check(self, call: ToolCall) -> ToolCall | ToolOutput:
+        """A ``Check`` for ``Controls``: the call itself, or an error result saying why not."""
+        reason = self.refusal(call)
+        if reason is None:
+            return call
+        return ToolOutput.error(f"{PREFIX}: {reason}")
