@@ -129,6 +129,24 @@ def collected_counts() -> dict[str, int]:
     return _COLLECTED[key]
 
 
+def test_files_text(chapter: Chapter) -> str:
+    """The chapter's test files for its card; three or more of one prefix as one pattern.
+
+    ``tests/test_multi_tool_*.py (4 files)`` fits a phone's width where four long names do not.
+    """
+    paths = chapter_test_files(chapter)
+    shown: list[str] = []
+    for prefix in sorted(chapter.tests, key=len, reverse=True):
+        mine = [p for p in paths if Path(p).name.startswith(prefix.rstrip("_"))]
+        paths = [p for p in paths if p not in mine]
+        if len(mine) > 2:
+            shown.append(f"`tests/{prefix}*.py` ({len(mine)} files)")
+        else:
+            shown += [f"`{p}`" for p in mine]
+    shown += [f"`{p}`" for p in paths]
+    return ", ".join(sorted(shown))
+
+
 def chapter_card(chapter: Chapter, docs_dir: Path, page_path: str) -> str:
     """The header of a chapter page: the title and a card of facts from ``chapters.toml``."""
     rows: list[tuple[str, str]] = []
@@ -137,8 +155,7 @@ def chapter_card(chapter: Chapter, docs_dir: Path, page_path: str) -> str:
     else:
         rows.append(("You edit", "nothing: this is a reading chapter"))
     if chapter.tests:
-        files = ", ".join(f"`{path}`" for path in chapter_test_files(chapter))
-        rows.append(("Tests", f"{count_tests(chapter)} tests in {files}"))
+        rows.append(("Tests", f"{count_tests(chapter)} tests in {test_files_text(chapter)}"))
         rows.append(("Run them", f"`clawbook check {chapter.id}`"))
     rows.append(("Time", f"about {chapter.minutes} minutes"))
     if chapter.teaches:
