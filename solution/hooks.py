@@ -184,7 +184,8 @@ def interpret(event: str, completed: Completed) -> Verdict:
     # more: json.loads in try; a non-object is a warning too; strip() stdout and stderr first
     stderr, stdout = completed.stderr.strip(), completed.stdout.strip()
     if completed.exit_code == 2:
-        return Verdict(block=True, reason=stderr or f"blocked by a {event} hook (exit code 2)")
+        reason = stderr or f"blocked by a {event} hook (exit code 2)"
+        return Verdict(block=True, reason=reason, permission="deny")
     if completed.exit_code != 0:
         return Verdict(warnings=(f"exited with code {completed.exit_code}: {stderr}",))
     if not stdout.startswith("{"):
@@ -288,7 +289,7 @@ async def call_python(hook: PythonHook, event: str, payload: dict[str, Any]) -> 
     if result is None:
         return Verdict()
     if not isinstance(result, Mapping):
-        return Verdict(warnings=(f"returned {type(result).__name__}; expected None or a dict",))
+        return Verdict(warnings=(f"returned {type(result).__name__} (expected None or a dict)",))
     return decide(event, result)
     # endregion
 # --8<-- [end:call-python]

@@ -265,7 +265,7 @@ async def test_hooks_a_crashing_python_hook_is_a_warning(tmp_path: Path) -> None
     assert await hooks.pre_tool_use(call()) == call()
     assert len(hooks.warnings) == 2
     assert "raised KeyError" in hooks.warnings[0]
-    assert "returned str; expected None or a dict" in hooks.warnings[1]
+    assert "returned str (expected None or a dict)" in hooks.warnings[1]
 
 
 async def test_hooks_run_in_order_and_the_first_block_stops_the_rest(tmp_path: Path) -> None:
