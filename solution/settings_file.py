@@ -1,0 +1,84 @@
+"""The project's settings file, ``.claw/settings.json``: the permission rules kept between runs.
+
+The file is JSON, shaped like Claude Code's ``.claude/settings.json``::
+
+    {"permissions": {"allow": ["Bash(git *)"], "ask": [], "deny": ["Read(./.env)"]}}
+
+Chapter 13 reads the three lists and, when the user approves a call "always for this
+project", appends an allow rule. Chapter 17 grows this file into claw's full settings; other
+keys are kept as they are.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .tools.write import atomic_write
+
+SETTINGS_FILE = Path(".claw") / "settings.json"
+"""Where a project keeps its settings, relative to the project's root."""
+
+LISTS = ("allow", "ask", "deny")
+"""The three rule lists under ``"permissions"``."""
+
+
+class SettingsError(ValueError):
+    """The settings file exists but is not the JSON object it should be."""
+
+
+def read_settings(path: Path) -> dict[str, Any]:
+    """The settings in ``path`` as a dict; ``{}`` when the file does not exist.
+
+    Raises ``SettingsError`` when the file is not valid JSON or not a JSON object.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SettingsError(f"{path} is not valid JSON: {error}") from error
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path} must hold a JSON object, not {type(data).__name__}")
+    return data
+
+
+def permission_rules(path: Path) -> dict[str, list[str]]:
+    """The ``allow``, ``ask`` and ``deny`` lists of the settings in ``path`` (missing: empty)."""
+    permissions = read_settings(path).get("permissions", {})
+    if not isinstance(permissions, dict):
+        raise SettingsError(f'{path}: "permissions" must be an object')
+    lists: dict[str, list[str]] = {}
+    for name in LISTS:
+        rules = permissions.get(name, [])
+        if not isinstance(rules, list) or not all(isinstance(rule, str) for rule in rules):
+            raise SettingsError(f'{path}: "permissions.{name}" must be a list of strings')
+        lists[name] = list(rules)
+    return lists
+
+
+# --8<-- [start:add-rule]
+def add_rule(path: Path, list_name: str, rule: str) -> None:
+    """Append ``rule`` to the ``list_name`` list of the settings in ``path``, atomically.
+
+    The file (and its folder) are created if missing; every other key is kept; a rule already
+    in the list is not added twice.
+    """
+    if list_name not in LISTS:
+        raise ValueError(f"list_name must be one of {', '.join(LISTS)}, not {list_name!r}")
+    # region ch13: read the settings (or {}), append the rule once, write it with atomic_write
+    # more: data.setdefault("permissions", {}).setdefault(list_name, []); mkdir(parents=True)
+    data = read_settings(path)
+    permissions = data.setdefault("permissions", {})
+    if not isinstance(permissions, dict):
+        raise SettingsError(f'{path}: "permissions" must be an object')
+    rules = permissions.setdefault(list_name, [])
+    if rule not in rules:
+        rules.append(rule)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
+    # endregion
+# --8<-- [end:add-rule]

