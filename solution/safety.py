@@ -345,8 +345,9 @@ def split_pipelines(command: str) -> list[list[list[str]]]:
 
     ``a && b | c; d`` gives ``[[a], [b, c], [d]]``. The words of ``$(...)`` and backtick
     substitutions, and the text given to ``sh -c``/``bash -c``/``eval``, are split too and
-    added as pipelines of their own. A command the lexer cannot read (an unclosed quote) is
-    split on the separators alone, so it is still looked at.
+    added as pipelines of their own; a pipeline found twice is listed once. A command the
+    lexer cannot read (an unclosed quote) is split on the separators alone, so it is still
+    looked at.
     """
     # region ch14: shlex(punctuation_chars=True), newline as punctuation; split on SEPARATORS
     # more: lexer.whitespace = " \t\r"; "|" alone continues a pipeline, other separators end it
@@ -369,7 +370,7 @@ def split_pipelines(command: str) -> list[list[list[str]]]:
             if token != "|" and token != "|&" and pipeline:
                 pipelines.append(pipeline)
                 pipeline = []
-        else:
+        elif token != "$":  # the "$" of "$(": the substitution's body comes below
             words.append(token)
     if words:
         pipeline.append(words)
@@ -385,7 +386,11 @@ def split_pipelines(command: str) -> list[list[list[str]]]:
                 inner.extend(split_pipelines(" ".join(program[1:])))
             elif len(program) >= 3 and program[0] in SHELLS and program[1] == "-c":
                 inner.extend(split_pipelines(program[2]))
-    return pipelines + inner
+    unique: list[list[list[str]]] = []
+    for found in pipelines + inner:  # "$(x)" unquoted is found twice: by the lexer, as a body
+        if found not in unique:
+            unique.append(found)
+    return unique
     # endregion
 # --8<-- [end:split-commands]
 

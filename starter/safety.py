@@ -245,8 +245,9 @@ def split_pipelines(command: str) -> list[list[list[str]]]:
 
     ``a && b | c; d`` gives ``[[a], [b, c], [d]]``. The words of ``$(...)`` and backtick
     substitutions, and the text given to ``sh -c``/``bash -c``/``eval``, are split too and
-    added as pipelines of their own. A command the lexer cannot read (an unclosed quote) is
-    split on the separators alone, so it is still looked at.
+    added as pipelines of their own; a pipeline found twice is listed once. A command the
+    lexer cannot read (an unclosed quote) is split on the separators alone, so it is still
+    looked at.
     """
     raise Todo("ch14", "shlex(punctuation_chars=True), newline as punctuation; split on SEPARATORS")
 
