@@ -5,6 +5,7 @@ ones that read JSON use this Python (``sys.executable``). The end-to-end test dr
 ``Agent`` with a scripted model, the real ``edit`` tool and ``Controls``.
 """
 
+import asyncio
 import json
 import logging
 import os
@@ -311,30 +312,51 @@ async def test_hooks_post_tool_use_adds_stderr_to_what_the_model_sees(tmp_path: 
     )
 
 
-def test_hooks_from_claude_code_settings(tmp_path: Path) -> None:
+async def test_hooks_from_claude_code_settings(tmp_path: Path) -> None:
     settings = {
         "hooks": {
             "PreToolUse": [
                 {
                     "matcher": "bash|edit",
-                    "hooks": [{"type": "command", "command": "a", "timeout": 5}],
+                    "hooks": [{"type": "command", "command": "echo 'no bash' >&2; exit 2"}],
                 },
-                {"hooks": [{"type": "command", "command": "b"}]},
+                {"hooks": [{"type": "command", "command": "cat > seen.json", "timeout": 5}]},
             ],
-            "Stop": [{"hooks": [{"type": "command", "command": "c"}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": "exit 0"}]}],
         }
     }
     hooks = Hooks.from_settings(settings, tmp_path)
     assert [(r.event, r.matcher, r.hook) for r in hooks.registered] == [
-        ("PreToolUse", "bash|edit", CommandHook("a", 5.0)),
-        ("PreToolUse", None, CommandHook("b", 60.0)),
-        ("Stop", None, CommandHook("c", 60.0)),
+        ("PreToolUse", "bash|edit", CommandHook("echo 'no bash' >&2; exit 2", 60.0)),
+        ("PreToolUse", None, CommandHook("cat > seen.json", 5.0)),
+        ("Stop", None, CommandHook("exit 0", 60.0)),
     ]
     with pytest.raises(ValueError, match="unknown hook event 'PreToolUsed'"):
         Hooks.from_settings({"PreToolUsed": settings["hooks"]["PreToolUse"]}, tmp_path)
     with pytest.raises(ValueError, match="invalid matcher"):
-        Hooks(tmp_path).add("PreToolUse", CommandHook("a"), "bash(")
-    assert matches("bash|edit", "edit")
+        Hooks(tmp_path).add("PreToolUse", CommandHook("exit 0"), "bash(")
+    refused = await hooks.pre_tool_use(call("bash", command="ls"))
+    assert refused == ToolOutput.error("Blocked by a PreToolUse hook: no bash")
+    assert not (tmp_path / "seen.json").exists()  # the first block stops the rest
+    assert await hooks.pre_tool_use(call("read", path="a.py")) == call("read", path="a.py")
+    assert json.loads((tmp_path / "seen.json").read_text())["tool_name"] == "read"
+
+
+async def test_hooks_cancelling_the_caller_kills_the_hook(tmp_path: Path) -> None:
+    hooks = Hooks(tmp_path)
+    hooks.add("PreToolUse", CommandHook("echo $$ > hook.pid; sleep 30", timeout=30))
+    task = asyncio.ensure_future(hooks.pre_tool_use(call()))
+    pid_file = tmp_path / "hook.pid"
+    for _ in range(100):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    pid = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):  # killed and collected, not left running
+        os.kill(pid, 0)
 
 
 # --- around the agent: UserPromptSubmit, SessionStart, Stop -------------------------------
