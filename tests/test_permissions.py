@@ -3,6 +3,7 @@ modes, approvals (once, session, project) and the denial limit, through the real
 
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -304,6 +305,7 @@ async def test_permissions_end_to_end_rm_hidden_after_git_status_never_runs(
     (home / "marker.txt").write_text("still here")
     work = tmp_path / "work"
     work.mkdir()
+    subprocess.run(["git", "init", "-q", str(work)], check=True)  # so `git status` succeeds
     environ = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
     bash_tool = BashTool(work, environ=environ, default_timeout=5, max_timeout=5)
     command = 'git status && rm -rf "$HOME"'
