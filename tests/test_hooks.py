@@ -348,8 +348,8 @@ async def test_hooks_cancelling_the_caller_kills_the_hook(tmp_path: Path) -> Non
     task = asyncio.ensure_future(hooks.pre_tool_use(call()))
     pid_file = tmp_path / "hook.pid"
     for _ in range(100):
-        if pid_file.exists() and pid_file.read_text().strip():
-            break
+        if task.done() or (pid_file.exists() and pid_file.read_text().strip()):
+            break  # done already: it failed before starting the hook, and await says why
         await asyncio.sleep(0.02)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
