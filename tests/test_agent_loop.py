@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from fake_tools import Broken, Echo
+from history import assert_valid_history
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -59,21 +60,6 @@ def call(call_id: str, name: str, **arguments: Any) -> ToolCall:
 
 def calls_turn(*calls: ToolCall, text: str = "", usage: TokenUsage | None = None) -> AssistantTurn:
     return AssistantTurn(text=text, tool_calls=calls, usage=usage or TokenUsage())
-
-
-def assert_valid_history(history: Sequence[Message]) -> None:
-    """Every tool call is answered by exactly one result, right after its assistant message."""
-    index = 0
-    while index < len(history):
-        message = history[index]
-        index += 1
-        if isinstance(message, AssistantMessage) and message.tool_calls:
-            ids = [c.id for c in message.tool_calls]
-            results = history[index : index + len(ids)]
-            assert [r.tool_call_id for r in results if isinstance(r, ToolResultMessage)] == ids
-            index += len(ids)
-        else:
-            assert not isinstance(message, ToolResultMessage), "a result without its call"
 
 
 def results_in(history: Sequence[Message]) -> list[tuple[str, str, bool]]:

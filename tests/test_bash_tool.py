@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from history import assert_valid_history
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,9 +18,7 @@ from claw.loop import Agent
 from claw.streaming import MockStreamProvider
 from claw.tools.bash import BashTool, OutputKeeper, is_secret, read_stream, scrubbed_env
 from claw.types import (
-    AssistantMessage,
     AssistantTurn,
-    Message,
     TokenUsage,
     ToolCall,
     ToolOutput,
@@ -93,21 +92,6 @@ async def wait_for_lines(
                 return [int(line) for line in lines[:count]]
         await asyncio.sleep(0.02)
     raise AssertionError(f"{path} did not get {count} pids")
-
-
-def assert_valid_history(history: Sequence[Message]) -> None:
-    """Every tool call is answered by exactly one result, right after its assistant message."""
-    index = 0
-    while index < len(history):
-        message = history[index]
-        index += 1
-        if isinstance(message, AssistantMessage) and message.tool_calls:
-            ids = [c.id for c in message.tool_calls]
-            results = history[index : index + len(ids)]
-            assert [r.tool_call_id for r in results if isinstance(r, ToolResultMessage)] == ids
-            index += len(ids)
-        else:
-            assert not isinstance(message, ToolResultMessage), "a result without its call"
 
 
 # A command that starts a background grandchild in a subshell, one in bash itself, then waits.

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from fake_tools import Broken
+from history import assert_valid_history
 
 from claw.agent import (
     AgentFinished,
@@ -312,23 +313,6 @@ async def test_streaming_agent_runs_end_to_end_against_a_loopback_server(server)
 
 
 # ---------------------------------------------------------------- interrupted runs
-
-
-def assert_valid_history(messages: Sequence[Message]) -> None:
-    """What every provider demands: each tool call answered by one result, right after it."""
-    messages = list(messages)
-    index = 0
-    while index < len(messages):
-        message = messages[index]
-        assert not isinstance(message, ToolResultMessage), f"message {index}: a result, no call"
-        index += 1
-        if isinstance(message, AssistantMessage) and message.tool_calls:
-            wanted = [call.id for call in message.tool_calls]
-            found = [
-                getattr(m, "tool_call_id", None) for m in messages[index : index + len(wanted)]
-            ]
-            assert found == wanted, f"message {index - 1} calls {wanted}; the results are {found}"
-            index += len(wanted)
 
 
 def results_in(history: Sequence[Message]) -> list[tuple[str, bool, str]]:
