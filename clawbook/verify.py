@@ -504,7 +504,9 @@ def _tool(project: Project, name: str, args: list[str], proved: str, fix: str) -
     if completed.returncode != 0:
         output = (completed.stdout + completed.stderr).strip().splitlines()
         interesting = [
-            line for line in output if "WARNING" in line or "ERROR" in line or "error" in line
+            line
+            for line in output
+            if any(word in line for word in ("WARNING", "ERROR", "error", "FAILED"))
         ]
         return _fail(fix, (interesting or output)[-15:])
     return Outcome(True, proved)
@@ -603,6 +605,7 @@ def verify(console: Console, *, fast: bool = False, project: Project | None = No
     """Run every check, then the whole suite against the solution. Returns the exit code."""
     project = project or Project(ROOT)
     failures: list[str] = []
+    failed: list[tuple[str, Outcome]] = []
     console.print("[bold]clawbook verify[/]: proving the course is sound\n")
     for name, check, slow in CHECKS:
         if slow and fast:
@@ -621,11 +624,17 @@ def verify(console: Console, *, fast: bool = False, project: Project | None = No
             console.print(f"    [red]{escape(line)}[/]")
         if not outcome.ok:
             failures.append(name)
+            failed.append((name, outcome))
     console.print("\n[bold]solution[/]: every test must pass against the reference agent\n")
     code = run_solution_suite(project)
     if code != 0:
         failures.append("solution")
     if failures:
+        # Repeated at the end: a CI log is often read from its tail.
+        for name, outcome in failed:
+            console.print(f"\n[red]✗[/] [bold]{name}[/]: {escape(outcome.summary)}")
+            for line in outcome.details:
+                console.print(f"    [red]{escape(line)}[/]")
         console.print(f"\n[bold red]verify failed:[/] {', '.join(failures)}")
         return 1
     return 0

@@ -106,3 +106,26 @@ def test_a_misnamed_test_is_caught(course):
     outcome = verify.check_chapter_data(course)
     assert not outcome.ok
     assert any("test_something should start with test_double_" in line for line in outcome.details)
+
+
+def test_a_failed_check_is_repeated_at_the_end_of_the_report(course, monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    def broken(project):
+        return verify._fail("notebooks differ", ["FAILED book/notebooks/ch12.ipynb::Cell 7"])
+
+    def fine(project):
+        return verify.Outcome(True, "all good")
+
+    monkeypatch.setattr(verify, "CHECKS", [("broken", broken, False), ("fine", fine, False)])
+    monkeypatch.setattr(verify, "run_solution_suite", lambda project: 0)
+    out = io.StringIO()
+    code = verify.verify(Console(file=out, width=200), project=course)
+    assert code == 1
+    tail = out.getvalue().split("every test must pass against the reference agent")[1]
+    assert "broken: notebooks differ" in tail
+    assert "ch12.ipynb::Cell 7" in tail
+    assert "fine" not in tail
+    assert tail.rstrip().endswith("verify failed: broken")
