@@ -4,9 +4,13 @@
 
 It builds the agent of chapters 7, 8 and 12: an ``OpenRouterProvider`` for ``--model``,
 ``default_tools`` rooted in the current directory, chapter 8's system prompt and project
-instructions. Then it runs the prompt and prints what happens as it happens: the model's
-text as it streams, and one line for each tool call and each result. Ctrl-C cancels the run
-(the tool in flight is stopped, the history stays valid) instead of killing the process.
+instructions. In front of the tools it puts chapters 13 to 16 (``guard``): the permission
+rules, which ask at the terminal, the safety checks, the project's hooks, and, with
+``--permission-mode plan``, plan mode; ``--unguarded`` leaves them out, as chapter 12's claw
+did. Then it runs the prompt and prints what happens as it
+happens: the model's text as it streams, and one line for each tool call and each result.
+Ctrl-C cancels the run (the tool in flight is stopped, the history stays valid) instead of
+killing the process.
 
 The key comes from ``OPENROUTER_API_KEY``. ``--base-url`` (or ``CLAW_BASE_URL``) points claw at
 another OpenAI-compatible server, such as a local Ollama, or the loopback server of the tests.
@@ -23,14 +27,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from .agent import Finish
 from .errors import ClawError
 from .events import AssistantText, Event, RunFinished, ToolCalled, ToolResult
+from .guard import Guarded, ReadLine, TerminalApprover, echo_answer, guard, read_stdin_line
+from .hooks import Hooks, PromptBlocked, run_with_hooks
 from .instructions import load_instructions
 from .loop import Agent, Limits
+from .permissions import Mode
+from .plan import plan_mode_message
 from .prompt import gather_environment, system_prompt
 from .providers.openrouter import OPENROUTER_URL, OpenRouterProvider
 from .registry import default_tools
+from .settings_file import SettingsError
 from .streaming import TextDelta
+from .todo import Todo
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4.5"
 """The model ``claw`` uses when ``--model`` is not given."""
@@ -58,6 +69,17 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--web", action="store_true", help="also give claw the web_fetch tool")
     parser.add_argument(
         "--max-steps", type=int, default=None, help="end the run after this many model calls"
+    )
+    parser.add_argument(
+        "--unguarded",
+        action="store_true",
+        help="no permission rules, safety checks, hooks or plan mode (chapter 12's claw)",
+    )
+    parser.add_argument(
+        "--permission-mode",
+        choices=[mode.value for mode in Mode],
+        default=Mode.DEFAULT.value,
+        help="what runs without asking (chapter 13); plan: plan first, change nothing (chapter 16)",
     )
     return parser.parse_args(argv)
 # --8<-- [end:arguments]
@@ -109,36 +131,104 @@ def build_agent(
 
 
 # --8<-- [start:run]
-async def run(arguments: argparse.Namespace, out: TextIO) -> RunFinished:
-    """Run the prompt to the end, printing every event; Ctrl-C cancels the run."""
+GUARD_CHAPTERS = frozenset({"ch13", "ch14", "ch15", "ch16"})
+"""The chapters ``guard`` uses, which ``--unguarded`` leaves out."""
+
+APPROVE_PLAN = "Approve this plan? [y] yes, or type what to change (Enter: stop here): "
+"""The question after the model presented its plan in plan mode."""
+
+
+async def run(
+    arguments: argparse.Namespace,
+    out: TextIO,
+    err: TextIO | None = None,
+    read_line: ReadLine = read_stdin_line,
+) -> RunFinished | None:
+    """Run the prompt to the end, printing every event; Ctrl-C cancels the run.
+
+    Returns how the last run finished, or ``None`` when a hook blocked the prompt. In plan
+    mode, a presented plan is shown and the user is asked to approve it; an approved plan is
+    carried out, a rejected one goes back to the model with the user's words.
+    """
+    cwd = Path.cwd()
     async with OpenRouterProvider(arguments.model, base_url=arguments.base_url) as provider:
         limits = Limits() if arguments.max_steps is None else Limits(arguments.max_steps)
-        agent = build_agent(provider, Path.cwd(), web=arguments.web, limits=limits)
+        agent = build_agent(provider, cwd, web=arguments.web, limits=limits)
+        guarded: Guarded | None = None
+        if not arguments.unguarded:
+            mode = Mode(arguments.permission_mode)
+            guarded = guard(agent, cwd, mode=mode, approve=TerminalApprover(out, read_line))
+        if guarded is not None and guarded.plan is not None:
+            agent.history.append(plan_mode_message())
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, agent.cancel)
         try:
-            finished: RunFinished | None = None
-            async for event in agent.events(arguments.prompt):
-                show(event, out)
-                if isinstance(event, RunFinished):
-                    finished = event
+            prompt = arguments.prompt
+            while True:
+                hooks = guarded.hooks if guarded is not None else None
+                finished = await run_once(agent, hooks, prompt, out, err or sys.stderr)
+                if finished is None or finished.reason != Finish.PLAN_PENDING:
+                    return finished
+                assert guarded is not None and guarded.plan is not None, "only plan mode pends"
+                out.write(f"\nThe plan:\n{guarded.plan.plan}\n\n{APPROVE_PLAN}")
+                out.flush()
+                answer = (await read_line()).strip()
+                if not answer:
+                    out.write("\n")
+                    return finished
+                echo_answer(out, answer)
+                yes = answer.lower() in ("y", "yes")
+                prompt = guarded.plan.approve() if yes else guarded.plan.reject(answer)
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+
+
+async def run_once(
+    agent: Agent, hooks: Hooks | None, prompt: str, out: TextIO, err: TextIO
+) -> RunFinished | None:
+    """One run of ``prompt``, with ``hooks`` around it; their warnings go to ``err``."""
+    events = run_with_hooks(agent, hooks, prompt) if hooks is not None else agent.events(prompt)
+    warned = 0
+    finished: RunFinished | None = None
+    async for event in events:
+        if isinstance(event, PromptBlocked):
+            out.write(f"[the prompt was blocked by a UserPromptSubmit hook: {event.reason}]\n")
+            return None
+        show(event, out)
+        for warning in hooks.warnings[warned:] if hooks is not None else []:
+            err.write(f"claw: warning: {warning}\n")
+            warned += 1
+        if isinstance(event, RunFinished):
+            finished = event
     assert finished is not None, "events() always ends with RunFinished"
     return finished
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The ``claw`` command: 0 when the run ended ``done``, 1 otherwise, 2 for a usage error."""
+    """The ``claw`` command: 0 when the run ended ``done``, 1 otherwise, 2 for a usage error.
+
+    A stub of yours that claw needs raises ``Todo`` out of here (``cli`` says it politely).
+    """
     arguments = parse_arguments(argv)
     try:
         finished = asyncio.run(run(arguments, sys.stdout))
-    except ClawError as error:
+    except (ClawError, SettingsError) as error:
         print(f"claw: {error}", file=sys.stderr)
         return 1
-    return 0 if finished.reason == "done" else 1
+    return 0 if finished is not None and finished.reason == "done" else 1
+
+
+def cli() -> None:
+    """The console script: ``main``, with a stub you have not written yet told in one line."""
+    try:
+        sys.exit(main())
+    except Todo as todo:
+        print(f"claw: this needs code you have not written yet: {todo}", file=sys.stderr)
+        if todo.chapter in GUARD_CHAPTERS:
+            print("claw: --unguarded runs claw without chapters 13 to 16", file=sys.stderr)
+        sys.exit(1)
 # --8<-- [end:run]
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    cli()

@@ -1,44 +1,12 @@
 """ch12 · The ``claw`` command: a prompt, a model and a server; events printed as they come."""
 
-import json
 from pathlib import Path
 
 import pytest
+from claw_command import calls, run_claw, says
 
 from claw.main import main, parse_arguments
-from clawbook.loopback import (
-    LoopbackServer,
-    StreamReply,
-    call_delta,
-    call_start,
-    chunk,
-    sse,
-    text_chunks,
-    usage_body,
-)
-
-
-def stream(*events: dict[str, object]) -> StreamReply:
-    return StreamReply(pieces=[sse(*events)])
-
-
-def reads(path: str) -> StreamReply:
-    """A streamed turn that asks for ``read`` of ``path``."""
-    return stream(
-        chunk("", role="assistant"),
-        chunk(tool_calls=[call_start(0, "call-1", "read")]),
-        chunk(tool_calls=[call_delta(0, json.dumps({"path": path}))]),
-        chunk(finish_reason="tool_calls"),
-        chunk(choices=False, usage=usage_body()),
-    )
-
-
-def says(text: str) -> StreamReply:
-    return stream(
-        *text_chunks(text),
-        chunk(finish_reason="stop"),
-        chunk(choices=False, usage=usage_body()),
-    )
+from clawbook.loopback import LoopbackServer
 
 
 def test_multi_tool_claw_runs_a_prompt_and_prints_each_step(
@@ -49,12 +17,10 @@ def test_multi_tool_claw_runs_a_prompt_and_prints_each_step(
 ) -> None:
     (tmp_path / "notes.txt").write_text("buy milk\n")
     (tmp_path / "AGENTS.md").write_text("Answer in one sentence.\n")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test")
-    server.add(reads("notes.txt"), says("The note says to buy milk."))
+    server.add(calls("read", {"path": "notes.txt"}), says("The note says to buy milk."))
 
-    prompt = "What does notes.txt say?"
-    code = main([prompt, "--model", "test/model", "--base-url", server.base_url])
+    # --unguarded: chapter 12's claw, without chapters 13-16 in front of the tools
+    code = run_claw(server, tmp_path, monkeypatch, "What does notes.txt say?", "--unguarded")
 
     assert code == 0
     assert capsys.readouterr().out == (
@@ -90,17 +56,18 @@ def test_multi_tool_claw_options_from_flags_and_environment(
     monkeypatch.delenv("CLAW_BASE_URL", raising=False)
     arguments = parse_arguments(["fix the bug"])
     assert (arguments.prompt, arguments.base_url) == ("fix the bug", "https://openrouter.ai/api/v1")
-    assert not arguments.web
+    assert not arguments.web and not arguments.unguarded
     monkeypatch.setenv("CLAW_BASE_URL", server.base_url)
     monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test")
-    server.add(reads("notes.txt"))
-    assert main(["hello", "--web", "--max-steps", "1"]) == 1  # still wanted a tool: max_turns
+    server.add(calls("read", {"path": "notes.txt"}))
+    # it still wanted a tool after its one step: max_turns, exit status 1
+    assert main(["hello", "--unguarded", "--web", "--max-steps", "1"]) == 1
     assert capsys.readouterr().out.endswith("[max_turns after 1 step(s)]\n")
     request = server.requests[0].json
     assert "web_fetch" in [tool["function"]["name"] for tool in request["tools"]]
     monkeypatch.setenv("CLAW_BASE_URL", "https://openrouter.ai/api/v1")
     monkeypatch.delenv("OPENROUTER_API_KEY")
-    assert main(["hello"]) == 1
+    assert main(["hello", "--unguarded"]) == 1
     error = capsys.readouterr().err
     assert error.startswith("claw: ")
     assert "no API key: set OPENROUTER_API_KEY" in error

@@ -1,0 +1,193 @@
+"""What the ``claw`` command puts in front of its tools: chapters 13 to 16, in one call.
+
+``guard(agent, root, ...)`` builds chapter 13-16's ``Controls`` for the agent the ``claw``
+command runs and makes it the agent's gate, in the order ``control.py`` explains: plan mode
+(only when the run starts in it), the safety checks, the project's ``PreToolUse`` and
+``PostToolUse`` hooks, and the permission rules, whose "ask" goes to the person at the
+terminal (``TerminalApprover``).
+
+It uses your chapters 13 to 16. Until they are written, their stubs raise ``Todo`` the first
+time claw needs them; ``claw --unguarded`` runs without any of them, as chapter 12's claw did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from .control import After, Check, Controls
+from .hooks import Hooks
+from .loop import Agent
+from .permissions import Approval, Approver, Mode, Permissions, RuleError
+from .plan import EXIT_PLAN_MODE, PlanMode
+from .safety import SafetyChecks
+from .settings_file import SETTINGS_FILE, SettingsError, read_settings
+from .types import ToolCall, ToolOutput
+
+ReadLine = Callable[[], Awaitable[str]]
+"""Reads one line the user typed, without its newline; ``""`` at the end of input."""
+
+ANSWERS = {
+    "y": Approval.ONCE,
+    "yes": Approval.ONCE,
+    "a": Approval.SESSION,
+    "always": Approval.SESSION,
+    "p": Approval.PROJECT,
+    "project": Approval.PROJECT,
+    "n": Approval.DENY,
+    "no": Approval.DENY,
+}
+"""What the user may type at an approval question, and what it means."""
+
+QUESTION = "  allow? [y] once, [a] always this session, [p] always in this project, [n] no: "
+"""The question after the call that needs approval."""
+
+
+async def read_stdin_line() -> str:
+    """One line from standard input, read in a daemon thread so the event loop goes on.
+
+    A daemon thread, not ``asyncio.to_thread``: if the run is cancelled while the user is
+    being asked, a thread of the default executor would keep ``asyncio.run`` from returning
+    until someone pressed Enter.
+    """
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[str] = loop.create_future()
+
+    def deliver(line: str) -> None:
+        if not answer.done():
+            answer.set_result(line)
+
+    def read() -> None:
+        try:
+            line = sys.stdin.readline()
+        except (OSError, ValueError):  # stdin closed or not readable: the end of input
+            line = ""
+        loop.call_soon_threadsafe(deliver, line)
+
+    threading.Thread(target=read, name="claw-stdin", daemon=True).start()
+    line = await answer
+    return line.rstrip("\r\n") if line else ""
+
+
+def echo_answer(out: TextIO, line: str) -> None:
+    """Write ``line`` after its question when stdin is not a terminal, which would have shown it.
+
+    With answers piped in (a script, a test), the transcript then reads like a terminal's.
+    """
+    try:
+        interactive = sys.stdin.isatty()
+    except (OSError, ValueError):
+        interactive = False
+    if not interactive:
+        out.write(f"{line}\n")
+
+
+def describe(call: ToolCall) -> str:
+    """A call as one line: ``bash(command='make test')``."""
+    arguments = ", ".join(f"{key}={value!r}" for key, value in call.arguments.items())
+    return f"{call.name}({arguments})"
+
+
+class TerminalApprover:
+    """Chapter 13's ``Approver`` for the ``claw`` command: asks at the terminal.
+
+    It writes the call and why it needs approval to ``out`` and reads the answer with
+    ``read_line``. Only ``ANSWERS`` count and anything else is asked again, but an empty
+    answer, or the end of input (stdin closed, or ``/dev/null``), is a no.
+    """
+
+    def __init__(self, out: TextIO, read_line: ReadLine = read_stdin_line) -> None:
+        """Ask on ``out``; read the answers with ``read_line``."""
+        self.out = out
+        self.read_line = read_line
+        self._one_at_a_time = asyncio.Lock()  # calls running together must not ask together
+
+    async def __call__(self, call: ToolCall, why: str) -> Approval:
+        """Ask about ``call``, which needs approval because of ``why``."""
+        async with self._one_at_a_time:
+            self.out.write(f"? {describe(call)} needs approval: {why}\n")
+            while True:
+                self.out.write(QUESTION)
+                self.out.flush()
+                line = await self.read_line()
+                if not line:
+                    self.out.write("\n  (no answer: not allowed)\n")
+                    return Approval.DENY
+                echo_answer(self.out, line)
+                answer = ANSWERS.get(line.strip().lower())
+                if answer is not None:
+                    return answer
+
+
+
+
+def presenting_a_plan_goes_on(check: Check) -> Check:
+    """``check`` for every call but ``exit_plan_mode``, which needs no permission.
+
+    Presenting a plan changes nothing, and the user is asked about the plan itself right
+    after; asking first whether the model may ask would be one question too many.
+    """
+
+    async def checked(call: ToolCall) -> ToolCall | ToolOutput:
+        return call if call.name == EXIT_PLAN_MODE else await check(call)
+
+    return checked
+
+
+@dataclass
+class Guarded:
+    """What ``guard`` built and put in front of the tools."""
+
+    controls: Controls
+    permissions: Permissions
+    safety: SafetyChecks
+    hooks: Hooks | None = None
+    """The project's hooks; ``None`` when it has none."""
+    plan: PlanMode | None = None
+    """Plan mode, when the run started in it."""
+
+
+def guard(
+    agent: Agent,
+    root: Path,
+    *,
+    mode: Mode = Mode.DEFAULT,
+    approve: Approver | None = None,
+) -> Guarded:
+    """Put chapters 13-16 in front of ``agent``'s tools in the project ``root``: its new gate.
+
+    ``mode`` is chapter 13's permission mode; ``Mode.PLAN`` starts chapter 16's plan mode
+    instead (the permissions use ``Mode.DEFAULT`` once the plan is approved). The rules and
+    hooks come from the project's ``.claw/settings.json``. Raises ``SettingsError`` when that
+    file is wrong: better to stop than to run without the rules it meant to set.
+    """
+    path = root / SETTINGS_FILE
+    settings = read_settings(path)
+    try:
+        hooks = Hooks.from_settings(settings.get("hooks", {}), root)
+        permissions = Permissions.for_project(
+            root,
+            mode=Mode.DEFAULT if mode is Mode.PLAN else mode,
+            approve=approve,
+            agent=agent,
+        )
+    except (RuleError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise SettingsError(f"{path}: {error}") from error
+    plan = PlanMode(agent.tools, agent.request_finish) if mode is Mode.PLAN else None
+    safety = SafetyChecks(root)
+    checks: list[Check] = [safety.check]
+    after: list[After] = []
+    if hooks.registered:
+        checks.append(hooks.pre_tool_use)
+        after.append(hooks.post_tool_use)
+    checks.append(presenting_a_plan_goes_on(permissions.check))
+    if plan is not None:
+        checks.insert(0, plan.check)
+    controls = Controls(agent.tools, checks=checks, after=after)
+    agent.gate = controls
+    return Guarded(controls, permissions, safety, hooks if hooks.registered else None, plan)

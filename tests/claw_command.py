@@ -1,0 +1,75 @@
+"""Helpers for the tests that run the ``claw`` command against the loopback server.
+
+``run_claw`` runs ``claw.main.main`` in this process, in ``project``, with ``answers`` typed at
+the terminal (standard input); ``calls`` and ``says`` are the streamed model turns to script.
+"""
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from claw.main import main
+from clawbook.loopback import (
+    LoopbackServer,
+    StreamReply,
+    call_delta,
+    call_start,
+    chunk,
+    sse,
+    text_chunks,
+    usage_body,
+)
+
+
+def calls(name: str, arguments: dict[str, object], call_id: str = "call-1") -> StreamReply:
+    """A streamed turn that asks for one call of ``name`` with ``arguments``."""
+    return StreamReply(
+        pieces=[
+            sse(
+                chunk("", role="assistant"),
+                chunk(tool_calls=[call_start(0, call_id, name)]),
+                chunk(tool_calls=[call_delta(0, json.dumps(arguments))]),
+                chunk(finish_reason="tool_calls"),
+                chunk(choices=False, usage=usage_body()),
+            )
+        ]
+    )
+
+
+def says(text: str) -> StreamReply:
+    """A streamed turn with ``text`` and no tool calls."""
+    return StreamReply(
+        pieces=[
+            sse(
+                *text_chunks(text),
+                chunk(finish_reason="stop"),
+                chunk(choices=False, usage=usage_body()),
+            )
+        ]
+    )
+
+
+def run_claw(
+    server: LoopbackServer,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    *arguments: str,
+    answers: str = "",
+) -> int:
+    """``claw PROMPT ARGUMENTS...`` in ``project`` with ``answers`` on stdin; its exit status."""
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test")
+    monkeypatch.setattr("sys.stdin", io.StringIO(answers))
+    return main([*arguments, "--model", "test/model", "--base-url", server.base_url])
+
+
+def tool_results(server: LoopbackServer) -> list[str]:
+    """The content of every tool result the model was sent, in the order it first saw them."""
+    seen: dict[str, str] = {}
+    for request in server.requests:
+        for message in request.json["messages"]:
+            if message["role"] == "tool":
+                seen.setdefault(message["tool_call_id"], message["content"])
+    return list(seen.values())
