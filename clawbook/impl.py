@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
+from types import CodeType, ModuleType
 
 ALIAS = "claw"
 IMPLEMENTATIONS = ("starter", "solution")
@@ -56,6 +56,14 @@ class _AliasLoader(importlib.abc.Loader):
         # The import system re-reads sys.modules after exec_module, so the caller receives
         # the real module: `claw.mock` and `starter.mock` are one and the same object.
         sys.modules[module.__name__] = importlib.import_module(self.real_name)
+
+    def get_code(self, fullname: str) -> CodeType | None:
+        """The real module's code: ``python -m claw.main`` (runpy) runs it as ``__main__``."""
+        spec = importlib.util.find_spec(self.real_name)
+        loader = spec.loader if spec is not None else None
+        if isinstance(loader, importlib.abc.InspectLoader):
+            return loader.get_code(self.real_name)
+        return None
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):

@@ -2,7 +2,7 @@
 
 ``guard(agent, root, ...)`` builds chapter 13-16's ``Controls`` for the agent the ``claw``
 command runs and makes it the agent's gate, in the order ``control.py`` explains: plan mode
-(only when the run starts in it), the safety checks, the project's ``PreToolUse`` and
+(planning only when the run starts in it), the safety checks, the project's ``PreToolUse`` and
 ``PostToolUse`` hooks, and the permission rules, whose "ask" goes to the person at the
 terminal (``TerminalApprover``).
 
@@ -114,7 +114,11 @@ class TerminalApprover:
             while True:
                 self.out.write(QUESTION)
                 self.out.flush()
-                line = await self.read_line()
+                try:
+                    line = await self.read_line()
+                except asyncio.CancelledError:  # Ctrl-C at the question: end its line
+                    self.out.write("\n")
+                    raise
                 if not line:
                     self.out.write("\n  (no answer: not allowed)\n")
                     return Approval.DENY
@@ -146,10 +150,10 @@ class Guarded:
     controls: Controls
     permissions: Permissions
     safety: SafetyChecks
+    plan: PlanMode
+    """Plan mode: planning when the run started in it, else executing until someone enters it."""
     hooks: Hooks | None = None
     """The project's hooks; ``None`` when it has none."""
-    plan: PlanMode | None = None
-    """Plan mode, when the run started in it."""
 
 
 def guard(
@@ -162,9 +166,11 @@ def guard(
     """Put chapters 13-16 in front of ``agent``'s tools in the project ``root``: its new gate.
 
     ``mode`` is chapter 13's permission mode; ``Mode.PLAN`` starts chapter 16's plan mode
-    instead (the permissions use ``Mode.DEFAULT`` once the plan is approved). The rules and
-    hooks come from the project's ``.claw/settings.json``. Raises ``SettingsError`` when that
-    file is wrong: better to stop than to run without the rules it meant to set.
+    planning instead (the permissions use ``Mode.DEFAULT`` once the plan is approved). Plan
+    mode is in the chain either way, so that a later ``plan.enter()`` can start planning.
+    The rules and hooks come from the project's ``.claw/settings.json``. Raises
+    ``SettingsError`` when that file is wrong: better to stop than to run without the rules it
+    meant to set.
     """
     path = root / SETTINGS_FILE
     settings = read_settings(path)
@@ -178,16 +184,14 @@ def guard(
         )
     except (RuleError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise SettingsError(f"{path}: {error}") from error
-    plan = PlanMode(agent.tools, agent.request_finish) if mode is Mode.PLAN else None
+    plan = PlanMode(agent.tools, agent.request_finish, planning=mode is Mode.PLAN)
     safety = SafetyChecks(root)
-    checks: list[Check] = [safety.check]
+    checks: list[Check] = [plan.check, safety.check]
     after: list[After] = []
     if hooks.registered:
         checks.append(hooks.pre_tool_use)
         after.append(hooks.post_tool_use)
     checks.append(presenting_a_plan_goes_on(permissions.check))
-    if plan is not None:
-        checks.insert(0, plan.check)
     controls = Controls(agent.tools, checks=checks, after=after)
     agent.gate = controls
-    return Guarded(controls, permissions, safety, hooks if hooks.registered else None, plan)
+    return Guarded(controls, permissions, safety, plan, hooks if hooks.registered else None)

@@ -35,7 +35,7 @@ from .hooks import Hooks, PromptBlocked, run_with_hooks
 from .instructions import load_instructions
 from .loop import Agent, Limits
 from .permissions import Mode
-from .plan import plan_mode_message
+from .plan import PlanState, plan_mode_message
 from .prompt import gather_environment, system_prompt
 from .providers.openrouter import OPENROUTER_URL, OpenRouterProvider
 from .registry import default_tools
@@ -149,7 +149,7 @@ async def run(
         if not arguments.unguarded:
             mode = Mode(arguments.permission_mode)
             guarded = guard(agent, cwd, mode=mode, approve=TerminalApprover(out, read_line))
-        if guarded is not None and guarded.plan is not None:
+        if guarded is not None and guarded.plan.state is PlanState.PLANNING:
             agent.history.append(plan_mode_message())
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, agent.cancel)
@@ -160,7 +160,7 @@ async def run(
                 finished = await run_once(agent, hooks, prompt, out, err or sys.stderr)
                 if finished is None or finished.reason != Finish.PLAN_PENDING:
                     return finished
-                assert guarded is not None and guarded.plan is not None, "only plan mode pends"
+                assert guarded is not None, "only plan mode ends a run plan_pending"
                 out.write(f"\nThe plan:\n{guarded.plan.plan}\n\n{APPROVE_PLAN}")
                 out.flush()
                 answer = (await read_line()).strip()

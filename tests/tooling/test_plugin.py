@@ -465,3 +465,17 @@ def test_the_guards_audit_hook_judges_each_socket_event_by_its_target():
     guard.allowed = True
     guard.audit("socket.connect", (None, (TEST_NET, 443)))
     assert guard.take_attempts() == []
+
+
+def test_python_dash_m_runs_a_module_of_the_chosen_package_as_main():
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "CLAW_IMPL": "solution"}
+    done = subprocess.run(
+        [sys.executable, "-m", "claw.main", "--help"],
+        env=env, capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: claw")
