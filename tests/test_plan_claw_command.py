@@ -111,7 +111,7 @@ def test_plan_claw_command_runs_the_projects_pre_tool_use_hooks(
     assert "Blocked by a PreToolUse hook" in result and "use make clean" in result
 
 
-def test_plan_claw_command_stops_a_prompt_a_user_prompt_submit_hook_blocks(
+def test_plan_claw_command_stops_a_prompt_a_user_prompt_submit_hook_blocks_even_in_plan_mode(
     server: LoopbackServer,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -119,7 +119,8 @@ def test_plan_claw_command_stops_a_prompt_a_user_prompt_submit_hook_blocks(
 ) -> None:
     project_hooks(tmp_path, "UserPromptSubmit", "echo 'no deploys from claw' >&2; exit 2")
 
-    code = run_claw(server, tmp_path, monkeypatch, "Deploy to production.")
+    prompt = "Plan a deploy to production."
+    code = run_claw(server, tmp_path, monkeypatch, prompt, "--permission-mode", "plan")
 
     assert code == 1
     assert server.requests == []  # nothing went to the model
