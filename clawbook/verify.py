@@ -604,7 +604,6 @@ CHECKS: list[tuple[str, Check, bool]] = [
 def verify(console: Console, *, fast: bool = False, project: Project | None = None) -> int:
     """Run every check, then the whole suite against the solution. Returns the exit code."""
     project = project or Project(ROOT)
-    failures: list[str] = []
     failed: list[tuple[str, Outcome]] = []
     console.print("[bold]clawbook verify[/]: proving the course is sound\n")
     for name, check, slow in CHECKS:
@@ -623,12 +622,10 @@ def verify(console: Console, *, fast: bool = False, project: Project | None = No
         for line in outcome.details:
             console.print(f"    [red]{escape(line)}[/]")
         if not outcome.ok:
-            failures.append(name)
             failed.append((name, outcome))
     console.print("\n[bold]solution[/]: every test must pass against the reference agent\n")
     code = run_solution_suite(project)
-    if code != 0:
-        failures.append("solution")
+    failures = [name for name, _ in failed] + (["solution"] if code != 0 else [])
     if failures:
         # Repeated at the end: a CI log is often read from its tail.
         for name, outcome in failed:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -23,7 +23,7 @@ from typing import TextIO
 from .control import After, Check, Controls
 from .hooks import Hooks
 from .loop import Agent
-from .permissions import Approval, Approver, Mode, Permissions, RuleError
+from .permissions import Approval, Approver, Mode, Permissions
 from .plan import EXIT_PLAN_MODE, PlanMode
 from .safety import SafetyChecks
 from .settings_file import SETTINGS_FILE, SettingsError, read_settings
@@ -87,10 +87,9 @@ def echo_answer(out: TextIO, line: str) -> None:
         out.write(f"{line}\n")
 
 
-def describe(call: ToolCall) -> str:
-    """A call as one line: ``bash(command='make test')``."""
-    arguments = ", ".join(f"{key}={value!r}" for key, value in call.arguments.items())
-    return f"{call.name}({arguments})"
+def arguments_text(arguments: Mapping[str, object]) -> str:
+    """A call's arguments as they are written in Python: ``command='make test', timeout=5``."""
+    return ", ".join(f"{key}={value!r}" for key, value in arguments.items())
 
 
 # --8<-- [start:approver]
@@ -111,7 +110,8 @@ class TerminalApprover:
     async def __call__(self, call: ToolCall, why: str) -> Approval:
         """Ask about ``call``, which needs approval because of ``why``."""
         async with self._one_at_a_time:
-            self.out.write(f"? {describe(call)} needs approval: {why}\n")
+            shown = f"{call.name}({arguments_text(call.arguments)})"
+            self.out.write(f"? {shown} needs approval: {why}\n")
             while True:
                 self.out.write(QUESTION)
                 self.out.flush()
@@ -185,7 +185,7 @@ def guard(
             approve=approve,
             agent=agent,
         )
-    except (RuleError, ValueError, KeyError, TypeError, AttributeError) as error:
+    except (ValueError, KeyError, TypeError, AttributeError) as error:  # RuleError too
         raise SettingsError(f"{path}: {error}") from error
     plan = PlanMode(agent.tools, agent.request_finish, planning=mode is Mode.PLAN)
     safety = SafetyChecks(root)

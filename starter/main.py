@@ -30,7 +30,15 @@ from typing import TextIO
 from .agent import Finish
 from .errors import ClawError
 from .events import AssistantText, Event, RunFinished, ToolCalled, ToolResult
-from .guard import Guarded, ReadLine, TerminalApprover, echo_answer, guard, read_stdin_line
+from .guard import (
+    Guarded,
+    ReadLine,
+    TerminalApprover,
+    arguments_text,
+    echo_answer,
+    guard,
+    read_stdin_line,
+)
 from .hooks import Hooks, PromptBlocked, run_with_hooks
 from .instructions import load_instructions
 from .loop import Agent, Limits
@@ -96,8 +104,7 @@ def show(event: Event, out: TextIO) -> None:
     elif isinstance(event, AssistantText):
         out.write("\n")
     elif isinstance(event, ToolCalled):
-        arguments = ", ".join(f"{key}={value!r}" for key, value in event.arguments.items())
-        out.write(f"→ {event.name}({one_line(arguments)})\n")
+        out.write(f"→ {event.name}({one_line(arguments_text(event.arguments))})\n")
     elif isinstance(event, ToolResult):
         mark = "✗" if event.is_error else "✓"
         out.write(f"  {mark} {event.name}: {one_line(event.output)}\n")
@@ -153,10 +160,10 @@ async def run(
             agent.history.append(plan_mode_message())
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, agent.cancel)
+        hooks = guarded.hooks if guarded is not None else None
         try:
             prompt = arguments.prompt
             while True:
-                hooks = guarded.hooks if guarded is not None else None
                 finished = await run_once(agent, hooks, prompt, out, err or sys.stderr)
                 if finished is None or finished.reason != Finish.PLAN_PENDING:
                     return finished
