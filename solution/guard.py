@@ -15,12 +15,14 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from .control import After, Check, Controls
+from .display import arguments_text
+from .errors import ClawError
 from .hooks import Hooks
 from .loop import Agent
 from .permissions import Approval, Approver, Mode, Permissions
@@ -87,9 +89,8 @@ def echo_answer(out: TextIO, line: str) -> None:
         out.write(f"{line}\n")
 
 
-def arguments_text(arguments: Mapping[str, object]) -> str:
-    """A call's arguments as they are written in Python: ``command='make test', timeout=5``."""
-    return ", ".join(f"{key}={value!r}" for key, value in arguments.items())
+class BadSettings(ClawError):
+    """The project's settings file is not usable: claw stops before it runs anything."""
 
 
 # --8<-- [start:approver]
@@ -172,11 +173,14 @@ def guard(
     planning instead (the permissions use ``Mode.DEFAULT`` once the plan is approved). Plan
     mode is in the chain either way, so that a later ``plan.enter()`` can start planning.
     The rules and hooks come from the project's ``.claw/settings.json``. Raises
-    ``SettingsError`` when that file is wrong: better to stop than to run without the rules it
+    ``BadSettings`` when that file is wrong: better to stop than to run without the rules it
     meant to set.
     """
     path = root / SETTINGS_FILE
-    settings = read_settings(path)
+    try:
+        settings = read_settings(path)
+    except SettingsError as error:
+        raise BadSettings(str(error)) from error
     try:
         hooks = Hooks.from_settings(settings.get("hooks", {}), root)
         permissions = Permissions.for_project(
@@ -186,7 +190,7 @@ def guard(
             agent=agent,
         )
     except (ValueError, KeyError, TypeError, AttributeError) as error:  # RuleError too
-        raise SettingsError(f"{path}: {error}") from error
+        raise BadSettings(f"{path}: {error}") from error
     plan = PlanMode(agent.tools, agent.request_finish, planning=mode is Mode.PLAN)
     safety = SafetyChecks(root)
     checks: list[Check] = [plan.check, safety.check]

@@ -1,0 +1,53 @@
+"""The ``claw`` command's given code (``solution/main.py``, ``solution/guard.py``).
+
+What these check is not a learner's to get wrong, so they live with the tooling tests: the
+command line knows chapter 13's modes without importing chapter 13, a broken chapter 13-16
+module does not stop chapter 12's claw, and a bad settings file stops claw before it runs.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from clawbook.loopback import LoopbackServer
+from solution.main import PERMISSION_MODES, main
+from solution.permissions import Mode
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_command_line_offers_exactly_chapter_13s_modes():
+    assert tuple(mode.value for mode in Mode) == PERMISSION_MODES
+
+
+def test_claw_main_imports_while_a_chapter_16_module_does_not(tmp_path):
+    copy = tmp_path / "solution"
+    shutil.copytree(ROOT / "solution", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "plan.py").write_text("def broken(:\n")
+    env = {**os.environ, "CLAW_IMPL": "solution", "CLAW_IMPL_PATH": str(tmp_path)}
+    command = [sys.executable, "-c", "import claw.main, claw; print(claw.__file__)"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(copy / "__init__.py")
+
+
+def test_a_bad_settings_file_stops_claw_before_anything_runs(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+):
+    (tmp_path / ".claw").mkdir()
+    (tmp_path / ".claw" / "settings.json").write_text('{"permissions": {"allow": ["Bash("]}}')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test")
+
+    assert main(["hi", "--model", "test/model", "--base-url", server.base_url]) == 1
+
+    assert server.requests == []
+    error = capsys.readouterr().err
+    assert error.startswith("claw: ") and "settings.json" in error and "Bash(" in error
