@@ -26,7 +26,7 @@ from .errors import ClawError
 from .hooks import Hooks
 from .loop import Agent
 from .permissions import Approval, Approver, Mode, Permissions
-from .plan import EXIT_PLAN_MODE, PlanMode
+from .plan import EXIT_PLAN_MODE, PlanMode, PlanState, plan_mode_message
 from .safety import SafetyChecks
 from .settings_file import SETTINGS_FILE, SettingsError, read_settings
 from .types import ToolCall, ToolOutput
@@ -45,6 +45,9 @@ ANSWERS = {
     "no": Approval.DENY,
 }
 """What the user may type at an approval question, and what it means."""
+
+APPROVE_PLAN = "Approve this plan? [y] yes, or type what to change (Enter: stop here): "
+"""The question after the model presented its plan in plan mode."""
 
 QUESTION = "  allow? [y] once, [a] always this session, [p] always in this project, [n] no: "
 """The question after the call that needs approval."""
@@ -101,10 +104,10 @@ class TerminalApprover:
     answer, or the end of input (stdin closed, or ``/dev/null``), is a no.
     """
 
-    def __init__(self, out: TextIO, read_line: ReadLine = read_stdin_line) -> None:
-        """Ask on ``out``; read the answers with ``read_line``."""
+    def __init__(self, out: TextIO, read_line: ReadLine | None = None) -> None:
+        """Ask on ``out``; read the answers with ``read_line`` (default: standard input)."""
         self.out = out
-        self.read_line = read_line
+        self.read_line = read_line or read_stdin_line
         self._one_at_a_time = asyncio.Lock()  # calls running together must not ask together
 
     async def __call__(self, call: ToolCall, why: str) -> Approval:
@@ -156,6 +159,23 @@ class Guarded:
     hooks: Hooks | None = None
     """The project's hooks; ``None`` when it has none."""
 
+    async def ask_about_plan(self, out: TextIO, read_line: ReadLine | None = None) -> str | None:
+        """Show the plan the model presented and ask the user: the next prompt, or ``None``.
+
+        ``y`` approves it (``plan.approve()``'s prompt); other words reject it with those words
+        as feedback (``plan.reject``); an empty answer or the end of input leaves it pending.
+        """
+        out.write(f"\nThe plan:\n{self.plan.plan}\n\n{APPROVE_PLAN}")
+        out.flush()
+        answer = (await (read_line or read_stdin_line)()).strip()
+        if not answer:
+            out.write("\n")
+            return None
+        echo_answer(out, answer)
+        if answer.lower() in ("y", "yes"):
+            return self.plan.approve()
+        return self.plan.reject(answer)
+
 
 def guard(
     agent: Agent,
@@ -167,8 +187,9 @@ def guard(
     """Put chapters 13-16 in front of ``agent``'s tools in the project ``root``: its new gate.
 
     ``mode`` is chapter 13's permission mode; ``Mode.PLAN`` starts chapter 16's plan mode
-    planning instead (the permissions use ``Mode.DEFAULT`` once the plan is approved). Plan
-    mode is in the chain either way, so that a later ``plan.enter()`` can start planning.
+    planning instead, and tells the model so with ``plan_mode_message()`` (the permissions
+    use ``Mode.DEFAULT`` once the plan is approved). Plan mode is in the chain either way, so
+    that a later ``plan.enter()`` can start planning.
     The rules and hooks come from the project's ``.claw/settings.json``. Raises
     ``BadSettings`` when that file is wrong: better to stop than to run without the rules it
     meant to set.
@@ -189,6 +210,8 @@ def guard(
     except (ValueError, KeyError, TypeError, AttributeError) as error:  # RuleError too
         raise BadSettings(f"{path}: {error}") from error
     plan = PlanMode(agent.tools, agent.request_finish, planning=mode is Mode.PLAN)
+    if plan.state is PlanState.PLANNING:
+        agent.history.append(plan_mode_message())  # tell the model it is planning
     safety = SafetyChecks(root)
     checks: list[Check] = [plan.check, safety.check]
     after: list[After] = []

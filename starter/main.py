@@ -121,9 +121,6 @@ def build_agent(
 GUARD_CHAPTERS = frozenset({"ch13", "ch14", "ch15", "ch16"})
 """The chapters ``guard`` uses, which ``--unguarded`` leaves out."""
 
-APPROVE_PLAN = "Approve this plan? [y] yes, or type what to change (Enter: stop here): "
-"""The question after the model presented its plan in plan mode."""
-
 
 async def run(
     arguments: argparse.Namespace,
@@ -138,43 +135,31 @@ async def run(
     carried out, a rejected one goes back to the model with the user's words. ``read_line``
     reads the user's answers (default: standard input).
     """
-    # Chapters 13-16 are imported here, only when claw uses them: with --unguarded, claw
-    # runs (and chapter 12's tests pass) even if one of those modules does not import yet.
-    from .guard import TerminalApprover, echo_answer, guard, read_stdin_line
-    from .permissions import Mode
-    from .plan import PlanState, plan_mode_message
-
-    read_line = read_line or read_stdin_line
     cwd = Path.cwd()
     async with OpenRouterProvider(arguments.model, base_url=arguments.base_url) as provider:
         limits = Limits() if arguments.max_steps is None else Limits(arguments.max_steps)
         agent = build_agent(provider, cwd, web=arguments.web, limits=limits)
         guarded: Guarded | None = None
         if not arguments.unguarded:
-            approve = TerminalApprover(out, read_line)
+            # Chapters 13-16 are imported only here: with --unguarded, claw runs (and chapter
+            # 12's tests pass) even while one of those modules does not import yet.
+            from .guard import TerminalApprover, guard
+            from .permissions import Mode
+
             mode = Mode(arguments.permission_mode)
-            guarded = guard(agent, cwd, mode=mode, approve=approve)
-        if guarded is not None and guarded.plan.state is PlanState.PLANNING:
-            agent.history.append(plan_mode_message())
+            guarded = guard(agent, cwd, mode=mode, approve=TerminalApprover(out, read_line))
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, agent.cancel)
         hooks = guarded.hooks if guarded is not None else None
         try:
-            prompt = arguments.prompt
-            while True:
+            prompt: str | None = arguments.prompt
+            while prompt is not None:
                 finished = await run_once(agent, hooks, prompt, out, err or sys.stderr)
                 if finished is None or finished.reason != Finish.PLAN_PENDING:
                     return finished
                 assert guarded is not None, "only plan mode ends a run plan_pending"
-                out.write(f"\nThe plan:\n{guarded.plan.plan}\n\n{APPROVE_PLAN}")
-                out.flush()
-                answer = (await read_line()).strip()
-                if not answer:
-                    out.write("\n")
-                    return finished
-                echo_answer(out, answer)
-                yes = answer.lower() in ("y", "yes")
-                prompt = guarded.plan.approve() if yes else guarded.plan.reject(answer)
+                prompt = await guarded.ask_about_plan(out, read_line)
+            return finished
         finally:
             loop.remove_signal_handler(signal.SIGINT)
 
