@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from clawbook.loopback import LoopbackServer
+from clawbook.loopback import LoopbackServer, StreamReply, chunk, sse, text_chunks
 from solution.main import PERMISSION_MODES, main
 from solution.permissions import Mode
 
@@ -24,15 +24,26 @@ def test_the_command_line_offers_exactly_chapter_13s_modes():
     assert tuple(mode.value for mode in Mode) == PERMISSION_MODES
 
 
-def test_claw_main_imports_while_a_chapter_16_module_does_not(tmp_path):
-    copy = tmp_path / "solution"
+def test_claw_unguarded_runs_while_a_chapter_16_module_does_not_import(
+    server: LoopbackServer, tmp_path: Path
+):
+    copy = tmp_path / "impl" / "solution"
     shutil.copytree(ROOT / "solution", copy, ignore=shutil.ignore_patterns("__pycache__"))
     (copy / "plan.py").write_text("def broken(:\n")
-    env = {**os.environ, "CLAW_IMPL": "solution", "CLAW_IMPL_PATH": str(tmp_path)}
-    command = [sys.executable, "-c", "import claw.main, claw; print(claw.__file__)"]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    server.add(StreamReply(pieces=[sse(*text_chunks("Hello."), chunk(finish_reason="stop"))]))
+    env = {
+        **os.environ,
+        "CLAW_IMPL": "solution",
+        "CLAW_IMPL_PATH": str(tmp_path / "impl"),
+        "OPENROUTER_API_KEY": "sk-or-test",
+    }
+    script = "import sys; from claw.main import main; sys.exit(main(sys.argv[1:]))"
+    command = [sys.executable, "-c", script, "hi", "--unguarded", "--base-url", server.base_url]
+    done = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == str(copy / "__init__.py")
+    assert done.stdout == "Hello.\n[done after 1 step(s)]\n"
 
 
 def test_a_bad_settings_file_stops_claw_before_anything_runs(
