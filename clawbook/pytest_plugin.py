@@ -210,8 +210,8 @@ class _TodoReached(BaseException):
     """Carries a ``Todo`` out of a Hypothesis test, which would otherwise try to shrink it."""
 
 
-def find_todo(error: BaseException | None) -> BaseException | None:
-    """The ``Todo`` behind an exception: itself, a cause or context, or a member of a group."""
+def behind(error: BaseException | None) -> Iterator[BaseException]:
+    """An exception, then its causes, contexts and group members, each once."""
     seen: set[int] = set()
     pending = [error]
     while pending:
@@ -219,11 +219,30 @@ def find_todo(error: BaseException | None) -> BaseException | None:
         if current is None or id(current) in seen:
             continue
         seen.add(id(current))
-        if isinstance(current, NotImplementedError) and type(current).__name__ == "Todo":
-            return current
+        yield current
         if isinstance(current, BaseExceptionGroup):
             pending.extend(current.exceptions)
         pending.extend([current.__cause__, current.__context__])
+
+
+def find_todo(error: BaseException | None) -> BaseException | None:
+    """The ``Todo`` behind an exception: itself, a cause or context, or a member of a group."""
+    for current in behind(error):
+        if isinstance(current, NotImplementedError) and type(current).__name__ == "Todo":
+            return current
+    return None
+
+
+def find_timeout(error: BaseException) -> tuple[BaseException, float] | None:
+    """pytest-timeout's failure behind an exception, and its limit in seconds.
+
+    It can hide in a group: a loop inside a task of an ``asyncio.TaskGroup`` is interrupted
+    there, and the group wraps the failure in a ``BaseExceptionGroup``.
+    """
+    for current in behind(error):
+        timeout = TIMEOUT_MESSAGE.match(str(current))
+        if timeout and isinstance(current, pytest.fail.Exception):
+            return current, float(timeout["seconds"])
     return None
 
 
@@ -370,14 +389,15 @@ def _describe_failure(item: pytest.Item, error: BaseException) -> _Failure:
     where = frames.in_exception(error, _session.package_dir, root)
     called_from = frames.in_test_file(error, Path(str(item.path)), _session.root)
     message = _message(error)
-    timeout = TIMEOUT_MESSAGE.match(str(error))
-    if timeout and isinstance(error, pytest.fail.Exception):
+    timeout = find_timeout(error)
+    if timeout is not None:
+        interrupted, seconds = timeout
         where = (
-            where
+            frames.in_exception(interrupted, _session.package_dir, root)
+            or where
             or frames.in_other_threads(_session.package_dir, root)
             or frames.in_tasks(_session.package_dir, root)
         )
-        seconds = float(timeout["seconds"])
         message = f"seems to loop forever: still running after {seconds:g} s"
         return _Failure("hung", where, called_from, message)
     return _Failure("failed", where, called_from, message)

@@ -479,3 +479,37 @@ def test_python_dash_m_runs_a_module_of_the_chosen_package_as_main():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("usage: claw")
+
+
+def test_a_loop_inside_a_task_group_is_reported_as_a_loop_at_its_line(suite, monkeypatch, tmp_path):
+    # asyncio.TaskGroup wraps pytest-timeout's interruption in a BaseExceptionGroup.
+    monkeypatch.setenv("CLAW_IMPL", "starter")
+    report = tmp_path / "report.jsonl"
+    monkeypatch.setenv("CLAWBOOK_REPORT", str(report))
+    suite.makepyfile(
+        **{
+            "starter/looper": (
+                "import asyncio\n"
+                "async def spin():\n"
+                "    while True:\n"
+                "        pass\n"
+                "async def in_a_group():\n"
+                "    async with asyncio.TaskGroup() as group:\n"
+                "        group.create_task(spin())\n"
+            ),
+            "test_demo_loop": (
+                "import asyncio\n"
+                "from claw.looper import in_a_group\n"
+                "def test_demo_loop():\n"
+                "    asyncio.run(in_a_group())\n"
+            ),
+        }
+    )
+    run(suite, "-p", "timeout", "--timeout", "1")
+    reader = ReportReader(report)
+    reader.poll()
+    (result,) = reader.report.results.values()
+    assert result.outcome == "hung"
+    assert result.message.startswith("seems to loop forever")
+    assert result.where is not None
+    assert (result.where.path, result.where.line) == ("starter/looper.py", 3)
