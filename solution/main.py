@@ -165,7 +165,19 @@ async def run(
                 if finished is None or finished.reason != Finish.PLAN_PENDING:
                     return finished
                 assert guarded is not None, "only plan mode ends a run plan_pending"
-                prompt = await guarded.ask_about_plan(out, read_line)
+                # No run to cancel while the user reads the plan: Ctrl-C stops the question.
+                asking = asyncio.ensure_future(guarded.ask_about_plan(out, read_line))
+                loop.add_signal_handler(signal.SIGINT, asking.cancel)
+                try:
+                    prompt = await asking
+                except asyncio.CancelledError:
+                    this = asyncio.current_task()
+                    if this is not None and this.cancelling():
+                        raise  # this run was cancelled from outside, not the question by Ctrl-C
+                    out.write("\n")
+                    prompt = None
+                finally:
+                    loop.add_signal_handler(signal.SIGINT, agent.cancel)
             return finished
         finally:
             loop.remove_signal_handler(signal.SIGINT)
