@@ -22,10 +22,10 @@ from .display import arguments_text, terminal_text
 from .errors import ClawError
 from .hooks import Hooks
 from .loop import Agent
-from .permissions import Approval, Approver, Mode, Permissions
+from .permissions import Approval, Approver, Decision, Mode, Permissions
 from .plan import EXIT_PLAN_MODE, PlanMode, PlanState, plan_mode_message
 from .safety import SafetyChecks
-from .settings_file import SETTINGS_FILE, SettingsError, permission_rules, read_settings
+from .settings_file import SETTINGS_FILE, SettingsError, read_settings
 from .terminal import ReadLine, echo_answer, read_stdin_line
 from .types import ToolCall, ToolOutput
 
@@ -162,17 +162,14 @@ def guard(
         raise BadSettings(str(error)) from error
     try:
         hooks = Hooks.from_settings(settings.get("hooks", {}) if trusted else {}, root)
-        rules = permission_rules(path)
-        permissions = Permissions(
+        permissions = Permissions.for_project(
             root,
-            # Deny and ask rules only make claw safer, so they apply in any case.
-            allow=rules["allow"] if trusted else [],
-            ask=rules["ask"],
-            deny=rules["deny"],
             mode=Mode.DEFAULT if mode is Mode.PLAN else mode,
             approve=approve,
             agent=agent,
         )
+        if not trusted:  # deny and ask rules only make claw safer: they apply in any case
+            permissions.rules[Decision.ALLOW] = []
     except (ValueError, KeyError, TypeError, AttributeError) as error:  # RuleError too
         raise BadSettings(f"{path}: {error}") from error
     plan = PlanMode(agent.tools, agent.request_finish, planning=mode is Mode.PLAN)
