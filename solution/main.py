@@ -27,7 +27,7 @@ import asyncio
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -124,13 +124,15 @@ def build_agent(
     web: bool = False,
     limits: Limits | None = None,
     instructions: bool = True,
+    warn: Callable[[str], None] | None = None,
 ) -> Agent:
     """The agent ``claw`` runs: claw's tools in ``cwd``, chapter 8's prompt and instructions.
 
-    ``instructions=False`` leaves the project's instruction files out (an untrusted folder).
+    ``instructions=False`` leaves the project's instruction files out (an untrusted folder);
+    ``warn`` is told about an instruction file cut or left out.
     """
     tools = default_tools(cwd, web=web)
-    found = load_instructions(cwd) if instructions else None
+    found = load_instructions(cwd, warn=warn) if instructions else None
     return Agent(
         provider,
         tools,
@@ -172,7 +174,14 @@ async def run(
             err=err,
         )
         limits = Limits() if arguments.max_steps is None else Limits(arguments.max_steps)
-        agent = build_agent(provider, cwd, web=arguments.web, limits=limits, instructions=trusted)
+        agent = build_agent(
+            provider,
+            cwd,
+            web=arguments.web,
+            limits=limits,
+            instructions=trusted,
+            warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
+        )
         guarded: Guarded | None = None
         if not arguments.unguarded:
             # Chapters 13-16 are imported only here: with --unguarded, claw runs (and chapter

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import email.utils
 import functools
+import ipaddress
 import json
 import os
 import random
@@ -34,6 +35,7 @@ from ..errors import (
     MalformedResponseError,
     PermissionDeniedError,
     ProviderConnectionError,
+    ProviderError,
     ProviderHTTPError,
     ProviderTimeoutError,
     RateLimitError,
@@ -226,6 +228,34 @@ def clean_api_key(key: str) -> str:
             "key is printable ASCII only: check it for a copy-paste slip",
         )
     return key
+
+
+class PlainHTTPError(ProviderError):
+    """An API key would travel unencrypted (plain ``http``) to another machine: refused."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is this machine: ``localhost``, or an address in 127.0.0.0/8 or ``::1``."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_key_transport(base_url: str, api_key: str) -> None:
+    """Raise ``PlainHTTPError`` if ``api_key`` would go over plain ``http`` off this machine.
+
+    Anyone on the way (the café's Wi-Fi, a proxy) could read a key sent in clear. A local
+    server (Ollama on ``http://localhost:11434``) is fine: the key never leaves the machine.
+    """
+    url = httpx.URL(base_url)
+    if api_key and url.scheme == "http" and not is_loopback(url.host):
+        raise PlainHTTPError(
+            f"refusing to send the API key over plain http to {url.host}: use an https URL, "
+            "or a server on this machine (localhost), or no key for a server that needs none"
+        )
 
 
 def _check_header(name: str, value: str | None) -> None:
@@ -459,14 +489,14 @@ class OpenRouterProvider:
     ) -> None:
         """Configure the provider.
 
-        ``api_key`` defaults to the ``OPENROUTER_API_KEY`` environment variable; pass ``""``
-        for a local server that needs no key. ``app_url`` and ``app_title`` are OpenRouter's
-        optional attribution headers. ``timeout``, ``deadline`` and ``idle_timeout`` are in
-        seconds (see ``CallLimits``); ``max_body_bytes`` caps a whole answer and
-        ``max_event_chars`` one stream event. ``developer_role`` sends developer messages with
-        their own role, for models that know it; off, they go as system messages, which every
-        server accepts (chapter 8). ``client``, ``sleep``, ``rng`` and ``clock`` are there for
-        tests.
+        ``api_key`` defaults to the ``OPENROUTER_API_KEY`` environment variable; pass ``""`` for a
+        local server that needs no key. A key is never sent over plain ``http`` to another machine:
+        that raises ``PlainHTTPError`` here, before any request. ``app_url`` and ``app_title`` are
+        OpenRouter's optional attribution headers. ``timeout``, ``deadline`` and ``idle_timeout``
+        are in seconds (see ``CallLimits``); ``max_body_bytes`` caps a whole answer and
+        ``max_event_chars`` one stream event. ``developer_role`` sends developer messages with their
+        own role, for models that know it; off, they go as system messages, which every server
+        accepts (chapter 8). ``client``, ``sleep``, ``rng`` and ``clock`` are there for tests.
         """
         if api_key is None:
             api_key = os.environ.get(API_KEY_VARIABLE, "")
@@ -477,6 +507,7 @@ class OpenRouterProvider:
                 f"no API key: set {API_KEY_VARIABLE}, or pass api_key=... "
                 "(get a key at https://openrouter.ai/keys)",
             )
+        check_key_transport(base_url, api_key)
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.max_tokens = max_tokens
