@@ -117,6 +117,7 @@ def shown(files: list[Path], cwd: Path) -> list[str]:
     ]
 
 
+# --8<-- [start:decide]
 async def decide_trust(
     cwd: Path,
     *,
@@ -156,3 +157,4 @@ async def decide_trust(
     err.write(NOT_TRUSTED.format(files=", ".join(names)) + "\n")
     err.flush()
     return False
+# --8<-- [end:decide]

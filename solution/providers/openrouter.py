@@ -347,6 +347,7 @@ def clean_api_key(key: str) -> str:
 # --8<-- [end:api-key]
 
 
+# --8<-- [start:key-transport]
 class PlainHTTPError(ProviderError):
     """An API key would travel unencrypted (plain ``http``) to another machine: refused."""
 
@@ -373,6 +374,7 @@ def check_key_transport(base_url: str, api_key: str) -> None:
             f"refusing to send the API key over plain http to {url.host}: use an https URL, "
             "or a server on this machine (localhost), or no key for a server that needs none"
         )
+# --8<-- [end:key-transport]
 
 
 def _check_header(name: str, value: str | None) -> None:
