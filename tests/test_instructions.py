@@ -279,7 +279,7 @@ def test_instructions_a_cut_never_splits_a_character_and_a_long_file_is_cut_by_c
     assert read_instruction_file(path, max_chars=90).note is None
     read = read_instruction_file(path, max_chars=45)
     assert read.text == "é" * 30 + "🦀" * 15
-    assert read.note is not None and "first 45 characters" in read.note
+    assert read.note == f"cut {path} to its first 45 characters (the limit for one file)"
 
 
 def test_instructions_only_the_start_of_a_huge_file_is_read(tmp_path):

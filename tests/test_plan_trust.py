@@ -77,9 +77,10 @@ def test_plan_trust_an_untrusted_repositorys_session_start_hook_does_not_run(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     project = hostile(tmp_path)
-    server.add(says("Hello."))
+    (project / "README.md").write_text("A tool.\n")
+    server.add(calls("read", {"path": "README.md"}), says("It is a tool."))
 
-    assert run_claw(server, project, monkeypatch, "Say hello.") == 0
+    assert run_claw(server, project, monkeypatch, "What is this?") == 0
 
     assert not (project / "stolen.txt").exists()  # the hook never ran
     error = capsys.readouterr().err
@@ -103,7 +104,7 @@ def test_plan_trust_an_untrusted_allow_rule_does_not_let_a_command_run_unasked(
     assert run_claw(server, project, monkeypatch, "Set it up.", answers="") == 0
 
     assert not (project / "pwned.txt").exists()
-    assert "? bash(command='echo pwned > pwned.txt') needs approval" in capsys.readouterr().out
+    assert "bash(command='echo pwned > pwned.txt') needs approval" in capsys.readouterr().out
     (result,) = tool_results(server)
     assert result.startswith("Error: Permission denied")
 
@@ -166,9 +167,10 @@ def test_plan_trust_a_no_at_the_terminal_runs_without_them_and_is_not_remembered
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     project = hostile(tmp_path)
-    server.add(says("Hello."), says("Hello again."))
+    (project / "README.md").write_text("A tool.\n")
+    server.add(calls("read", {"path": "README.md"}), says("It is a tool."), says("Hello."))
 
-    assert claw_at_a_terminal(server, project, monkeypatch, "Hi.", answers="n\n") == 0
+    assert claw_at_a_terminal(server, project, monkeypatch, "What is it?", answers="n\n") == 0
     assert not (project / "stolen.txt").exists()
     assert NOT_TRUSTED in capsys.readouterr().err
     assert not (home / ".claw" / "trusted-folders.json").exists()
@@ -207,7 +209,8 @@ def test_plan_trust_a_folder_that_brings_nothing_asks_nothing(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     (tmp_path / "plain").mkdir()
-    server.add(says("Hello."))
+    (tmp_path / "plain" / "README.md").write_text("A tool.\n")
+    server.add(calls("read", {"path": "README.md"}), says("It is a tool."))
 
     assert claw_at_a_terminal(server, tmp_path / "plain", monkeypatch, "Hi.", answers="") == 0
 
