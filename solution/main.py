@@ -245,7 +245,8 @@ async def run_once(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The ``claw`` command: 0 when the run ended ``done``, 1 otherwise, 2 for a usage error.
+    """The ``claw`` command: 0 when the run ended ``done``, 1 otherwise, 2 for a usage error,
+    130 for Ctrl-C before a run began.
 
     A stub of yours that claw needs raises ``Todo`` out of here (``cli`` says it politely).
     """
@@ -255,6 +256,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ClawError as error:
         print(f"claw: {terminal_text(str(error))}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C before a run began: at the trust question, say
+        print(file=sys.stderr)
+        return 130
     return 0 if finished is not None and finished.reason == "done" else 1
 
 
