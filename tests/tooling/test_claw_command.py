@@ -128,3 +128,27 @@ def test_claw_sends_the_key_over_plain_http_only_to_this_machine(
     server.add(StreamReply(pieces=[sse(*text_chunks("Hello."), chunk(finish_reason="stop"))]))
     assert main(["hi", "--unguarded", "--model", "test/model", "--base-url", server.base_url]) == 0
     assert server.requests[0].headers["authorization"] == "Bearer sk-or-test"
+
+
+def test_a_broken_list_of_trusted_folders_stops_claw_and_is_kept(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+):
+    home = tmp_path / "home"
+    (home / ".claw").mkdir(parents=True)
+    (home / ".claw" / "trusted-folders.json").write_text('{"trusted": ["/src/a",')
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "AGENTS.md").write_text("Be brief.\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path / "repo")
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test")
+
+    assert main(["hi", "--unguarded", "--model", "test/model", "--base-url", server.base_url]) == 1
+
+    assert server.requests == []
+    error = capsys.readouterr().err
+    assert error.startswith(f"claw: {home / '.claw' / 'trusted-folders.json'} cannot be read (")
+    assert error.endswith("): fix or delete it\n")
+    assert (home / ".claw" / "trusted-folders.json").read_text() == '{"trusted": ["/src/a",'
