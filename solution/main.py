@@ -245,10 +245,10 @@ async def run_once(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The ``claw`` command: 0 when the run ended ``done``, 1 otherwise, 2 for a usage error,
-    130 for Ctrl-C before a run began.
+    """The ``claw`` command: 0 when the run ended ``done``, 1 otherwise, 2 for a usage error.
 
-    A stub of yours that claw needs raises ``Todo`` out of here (``cli`` says it politely).
+    130 when Ctrl-C stopped claw before a run began (at the trust question, say). A stub of
+    yours that claw needs raises ``Todo`` out of here (``cli`` says it politely).
     """
     arguments = parse_arguments(argv)
     try:
