@@ -68,6 +68,11 @@ class Project:
         return self.root / "clawbook" / "generated-starter.json"
 
     @property
+    def catalogue(self) -> Path:
+        """The stubs' hints and pristine files that hint and reset read (``clawbook stubs``)."""
+        return self.root / "clawbook" / "starter-stubs.json"
+
+    @property
     def book(self) -> Path:
         """The book's Markdown sources."""
         return self.root / "book"
@@ -131,6 +136,12 @@ def check_starter_in_sync(project: Project) -> Outcome:
             f"{project.manifest.relative_to(project.root)} does not match the generated files"
         ]
         return _fail("starter/ is stale: run `clawbook stubs` and commit the result", problems)
+    catalogue = stubs.catalogue_json(stubs.catalogue_of(project.solution, files))
+    if not project.catalogue.exists() or project.catalogue.read_text("utf-8") != catalogue:
+        return _fail(
+            "starter/ is stale: run `clawbook stubs` and commit the result",
+            [f"{project.catalogue.relative_to(project.root)} does not match the generated files"],
+        )
     if edited:
         return Outcome(
             True,

@@ -474,3 +474,27 @@ def test_clawbook_works_on_the_checkout_it_is_run_in(repo):
         check=False,
     )
     assert "A scratch title" in result.stdout, result.stdout + result.stderr
+
+
+def test_every_learner_command_works_without_solution(template, tmp_path):
+    """A class handed only starter/, tests/ and the book: no learner command may need solution/."""
+    root = tmp_path / "repo"
+    shutil.copytree(template, root)
+    shutil.rmtree(root / "solution")
+    hint = clawbook(root, "hint", "ch01", "--more")
+    assert hint.returncode == 3, hint.stdout + hint.stderr
+    assert "more:" in hint.stdout and "(this stub has no second hint)" not in hint.stdout
+    assert "Traceback" not in hint.stdout + hint.stderr
+    check = clawbook(root, "check", "ch01")
+    assert check.returncode == 3 and "Traceback" not in check.stdout + check.stderr
+    status = clawbook(root, "status")
+    assert status.returncode == 3 and "Traceback" not in status.stdout + status.stderr
+    mock = root / "starter" / "mock.py"
+    edit(mock, INIT_DOCSTRING, INIT_DOCSTRING + "        self.mine = 1\n")
+    reset = clawbook(root, "reset", "ch01", "--yes")
+    assert reset.returncode == 0, reset.stdout + reset.stderr
+    assert "self.mine = 1" not in mock.read_text()
+    restore = clawbook(root, "restore", "ch01", "--yes")
+    assert restore.returncode == 0, restore.stdout + restore.stderr
+    assert "self.mine = 1" in mock.read_text()
+    assert not (root / "solution").exists()
