@@ -26,7 +26,7 @@ from rich.table import Table
 
 from . import stubgen, stubs
 from .chapters import Chapter, Curriculum, CurriculumError, load
-from .report import Location, Problem, Report
+from .report import Location, Problem, Report, TestResult
 from .runner import (
     ROOT,
     Progress,
@@ -242,12 +242,16 @@ def _print_results(
     if select and p.state == "done":
         state = "[green]✓ these pass[/]"
     console.print(f"[bold]{chapter.id} · {escape(chapter.title)}[/]  {state}  {_bar(p)}{subset}\n")
+    stub_names = {
+        (f"{implementation}/{stub.path}", stub.line): stub.function
+        for stub in stubs.remaining_stubs(ROOT / implementation)
+    }
     for result in p.results:
         name = escape(result.name)
         if result.outcome == "passed":
             console.print(f"  [green]✓[/] {name}")
         elif result.outcome == "todo":
-            console.print(f"  [dim]○ {name}[/]")
+            console.print(f"  [dim]○ {name}{_waiting_for(result, stub_names)}[/]")
         elif result.outcome == "skipped":
             console.print(f"  [dim]- {name} (skipped)[/]")
         elif result.outcome == "error":
@@ -278,6 +282,16 @@ def _print_results(
         )
     elif p.state == "done":
         console.print(f"\n[bold green]✓ {chapter.id} is done.[/] On to the next chapter!")
+
+
+def _waiting_for(result: TestResult, stub_names: dict[tuple[str, int], str]) -> str:
+    """`` · waits for Permissions.decide (ch13)``: the stub a todo test reached, if known."""
+    where = result.where
+    if where is None:
+        return ""
+    function = stub_names.get((where.path, where.line)) or where.function
+    chapter = f"{result.todo_chapter}, " if result.todo_chapter else ""
+    return f" · waits for {escape(function)} ({chapter}{escape(str(where))})"
 
 
 def _print_next_stub(chapter: Chapter, p: Progress, implementation: str) -> None:

@@ -498,3 +498,14 @@ def test_every_learner_command_works_without_solution(template, tmp_path):
     assert restore.returncode == 0, restore.stdout + restore.stderr
     assert "self.mine = 1" in mock.read_text()
     assert not (root / "solution").exists()
+
+
+def test_a_todo_test_names_the_stub_it_waits_for(repo):
+    fill(repo, "ch01", "ch02")
+    result = clawbook(repo, "check", "ch03")
+    assert result.returncode == 3, result.stdout
+    waiting = [line for line in result.stdout.splitlines() if "○ test_" in line]
+    assert waiting and all(" · waits for " in line for line in waiting)
+    assert all("(ch03, starter/agent.py:" in line for line in waiting), waiting
+    stubs_named = {line.split(" · waits for ")[1].split(" (")[0] for line in waiting}
+    assert "MockProvider.__init__" not in stubs_named  # ch01 is filled: never blamed
