@@ -219,7 +219,9 @@ def check_chapter(
         console.print(f"[yellow]{chapter.id} has no tests yet.[/]")
         return OK, Progress(chapter)
     label = f"running {chapter.id}'s tests against {implementation}/"
-    args = [*files, "-k", select] if select else files
+    args = [*files, "-k", select] if select else list(files)
+    if verbose:
+        args.append("-vv")  # pytest's whole diffs, as its "Use -v to get more diff" promises
     run = _run(label, args, implementation, timeout)
     p = Progress(chapter, run.for_chapter(chapter), run.expected_for(chapter))
     if select and run.complete and not p.results and not run.problems:
@@ -268,7 +270,11 @@ def _print_results(
             if result.where is not None:
                 console.print(f"      at   {_code_line(result.where)}")
             if result.called_from is not None:
+                for comment in _comments_above(result.called_from):
+                    console.print(f"      [dim]│ {escape(comment)}[/]")
                 console.print(f"      from {_code_line(result.called_from)}")
+            if result.test_line is not None:
+                console.print(f"      test {_code_line(result.test_line)}")
     problem = p.first_problem
     if problem is not None and problem.outcome in ("failed", "hung"):
         console.print(f"\n[dim]`pytest {escape(problem.nodeid)}` shows the whole traceback.[/]")
@@ -282,6 +288,20 @@ def _print_results(
         )
     elif p.state == "done":
         console.print(f"\n[bold green]✓ {chapter.id} is done.[/] On to the next chapter!")
+
+
+def _comments_above(where: Location, limit: int = 6) -> list[str]:
+    """The comment lines right above ``where`` in its file: in a test, often the rule."""
+    try:
+        lines = (ROOT / where.path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    found: list[str] = []
+    index = where.line - 2
+    while index >= 0 and lines[index].strip().startswith("#") and len(found) < limit:
+        found.insert(0, lines[index].strip())
+        index -= 1
+    return found
 
 
 def _waiting_for(result: TestResult, stub_names: dict[tuple[str, int], str]) -> str:

@@ -509,3 +509,28 @@ def test_a_todo_test_names_the_stub_it_waits_for(repo):
     assert all("(ch03, starter/agent.py:" in line for line in waiting), waiting
     stubs_named = {line.split(" · waits for ")[1].split(" (")[0] for line in waiting}
     assert "MockProvider.__init__" not in stubs_named  # ch01 is filled: never blamed
+
+
+HELPER_TEST = """
+def check_greeting(text):
+    # The greeting is one line, and it ends with a full stop.
+    # (This comment is the rule the learner reads.)
+    assert text == "hello there.\\nsecond"
+
+
+def test_mock_greeting_through_a_helper():
+    check_greeting("hello there\\nsecond")
+"""
+
+
+def test_a_failure_in_a_helper_shows_the_rule_the_test_line_and_labels_the_diff(repo):
+    fill(repo, "ch01")
+    (repo / "tests" / "test_mock_zz_helper.py").write_text(HELPER_TEST)
+    result = clawbook(repo, "check", "ch01", "-k", "greeting")
+    assert result.returncode == 1, result.stdout
+    out = result.stdout
+    assert "lines with - are expected, lines with + are yours" in out
+    assert "│ # The greeting is one line, and it ends with a full stop." in out
+    assert "from tests/test_mock_zz_helper.py:5" in out  # the helper's assert
+    assert "test tests/test_mock_zz_helper.py:9" in out  # and the test's own line
+    assert out.index("│ # The greeting") < out.index("from tests/test_mock_zz_helper.py:5")
