@@ -122,4 +122,6 @@ class EventSink:
                         exc_info=True,
                     )
         # endregion
+
+
 # --8<-- [end:sink]

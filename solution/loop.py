@@ -70,6 +70,8 @@ class Limits:
         for name in ("max_steps", "stuck_after", "max_output_bytes", "max_history_chars"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
+
+
 # --8<-- [end:limits]
 
 
@@ -82,6 +84,8 @@ def truncation_note(cut_bytes: int, cut_lines: int) -> str:
         "shown. To see them, ask for a smaller part: read the file with offset and limit, "
         "or narrow the command or the search.]"
     )
+
+
 # --8<-- [end:note]
 
 
@@ -112,6 +116,8 @@ def truncate_output(text: str, limit: int) -> str:
     cut_bytes = len(data) - len(kept.encode("utf-8", "surrogatepass"))
     return f"{kept}\n{truncation_note(cut_bytes, cut_lines)}"
     # endregion
+
+
 # --8<-- [end:truncate]
 
 
@@ -145,6 +151,8 @@ class StuckDetector:
         else:
             self.last, self.failures = key, 1
         # endregion
+
+
 # --8<-- [end:stuck]
 
 
@@ -155,6 +163,8 @@ def history_chars(messages: Sequence[Message]) -> int:
     # more: len(dump_messages(messages)): a cheap, provider-independent proxy for tokens
     return len(dump_messages(messages))
     # endregion
+
+
 # --8<-- [end:history-chars]
 
 
@@ -182,6 +192,8 @@ class RunState:
     def finished(self, reason: Finish) -> RunFinished:
         """The event that ends the run for ``reason``."""
         return RunFinished(reason, self.steps, self.text, self.usage)
+
+
 # --8<-- [end:run-state]
 
 
@@ -262,6 +274,7 @@ class Agent(AgentBase):
             async for event in events:
                 self.sink.emit(event)
                 yield event
+
     # --8<-- [end:agent-head]
 
     # --8<-- [start:race]
@@ -287,6 +300,7 @@ class Agent(AgentBase):
             raise Interrupted
         return work.result()
         # endregion
+
     # --8<-- [end:race]
 
     # --8<-- [start:execute]
@@ -300,6 +314,7 @@ class Agent(AgentBase):
         content = truncate_output(output.content, self.limits.max_output_bytes)
         return ToolOutput(content=content, is_error=output.is_error)
         # endregion
+
     # --8<-- [end:execute]
 
     # --8<-- [start:run-calls]
@@ -327,6 +342,7 @@ class Agent(AgentBase):
             self.history[index] = output.to_message(call)
             yield ToolResult(step, call.id, call.name, output.content, output.is_error, duration)
         # endregion
+
     # --8<-- [end:run-calls]
 
     # --8<-- [start:step]
@@ -364,6 +380,7 @@ class Agent(AgentBase):
             assert isinstance(result, ToolResultMessage)
             state.stuck.record(call, result.is_error)
         # endregion
+
     # --8<-- [end:step]
 
     # --8<-- [start:why-stop]
@@ -385,6 +402,7 @@ class Agent(AgentBase):
             return Finish.TRANSCRIPT_LIMIT
         return None
         # endregion
+
     # --8<-- [end:why-stop]
 
     # --8<-- [start:loop]
@@ -412,4 +430,5 @@ class Agent(AgentBase):
             raise
         yield state.finished(reason)
         # endregion
+
     # --8<-- [end:loop]

@@ -67,6 +67,8 @@ TRANSITIONS: dict[str, tuple[frozenset[PlanState], PlanState]] = {
 
 class PlanModeError(RuntimeError):
     """A change of state the table does not allow, such as approving while planning."""
+
+
 # --8<-- [end:states]
 
 
@@ -114,6 +116,8 @@ def rejection_prompt(feedback: str) -> str:
 def plan_mode_message() -> DeveloperMessage:
     """A developer message that tells the model it is planning (for ``Agent(context=...)``)."""
     return DeveloperMessage(content=PLAN_MODE_NOTE)
+
+
 # --8<-- [end:messages]
 
 
@@ -146,6 +150,7 @@ class PlanMode:
         """The plan the model presented: waiting for approval, or approved; ``None`` until then."""
         if planning:
             self.enter()
+
     # --8<-- [end:plan-mode-head]
 
     # --8<-- [start:move]
@@ -161,6 +166,7 @@ class PlanMode:
             )
         self.state = target
         # endregion
+
     # --8<-- [end:move]
 
     # --8<-- [start:transitions]
@@ -200,6 +206,7 @@ class PlanMode:
         self.plan = None
         return rejection_prompt(feedback)
         # endregion
+
     # --8<-- [end:transitions]
 
     # --8<-- [start:check]
@@ -222,6 +229,7 @@ class PlanMode:
             return call
         return ToolOutput.error(refusal(call.name))
         # endregion
+
     # --8<-- [end:check]
 
 
@@ -263,4 +271,6 @@ class ExitPlanModeTool(ArgumentsTool[ExitPlanModeArguments]):
             return ToolOutput.error(not_planning())
         return self.plan_mode.submit(args.plan)
         # endregion
+
+
 # --8<-- [end:exit-tool]

@@ -51,6 +51,8 @@ class Environment:
     """The date the session started: the model's training data stops earlier."""
     git: GitFacts | None
     """The repository's facts, or ``None`` when the working directory is not in one."""
+
+
 # --8<-- [end:facts]
 
 
@@ -100,6 +102,8 @@ def gather_environment(
         today=today or datetime.date.today(),
         git=gather_git_facts(cwd, timeout),
     )
+
+
 # --8<-- [end:gather]
 
 
@@ -113,6 +117,8 @@ def section(title: str, body: str) -> str:
     # more: f"## {title}\n\n{body.strip(chr(10))}"; strip only newlines, keep indentation
     return f"## {title}\n\n{body.strip(chr(10))}"
     # endregion
+
+
 # --8<-- [end:section]
 
 
@@ -127,6 +133,8 @@ that does the job, and say what you changed. When the request is unclear, ask.""
 def identity_section() -> str:
     """Who the model is and how it should work: the same text in every session."""
     return section("Identity", IDENTITY)
+
+
 # --8<-- [end:identity]
 
 
@@ -152,6 +160,8 @@ def tool_section(tools: Sequence[ToolDefinition]) -> str:
     names = ", ".join(f"`{tool.name}`" for tool in tools)
     return section("Tools", f"You can call these tools: {names}.\n{TOOL_GUIDANCE}")
     # endregion
+
+
 # --8<-- [end:tools]
 
 
@@ -195,6 +205,8 @@ def environment_section(environment: Environment, max_status_lines: int = MAX_ST
         lines += capped_status(git.status, max_status_lines)
     return section("Environment", "\n".join(lines))
     # endregion
+
+
 # --8<-- [end:environment]
 
 
@@ -203,9 +215,7 @@ def system_prompt(environment: Environment, tools: Sequence[ToolDefinition]) -> 
     """The whole system prompt: identity, tools, environment, most stable first."""
     # region ch08: the three sections, most stable first, one blank line between them
     # more: "\n\n".join([identity_section(), tool_section(tools), environment_section(...)])
-    return "\n\n".join(
-        [identity_section(), tool_section(tools), environment_section(environment)]
-    )
+    return "\n\n".join([identity_section(), tool_section(tools), environment_section(environment)])
     # endregion
 
 
@@ -234,4 +244,6 @@ def opening_messages(
         messages.append(instructions)
     return messages
     # endregion
+
+
 # --8<-- [end:system-prompt]

@@ -36,6 +36,8 @@ class _Frozen(BaseModel):
     """Base for claw's data: immutable, and strict about unknown fields."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
 # --8<-- [end:frozen]
 
 
@@ -50,6 +52,8 @@ class ToolCall(_Frozen):
     id: str = Field(min_length=1)
     name: str = Field(min_length=1)
     arguments: dict[str, Any] = Field(default_factory=dict)
+
+
 # --8<-- [end:tool-call]
 
 
@@ -82,6 +86,8 @@ def content_text(content: Content) -> str:
     if isinstance(content, str):
         return content
     return "".join(part.text for part in content)
+
+
 # --8<-- [end:content]
 
 
@@ -96,6 +102,8 @@ class CacheControl(_Frozen):
 
     type: Literal["ephemeral"] = "ephemeral"
     ttl: Literal["5m", "1h"] | None = None
+
+
 # --8<-- [end:cache-control]
 
 
@@ -116,6 +124,7 @@ class Message(_Frozen):
     def text(self) -> str:
         """The content as plain text, for code that does not care about parts."""
         return content_text(self.content)
+
     # --8<-- [end:message-base]
 
     # --8<-- [start:message-machinery]
@@ -145,6 +154,7 @@ class Message(_Frozen):
         # told apart by role, once they all exist.
         union = cls.__dict__.get("_union")
         return handler(source if union is None else union)
+
     # --8<-- [end:message-machinery]
 
     # --8<-- [start:constructors]
@@ -193,6 +203,7 @@ class Message(_Frozen):
     def tool_error(cls, call_id: str, error: str) -> ToolResultMessage:
         """The tool call ``call_id`` failed; ``error`` tells the model why."""
         return ToolResultMessage(tool_call_id=call_id, content=error, is_error=True)
+
     # --8<-- [end:constructors]
 
 
@@ -202,6 +213,8 @@ def _breakpoint_needs_text(message: Message, cache_control: CacheControl | None)
         raise ValueError(
             "cache_control marks the end of the content to cache, so the content cannot be empty"
         )
+
+
 # --8<-- [end:breakpoint-rule]
 
 
@@ -263,6 +276,8 @@ class ToolResultMessage(Message):
     tool_call_id: str = Field(min_length=1)
     content: str
     is_error: bool = False
+
+
 # --8<-- [end:message-classes]
 
 
@@ -288,6 +303,8 @@ def dump_messages(messages: Sequence[Message]) -> str:
 def load_messages(text: str | bytes) -> list[Message]:
     """Parse JSON text made by ``dump_messages`` back into typed messages."""
     return MESSAGES.validate_json(text)
+
+
 # --8<-- [end:adapter]
 
 
@@ -305,6 +322,8 @@ class StopReason(StrEnum):
     """A safety filter stopped it."""
     ERROR = "error"
     """The provider reported an error while generating."""
+
+
 # --8<-- [end:stop-reason]
 
 
@@ -341,6 +360,8 @@ class TokenUsage(_Frozen):
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             cost=cost,
         )
+
+
 # --8<-- [end:usage]
 
 
@@ -389,6 +410,8 @@ class AssistantTurn(_Frozen):
         return Message.assistant(
             self.text, tool_calls=self.tool_calls, reasoning_content=self.reasoning
         )
+
+
 # --8<-- [end:turn]
 
 
@@ -418,6 +441,8 @@ class ToolOutput(_Frozen):
         if self.is_error:
             return Message.tool_error(call.id, self.content)
         return Message.tool_result(call.id, self.content)
+
+
 # --8<-- [end:tool-output]
 
 
@@ -476,6 +501,7 @@ class ToolDefinition(_Frozen):
         if required:
             parameters.setdefault("required", []).append(name)
         return self.model_copy(update={"parameters": parameters})
+
     # --8<-- [end:definition-param]
 
     # --8<-- [start:definition-from-model]
@@ -486,6 +512,7 @@ class ToolDefinition(_Frozen):
         schema.setdefault("properties", {})
         schema.setdefault("required", [])
         return cls(name=name, description=description, parameters=schema)
+
     # --8<-- [end:definition-from-model]
 
     @property
@@ -496,6 +523,8 @@ class ToolDefinition(_Frozen):
     def to_json(self) -> str:
         """The definition as compact JSON, e.g. to measure how many tokens it costs."""
         return json.dumps(self.model_dump(), separators=(",", ":"))
+
+
 # --8<-- [end:tool-definition]
 
 
@@ -523,6 +552,8 @@ class Tool(Protocol):
     async def run(self, arguments: dict[str, Any]) -> ToolOutput:
         """Run with the model's arguments. Report failures as ``ToolOutput.error``."""
         ...
+
+
 # --8<-- [end:protocols]
 
 
@@ -570,4 +601,6 @@ class ToolSet:
     def definitions(self) -> list[ToolDefinition]:
         """The definitions to send to the model, in the order the tools were added."""
         return [tool.definition for tool in self._tools.values()]
+
+
 # --8<-- [end:toolset]

@@ -108,3 +108,5 @@ class EventSink:
             "ch07",
             "call every observer; a failure is logged once per observer, never raised",
         )
+
+

@@ -222,3 +222,5 @@ def guard(
     controls = Controls(agent.tools, checks=checks, after=after)
     agent.gate = controls
     return Guarded(controls, permissions, safety, plan, hooks if hooks.registered else None)
+
+

@@ -53,6 +53,8 @@ class Environment:
     """The repository's facts, or ``None`` when the working directory is not in one."""
 
 
+
+
 def run_git(arguments: Sequence[str], cwd: Path, timeout: float = GIT_TIMEOUT) -> str | None:
     """The standard output of ``git *arguments`` run in ``cwd``; ``None`` if it failed.
 
@@ -100,12 +102,16 @@ def gather_environment(
     )
 
 
+
+
 def section(title: str, body: str) -> str:
     """One section of the prompt: a ``## title`` heading, a blank line, then ``body``.
 
     Blank lines around ``body`` are dropped, so sections join with exactly one blank line.
     """
     raise Todo("ch08", "a Markdown heading, a blank line, the body without blank lines around it")
+
+
 
 
 IDENTITY = """\
@@ -118,6 +124,8 @@ that does the job, and say what you changed. When the request is unclear, ask.""
 def identity_section() -> str:
     """Who the model is and how it should work: the same text in every session."""
     return section("Identity", IDENTITY)
+
+
 
 
 TOOL_GUIDANCE = """\
@@ -140,6 +148,8 @@ def tool_section(tools: Sequence[ToolDefinition]) -> str:
     )
 
 
+
+
 def capped_status(lines: Sequence[str], limit: int = MAX_STATUS_LINES) -> list[str]:
     """At most ``limit`` status lines, then ``... and N more`` if some were left out."""
     raise Todo(
@@ -155,6 +165,8 @@ def environment_section(environment: Environment, max_status_lines: int = MAX_ST
     ``Git repository: no``.
     """
     raise Todo("ch08", "one \"Name: value\" line per fact; git's lines only inside a repository")
+
+
 
 
 def system_prompt(environment: Environment, tools: Sequence[ToolDefinition]) -> str:
@@ -178,3 +190,5 @@ def opening_messages(
         "ch08",
         "a SystemMessage with the prompt, then the developer message if there is one",
     )
+
+

@@ -22,7 +22,7 @@ import time
 from asyncio import TaskGroup
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from .events import Event, ToolCalled, ToolResult
 from .todo import Todo
@@ -36,12 +36,28 @@ from .tools.read import ReadTool
 from .tools.tracker import FileTracker
 from .tools.web_fetch import WebFetchTool
 from .tools.write import WriteTool
-from .types import Tool, ToolCall, ToolSet
-
-if TYPE_CHECKING:
-    from .loop import Agent
+from .types import Message, Tool, ToolCall, ToolOutput, ToolSet
 
 T = TypeVar("T")
+
+
+class BatchRunner(Protocol):
+    """What ``run_in_batches`` needs of the loop running it (chapter 7's ``Agent``).
+
+    A protocol, not an import of ``Agent``: the loop imports this module, so this module must
+    not import the loop.
+    """
+
+    tools: ToolSet
+    history: list[Message]
+
+    async def execute(self, call: ToolCall) -> ToolOutput:
+        """Run one call through the gate and the tool."""
+        ...
+
+    async def race(self, awaitable: Awaitable[T]) -> T:
+        """Await ``awaitable`` unless the run is cancelled first."""
+        ...
 
 
 def is_read_only(tool: object) -> bool:
@@ -56,6 +72,8 @@ def is_read_only(tool: object) -> bool:
     )
 
 
+
+
 def batches(calls: Sequence[ToolCall], tools: ToolSet) -> list[list[ToolCall]]:
     """Split ``calls`` into the groups that may run together, keeping their order.
 
@@ -64,6 +82,8 @@ def batches(calls: Sequence[ToolCall], tools: ToolSet) -> list[list[ToolCall]]:
     ``calls`` again, in the same order.
     """
     raise Todo("ch12", "runs of consecutive read-only calls together; every other call alone")
+
+
 
 
 async def run_batch(
@@ -79,6 +99,8 @@ async def run_batch(
     raise Todo("ch12", "one task per call in an asyncio.TaskGroup; unwrap the group's first error")
 
 
+
+
 def timed(
     work: Callable[[ToolCall], Awaitable[T]],
 ) -> Callable[[ToolCall], Coroutine[Any, Any, tuple[T, float]]]:
@@ -92,8 +114,10 @@ def timed(
     return run
 
 
+
+
 async def run_in_batches(
-    agent: Agent, step: int, calls: Sequence[ToolCall], first: int
+    agent: BatchRunner, step: int, calls: Sequence[ToolCall], first: int
 ) -> AsyncIterator[Event]:
     """``Agent.run_calls`` for ``concurrent=True``: each batch at once, batches in order.
 
@@ -109,6 +133,8 @@ async def run_in_batches(
     yield  # never reached; keeps this a generator
 
 
+
+
 def default_tools(root: Path | str = ".", *, web: bool = False) -> ToolSet:
     """Claw's standard tools, working in ``root``; ``web_fetch`` too if ``web`` is true.
 
@@ -118,4 +144,5 @@ def default_tools(root: Path | str = ".", *, web: bool = False) -> ToolSet:
     read, whichever tool read or wrote them.
     """
     raise Todo("ch12", "one FileTracker for the four file tools; web_fetch only when asked for")
+
 

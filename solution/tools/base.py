@@ -38,6 +38,8 @@ class ToolArguments(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid")
+
+
 # --8<-- [end:tool-arguments]
 
 
@@ -82,6 +84,8 @@ def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
     result.setdefault("required", [])
     return result
     # endregion
+
+
 # --8<-- [end:tool-schema]
 
 
@@ -98,6 +102,8 @@ def show_input(value: Any) -> str:
         text = text[: MAX_INPUT_CHARS - 1] + "…"
     return text
     # endregion
+
+
 # --8<-- [end:show-input]
 
 
@@ -138,6 +144,8 @@ def explain_validation_error(
         lines.append(f"- … and {len(problems) - MAX_PROBLEMS} more")
     return "\n".join(lines)
     # endregion
+
+
 # --8<-- [end:explain]
 
 
@@ -177,4 +185,6 @@ class ArgumentsTool(Generic[A]):
     async def call(self, args: A) -> ToolOutput:
         """Do the tool's work with validated ``args``; report failures as ``ToolOutput.error``."""
         raise NotImplementedError(f"{type(self).__name__} must define call()")
+
+
 # --8<-- [end:arguments-tool]

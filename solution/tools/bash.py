@@ -60,6 +60,8 @@ class BashArguments(ToolArguments):
         description="Seconds after which the command is stopped (default: the tool's default; "
         "more than the maximum is cut to the maximum).",
     )
+
+
 # --8<-- [end:arguments]
 
 
@@ -86,6 +88,8 @@ def scrubbed_env(environ: Mapping[str, str]) -> dict[str, str]:
     # more: {name: value for name, value in environ.items() if ...}
     return {name: value for name, value in environ.items() if not is_secret(name)}
     # endregion
+
+
 # --8<-- [end:secrets]
 
 
@@ -156,6 +160,8 @@ class OutputKeeper:
         tail = self.tail[tail_start:].decode("utf-8", errors="replace")
         return f"{head.removesuffix(chr(10))}\n{note}\n{tail}"
         # endregion
+
+
 # --8<-- [end:keeper]
 
 
@@ -172,6 +178,8 @@ async def read_stream(
     while chunk := await stream.read(chunk_bytes):
         keeper.feed(chunk)
     # endregion
+
+
 # --8<-- [end:read-stream]
 
 
@@ -229,6 +237,8 @@ async def stop_group(process: asyncio.subprocess.Process, grace: float) -> None:
             signal_group(pgid, signal.SIGKILL)
     await process.wait()
     # endregion
+
+
 # --8<-- [end:group]
 
 
@@ -284,6 +294,8 @@ async def drain(reader: asyncio.Task[None], seconds: float) -> None:
         reader.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await reader
+
+
 # --8<-- [end:pipe]
 
 
@@ -301,6 +313,8 @@ def exit_line(returncode: int) -> str:
             name = f"signal {-returncode}"
         return f"exit code: {returncode} (killed by {name})"
     return f"exit code: {returncode}"
+
+
 # --8<-- [end:exit-line]
 
 
@@ -354,6 +368,7 @@ class BashTool(ArgumentsTool[BashArguments]):
         self.max_output_bytes = max_output_bytes
         self.grace = grace
         self.environ = environ
+
     # --8<-- [end:init]
 
     @property
@@ -386,6 +401,7 @@ class BashTool(ArgumentsTool[BashArguments]):
             return self.max_timeout, note
         return asked, ""
         # endregion
+
     # --8<-- [end:pick-timeout]
 
     # --8<-- [start:start]
@@ -411,6 +427,7 @@ class BashTool(ArgumentsTool[BashArguments]):
             start_new_session=True,
         )
         # endregion
+
     # --8<-- [end:start]
 
     # --8<-- [start:call]
@@ -443,6 +460,7 @@ class BashTool(ArgumentsTool[BashArguments]):
             return ToolOutput.error("\n".join(parts))
         parts.append(exit_line(returncode))
         return ToolOutput.ok("\n".join(parts))
+
     # --8<-- [end:call]
 
     # --8<-- [start:supervise]
@@ -471,5 +489,8 @@ class BashTool(ArgumentsTool[BashArguments]):
             await stop_group(process, self.grace)
             await drain(reader, DRAIN_SECONDS)
         # endregion
+
     # --8<-- [end:supervise]
+
+
 # --8<-- [end:tool]

@@ -117,6 +117,8 @@ def quote(line: str) -> str:
     if len(line) > MAX_QUOTE_CHARS:
         line = line[: MAX_QUOTE_CHARS - 1] + "…"
     return repr(line)
+
+
 # --8<-- [end:errors]
 
 
@@ -151,6 +153,8 @@ class Cursor:
         line = self.lines[self.index]
         self.index += 1
         return line
+
+
 # --8<-- [end:cursor]
 
 
@@ -176,6 +180,8 @@ def file_header(line: str, number: int) -> AddFile | DeleteFile | UpdateFile | N
             return kind(path)
     return None
     # endregion
+
+
 # --8<-- [end:file-header]
 
 
@@ -219,6 +225,8 @@ def parse_chunk(cursor: Cursor) -> Chunk:
         cursor.take()
     return finish_chunk(start, Chunk(tuple(anchors), tuple(lines)))
     # endregion
+
+
 # --8<-- [end:parse-chunk]
 
 
@@ -230,6 +238,8 @@ def finish_chunk(start: int, chunk: Chunk) -> Chunk:
     if all(kind == " " for kind, _ in chunk.lines):
         raise PatchError(start, "the chunk changes nothing: it has no '-' or '+' line")
     return chunk
+
+
 # --8<-- [end:finish-chunk]
 
 
@@ -275,6 +285,8 @@ def parse_section(cursor: Cursor, header: Operation, number: int) -> Operation:
         )
     return replace(header, move_to=move_to, chunks=tuple(chunks))
     # endregion
+
+
 # --8<-- [end:parse-section]
 
 
@@ -288,6 +300,8 @@ def split_patch(text: str) -> list[str]:
     if lines[-1] == "":
         lines.pop()
     return lines
+
+
 # --8<-- [end:split-patch]
 
 
@@ -335,9 +349,7 @@ def parse_patch(text: str) -> list[Operation]:
             targets.append((operation.move_to, number + 1))
         for path, where in targets:
             if (before := named.setdefault(os.path.normpath(path), where)) != where:
-                raise PatchError(
-                    where, f"{path} is already changed by this patch (line {before})"
-                )
+                raise PatchError(where, f"{path} is already changed by this patch (line {before})")
         operations.append(operation)
     while not cursor.at_end():
         number, line = cursor.number, cursor.take()
@@ -345,6 +357,8 @@ def parse_patch(text: str) -> list[Operation]:
             raise PatchError(number, f"expected nothing after {END!r}, got {quote(line)}")
     return operations
     # endregion
+
+
 # --8<-- [end:parse-patch]
 
 
@@ -375,6 +389,8 @@ class FileLines:
         """The text of the lines, each line end the file's own."""
         text = self.newline.join(self.lines)
         return text + self.newline if self.lines and self.final_newline else text
+
+
 # --8<-- [end:file-lines]
 
 
@@ -401,6 +417,8 @@ def seek(lines: Sequence[str], pattern: Sequence[str], start: int, end_of_file: 
             return index
     return None
     # endregion
+
+
 # --8<-- [end:seek]
 
 
@@ -415,6 +433,8 @@ def find_anchor(lines: Sequence[str], anchor: str, start: int) -> int | None:
         if lines[index].strip().startswith(anchor):
             return index
     return None
+
+
 # --8<-- [end:find-anchor]
 
 
@@ -466,6 +486,8 @@ def apply_chunks(lines: Sequence[str], chunks: Sequence[Chunk], path: str) -> li
         done = position = at
     return result + list(lines[done:])
     # endregion
+
+
 # --8<-- [end:apply-chunks]
 
 
@@ -489,6 +511,8 @@ class Plan:
             atomic_write(path, data)
         for path in self.deletes:
             path.unlink()
+
+
 # --8<-- [end:plan-class]
 
 
@@ -550,6 +574,8 @@ def plan_patch(
             plan.summary.append(f"R {operation.path} -> {operation.move_to}")
     return plan
     # endregion
+
+
 # --8<-- [end:plan]
 
 
@@ -571,6 +597,8 @@ class PatchArguments(ToolArguments):
             "relative to the workspace."
         ),
     )
+
+
 # --8<-- [end:arguments]
 
 
@@ -609,4 +637,6 @@ class ApplyPatchTool(ArgumentsTool[PatchArguments]):
                 self.files.saw(path)
         return ToolOutput.ok("\n".join(plan.summary))
         # endregion
+
+
 # --8<-- [end:tool]

@@ -45,6 +45,8 @@ class ReadArguments(ToolArguments):
     limit: int | None = Field(
         default=None, ge=1, description="How many lines to show at most (default: all that fit)."
     )
+
+
 # --8<-- [end:arguments]
 
 
@@ -64,6 +66,8 @@ def number_lines(lines: list[str], first: int, *, max_line_chars: int = 2000) ->
         numbered.append(f"{number:>6}\t{line}")
     return "\n".join(numbered)
     # endregion
+
+
 # --8<-- [end:number-lines]
 
 
@@ -88,6 +92,8 @@ def read_lines(file: IO[str], max_line_chars: int) -> Iterator[str]:
             pass  # the line goes on past what can be shown: drop the rest of it
         yield line.removesuffix("\n").removesuffix("\r")
     # endregion
+
+
 # --8<-- [end:read-lines]
 
 
@@ -98,6 +104,8 @@ def looks_binary(data: bytes) -> bool:
     # more: `in` works on bytes; slice off the first BINARY_SNIFF_BYTES bytes
     return b"\x00" in data[:BINARY_SNIFF_BYTES]
     # endregion
+
+
 # --8<-- [end:looks-binary]
 
 
@@ -119,6 +127,8 @@ def utf8_error(line: str, number: int, path: str) -> ToolOutput | None:
             )
     return None
     # endregion
+
+
 # --8<-- [end:utf8-error]
 
 
@@ -155,6 +165,7 @@ class ReadTool(ArgumentsTool[ReadArguments]):
         self.max_chars = max_chars
         self.max_line_chars = max_line_chars
         self.files = files
+
     # --8<-- [end:init]
 
     # --8<-- [start:definition]
@@ -168,6 +179,7 @@ class ReadTool(ArgumentsTool[ReadArguments]):
             "and `limit` (how many lines) to read further.",
             ReadArguments,
         )
+
     # --8<-- [end:definition]
 
     # --8<-- [start:window]
@@ -206,6 +218,7 @@ class ReadTool(ArgumentsTool[ReadArguments]):
         note = f"(showing lines {offset}-{last}; call read with offset={last + 1} to see more)"
         return ToolOutput.ok(f"{text}\n\n{note}")
         # endregion
+
     # --8<-- [end:window]
 
     # --8<-- [start:read-window]
@@ -229,6 +242,7 @@ class ReadTool(ArgumentsTool[ReadArguments]):
             lines = read_lines(text, self.max_line_chars)
             return self.window(lines, args.offset, args.limit, args.path)
         # endregion
+
     # --8<-- [end:read-window]
 
     # --8<-- [start:call]
@@ -238,6 +252,7 @@ class ReadTool(ArgumentsTool[ReadArguments]):
         if self.files is not None and not output.is_error:
             self.files.saw(self.root / args.path)
         return output
+
     # --8<-- [end:call]
 
     # --8<-- [start:run]
@@ -268,5 +283,8 @@ class ReadTool(ArgumentsTool[ReadArguments]):
         except OSError as error:
             return ToolOutput.error(f"cannot read {args.path}: {error.strerror or error}")
         # endregion
+
     # --8<-- [end:run]
+
+
 # --8<-- [end:tool]

@@ -69,4 +69,6 @@ class FileTracker:
             )
         return None
         # endregion
+
+
 # --8<-- [end:tracker]

@@ -40,6 +40,8 @@ class ToolArguments(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+
+
 def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON Schema of ``model``, made plain for a tool's ``parameters``.
 
@@ -56,12 +58,16 @@ def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
     )
 
 
+
+
 def show_input(value: Any) -> str:
     """``value`` as the model wrote it (JSON), cut to ``MAX_INPUT_CHARS`` characters."""
     raise Todo(
         "ch06",
         "JSON for what JSON can say, repr for the rest; cut long text with an ellipsis",
     )
+
+
 
 
 def explain_validation_error(
@@ -85,6 +91,8 @@ def explain_validation_error(
         "ch06",
         "one \"- where: what (got value)\" line per problem; \"missing\" and \"extra\" differ",
     )
+
+
 
 
 class ArgumentsTool(Generic[A]):
@@ -122,3 +130,5 @@ class ArgumentsTool(Generic[A]):
     async def call(self, args: A) -> ToolOutput:
         """Do the tool's work with validated ``args``; report failures as ``ToolOutput.error``."""
         raise NotImplementedError(f"{type(self).__name__} must define call()")
+
+

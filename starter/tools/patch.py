@@ -117,6 +117,8 @@ def quote(line: str) -> str:
     return repr(line)
 
 
+
+
 class Cursor:
     """A position in the lines of a patch: the parser reads them one at a time.
 
@@ -149,6 +151,8 @@ class Cursor:
         return line
 
 
+
+
 def file_header(line: str, number: int) -> AddFile | DeleteFile | UpdateFile | None:
     """The operation a header line starts, with an empty body; ``None`` if it is no header.
 
@@ -162,6 +166,8 @@ def file_header(line: str, number: int) -> AddFile | DeleteFile | UpdateFile | N
     )
 
 
+
+
 def parse_chunk(cursor: Cursor) -> Chunk:
     """Read one chunk: its ``@@`` lines, then its ``' '``, ``'-'`` and ``'+'`` lines.
 
@@ -173,6 +179,8 @@ def parse_chunk(cursor: Cursor) -> Chunk:
     raise Todo("ch09", "anchors first, then body lines by their first character, until a header")
 
 
+
+
 def finish_chunk(start: int, chunk: Chunk) -> Chunk:
     """``chunk``, read from line ``start`` on; a ``PatchError`` if it has no body or no change."""
     if not chunk.lines:
@@ -180,6 +188,8 @@ def finish_chunk(start: int, chunk: Chunk) -> Chunk:
     if all(kind == " " for kind, _ in chunk.lines):
         raise PatchError(start, "the chunk changes nothing: it has no '-' or '+' line")
     return chunk
+
+
 
 
 def parse_section(cursor: Cursor, header: Operation, number: int) -> Operation:
@@ -195,6 +205,8 @@ def parse_section(cursor: Cursor, header: Operation, number: int) -> Operation:
     )
 
 
+
+
 def split_patch(text: str) -> list[str]:
     r"""The lines of a patch: split at ``\n``, a ``\r`` before it dropped, no line ends kept.
 
@@ -204,6 +216,8 @@ def split_patch(text: str) -> list[str]:
     if lines[-1] == "":
         lines.pop()
     return lines
+
+
 
 
 def parse_patch(text: str) -> list[Operation]:
@@ -217,6 +231,8 @@ def parse_patch(text: str) -> list[Operation]:
         "ch09",
         "Begin; then header, section, header, section... until End; then only blanks",
     )
+
+
 
 
 @dataclass
@@ -247,6 +263,8 @@ class FileLines:
         return text + self.newline if self.lines and self.final_newline else text
 
 
+
+
 def seek(lines: Sequence[str], pattern: Sequence[str], start: int, end_of_file: bool) -> int | None:
     """Where ``pattern`` first occurs in ``lines`` at or after index ``start``, or ``None``.
 
@@ -255,6 +273,8 @@ def seek(lines: Sequence[str], pattern: Sequence[str], start: int, end_of_file: 
     forgiven. With ``end_of_file``, the only place tried is the very end of ``lines``.
     """
     raise Todo("ch09", "two passes over the candidate starts: exact, then rstrip; None if neither")
+
+
 
 
 def find_anchor(lines: Sequence[str], anchor: str, start: int) -> int | None:
@@ -269,6 +289,8 @@ def find_anchor(lines: Sequence[str], anchor: str, start: int) -> int | None:
     return None
 
 
+
+
 def apply_chunks(lines: Sequence[str], chunks: Sequence[Chunk], path: str) -> list[str]:
     """The lines of the file after ``chunks``, each found after the one before it.
 
@@ -280,6 +302,8 @@ def apply_chunks(lines: Sequence[str], chunks: Sequence[Chunk], path: str) -> li
     ``path``, the chunk's number and what was looked for.
     """
     raise Todo("ch09", "a position that only moves forward; collect the pieces of the new file")
+
+
 
 
 @dataclass
@@ -303,6 +327,8 @@ class Plan:
             path.unlink()
 
 
+
+
 def plan_patch(
     root: Path, operations: Sequence[Operation], files: FileTracker | None = None
 ) -> Plan:
@@ -314,6 +340,8 @@ def plan_patch(
     is given) an Update of a file not read, or changed since, are all ``ApplyError``.
     """
     raise Todo("ch09", "one case per kind; check, read, apply_chunks, encode; record in the plan")
+
+
 
 
 class PatchArguments(ToolArguments):
@@ -333,6 +361,8 @@ class PatchArguments(ToolArguments):
             "relative to the workspace."
         ),
     )
+
+
 
 
 class ApplyPatchTool(ArgumentsTool[PatchArguments]):
@@ -358,3 +388,5 @@ class ApplyPatchTool(ArgumentsTool[PatchArguments]):
             "ch09",
             "parse_patch, plan_patch, carry_out, tell files; each failure is an error",
         )
+
+
