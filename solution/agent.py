@@ -76,8 +76,6 @@ def check_arguments(definition: ToolDefinition, arguments: dict[str, Any]) -> st
             )
     return None
     # endregion
-
-
 # --8<-- [end:check-arguments]
 
 
@@ -110,8 +108,6 @@ async def run_tool(tools: ToolSet, call: ToolCall) -> ToolOutput:
         )
     return output
     # endregion
-
-
 # --8<-- [end:run-tool]
 
 
@@ -127,8 +123,6 @@ class Step:
     def messages(self) -> list[Message]:
         """What this round adds to the history: the assistant message, then one result per call."""
         return [self.turn.to_message(), *self.results]
-
-
 # --8<-- [end:step]
 
 
@@ -139,8 +133,6 @@ async def run_tools(tools: ToolSet, calls: Sequence[ToolCall]) -> tuple[ToolResu
     # more: await run_tool inside a comprehension; ToolOutput.to_message(call) copies the id
     return tuple([(await run_tool(tools, call)).to_message(call) for call in calls])
     # endregion
-
-
 # --8<-- [end:run-tools]
 
 
@@ -157,8 +149,6 @@ async def single_turn(provider: Provider, messages: Sequence[Message], tools: To
         return Step(turn)
     return Step(turn, await run_tools(tools, turn.tool_calls))
     # endregion
-
-
 # --8<-- [end:single-turn]
 
 
@@ -208,8 +198,6 @@ class AgentResult:
     """How many times the provider was called."""
     usage: TokenUsage
     """The tokens (and cost, when known) of all of this run's turns together."""
-
-
 # --8<-- [end:finish]
 
 
@@ -237,8 +225,6 @@ class AgentBase:
         self.history: list[Message] = [SystemMessage(content=system)] if system else []
         """Every message so far, oldest first."""
         self.history += context
-
-
 # --8<-- [end:agent-base]
 
 
@@ -262,7 +248,6 @@ class SimpleAgent(AgentBase):
         """An agent that asks ``provider`` and can use ``tools``."""
         super().__init__(tools, system=system, context=context, max_turns=max_turns)
         self.provider = provider
-
     # --8<-- [end:simple-agent-init]
 
     # --8<-- [start:run]
@@ -281,10 +266,7 @@ class SimpleAgent(AgentBase):
                 return AgentResult(turn.text, Finish.after(turn.stop_reason), turns, usage)
         return AgentResult(turn.text, Finish.MAX_TURNS, self.max_turns, usage)
         # endregion
-
     # --8<-- [end:run]
-
-
 # --8<-- [end:simple-agent]
 
 
@@ -360,7 +342,6 @@ class StreamingAgent(AgentBase):
         """An agent that streams from ``provider`` and can use ``tools``."""
         super().__init__(tools, system=system, context=context, max_turns=max_turns)
         self.provider = provider
-
     # --8<-- [end:streaming-agent-head]
 
     # --8<-- [start:streaming-run]
@@ -395,8 +376,5 @@ class StreamingAgent(AgentBase):
                 yield ToolFinished(call, output)
         yield AgentFinished(AgentResult(turn.text, Finish.MAX_TURNS, self.max_turns, usage))
         # endregion
-
     # --8<-- [end:streaming-run]
-
-
 # --8<-- [end:streaming-agent]

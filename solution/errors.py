@@ -93,6 +93,4 @@ class ServerError(ProviderHTTPError):
     """5xx: the server or the model behind it failed; trying again may work."""
 
     retryable = True
-
-
 # --8<-- [end:provider-errors]

@@ -122,6 +122,4 @@ class EventSink:
                         exc_info=True,
                     )
         # endregion
-
-
 # --8<-- [end:sink]

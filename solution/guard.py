@@ -225,6 +225,4 @@ def guard(
     controls = Controls(agent.tools, checks=checks, after=after)
     agent.gate = controls
     return Guarded(controls, permissions, safety, plan, hooks if hooks.registered else None)
-
-
 # --8<-- [end:guard]

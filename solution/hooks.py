@@ -106,8 +106,6 @@ class PromptBlocked:
     """``run_with_hooks``'s only event when a UserPromptSubmit hook blocks the prompt."""
 
     reason: str
-
-
 # --8<-- [end:types]
 
 
@@ -124,8 +122,6 @@ def matches(matcher: str | None, tool_name: str) -> bool:
         return True
     return re.fullmatch(matcher, tool_name) is not None
     # endregion
-
-
 # --8<-- [end:matches]
 
 
@@ -171,8 +167,6 @@ def decide(event: str, data: Mapping[str, Any]) -> Verdict:
         block, reason, "deny" if block else permission, updated, context, tuple(warnings)
     )
     # endregion
-
-
 # --8<-- [end:decide]
 
 
@@ -205,8 +199,6 @@ def interpret(event: str, completed: Completed) -> Verdict:
         return Verdict(warnings=("stdout is not a JSON object; ignored",))
     return decide(event, data)
     # endregion
-
-
 # --8<-- [end:interpret]
 
 
@@ -229,8 +221,6 @@ def kill_group(process: asyncio.subprocess.Process) -> None:
     """``SIGKILL`` the process group ``process`` leads; a group already gone is fine."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-
-
 # --8<-- [end:read-capped]
 
 
@@ -249,13 +239,8 @@ async def run_command(
     # more: gather(write+close stdin, read_capped x2) then process.wait(); finally kill_group
     try:
         process = await asyncio.create_subprocess_exec(
-            "bash",
-            "-c",
-            hook.command,
-            cwd=cwd,
-            start_new_session=True,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
+            "bash", "-c", hook.command, cwd=cwd, start_new_session=True,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )
     except OSError as error:
@@ -283,8 +268,6 @@ async def run_command(
             kill_group(process)
             await process.wait()
     # endregion
-
-
 # --8<-- [end:run-command]
 
 
@@ -309,8 +292,6 @@ async def call_python(hook: PythonHook, event: str, payload: dict[str, Any]) -> 
         return Verdict(warnings=(f"returned {type(result).__name__} (expected None or a dict)",))
     return decide(event, result)
     # endregion
-
-
 # --8<-- [end:call-python]
 
 
@@ -397,8 +378,7 @@ class Hooks:
         message = f"{event} hook {hook_name(hook)!r} {problem}"
         logger.warning("%s", message)
         self.warnings.append(message)
-
-    # --8<-- [end:hooks-head]
+# --8<-- [end:hooks-head]
 
     # --8<-- [start:run]
     async def run_one(self, event: str, hook: Hook, payload: dict[str, Any]) -> Verdict:
@@ -442,7 +422,6 @@ class Hooks:
                 contexts.append(verdict.context)
         return Verdict(permission=permission, updated_input=updated, context="\n".join(contexts))
         # endregion
-
     # --8<-- [end:run]
 
     # --8<-- [start:pre-tool-use]
@@ -465,7 +444,6 @@ class Hooks:
             return call.model_copy(update={"arguments": verdict.updated_input})
         return call
         # endregion
-
     # --8<-- [end:pre-tool-use]
 
     # --8<-- [start:post-tool-use]
@@ -493,7 +471,6 @@ class Hooks:
         content = "\n\n".join([output.content, *notes])
         return ToolOutput(content=content, is_error=output.is_error)
         # endregion
-
     # --8<-- [end:post-tool-use]
 
     # --8<-- [start:session]
@@ -511,7 +488,6 @@ class Hooks:
     async def stop(self, active: bool) -> Verdict:
         """Run the Stop hooks; ``active`` tells them a Stop hook already sent the model back."""
         return await self.run("Stop", self.payload("Stop", stop_hook_active=active))
-
     # --8<-- [end:session]
 
 
@@ -549,6 +525,4 @@ async def run_with_hooks(
         if not verdict.block:
             return
         prompt = f"A Stop hook asks you to go on: {verdict.reason}"
-
-
 # --8<-- [end:run-with-hooks]

@@ -41,8 +41,6 @@ class InstructionFile:
     """The file's text, cut to the limit; empty if it could not be read."""
     note: str | None = None
     """Why the text is cut or missing, for the model to see; ``None`` when it is whole."""
-
-
 # --8<-- [end:names]
 
 
@@ -59,8 +57,6 @@ def repository_root(start: Path) -> Path | None:
             return directory
     return None
     # endregion
-
-
 # --8<-- [end:root]
 
 
@@ -98,8 +94,6 @@ def discover_instructions(cwd: Path, user_file: Path | None = None) -> list[Path
         found += [directory / name for name in INSTRUCTION_FILES if (directory / name).is_file()]
     return found
     # endregion
-
-
 # --8<-- [end:discover]
 
 
@@ -130,8 +124,6 @@ def read_instruction_file(path: Path, max_chars: int = MAX_FILE_CHARS) -> Instru
     )
     return InstructionFile(path, text[:max_chars], note)
     # endregion
-
-
 # --8<-- [end:read]
 
 
@@ -172,8 +164,6 @@ def load_instructions(
     files = [read_instruction_file(path, max_file_chars) for path in paths]
     return DeveloperMessage(content=format_instructions(files))
     # endregion
-
-
 # --8<-- [end:message]
 
 
@@ -195,6 +185,4 @@ def keep_developer_role(
         for message, item in zip(messages, wire, strict=True)
     ]
     # endregion
-
-
 # --8<-- [end:developer-role]

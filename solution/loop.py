@@ -70,8 +70,6 @@ class Limits:
         for name in ("max_steps", "stuck_after", "max_output_bytes", "max_history_chars"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
-
-
 # --8<-- [end:limits]
 
 
@@ -84,8 +82,6 @@ def truncation_note(cut_bytes: int, cut_lines: int) -> str:
         "shown. To see them, ask for a smaller part: read the file with offset and limit, "
         "or narrow the command or the search.]"
     )
-
-
 # --8<-- [end:note]
 
 
@@ -116,8 +112,6 @@ def truncate_output(text: str, limit: int) -> str:
     cut_bytes = len(data) - len(kept.encode("utf-8", "surrogatepass"))
     return f"{kept}\n{truncation_note(cut_bytes, cut_lines)}"
     # endregion
-
-
 # --8<-- [end:truncate]
 
 
@@ -151,8 +145,6 @@ class StuckDetector:
         else:
             self.last, self.failures = key, 1
         # endregion
-
-
 # --8<-- [end:stuck]
 
 
@@ -163,8 +155,6 @@ def history_chars(messages: Sequence[Message]) -> int:
     # more: len(dump_messages(messages)): a cheap, provider-independent proxy for tokens
     return len(dump_messages(messages))
     # endregion
-
-
 # --8<-- [end:history-chars]
 
 
@@ -192,8 +182,6 @@ class RunState:
     def finished(self, reason: Finish) -> RunFinished:
         """The event that ends the run for ``reason``."""
         return RunFinished(reason, self.steps, self.text, self.usage)
-
-
 # --8<-- [end:run-state]
 
 
@@ -274,7 +262,6 @@ class Agent(AgentBase):
             async for event in events:
                 self.sink.emit(event)
                 yield event
-
     # --8<-- [end:agent-head]
 
     # --8<-- [start:race]
@@ -300,7 +287,6 @@ class Agent(AgentBase):
             raise Interrupted
         return work.result()
         # endregion
-
     # --8<-- [end:race]
 
     # --8<-- [start:execute]
@@ -314,7 +300,6 @@ class Agent(AgentBase):
         content = truncate_output(output.content, self.limits.max_output_bytes)
         return ToolOutput(content=content, is_error=output.is_error)
         # endregion
-
     # --8<-- [end:execute]
 
     # --8<-- [start:run-calls]
@@ -342,7 +327,6 @@ class Agent(AgentBase):
             self.history[index] = output.to_message(call)
             yield ToolResult(step, call.id, call.name, output.content, output.is_error, duration)
         # endregion
-
     # --8<-- [end:run-calls]
 
     # --8<-- [start:step]
@@ -380,7 +364,6 @@ class Agent(AgentBase):
             assert isinstance(result, ToolResultMessage)
             state.stuck.record(call, result.is_error)
         # endregion
-
     # --8<-- [end:step]
 
     # --8<-- [start:why-stop]
@@ -402,7 +385,6 @@ class Agent(AgentBase):
             return Finish.TRANSCRIPT_LIMIT
         return None
         # endregion
-
     # --8<-- [end:why-stop]
 
     # --8<-- [start:loop]
@@ -430,5 +412,4 @@ class Agent(AgentBase):
             raise
         yield state.finished(reason)
         # endregion
-
     # --8<-- [end:loop]

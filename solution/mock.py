@@ -17,8 +17,6 @@ from .types import AssistantTurn, Message, ToolDefinition
 # --8<-- [start:exhausted]
 class MockProviderExhausted(ProviderError):
     """The mock was called more often than its script has turns."""
-
-
 # --8<-- [end:exhausted]
 
 
@@ -34,8 +32,6 @@ class ProviderCall:
     def tool_names(self) -> tuple[str, ...]:
         """The names of the tools offered in this call."""
         return tuple(tool.name for tool in self.tools)
-
-
 # --8<-- [end:provider-call]
 
 
@@ -45,8 +41,6 @@ def as_turn(turn: AssistantTurn | str) -> AssistantTurn:
     if isinstance(turn, str):
         return AssistantTurn(text=turn)
     return turn
-
-
 # --8<-- [end:as-turn]
 
 
@@ -68,7 +62,6 @@ class MockProvider:
         self._script: deque[AssistantTurn] = deque(as_turn(turn) for turn in script)
         self.calls = []
         # endregion
-
     # --8<-- [end:mock-init]
 
     # --8<-- [start:mock-add]
@@ -78,7 +71,6 @@ class MockProvider:
         # more: as_turn turns a string into an AssistantTurn; deque.append adds at the back
         self._script.append(as_turn(turn))
         # endregion
-
     # --8<-- [end:mock-add]
 
     # --8<-- [start:mock-remaining]
@@ -89,7 +81,6 @@ class MockProvider:
         # more: len() works on a deque
         return len(self._script)
         # endregion
-
     # --8<-- [end:mock-remaining]
 
     # --8<-- [start:mock-complete]
@@ -110,8 +101,5 @@ class MockProvider:
             )
         return self._script.popleft()
         # endregion
-
     # --8<-- [end:mock-complete]
-
-
 # --8<-- [end:mock-provider]

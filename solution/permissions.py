@@ -63,8 +63,6 @@ class Approval(StrEnum):
     """Yes, and don't ask again while this session lasts (an allow rule in memory)."""
     PROJECT = "project"
     """Yes, and don't ask again in this project (an allow rule in the settings file)."""
-
-
 # --8<-- [end:enums]
 
 
@@ -144,8 +142,6 @@ def parse_rule(text: str) -> Rule:
         raise RuleError(f"bad permission rule {text!r}: expected Tool or Tool(specifier)")
     return Rule(name, rest[:-1].strip())
     # endregion
-
-
 # --8<-- [end:rule]
 
 
@@ -177,8 +173,6 @@ def command_matches(pattern: str, command: str) -> bool:
         position = found + len(piece)
     return len(command) - position >= len(last) and command.endswith(last)
     # endregion
-
-
 # --8<-- [end:command-matches]
 
 
@@ -244,8 +238,6 @@ def split_command(command: str) -> list[str]:
             raise Unsplittable(f"it uses shell syntax the splitter does not handle ({words[0]})")
     return commands
     # endregion
-
-
 # --8<-- [end:split]
 
 
@@ -275,8 +267,6 @@ def path_matches(pattern: str, path: str, root: Path, home: Path | None = None) 
     spec = pathspec.GitIgnoreSpec.from_lines([rest])
     return spec.match_file(relative) or spec.match_file(relative + "/")  # a folder: its files
     # endregion
-
-
 # --8<-- [end:path-matches]
 
 
@@ -310,8 +300,6 @@ def call_subjects(call: ToolCall) -> list[str] | None:
     if call.name == "web_fetch":
         return [str(arguments.get("url", ""))]
     return None
-
-
 # --8<-- [end:subjects]
 
 
@@ -334,8 +322,6 @@ def mode_default(mode: Mode, name: str) -> Decision:
     if mode is Mode.PLAN and name != "web_fetch":  # web_fetch only reads, if off the machine
         return Decision.DENY
     return Decision.ASK
-
-
 # --8<-- [end:mode-default]
 
 
@@ -384,7 +370,6 @@ class Permissions:
         """Permissions with the rules of ``root/.claw/settings.json`` (if the file exists)."""
         lists = permission_rules(Path(root) / SETTINGS_FILE)
         return cls(root, **lists, **options)  # type: ignore[arg-type]
-
     # --8<-- [end:init]
 
     def rule_matches(self, rule: Rule, name: str, subject: str | None) -> bool:
@@ -423,7 +408,6 @@ class Permissions:
         decision = mode_default(self.mode, name)
         return Verdict(decision, f"no rule matches{shown}; {self.mode} mode says {decision}")
         # endregion
-
     # --8<-- [end:decide-one]
 
     # --8<-- [start:decide]
@@ -453,7 +437,6 @@ class Permissions:
                     return verdict
         return verdicts[0]
         # endregion
-
     # --8<-- [end:decide]
 
     def allow_rules_for(self, call: ToolCall) -> list[str]:
@@ -509,5 +492,4 @@ class Permissions:
             f"Permission denied: the {call.name} call did not run because {reason}. "
             "Do not try to reach the same result another way; ask the user if you need it."
         )
-
     # --8<-- [end:check]

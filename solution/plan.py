@@ -67,8 +67,6 @@ TRANSITIONS: dict[str, tuple[frozenset[PlanState], PlanState]] = {
 
 class PlanModeError(RuntimeError):
     """A change of state the table does not allow, such as approving while planning."""
-
-
 # --8<-- [end:states]
 
 
@@ -116,8 +114,6 @@ def rejection_prompt(feedback: str) -> str:
 def plan_mode_message() -> DeveloperMessage:
     """A developer message that tells the model it is planning (for ``Agent(context=...)``)."""
     return DeveloperMessage(content=PLAN_MODE_NOTE)
-
-
 # --8<-- [end:messages]
 
 
@@ -150,7 +146,6 @@ class PlanMode:
         """The plan the model presented: waiting for approval, or approved; ``None`` until then."""
         if planning:
             self.enter()
-
     # --8<-- [end:plan-mode-head]
 
     # --8<-- [start:move]
@@ -166,7 +161,6 @@ class PlanMode:
             )
         self.state = target
         # endregion
-
     # --8<-- [end:move]
 
     # --8<-- [start:transitions]
@@ -206,7 +200,6 @@ class PlanMode:
         self.plan = None
         return rejection_prompt(feedback)
         # endregion
-
     # --8<-- [end:transitions]
 
     # --8<-- [start:check]
@@ -229,7 +222,6 @@ class PlanMode:
             return call
         return ToolOutput.error(refusal(call.name))
         # endregion
-
     # --8<-- [end:check]
 
 
@@ -271,6 +263,4 @@ class ExitPlanModeTool(ArgumentsTool[ExitPlanModeArguments]):
             return ToolOutput.error(not_planning())
         return self.plan_mode.submit(args.plan)
         # endregion
-
-
 # --8<-- [end:exit-tool]

@@ -51,8 +51,6 @@ class Environment:
     """The date the session started: the model's training data stops earlier."""
     git: GitFacts | None
     """The repository's facts, or ``None`` when the working directory is not in one."""
-
-
 # --8<-- [end:facts]
 
 
@@ -102,8 +100,6 @@ def gather_environment(
         today=today or datetime.date.today(),
         git=gather_git_facts(cwd, timeout),
     )
-
-
 # --8<-- [end:gather]
 
 
@@ -117,8 +113,6 @@ def section(title: str, body: str) -> str:
     # more: f"## {title}\n\n{body.strip(chr(10))}"; strip only newlines, keep indentation
     return f"## {title}\n\n{body.strip(chr(10))}"
     # endregion
-
-
 # --8<-- [end:section]
 
 
@@ -133,8 +127,6 @@ that does the job, and say what you changed. When the request is unclear, ask.""
 def identity_section() -> str:
     """Who the model is and how it should work: the same text in every session."""
     return section("Identity", IDENTITY)
-
-
 # --8<-- [end:identity]
 
 
@@ -160,8 +152,6 @@ def tool_section(tools: Sequence[ToolDefinition]) -> str:
     names = ", ".join(f"`{tool.name}`" for tool in tools)
     return section("Tools", f"You can call these tools: {names}.\n{TOOL_GUIDANCE}")
     # endregion
-
-
 # --8<-- [end:tools]
 
 
@@ -205,8 +195,6 @@ def environment_section(environment: Environment, max_status_lines: int = MAX_ST
         lines += capped_status(git.status, max_status_lines)
     return section("Environment", "\n".join(lines))
     # endregion
-
-
 # --8<-- [end:environment]
 
 
@@ -215,7 +203,9 @@ def system_prompt(environment: Environment, tools: Sequence[ToolDefinition]) -> 
     """The whole system prompt: identity, tools, environment, most stable first."""
     # region ch08: the three sections, most stable first, one blank line between them
     # more: "\n\n".join([identity_section(), tool_section(tools), environment_section(...)])
-    return "\n\n".join([identity_section(), tool_section(tools), environment_section(environment)])
+    return "\n\n".join(
+        [identity_section(), tool_section(tools), environment_section(environment)]
+    )
     # endregion
 
 
@@ -244,6 +234,4 @@ def opening_messages(
         messages.append(instructions)
     return messages
     # endregion
-
-
 # --8<-- [end:system-prompt]

@@ -70,8 +70,6 @@ def is_read_only(tool: object) -> bool:
     # more: getattr(tool, "read_only", False) is True
     return getattr(tool, "read_only", False) is True
     # endregion
-
-
 # --8<-- [end:read-only]
 
 
@@ -96,8 +94,6 @@ def batches(calls: Sequence[ToolCall], tools: ToolSet) -> list[list[ToolCall]]:
         previous_read_only = read_only
     return groups
     # endregion
-
-
 # --8<-- [end:batches]
 
 
@@ -121,8 +117,6 @@ async def run_batch(
         raise errors.exceptions[0] from None
     return [task.result() for task in tasks]
     # endregion
-
-
 # --8<-- [end:run-batch]
 
 
@@ -138,8 +132,6 @@ def timed(
         return result, time.monotonic() - started
 
     return run
-
-
 # --8<-- [end:timed]
 
 
@@ -166,8 +158,6 @@ async def run_in_batches(
             index += 1
             yield ToolResult(step, call.id, call.name, output.content, output.is_error, duration)
     # endregion
-
-
 # --8<-- [end:run-in-batches]
 
 
@@ -197,6 +187,5 @@ def default_tools(root: Path | str = ".", *, web: bool = False) -> ToolSet:
         tools.append(WebFetchTool())
     return ToolSet(tools)
     # endregion
-
-
 # --8<-- [end:default-tools]
+

@@ -79,49 +79,20 @@ PROTECTED = (
     Protected((".git/*", "*/.git/*", ".git", "*/.git"), "git's own data"),
     Protected((".env", ".env.*", "*/.env", "*/.env.*"), "environment secrets", secret=True),
     Protected(
-        (
-            ".claw/settings*.json",
-            ".claude/settings*.json",
-            "*/.claw/settings*.json",
-            "*/.claude/settings*.json",
-        ),
+        (".claw/settings*.json", ".claude/settings*.json", "*/.claw/settings*.json",
+         "*/.claude/settings*.json"),
         "claw's settings, which grant permissions",
     ),
     Protected(
-        (
-            "id_rsa*",
-            "id_dsa*",
-            "id_ecdsa*",
-            "id_ed25519*",
-            "*.pem",
-            "*.key",
-            "*/id_rsa*",
-            "*/id_dsa*",
-            "*/id_ecdsa*",
-            "*/id_ed25519*",
-            "*/*.pem",
-            "*/*.key",
-            ".ssh/*",
-            "*/.ssh/*",
-        ),
+        ("id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*.pem", "*.key",
+         "*/id_rsa*", "*/id_dsa*", "*/id_ecdsa*", "*/id_ed25519*", "*/*.pem", "*/*.key",
+         ".ssh/*", "*/.ssh/*"),
         "a private key",
         secret=True,
     ),
     Protected(
-        (
-            ".bashrc",
-            ".bash_profile",
-            ".profile",
-            ".zshrc",
-            ".zprofile",
-            ".zshenv",
-            "*/.bashrc",
-            "*/.bash_profile",
-            "*/.profile",
-            "*/.zshrc",
-            "*/.zprofile",
-            "*/.zshenv",
-        ),
+        (".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".zshenv",
+         "*/.bashrc", "*/.bash_profile", "*/.profile", "*/.zshrc", "*/.zprofile", "*/.zshenv"),
         "a shell start-up file, which runs on every new shell",
     ),
 )
@@ -234,8 +205,6 @@ class Sandbox:
         finally:
             os.close(folder)
         # endregion
-
-
 # --8<-- [end:sandbox]
 
 
@@ -302,13 +271,13 @@ def patch_paths(patch: str) -> list[str]:
         if isinstance(operation, UpdateFile) and operation.move_to:
             found.append(operation.move_to)
     return found
-
-
 # --8<-- [end:touched-paths]
 
 
 # --8<-- [start:protected]
-def protected_reason(relative: str, *, reading: bool, allow: Sequence[str] = ()) -> str | None:
+def protected_reason(
+    relative: str, *, reading: bool, allow: Sequence[str] = ()
+) -> str | None:
     """Why the file at ``relative`` is protected from this kind of call, or ``None``.
 
     ``relative`` is the resolved path relative to its root, with ``/``. ``None`` also when
@@ -331,8 +300,6 @@ def protected_reason(relative: str, *, reading: bool, allow: Sequence[str] = ())
             return rule.why
     return None
     # endregion
-
-
 # --8<-- [end:protected]
 
 
@@ -425,8 +392,6 @@ def split_pipelines(command: str) -> list[list[list[str]]]:
             unique.append(found)
     return unique
     # endregion
-
-
 # --8<-- [end:split-commands]
 
 
@@ -452,26 +417,8 @@ def command_words(words: Sequence[str]) -> list[str]:
 
 
 # --8<-- [start:command-rules]
-EVERYTHING = frozenset(
-    {
-        "/",
-        "/*",
-        "~",
-        "~/",
-        "~/*",
-        "$HOME",
-        "${HOME}",
-        "$HOME/",
-        "$HOME/*",
-        ".",
-        "./",
-        "*",
-        "./*",
-        "..",
-        "../",
-        "../*",
-    }
-)
+EVERYTHING = frozenset({"/", "/*", "~", "~/", "~/*", "$HOME", "${HOME}", "$HOME/", "$HOME/*",
+                        ".", "./", "*", "./*", "..", "../", "../*"})
 """Targets that mean a whole disk, the home folder, or the whole workspace."""
 
 SAFE_DEVICES = re.compile(r"/dev/(null|zero|stdout|stderr|stdin|tty|fd/\d+|u?random)")
@@ -495,8 +442,8 @@ def is_everything(target: str) -> bool:
 def recursive(flags: Iterable[str]) -> bool:
     """Whether ``flags`` ask for recursion (``-r``, ``-R``, ``-rf``, ``--recursive``)."""
     return any(
-        flag == "--recursive"
-        or (flag.startswith("-") and not flag.startswith("--") and ("r" in flag or "R" in flag))
+        flag == "--recursive" or (flag.startswith("-") and not flag.startswith("--")
+                                  and ("r" in flag or "R" in flag))
         for flag in flags
     )
 
@@ -516,10 +463,8 @@ def dangerous(words: Sequence[str], next_stage: Sequence[str] | None = None) -> 
     targets = [word for word in arguments if not word.startswith("-")]
     if name == "rm" and recursive(flags) and any(is_everything(t) for t in targets):
         return "rm -r of a whole disk, system folder, home folder or the workspace"
-    if (
-        name in {"chmod", "chown", "chgrp"}
-        and recursive(flags)
-        and any(is_everything(t) for t in targets[1:])
+    if name in {"chmod", "chown", "chgrp"} and recursive(flags) and any(
+        is_everything(t) for t in targets[1:]
     ):
         return f"{name} -R of a whole disk, system folder, home folder or the workspace"
     if name.startswith("mkfs") or name in {"mke2fs", "mkswap", "wipefs"}:
@@ -542,31 +487,25 @@ def dangerous(words: Sequence[str], next_stage: Sequence[str] | None = None) -> 
         if rest[:1] == ["push"]:
             push = rest[1:]
             force = any(
-                word in {"--force", "--force-with-lease"}
-                or word.startswith("--force-with-lease=")
+                word in {"--force", "--force-with-lease"} or word.startswith("--force-with-lease=")
                 or (re.fullmatch(r"-[a-zA-Z]+", word) is not None and "f" in word)
                 for word in push
             )
             specs = [word for word in push if not word.startswith("-")][1:]
             plus = [spec for spec in specs if spec.startswith("+")]
-            branches = {
-                spec.lstrip("+").split(":")[-1].removeprefix("refs/heads/")
-                for spec in (plus if not force else specs)
-            }
+            branches = {spec.lstrip("+").split(":")[-1].removeprefix("refs/heads/")
+                        for spec in (plus if not force else specs)}
             if (force or plus) and (not specs or branches & PROTECTED_BRANCHES):
                 return "a force push to a protected branch (main or master, or the current one)"
     if name in {"curl", "wget"} and next_stage is not None:
         runner = command_words(next_stage)
-        if runner and (
-            runner[0] in SHELLS or re.fullmatch(r"python[\d.]*|perl|ruby|node", runner[0])
-        ):
+        if runner and (runner[0] in SHELLS or re.fullmatch(r"python[\d.]*|perl|ruby|node",
+                                                            runner[0])):
             return f"a download piped into {runner[0]}"
     if name in SHELLS and any(re.search(r"\b(curl|wget)\b", word) for word in arguments):
         return f"a download run by {name}"
     return None
     # endregion
-
-
 # --8<-- [end:command-rules]
 
 
@@ -588,8 +527,6 @@ def check_command(command: str) -> str | None:
                 return f"{reason}: {shlex.join(stage)}"
     return None
     # endregion
-
-
 # --8<-- [end:check-command]
 
 
@@ -648,6 +585,4 @@ class SafetyChecks:
         if reason is None:
             return call
         return ToolOutput.error(f"{PREFIX}: {reason}")
-
-
 # --8<-- [end:safety-checks]

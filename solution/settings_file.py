@@ -81,6 +81,4 @@ def add_rule(path: Path, list_name: str, rule: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
     # endregion
-
-
 # --8<-- [end:add-rule]

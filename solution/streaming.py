@@ -88,8 +88,6 @@ class ServerSentEvent:
     data: str
     event: str = "message"
     id: str | None = None
-
-
 # --8<-- [end:sse-event]
 
 
@@ -110,8 +108,6 @@ def parse_sse_line(line: str) -> tuple[str, str] | None:
         value = value[1:]
     return name, value
     # endregion
-
-
 # --8<-- [end:parse-sse-line]
 
 
@@ -159,7 +155,6 @@ class SSEDecoder:
                 setting="max_event_chars",
                 limit=self.max_event_chars,
             )
-
     # --8<-- [end:decoder-state]
 
     # --8<-- [start:decoder-feed]
@@ -197,7 +192,6 @@ class SSEDecoder:
         self._check_size()  # the rest is kept for the next piece
         return events
         # endregion
-
     # --8<-- [end:decoder-feed]
 
     # --8<-- [start:decoder-line]
@@ -230,7 +224,6 @@ class SSEDecoder:
             self._id = value
         return None
         # endregion
-
     # --8<-- [end:decoder-line]
 
     # --8<-- [start:decoder-close]
@@ -244,10 +237,7 @@ class SSEDecoder:
             self._line("".join(self._buffer))
             self._buffer, self._buffered = [], 0
         return self._line("")
-
     # --8<-- [end:decoder-close]
-
-
 # --8<-- [end:decoder]
 
 
@@ -268,8 +258,6 @@ def usage_from_wire(usage: dict[str, Any]) -> TokenUsage:
         cost=None if cost is None else Decimal(str(cost)),
     )
     # endregion
-
-
 # --8<-- [end:usage-from-wire]
 
 
@@ -288,8 +276,6 @@ FINISH_REASONS: dict[str, StopReason] = {
 def stop_reason_from_wire(finish_reason: str) -> StopReason:
     """The ``StopReason`` for a ``finish_reason``; one nobody knows counts as the end of a turn."""
     return FINISH_REASONS.get(finish_reason, StopReason.END_TURN)
-
-
 # --8<-- [end:finish-reasons]
 
 
@@ -336,8 +322,6 @@ def chunk_events(chunk: dict[str, Any]) -> list[StreamEvent]:
         events.append(UsageUpdate(usage_from_wire(usage)))
     return events
     # endregion
-
-
 # --8<-- [end:chunk-events]
 
 
@@ -349,8 +333,6 @@ class PartialToolCall:
     id: str
     name: str
     arguments: list[str] = field(default_factory=list)
-
-
 # --8<-- [end:partial-call]
 
 
@@ -376,8 +358,6 @@ def parse_arguments(call: PartialToolCall) -> dict[str, Any]:
         )
     return arguments
     # endregion
-
-
 # --8<-- [end:parse-arguments]
 
 
@@ -412,7 +392,6 @@ class StreamAccumulator:
     def reasoning(self) -> str:
         """The reasoning received so far."""
         return "".join(self._reasoning)
-
     # --8<-- [end:accumulator-state]
 
     # --8<-- [start:accumulator-add]
@@ -447,7 +426,6 @@ class StreamAccumulator:
             case Done(stop_reason=stop_reason):
                 self.stop_reason = stop_reason
         # endregion
-
     # --8<-- [end:accumulator-add]
 
     # --8<-- [start:accumulator-turn]
@@ -488,10 +466,7 @@ class StreamAccumulator:
             reasoning=self.reasoning,
         )
         # endregion
-
     # --8<-- [end:accumulator-turn]
-
-
 # --8<-- [end:accumulator]
 
 
@@ -511,8 +486,6 @@ class StreamProvider(Protocol):
     ) -> AsyncIterator[StreamEvent]:
         """The turn as events, ending with ``Done`` (and possibly a last ``UsageUpdate``)."""
         ...
-
-
 # --8<-- [end:stream-provider]
 
 
@@ -543,8 +516,6 @@ def turn_events(turn: AssistantTurn, chunk_size: int = 4) -> list[StreamEvent]:
     events.append(UsageUpdate(turn.usage))
     return events
     # endregion
-
-
 # --8<-- [end:turn-events]
 
 
@@ -574,7 +545,6 @@ class MockStreamProvider:
     def add(self, item: AssistantTurn | str | list[StreamEvent]) -> None:
         """Append one more turn (or list of events) to the script."""
         self._script.append(item if isinstance(item, list) else as_turn(item))
-
     # --8<-- [end:mock-stream-head]
 
     # --8<-- [start:mock-stream-stream]
@@ -595,7 +565,6 @@ class MockStreamProvider:
         for event in events:
             yield event
         # endregion
-
     # --8<-- [end:mock-stream-stream]
 
     # --8<-- [start:mock-stream-complete]
@@ -604,10 +573,7 @@ class MockStreamProvider:
     ) -> AssistantTurn:
         """Stream the next turn and return it assembled."""
         return await collect(self.stream(messages, tools))
-
     # --8<-- [end:mock-stream-complete]
-
-
 # --8<-- [end:mock-stream-provider]
 
 
@@ -618,6 +584,4 @@ async def collect(events: AsyncIterator[StreamEvent], model: str | None = None) 
     async for event in events:
         accumulator.add(event)
     return accumulator.turn(model)
-
-
 # --8<-- [end:collect]

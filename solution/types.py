@@ -36,8 +36,6 @@ class _Frozen(BaseModel):
     """Base for claw's data: immutable, and strict about unknown fields."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-
 # --8<-- [end:frozen]
 
 
@@ -52,8 +50,6 @@ class ToolCall(_Frozen):
     id: str = Field(min_length=1)
     name: str = Field(min_length=1)
     arguments: dict[str, Any] = Field(default_factory=dict)
-
-
 # --8<-- [end:tool-call]
 
 
@@ -86,8 +82,6 @@ def content_text(content: Content) -> str:
     if isinstance(content, str):
         return content
     return "".join(part.text for part in content)
-
-
 # --8<-- [end:content]
 
 
@@ -102,8 +96,6 @@ class CacheControl(_Frozen):
 
     type: Literal["ephemeral"] = "ephemeral"
     ttl: Literal["5m", "1h"] | None = None
-
-
 # --8<-- [end:cache-control]
 
 
@@ -124,7 +116,6 @@ class Message(_Frozen):
     def text(self) -> str:
         """The content as plain text, for code that does not care about parts."""
         return content_text(self.content)
-
     # --8<-- [end:message-base]
 
     # --8<-- [start:message-machinery]
@@ -154,7 +145,6 @@ class Message(_Frozen):
         # told apart by role, once they all exist.
         union = cls.__dict__.get("_union")
         return handler(source if union is None else union)
-
     # --8<-- [end:message-machinery]
 
     # --8<-- [start:constructors]
@@ -203,7 +193,6 @@ class Message(_Frozen):
     def tool_error(cls, call_id: str, error: str) -> ToolResultMessage:
         """The tool call ``call_id`` failed; ``error`` tells the model why."""
         return ToolResultMessage(tool_call_id=call_id, content=error, is_error=True)
-
     # --8<-- [end:constructors]
 
 
@@ -213,8 +202,6 @@ def _breakpoint_needs_text(message: Message, cache_control: CacheControl | None)
         raise ValueError(
             "cache_control marks the end of the content to cache, so the content cannot be empty"
         )
-
-
 # --8<-- [end:breakpoint-rule]
 
 
@@ -276,8 +263,6 @@ class ToolResultMessage(Message):
     tool_call_id: str = Field(min_length=1)
     content: str
     is_error: bool = False
-
-
 # --8<-- [end:message-classes]
 
 
@@ -303,8 +288,6 @@ def dump_messages(messages: Sequence[Message]) -> str:
 def load_messages(text: str | bytes) -> list[Message]:
     """Parse JSON text made by ``dump_messages`` back into typed messages."""
     return MESSAGES.validate_json(text)
-
-
 # --8<-- [end:adapter]
 
 
@@ -322,8 +305,6 @@ class StopReason(StrEnum):
     """A safety filter stopped it."""
     ERROR = "error"
     """The provider reported an error while generating."""
-
-
 # --8<-- [end:stop-reason]
 
 
@@ -360,8 +341,6 @@ class TokenUsage(_Frozen):
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             cost=cost,
         )
-
-
 # --8<-- [end:usage]
 
 
@@ -410,8 +389,6 @@ class AssistantTurn(_Frozen):
         return Message.assistant(
             self.text, tool_calls=self.tool_calls, reasoning_content=self.reasoning
         )
-
-
 # --8<-- [end:turn]
 
 
@@ -441,8 +418,6 @@ class ToolOutput(_Frozen):
         if self.is_error:
             return Message.tool_error(call.id, self.content)
         return Message.tool_result(call.id, self.content)
-
-
 # --8<-- [end:tool-output]
 
 
@@ -501,7 +476,6 @@ class ToolDefinition(_Frozen):
         if required:
             parameters.setdefault("required", []).append(name)
         return self.model_copy(update={"parameters": parameters})
-
     # --8<-- [end:definition-param]
 
     # --8<-- [start:definition-from-model]
@@ -512,7 +486,6 @@ class ToolDefinition(_Frozen):
         schema.setdefault("properties", {})
         schema.setdefault("required", [])
         return cls(name=name, description=description, parameters=schema)
-
     # --8<-- [end:definition-from-model]
 
     @property
@@ -523,8 +496,6 @@ class ToolDefinition(_Frozen):
     def to_json(self) -> str:
         """The definition as compact JSON, e.g. to measure how many tokens it costs."""
         return json.dumps(self.model_dump(), separators=(",", ":"))
-
-
 # --8<-- [end:tool-definition]
 
 
@@ -552,8 +523,6 @@ class Tool(Protocol):
     async def run(self, arguments: dict[str, Any]) -> ToolOutput:
         """Run with the model's arguments. Report failures as ``ToolOutput.error``."""
         ...
-
-
 # --8<-- [end:protocols]
 
 
@@ -601,6 +570,4 @@ class ToolSet:
     def definitions(self) -> list[ToolDefinition]:
         """The definitions to send to the model, in the order the tools were added."""
         return [tool.definition for tool in self._tools.values()]
-
-
 # --8<-- [end:toolset]

@@ -60,8 +60,6 @@ def check_arguments(definition: ToolDefinition, arguments: dict[str, Any]) -> st
     )
 
 
-
-
 async def run_tool(tools: ToolSet, call: ToolCall) -> ToolOutput:
     """Run the tool ``call`` names, and always come back with a result for the model.
 
@@ -70,8 +68,6 @@ async def run_tool(tools: ToolSet, call: ToolCall) -> ToolOutput:
     missing (a stub), which is a bug to fix, not something the model can work around.
     """
     raise Todo("ch03", "find the tool, check the arguments, run it: every failure becomes a result")
-
-
 
 
 @dataclass(frozen=True)
@@ -87,13 +83,9 @@ class Step:
         return [self.turn.to_message(), *self.results]
 
 
-
-
 async def run_tools(tools: ToolSet, calls: Sequence[ToolCall]) -> tuple[ToolResultMessage, ...]:
     """Run ``calls`` one after another, in the order the model made them; one result each."""
     raise Todo("ch03", "one result message per call, in the order the model made the calls")
-
-
 
 
 async def single_turn(provider: Provider, messages: Sequence[Message], tools: ToolSet) -> Step:
@@ -102,8 +94,6 @@ async def single_turn(provider: Provider, messages: Sequence[Message], tools: To
     ``messages`` is not changed: ``step.messages`` is what to append to the history.
     """
     raise Todo("ch03", "ask the model once, showing it the tools; run the tools it asks for")
-
-
 
 
 class Finish(StrEnum):
@@ -153,8 +143,6 @@ class AgentResult:
     """The tokens (and cost, when known) of all of this run's turns together."""
 
 
-
-
 class AgentBase:
     """What every agent keeps: its tools, its history and its budget of turns."""
 
@@ -180,8 +168,6 @@ class AgentBase:
         self.history += context
 
 
-
-
 class SimpleAgent(AgentBase):
     """An agent that loops until the model stops asking for tools.
 
@@ -201,16 +187,12 @@ class SimpleAgent(AgentBase):
         super().__init__(tools, system=system, context=context, max_turns=max_turns)
         self.provider = provider
 
-
     async def run(self, prompt: str) -> AgentResult:
         """Add ``prompt`` to the conversation and loop until the model is done."""
         raise Todo(
             "ch03",
             "add the prompt, then run rounds until no tool is asked for or turns run out",
         )
-
-
-
 
 
 @dataclass(frozen=True)
@@ -280,7 +262,6 @@ class StreamingAgent(AgentBase):
         super().__init__(tools, system=system, context=context, max_turns=max_turns)
         self.provider = provider
 
-
     async def run(self, prompt: str) -> AsyncIterator[AgentEvent]:
         """Add ``prompt`` to the conversation; yield events until the model is done."""
         raise Todo(
@@ -288,6 +269,3 @@ class StreamingAgent(AgentBase):
             "chapter 3's loop, but each stream event is passed on the moment it arrives",
         )
         yield  # never reached; keeps this a generator
-
-
-

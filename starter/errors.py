@@ -92,5 +92,3 @@ class ServerError(ProviderHTTPError):
     """5xx: the server or the model behind it failed; trying again may work."""
 
     retryable = True
-
-

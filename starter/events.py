@@ -108,5 +108,3 @@ class EventSink:
             "ch07",
             "call every observer; a failure is logged once per observer, never raised",
         )
-
-

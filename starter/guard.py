@@ -222,5 +222,3 @@ def guard(
     controls = Controls(agent.tools, checks=checks, after=after)
     agent.gate = controls
     return Guarded(controls, permissions, safety, plan, hooks if hooks.registered else None)
-
-

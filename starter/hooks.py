@@ -108,8 +108,6 @@ class PromptBlocked:
     reason: str
 
 
-
-
 def matches(matcher: str | None, tool_name: str) -> bool:
     """Whether ``matcher`` picks ``tool_name``.
 
@@ -117,8 +115,6 @@ def matches(matcher: str | None, tool_name: str) -> bool:
     must match the whole name: ``"bash|edit"`` picks ``bash`` and ``edit``, not ``bash2``.
     """
     raise Todo("ch15", "empty, None and \"*\" match all; else re.fullmatch(matcher, tool_name)")
-
-
 
 
 def decide(event: str, data: Mapping[str, Any]) -> Verdict:
@@ -135,8 +131,6 @@ def decide(event: str, data: Mapping[str, Any]) -> Verdict:
     )
 
 
-
-
 def interpret(event: str, completed: Completed) -> Verdict:
     """What a command hook's exit code and output mean for ``event``.
 
@@ -147,8 +141,6 @@ def interpret(event: str, completed: Completed) -> Verdict:
     SessionStart, and ignored for the other events.
     """
     raise Todo("ch15", "2 blocks with stderr; not 0 warns; 0: JSON object -> decide; plain text")
-
-
 
 
 async def read_capped(stream: asyncio.StreamReader | None, limit: int) -> str:
@@ -171,8 +163,6 @@ def kill_group(process: asyncio.subprocess.Process) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
-
-
 async def run_command(
     hook: CommandHook, payload: Mapping[str, Any], cwd: Path, limit: int = MAX_OUTPUT
 ) -> Completed:
@@ -189,8 +179,6 @@ async def run_command(
     )
 
 
-
-
 async def call_python(hook: PythonHook, event: str, payload: dict[str, Any]) -> Verdict:
     """Call a Python hook (sync or async) and read what it returned.
 
@@ -198,8 +186,6 @@ async def call_python(hook: PythonHook, event: str, payload: dict[str, Any]) -> 
     raised by the hook is a warning too (``raised ValueError: ...``), never the agent's.
     """
     raise Todo("ch15", "call it; await the result if inspect.isawaitable; None, dict or a warning")
-
-
 
 
 def hook_name(hook: Hook) -> str:
@@ -285,7 +271,6 @@ class Hooks:
         logger.warning("%s", message)
         self.warnings.append(message)
 
-
     async def run_one(self, event: str, hook: Hook, payload: dict[str, Any]) -> Verdict:
         """Run one hook of any kind; a command that fails to answer is a warning."""
         if not isinstance(hook, CommandHook):
@@ -305,7 +290,6 @@ class Hooks:
         """
         raise Todo("ch15", "for each matching hook: run_one, warn, stop at a block, merge the rest")
 
-
     async def pre_tool_use(self, call: ToolCall) -> ToolCall | ToolOutput:
         """The PreToolUse ``Check``: block the call, change its arguments, or let it go on.
 
@@ -315,7 +299,6 @@ class Hooks:
         """
         raise Todo("ch15", "payload with tool_name, tool_input, tool_use_id; run; block or update")
 
-
     async def post_tool_use(self, call: ToolCall, output: ToolOutput) -> ToolOutput:
         """The PostToolUse ``After``: the tool has run; hooks may add to what the model sees.
 
@@ -323,7 +306,6 @@ class Hooks:
         ``additionalContext`` a paragraph of its own. ``is_error`` is kept.
         """
         raise Todo("ch15", "payload with tool_response {content, is_error}; run; append feedback")
-
 
     async def session_start(self) -> Verdict:
         """Run the SessionStart hooks, once per ``Hooks``; later calls do nothing."""
@@ -339,7 +321,6 @@ class Hooks:
     async def stop(self, active: bool) -> Verdict:
         """Run the Stop hooks; ``active`` tells them a Stop hook already sent the model back."""
         return await self.run("Stop", self.payload("Stop", stop_hook_active=active))
-
 
 
 async def run_with_hooks(
@@ -375,5 +356,3 @@ async def run_with_hooks(
         if not verdict.block:
             return
         prompt = f"A Stop hook asks you to go on: {verdict.reason}"
-
-

@@ -43,16 +43,12 @@ class InstructionFile:
     """Why the text is cut or missing, for the model to see; ``None`` when it is whole."""
 
 
-
-
 def repository_root(start: Path) -> Path | None:
     """The nearest of ``start`` and its ancestors that holds ``.git``; ``None`` outside a repo.
 
     ``.git`` may be a directory (a normal clone) or a file (a worktree or a submodule).
     """
     raise Todo("ch08", "look in start, then each parent in turn, for a .git entry of any kind")
-
-
 
 
 def instruction_directories(cwd: Path) -> list[Path]:
@@ -75,8 +71,6 @@ def discover_instructions(cwd: Path, user_file: Path | None = None) -> list[Path
     )
 
 
-
-
 def read_instruction_file(path: Path, max_chars: int = MAX_FILE_CHARS) -> InstructionFile:
     """Read ``path`` as UTF-8, keeping at most ``max_chars`` characters.
 
@@ -88,8 +82,6 @@ def read_instruction_file(path: Path, max_chars: int = MAX_FILE_CHARS) -> Instru
         "ch08",
         "bytes, then strict UTF-8; OSError and UnicodeDecodeError become notes; then cut",
     )
-
-
 
 
 def format_instructions(files: Sequence[InstructionFile]) -> str:
@@ -111,8 +103,6 @@ def load_instructions(
     raise Todo("ch08", "discover, read each file, and format them all into one DeveloperMessage")
 
 
-
-
 def keep_developer_role(
     messages: Sequence[Message], wire: Sequence[dict[str, Any]]
 ) -> list[dict[str, Any]]:
@@ -127,5 +117,3 @@ def keep_developer_role(
         "ch08",
         "pair each message with its wire dict; a DeveloperMessage's copy gets the role",
     )
-
-

@@ -72,8 +72,6 @@ class Limits:
                 raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
 
 
-
-
 def truncation_note(cut_bytes: int, cut_lines: int) -> str:
     """The line that replaces what ``truncate_output`` cut: how much, and how to see it."""
     lines = "line" if cut_lines == 1 else "lines"
@@ -82,8 +80,6 @@ def truncation_note(cut_bytes: int, cut_lines: int) -> str:
         "shown. To see them, ask for a smaller part: read the file with offset and limit, "
         "or narrow the command or the search.]"
     )
-
-
 
 
 def truncate_output(text: str, limit: int) -> str:
@@ -97,8 +93,6 @@ def truncate_output(text: str, limit: int) -> str:
         "ch07",
         "cut at a character boundary within limit bytes, at a line end if one is near",
     )
-
-
 
 
 class StuckDetector:
@@ -125,13 +119,9 @@ class StuckDetector:
         )
 
 
-
-
 def history_chars(messages: Sequence[Message]) -> int:
     """How many characters ``messages`` take as JSON: what ``max_history_chars`` limits."""
     raise Todo("ch07", "the size of the history as the JSON text dump_messages makes")
-
-
 
 
 class Interrupted(Exception):
@@ -157,8 +147,6 @@ class RunState:
     def finished(self, reason: Finish) -> RunFinished:
         """The event that ends the run for ``reason``."""
         return RunFinished(reason, self.steps, self.text, self.usage)
-
-
 
 
 class Agent(AgentBase):
@@ -238,7 +226,6 @@ class Agent(AgentBase):
                 self.sink.emit(event)
                 yield event
 
-
     async def race(self, awaitable: Awaitable[T]) -> T:
         """Await ``awaitable``, unless ``cancel()`` is called first: then raise ``Interrupted``.
 
@@ -251,11 +238,9 @@ class Agent(AgentBase):
             "race the work against the cancel Event; cancel and await whichever loses",
         )
 
-
     async def execute(self, call: ToolCall) -> ToolOutput:
         """Answer one call: the gate may answer it instead of the tool; long output is cut."""
         raise Todo("ch07", "ask the gate first; run the tool if it let the call through; truncate")
-
 
     async def run_calls(
         self, step: int, calls: Sequence[ToolCall], first: int
@@ -276,7 +261,6 @@ class Agent(AgentBase):
             "for each call: report it, time it, race it, put its result in the history",
         )
 
-
     async def step(self, state: RunState) -> AsyncIterator[Event]:
         """One step: stream a turn, passing each event on, then run the tools it asks for.
 
@@ -288,11 +272,9 @@ class Agent(AgentBase):
         )
         yield  # never reached; keeps this a generator
 
-
     def why_stop(self, state: RunState) -> Finish | None:
         """Between steps: the reason to end the run now, or ``None`` to take another step."""
         raise Todo("ch07", "the step's own finish, cancel, a requested finish, stuck, steps, size")
-
 
     async def loop(self, prompt: str) -> AsyncGenerator[Event, None]:
         """The run itself: steps until ``why_stop`` gives a reason, then ``RunFinished``.
@@ -303,4 +285,3 @@ class Agent(AgentBase):
         """
         raise Todo("ch07", "fresh state; step until why_stop says; Interrupted and CancelledError")
         yield  # never reached; keeps this a generator
-

@@ -102,8 +102,6 @@ def show(event: Event, out: TextIO) -> None:
     out.flush()
 
 
-
-
 def build_agent(
     provider: OpenRouterProvider, cwd: Path, *, web: bool = False, limits: Limits | None = None
 ) -> Agent:
@@ -118,8 +116,6 @@ def build_agent(
         limits=limits or Limits(),
         concurrent=True,
     )
-
-
 
 
 GUARD_CHAPTERS = frozenset({"ch13", "ch14", "ch15", "ch16"})
@@ -226,8 +222,6 @@ def cli() -> None:
         if todo.chapter in GUARD_CHAPTERS:
             print("claw: --unguarded runs claw without chapters 13 to 16", file=sys.stderr)
         sys.exit(1)
-
-
 
 
 if __name__ == "__main__":

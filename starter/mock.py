@@ -19,8 +19,6 @@ class MockProviderExhausted(ProviderError):
     """The mock was called more often than its script has turns."""
 
 
-
-
 @dataclass(frozen=True)
 class ProviderCall:
     """One call received by a ``MockProvider``: what the agent sent, as it was at that moment."""
@@ -34,15 +32,11 @@ class ProviderCall:
         return tuple(tool.name for tool in self.tools)
 
 
-
-
 def as_turn(turn: AssistantTurn | str) -> AssistantTurn:
     """Accept a plain string as shorthand for a text-only turn that ends the conversation."""
     if isinstance(turn, str):
         return AssistantTurn(text=turn)
     return turn
-
-
 
 
 class MockProvider:
@@ -61,7 +55,6 @@ class MockProvider:
             "keep your own first-in, first-out copy of the script, and an empty call log",
         )
 
-
     def add(self, turn: AssistantTurn | str) -> None:
         """Append one more turn to the end of the script."""
         raise Todo(
@@ -69,12 +62,10 @@ class MockProvider:
             "the new turn waits behind every turn already scripted; a string is allowed",
         )
 
-
     @property
     def remaining(self) -> int:
         """How many scripted turns have not been handed out yet."""
         raise Todo("ch01", "how many turns are still waiting to be handed out?")
-
 
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
@@ -87,6 +78,3 @@ class MockProvider:
             "ch01",
             "write the call down before anything can fail, then hand out the oldest turn",
         )
-
-
-

@@ -65,8 +65,6 @@ class Approval(StrEnum):
     """Yes, and don't ask again in this project (an allow rule in the settings file)."""
 
 
-
-
 Approver = Callable[[ToolCall, str], Awaitable[Approval]]
 """Asks the user about a call: given the call and why it needs approval, returns the answer."""
 
@@ -131,8 +129,6 @@ def parse_rule(text: str) -> Rule:
     raise Todo("ch13", "split \"Tool(specifier)\" at the first \"(\"; it must end with \")\"")
 
 
-
-
 def command_matches(pattern: str, command: str) -> bool:
     """Whether one simple ``command`` matches a ``Bash(...)`` specifier.
 
@@ -141,8 +137,6 @@ def command_matches(pattern: str, command: str) -> bool:
     nothing (``git *`` matches ``git``); anything else must equal the command.
     """
     raise Todo("ch13", "\"prefix:*\" is a word-boundary prefix; \"*\" is a wildcard; else exact")
-
-
 
 
 SEPARATOR_CHARS = frozenset("&|;\n()")
@@ -182,8 +176,6 @@ def split_command(command: str) -> list[str]:
     raise Todo("ch13", "look for UNSAFE syntax, then lex with shlex (punctuation_chars) and split")
 
 
-
-
 def path_matches(pattern: str, path: str, root: Path, home: Path | None = None) -> bool:
     """Whether ``path`` (relative to ``root``, or absolute) matches a gitignore-style pattern.
 
@@ -193,8 +185,6 @@ def path_matches(pattern: str, path: str, root: Path, home: Path | None = None) 
     matches when the pattern covers what is in it (``secrets/**`` matches ``secrets``).
     """
     raise Todo("ch13", "pick the base folder from the prefix, make path relative to it, pathspec")
-
-
 
 
 def host_of(url: str) -> str:
@@ -228,8 +218,6 @@ def call_subjects(call: ToolCall) -> list[str] | None:
     return None
 
 
-
-
 @dataclass(frozen=True)
 class Verdict:
     """A decision, and why: the rule that matched, or what the mode says."""
@@ -248,8 +236,6 @@ def mode_default(mode: Mode, name: str) -> Decision:
     if mode is Mode.PLAN and name != "web_fetch":  # web_fetch only reads, if off the machine
         return Decision.DENY
     return Decision.ASK
-
-
 
 
 class Permissions:
@@ -297,7 +283,6 @@ class Permissions:
         lists = permission_rules(Path(root) / SETTINGS_FILE)
         return cls(root, **lists, **options)  # type: ignore[arg-type]
 
-
     def rule_matches(self, rule: Rule, name: str, subject: str | None) -> bool:
         """Whether ``rule`` matches a call to ``name`` about ``subject``.
 
@@ -325,7 +310,6 @@ class Permissions:
         """
         raise Todo("ch13", "for deny, ask, allow in that order, the first matching rule decides")
 
-
     def decide(self, call: ToolCall) -> Verdict:
         """The verdict for a whole call: the worst verdict of its subjects.
 
@@ -333,7 +317,6 @@ class Permissions:
         wins over an ask, an ask over an allow.
         """
         raise Todo("ch13", "split a bash command; a deny anywhere wins, then an ask, else allow")
-
 
     def allow_rules_for(self, call: ToolCall) -> list[str]:
         """The allow rules an "always" answer adds: one per simple command or path."""
@@ -372,4 +355,3 @@ class Permissions:
             f"Permission denied: the {call.name} call did not run because {reason}. "
             "Do not try to reach the same result another way; ask the user if you need it."
         )
-

@@ -69,8 +69,6 @@ class PlanModeError(RuntimeError):
     """A change of state the table does not allow, such as approving while planning."""
 
 
-
-
 def refusal(tool: str) -> str:
     """What the model is told when it calls ``tool``, a tool that changes things, while planning."""
     return (
@@ -116,8 +114,6 @@ def plan_mode_message() -> DeveloperMessage:
     return DeveloperMessage(content=PLAN_MODE_NOTE)
 
 
-
-
 class PlanMode:
     """The plan-mode state machine, and the check that gates tool calls by it.
 
@@ -147,11 +143,9 @@ class PlanMode:
         if planning:
             self.enter()
 
-
     def _move(self, event: str) -> None:
         """Change state for ``event`` as ``TRANSITIONS`` says, or raise ``PlanModeError``."""
         raise Todo("ch16", "look the event up in TRANSITIONS; refuse it from any other state")
-
 
     def enter(self) -> None:
         """Start planning (again): only read-only tools run; ``exit_plan_mode`` is available."""
@@ -178,14 +172,12 @@ class PlanMode:
             "move back to planning, drop the plan, return the prompt with the feedback",
         )
 
-
     async def check(self, call: ToolCall) -> ToolCall | ToolOutput:
         """Chapter 16's check for ``Controls``: while planning, only read-only tools go on."""
         raise Todo(
             "ch16",
             "executing: all but exit_plan_mode go on; planning: read-only tools only",
         )
-
 
 
 class ExitPlanModeArguments(ToolArguments):
@@ -218,5 +210,3 @@ class ExitPlanModeTool(ArgumentsTool[ExitPlanModeArguments]):
     async def call(self, args: ExitPlanModeArguments) -> ToolOutput:
         """Hand the plan to plan mode; outside planning, an error result, never an exception."""
         raise Todo("ch16", "submit the plan while planning; any other state is an error result")
-
-

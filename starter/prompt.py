@@ -53,8 +53,6 @@ class Environment:
     """The repository's facts, or ``None`` when the working directory is not in one."""
 
 
-
-
 def run_git(arguments: Sequence[str], cwd: Path, timeout: float = GIT_TIMEOUT) -> str | None:
     """The standard output of ``git *arguments`` run in ``cwd``; ``None`` if it failed.
 
@@ -102,16 +100,12 @@ def gather_environment(
     )
 
 
-
-
 def section(title: str, body: str) -> str:
     """One section of the prompt: a ``## title`` heading, a blank line, then ``body``.
 
     Blank lines around ``body`` are dropped, so sections join with exactly one blank line.
     """
     raise Todo("ch08", "a Markdown heading, a blank line, the body without blank lines around it")
-
-
 
 
 IDENTITY = """\
@@ -124,8 +118,6 @@ that does the job, and say what you changed. When the request is unclear, ask.""
 def identity_section() -> str:
     """Who the model is and how it should work: the same text in every session."""
     return section("Identity", IDENTITY)
-
-
 
 
 TOOL_GUIDANCE = """\
@@ -148,8 +140,6 @@ def tool_section(tools: Sequence[ToolDefinition]) -> str:
     )
 
 
-
-
 def capped_status(lines: Sequence[str], limit: int = MAX_STATUS_LINES) -> list[str]:
     """At most ``limit`` status lines, then ``... and N more`` if some were left out."""
     raise Todo(
@@ -165,8 +155,6 @@ def environment_section(environment: Environment, max_status_lines: int = MAX_ST
     ``Git repository: no``.
     """
     raise Todo("ch08", "one \"Name: value\" line per fact; git's lines only inside a repository")
-
-
 
 
 def system_prompt(environment: Environment, tools: Sequence[ToolDefinition]) -> str:
@@ -190,5 +178,3 @@ def opening_messages(
         "ch08",
         "a SystemMessage with the prompt, then the developer message if there is one",
     )
-
-

@@ -72,8 +72,6 @@ def is_read_only(tool: object) -> bool:
     )
 
 
-
-
 def batches(calls: Sequence[ToolCall], tools: ToolSet) -> list[list[ToolCall]]:
     """Split ``calls`` into the groups that may run together, keeping their order.
 
@@ -82,8 +80,6 @@ def batches(calls: Sequence[ToolCall], tools: ToolSet) -> list[list[ToolCall]]:
     ``calls`` again, in the same order.
     """
     raise Todo("ch12", "runs of consecutive read-only calls together; every other call alone")
-
-
 
 
 async def run_batch(
@@ -99,8 +95,6 @@ async def run_batch(
     raise Todo("ch12", "one task per call in an asyncio.TaskGroup; unwrap the group's first error")
 
 
-
-
 def timed(
     work: Callable[[ToolCall], Awaitable[T]],
 ) -> Callable[[ToolCall], Coroutine[Any, Any, tuple[T, float]]]:
@@ -112,8 +106,6 @@ def timed(
         return result, time.monotonic() - started
 
     return run
-
-
 
 
 async def run_in_batches(
@@ -133,8 +125,6 @@ async def run_in_batches(
     yield  # never reached; keeps this a generator
 
 
-
-
 def default_tools(root: Path | str = ".", *, web: bool = False) -> ToolSet:
     """Claw's standard tools, working in ``root``; ``web_fetch`` too if ``web`` is true.
 
@@ -144,5 +134,4 @@ def default_tools(root: Path | str = ".", *, web: bool = False) -> ToolSet:
     read, whichever tool read or wrote them.
     """
     raise Todo("ch12", "one FileTracker for the four file tools; web_fetch only when asked for")
-
 

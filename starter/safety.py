@@ -79,49 +79,20 @@ PROTECTED = (
     Protected((".git/*", "*/.git/*", ".git", "*/.git"), "git's own data"),
     Protected((".env", ".env.*", "*/.env", "*/.env.*"), "environment secrets", secret=True),
     Protected(
-        (
-            ".claw/settings*.json",
-            ".claude/settings*.json",
-            "*/.claw/settings*.json",
-            "*/.claude/settings*.json",
-        ),
+        (".claw/settings*.json", ".claude/settings*.json", "*/.claw/settings*.json",
+         "*/.claude/settings*.json"),
         "claw's settings, which grant permissions",
     ),
     Protected(
-        (
-            "id_rsa*",
-            "id_dsa*",
-            "id_ecdsa*",
-            "id_ed25519*",
-            "*.pem",
-            "*.key",
-            "*/id_rsa*",
-            "*/id_dsa*",
-            "*/id_ecdsa*",
-            "*/id_ed25519*",
-            "*/*.pem",
-            "*/*.key",
-            ".ssh/*",
-            "*/.ssh/*",
-        ),
+        ("id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*.pem", "*.key",
+         "*/id_rsa*", "*/id_dsa*", "*/id_ecdsa*", "*/id_ed25519*", "*/*.pem", "*/*.key",
+         ".ssh/*", "*/.ssh/*"),
         "a private key",
         secret=True,
     ),
     Protected(
-        (
-            ".bashrc",
-            ".bash_profile",
-            ".profile",
-            ".zshrc",
-            ".zprofile",
-            ".zshenv",
-            "*/.bashrc",
-            "*/.bash_profile",
-            "*/.profile",
-            "*/.zshrc",
-            "*/.zprofile",
-            "*/.zshenv",
-        ),
+        (".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".zshenv",
+         "*/.bashrc", "*/.bash_profile", "*/.profile", "*/.zshrc", "*/.zprofile", "*/.zshenv"),
         "a shell start-up file, which runs on every new shell",
     ),
 )
@@ -171,8 +142,6 @@ class Sandbox:
         raise Todo("ch14", "resolve; before_open; walk the parts below the root with dir_fd")
 
 
-
-
 def touched_paths(call: ToolCall) -> list[str]:
     """The paths ``call`` would touch, as the model wrote them; ``[]`` for ``bash`` and others.
 
@@ -216,9 +185,9 @@ def patch_paths(patch: str) -> list[str]:
     return found
 
 
-
-
-def protected_reason(relative: str, *, reading: bool, allow: Sequence[str] = ()) -> str | None:
+def protected_reason(
+    relative: str, *, reading: bool, allow: Sequence[str] = ()
+) -> str | None:
     """Why the file at ``relative`` is protected from this kind of call, or ``None``.
 
     ``relative`` is the resolved path relative to its root, with ``/``. ``None`` also when
@@ -233,8 +202,6 @@ def protected_reason(relative: str, *, reading: bool, allow: Sequence[str] = ())
         "ch14",
         "lower-case; allow first; then each Protected, skipping non-secrets for reads",
     )
-
-
 
 
 SEPARATORS = frozenset(";&|()\n")
@@ -285,8 +252,6 @@ def split_pipelines(command: str) -> list[list[list[str]]]:
     raise Todo("ch14", "shlex(punctuation_chars=True), newline as punctuation; split on SEPARATORS")
 
 
-
-
 def command_words(words: Sequence[str]) -> list[str]:
     """``words`` without leading ``NAME=value`` settings and wrappers such as ``sudo``.
 
@@ -308,26 +273,8 @@ def command_words(words: Sequence[str]) -> list[str]:
     return rest
 
 
-EVERYTHING = frozenset(
-    {
-        "/",
-        "/*",
-        "~",
-        "~/",
-        "~/*",
-        "$HOME",
-        "${HOME}",
-        "$HOME/",
-        "$HOME/*",
-        ".",
-        "./",
-        "*",
-        "./*",
-        "..",
-        "../",
-        "../*",
-    }
-)
+EVERYTHING = frozenset({"/", "/*", "~", "~/", "~/*", "$HOME", "${HOME}", "$HOME/", "$HOME/*",
+                        ".", "./", "*", "./*", "..", "../", "../*"})
 """Targets that mean a whole disk, the home folder, or the whole workspace."""
 
 SAFE_DEVICES = re.compile(r"/dev/(null|zero|stdout|stderr|stdin|tty|fd/\d+|u?random)")
@@ -351,8 +298,8 @@ def is_everything(target: str) -> bool:
 def recursive(flags: Iterable[str]) -> bool:
     """Whether ``flags`` ask for recursion (``-r``, ``-R``, ``-rf``, ``--recursive``)."""
     return any(
-        flag == "--recursive"
-        or (flag.startswith("-") and not flag.startswith("--") and ("r" in flag or "R" in flag))
+        flag == "--recursive" or (flag.startswith("-") and not flag.startswith("--")
+                                  and ("r" in flag or "R" in flag))
         for flag in flags
     )
 
@@ -365,8 +312,6 @@ def dangerous(words: Sequence[str], next_stage: Sequence[str] | None = None) -> 
     raise Todo("ch14", "rm/chmod/chown -R on everything; devices; mkfs; dd of=; push -f; curl | sh")
 
 
-
-
 def check_command(command: str) -> str | None:
     """Why ``command`` is refused (the first reason found), or ``None`` to let it run.
 
@@ -377,8 +322,6 @@ def check_command(command: str) -> str | None:
         "ch14",
         "FORK_BOMB.search(command); then dangerous(stage, next stage) for each stage",
     )
-
-
 
 
 class SafetyChecks:
@@ -413,5 +356,3 @@ class SafetyChecks:
         if reason is None:
             return call
         return ToolOutput.error(f"{PREFIX}: {reason}")
-
-

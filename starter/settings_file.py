@@ -73,5 +73,3 @@ def add_rule(path: Path, list_name: str, rule: str) -> None:
         "ch13",
         "read the settings (or {}), append the rule once, write it with atomic_write",
     )
-
-

@@ -88,8 +88,6 @@ class ServerSentEvent:
     id: str | None = None
 
 
-
-
 def parse_sse_line(line: str) -> tuple[str, str] | None:
     """Split one non-blank line of an event stream into ``(field, value)``.
 
@@ -98,8 +96,6 @@ def parse_sse_line(line: str) -> tuple[str, str] | None:
     value; one space after the colon, if present, is not part of the value.
     """
     raise Todo("ch05a", "a comment gives None; any other line is a field name, a colon and a value")
-
-
 
 
 MAX_EVENT_CHARS = 4 * 2**20
@@ -145,7 +141,6 @@ class SSEDecoder:
                 limit=self.max_event_chars,
             )
 
-
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """Add bytes from the stream; return the events they complete, in order."""
         raise Todo(
@@ -153,14 +148,12 @@ class SSEDecoder:
             "decode the bytes, cut the text into complete lines, keep the unfinished rest",
         )
 
-
     def _line(self, line: str) -> ServerSentEvent | None:
         """Process one complete line; return an event when the line is the blank that ends one."""
         raise Todo(
             "ch05a",
             "a blank line ends the event if it has data; any other line sets one field",
         )
-
 
     def close(self) -> ServerSentEvent | None:
         """The stream has ended: the event it was in the middle of, if that has data.
@@ -174,14 +167,9 @@ class SSEDecoder:
         return self._line("")
 
 
-
-
-
 def usage_from_wire(usage: dict[str, Any]) -> TokenUsage:
     """Read an OpenAI-style ``usage`` object, including OpenRouter's ``cost`` in dollars."""
     raise Todo("ch05a", "OpenAI names for the token counts; the cost is money and may be missing")
-
-
 
 
 FINISH_REASONS: dict[str, StopReason] = {
@@ -200,8 +188,6 @@ def stop_reason_from_wire(finish_reason: str) -> StopReason:
     return FINISH_REASONS.get(finish_reason, StopReason.END_TURN)
 
 
-
-
 def chunk_events(chunk: dict[str, Any]) -> list[StreamEvent]:
     """The events in one OpenAI-style ``chat.completion.chunk``, in the order they happened.
 
@@ -217,8 +203,6 @@ def chunk_events(chunk: dict[str, Any]) -> list[StreamEvent]:
     )
 
 
-
-
 @dataclass
 class PartialToolCall:
     """A tool call while its pieces are still arriving."""
@@ -228,16 +212,12 @@ class PartialToolCall:
     arguments: list[str] = field(default_factory=list)
 
 
-
-
 def parse_arguments(call: PartialToolCall) -> dict[str, Any]:
     """The finished JSON arguments of ``call`` as a dict; empty text means no arguments."""
     raise Todo(
         "ch05a",
         "join the fragments and parse them once; only an object (or nothing) will do",
     )
-
-
 
 
 class StreamAccumulator:
@@ -270,14 +250,12 @@ class StreamAccumulator:
         """The reasoning received so far."""
         return "".join(self._reasoning)
 
-
     def add(self, event: StreamEvent) -> None:
         """Take one event into account."""
         raise Todo(
             "ch05a",
             "one case per event type; pieces of tool calls are filed by their index",
         )
-
 
     def turn(self, model: str | None = None) -> AssistantTurn:
         """The finished turn. Raises ``StreamError`` if no ``Done`` event arrived.
@@ -289,9 +267,6 @@ class StreamAccumulator:
             "ch05a",
             "no Done is an error; a cut-off turn runs no calls; calls mean TOOL_USE",
         )
-
-
-
 
 
 @runtime_checkable
@@ -311,8 +286,6 @@ class StreamProvider(Protocol):
         ...
 
 
-
-
 def turn_events(turn: AssistantTurn, chunk_size: int = 4) -> list[StreamEvent]:
     """The events a server might send for ``turn``: its text and arguments in small pieces.
 
@@ -323,8 +296,6 @@ def turn_events(turn: AssistantTurn, chunk_size: int = 4) -> list[StreamEvent]:
         "ch05a",
         "what a server might send: reasoning, text, each call, stop reason and usage",
     )
-
-
 
 
 class MockStreamProvider:
@@ -352,14 +323,12 @@ class MockStreamProvider:
         """Append one more turn (or list of events) to the script."""
         self._script.append(item if isinstance(item, list) else as_turn(item))
 
-
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AsyncIterator[StreamEvent]:
         """Record the call, then yield the next scripted turn's events one by one."""
         raise Todo("ch05a", "record the call first, then play the next script item as events")
         yield  # never reached; keeps this a generator
-
 
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
@@ -368,14 +337,9 @@ class MockStreamProvider:
         return await collect(self.stream(messages, tools))
 
 
-
-
-
 async def collect(events: AsyncIterator[StreamEvent], model: str | None = None) -> AssistantTurn:
     """Consume a stream of events and return the finished turn."""
     accumulator = StreamAccumulator()
     async for event in events:
         accumulator.add(event)
     return accumulator.turn(model)
-
-

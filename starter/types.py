@@ -37,8 +37,6 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-
-
 class ToolCall(_Frozen):
     """The model's request to run one tool.
 
@@ -49,8 +47,6 @@ class ToolCall(_Frozen):
     id: str = Field(min_length=1)
     name: str = Field(min_length=1)
     arguments: dict[str, Any] = Field(default_factory=dict)
-
-
 
 
 def _require_unique_ids(calls: Sequence[ToolCall]) -> None:
@@ -82,8 +78,6 @@ def content_text(content: Content) -> str:
     return "".join(part.text for part in content)
 
 
-
-
 class CacheControl(_Frozen):
     """A prompt-caching breakpoint: the prompt may be cached up to the end of this content.
 
@@ -94,8 +88,6 @@ class CacheControl(_Frozen):
 
     type: Literal["ephemeral"] = "ephemeral"
     ttl: Literal["5m", "1h"] | None = None
-
-
 
 
 class Message(_Frozen):
@@ -114,7 +106,6 @@ class Message(_Frozen):
     def text(self) -> str:
         """The content as plain text, for code that does not care about parts."""
         return content_text(self.content)
-
 
     _union: ClassVar[Any] = None
     """The union of the five classes, set once they exist (see the end of this section)."""
@@ -142,7 +133,6 @@ class Message(_Frozen):
         # told apart by role, once they all exist.
         union = cls.__dict__.get("_union")
         return handler(source if union is None else union)
-
 
     @classmethod
     def system(
@@ -191,14 +181,11 @@ class Message(_Frozen):
         return ToolResultMessage(tool_call_id=call_id, content=error, is_error=True)
 
 
-
 def _breakpoint_needs_text(message: Message, cache_control: CacheControl | None) -> None:
     if cache_control is not None and not message.text:
         raise ValueError(
             "cache_control marks the end of the content to cache, so the content cannot be empty"
         )
-
-
 
 
 class SystemMessage(Message):
@@ -260,8 +247,6 @@ class ToolResultMessage(Message):
     is_error: bool = False
 
 
-
-
 Message._union = Annotated[
     SystemMessage | DeveloperMessage | UserMessage | AssistantMessage | ToolResultMessage,
     Field(discriminator="role"),
@@ -282,8 +267,6 @@ def load_messages(text: str | bytes) -> list[Message]:
     return MESSAGES.validate_json(text)
 
 
-
-
 class StopReason(StrEnum):
     """Why the model stopped producing output."""
 
@@ -297,8 +280,6 @@ class StopReason(StrEnum):
     """A safety filter stopped it."""
     ERROR = "error"
     """The provider reported an error while generating."""
-
-
 
 
 class TokenUsage(_Frozen):
@@ -333,8 +314,6 @@ class TokenUsage(_Frozen):
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             cost=cost,
         )
-
-
 
 
 class AssistantTurn(_Frozen):
@@ -383,8 +362,6 @@ class AssistantTurn(_Frozen):
         )
 
 
-
-
 class ToolOutput(_Frozen):
     """What a tool returns: text for the model, and whether it describes an error.
 
@@ -410,8 +387,6 @@ class ToolOutput(_Frozen):
         if self.is_error:
             return Message.tool_error(call.id, self.content)
         return Message.tool_result(call.id, self.content)
-
-
 
 
 def _empty_schema() -> dict[str, Any]:
@@ -466,7 +441,6 @@ class ToolDefinition(_Frozen):
             parameters.setdefault("required", []).append(name)
         return self.model_copy(update={"parameters": parameters})
 
-
     @classmethod
     def from_model(cls, name: str, description: str, arguments: type[BaseModel]) -> ToolDefinition:
         """Describe a tool whose arguments are the fields of a pydantic model."""
@@ -474,7 +448,6 @@ class ToolDefinition(_Frozen):
         schema.setdefault("properties", {})
         schema.setdefault("required", [])
         return cls(name=name, description=description, parameters=schema)
-
 
     @property
     def required(self) -> tuple[str, ...]:
@@ -484,8 +457,6 @@ class ToolDefinition(_Frozen):
     def to_json(self) -> str:
         """The definition as compact JSON, e.g. to measure how many tokens it costs."""
         return json.dumps(self.model_dump(), separators=(",", ":"))
-
-
 
 
 @runtime_checkable
@@ -511,8 +482,6 @@ class Tool(Protocol):
     async def run(self, arguments: dict[str, Any]) -> ToolOutput:
         """Run with the model's arguments. Report failures as ``ToolOutput.error``."""
         ...
-
-
 
 
 class ToolSet:
@@ -558,5 +527,3 @@ class ToolSet:
     def definitions(self) -> list[ToolDefinition]:
         """The definitions to send to the model, in the order the tools were added."""
         return [tool.definition for tool in self._tools.values()]
-
-

@@ -105,8 +105,6 @@ def content_to_wire(
         parts[-1]["cache_control"] = cache_control.model_dump(exclude_none=True)
     return parts
     # endregion
-
-
 # --8<-- [end:content-to-wire]
 
 
@@ -122,9 +120,8 @@ def message_to_wire(message: Message) -> dict[str, Any]:
     # region ch05b: one dict per role; the wire differs from claw in a few small ways
     # more: match on the message classes; content_to_wire; json.dumps arguments; "Error: "
     match message:
-        case (
-            SystemMessage(content=content, cache_control=cache)
-            | DeveloperMessage(content=content, cache_control=cache)
+        case SystemMessage(content=content, cache_control=cache) | DeveloperMessage(
+            content=content, cache_control=cache
         ):
             return {"role": "system", "content": content_to_wire(content, cache)}
         case UserMessage(content=content):
@@ -157,8 +154,6 @@ def message_to_wire(message: Message) -> dict[str, Any]:
             }
     raise TypeError(f"not a message: {message!r}")
     # endregion
-
-
 # --8<-- [end:message-to-wire]
 
 
@@ -176,8 +171,6 @@ def tool_to_wire(tool: ToolDefinition) -> dict[str, Any]:
         },
     }
     # endregion
-
-
 # --8<-- [end:tool-to-wire]
 
 
@@ -217,8 +210,6 @@ def turn_from_wire(body: Any) -> AssistantTurn:
         accumulator.add(Done(StopReason.END_TURN))  # some servers leave finish_reason out
     return accumulator.turn(body.get("model"))
     # endregion
-
-
 # --8<-- [end:turn-from-wire]
 
 
@@ -259,8 +250,6 @@ def error_from_body(
         kind = ERRORS.get(status, BadRequestError)
     return kind(status, message, retry_after=retry_after)
     # endregion
-
-
 # --8<-- [end:errors]
 
 
@@ -278,8 +267,6 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
 # --8<-- [end:retry-after]
 
 
@@ -312,8 +299,6 @@ class RetryPolicy:
         # "Equal jitter": half fixed, half random, so clients that failed together spread out.
         return backoff / 2 + rng.uniform(0, backoff / 2)
         # endregion
-
-
 # --8<-- [end:retry-policy]
 
 
@@ -352,8 +337,6 @@ def clean_api_key(key: str) -> str:
             "key is printable ASCII only: check it for a copy-paste slip",
         )
     return key
-
-
 # --8<-- [end:api-key]
 
 
@@ -379,10 +362,9 @@ def server_shape(what: str) -> Iterator[None]:
         raise MalformedResponseError(f"{what} is not valid: {problems}") from error
     except (AttributeError, KeyError, TypeError, ValueError, ArithmeticError) as error:
         raise MalformedResponseError(
-            f"{what} does not have the shape of a chat completion ({type(error).__name__}: {error})"
+            f"{what} does not have the shape of a chat completion "
+            f"({type(error).__name__}: {error})"
         ) from error
-
-
 # --8<-- [end:server-shape]
 
 
@@ -559,8 +541,6 @@ class CallLimits:
             setting="timeout",
             seconds=self.timeout,
         )
-
-
 # --8<-- [end:call-limits]
 
 
@@ -641,7 +621,6 @@ class OpenRouterProvider:
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._clock = clock
-
     # --8<-- [end:init]
 
     # --8<-- [start:lifecycle]
@@ -664,7 +643,6 @@ class OpenRouterProvider:
         traceback: TracebackType | None,
     ) -> None:
         await self.aclose()
-
     # --8<-- [end:lifecycle]
 
     # --8<-- [start:request-body]
@@ -695,7 +673,6 @@ class OpenRouterProvider:
             body["temperature"] = self.temperature
         return body
         # endregion
-
     # --8<-- [end:request-body]
 
     # --8<-- [start:redact]
@@ -704,7 +681,6 @@ class OpenRouterProvider:
         if self._api_key and len(self._api_key) >= 8:
             return text.replace(self._api_key, "[redacted]")
         return text
-
     # --8<-- [end:redact]
 
     # --8<-- [start:describe]
@@ -734,7 +710,6 @@ class OpenRouterProvider:
             timeout=self.timeout,
             clock=self._clock,
         )
-
     # --8<-- [end:describe]
 
     # --8<-- [start:check-response]
@@ -762,7 +737,6 @@ class OpenRouterProvider:
             retry_after=parse_retry_after(response.headers.get("Retry-After")),
         )
         # endregion
-
     # --8<-- [end:check-response]
 
     # --8<-- [start:send]
@@ -800,7 +774,6 @@ class OpenRouterProvider:
             attempt += 1
             await self._sleep(delay)
         # endregion
-
     # --8<-- [end:send]
 
     # --8<-- [start:complete]
@@ -830,7 +803,6 @@ class OpenRouterProvider:
         with server_shape("the answer"):
             return turn_from_wire(body)
         # endregion
-
     # --8<-- [end:complete]
 
     # --8<-- [start:stream]
@@ -888,7 +860,6 @@ class OpenRouterProvider:
         if not stopped:  # [DONE] came, only its blank line did not: the stream is complete
             yield Done(StopReason.END_TURN)
         # endregion
-
     # --8<-- [end:stream]
 
     # --8<-- [start:stream-turn]
@@ -901,8 +872,6 @@ class OpenRouterProvider:
             accumulator.add(event)
         with server_shape("the streamed answer"):
             return accumulator.turn(self.model)
-
     # --8<-- [end:stream-turn]
-
-
 # --8<-- [end:provider]
+

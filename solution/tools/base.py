@@ -38,8 +38,6 @@ class ToolArguments(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid")
-
-
 # --8<-- [end:tool-arguments]
 
 
@@ -84,8 +82,6 @@ def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
     result.setdefault("required", [])
     return result
     # endregion
-
-
 # --8<-- [end:tool-schema]
 
 
@@ -102,8 +98,6 @@ def show_input(value: Any) -> str:
         text = text[: MAX_INPUT_CHARS - 1] + "…"
     return text
     # endregion
-
-
 # --8<-- [end:show-input]
 
 
@@ -144,8 +138,6 @@ def explain_validation_error(
         lines.append(f"- … and {len(problems) - MAX_PROBLEMS} more")
     return "\n".join(lines)
     # endregion
-
-
 # --8<-- [end:explain]
 
 
@@ -185,6 +177,4 @@ class ArgumentsTool(Generic[A]):
     async def call(self, args: A) -> ToolOutput:
         """Do the tool's work with validated ``args``; report failures as ``ToolOutput.error``."""
         raise NotImplementedError(f"{type(self).__name__} must define call()")
-
-
 # --8<-- [end:arguments-tool]

@@ -60,8 +60,6 @@ class BashArguments(ToolArguments):
         description="Seconds after which the command is stopped (default: the tool's default; "
         "more than the maximum is cut to the maximum).",
     )
-
-
 # --8<-- [end:arguments]
 
 
@@ -88,8 +86,6 @@ def scrubbed_env(environ: Mapping[str, str]) -> dict[str, str]:
     # more: {name: value for name, value in environ.items() if ...}
     return {name: value for name, value in environ.items() if not is_secret(name)}
     # endregion
-
-
 # --8<-- [end:secrets]
 
 
@@ -160,8 +156,6 @@ class OutputKeeper:
         tail = self.tail[tail_start:].decode("utf-8", errors="replace")
         return f"{head.removesuffix(chr(10))}\n{note}\n{tail}"
         # endregion
-
-
 # --8<-- [end:keeper]
 
 
@@ -178,8 +172,6 @@ async def read_stream(
     while chunk := await stream.read(chunk_bytes):
         keeper.feed(chunk)
     # endregion
-
-
 # --8<-- [end:read-stream]
 
 
@@ -237,8 +229,6 @@ async def stop_group(process: asyncio.subprocess.Process, grace: float) -> None:
             signal_group(pgid, signal.SIGKILL)
     await process.wait()
     # endregion
-
-
 # --8<-- [end:group]
 
 
@@ -294,8 +284,6 @@ async def drain(reader: asyncio.Task[None], seconds: float) -> None:
         reader.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await reader
-
-
 # --8<-- [end:pipe]
 
 
@@ -313,8 +301,6 @@ def exit_line(returncode: int) -> str:
             name = f"signal {-returncode}"
         return f"exit code: {returncode} (killed by {name})"
     return f"exit code: {returncode}"
-
-
 # --8<-- [end:exit-line]
 
 
@@ -368,7 +354,6 @@ class BashTool(ArgumentsTool[BashArguments]):
         self.max_output_bytes = max_output_bytes
         self.grace = grace
         self.environ = environ
-
     # --8<-- [end:init]
 
     @property
@@ -401,7 +386,6 @@ class BashTool(ArgumentsTool[BashArguments]):
             return self.max_timeout, note
         return asked, ""
         # endregion
-
     # --8<-- [end:pick-timeout]
 
     # --8<-- [start:start]
@@ -427,7 +411,6 @@ class BashTool(ArgumentsTool[BashArguments]):
             start_new_session=True,
         )
         # endregion
-
     # --8<-- [end:start]
 
     # --8<-- [start:call]
@@ -460,7 +443,6 @@ class BashTool(ArgumentsTool[BashArguments]):
             return ToolOutput.error("\n".join(parts))
         parts.append(exit_line(returncode))
         return ToolOutput.ok("\n".join(parts))
-
     # --8<-- [end:call]
 
     # --8<-- [start:supervise]
@@ -489,8 +471,5 @@ class BashTool(ArgumentsTool[BashArguments]):
             await stop_group(process, self.grace)
             await drain(reader, DRAIN_SECONDS)
         # endregion
-
     # --8<-- [end:supervise]
-
-
 # --8<-- [end:tool]

@@ -56,8 +56,6 @@ class EditArguments(ToolArguments):
     replace_all: bool = Field(
         default=False, description="Replace every occurrence of old_string, not just one."
     )
-
-
 # --8<-- [end:arguments]
 
 
@@ -85,8 +83,6 @@ class TextFile:
     def encode(self, text: str) -> bytes:
         """``text`` (already in this file's line endings) as this file's bytes: BOM and UTF-8."""
         return (codecs.BOM_UTF8 if self.bom else b"") + text.encode("utf-8")
-
-
 # --8<-- [end:text-file]
 
 
@@ -98,8 +94,6 @@ def line_ending(text: str) -> str:
     crlf = text.count("\r\n")
     return "\r\n" if crlf > text.count("\n") - crlf else "\n"
     # endregion
-
-
 # --8<-- [end:line-ending]
 
 
@@ -108,8 +102,6 @@ def with_newline(text: str, newline: str) -> str:
     r"""``text`` with every line ending (``\n`` or ``\r\n``) written as ``newline``."""
     text = text.replace("\r\n", "\n")
     return text if newline == "\n" else text.replace("\n", newline)
-
-
 # --8<-- [end:with-newline]
 
 
@@ -129,8 +121,6 @@ def find_all(text: str, part: str) -> list[int]:
         start = text.find(part, start + 1)
     return found
     # endregion
-
-
 # --8<-- [end:find-all]
 
 
@@ -164,8 +154,6 @@ def most_similar(text: str, quote: str) -> str | None:
         return None
     return number_lines(lines[best_start : best_start + size], best_start + 1)
     # endregion
-
-
 # --8<-- [end:most-similar]
 
 
@@ -209,8 +197,6 @@ def replace_once(
         return text.replace(old, new), text.count(old)
     return text[: found[0]] + new + text[found[0] + len(old) :], 1
     # endregion
-
-
 # --8<-- [end:replace-once]
 
 
@@ -232,8 +218,6 @@ def show_diff(before: str, after: str, shown: str, max_lines: int = MAX_DIFF_LIN
         diff = [*diff[:max_lines], f"… ({len(diff) - max_lines} more lines of diff)"]
     return "\n".join(diff)
     # endregion
-
-
 # --8<-- [end:show-diff]
 
 
@@ -274,11 +258,8 @@ class EditTool(ArgumentsTool[EditArguments]):
                 return ToolOutput.error(problem)
             file = TextFile.decode(path.read_bytes())
             after, count = replace_once(
-                file.text,
-                args.old_string,
-                args.new_string,
-                replace_all=args.replace_all,
-                shown=shown,
+                file.text, args.old_string, args.new_string,
+                replace_all=args.replace_all, shown=shown,
             )
             atomic_write(path, file.encode(after))
         except UnicodeDecodeError as error:
@@ -298,8 +279,5 @@ class EditTool(ArgumentsTool[EditArguments]):
         replacements = "1 replacement" if count == 1 else f"{count} replacements"
         return ToolOutput.ok(f"edited {shown} ({replacements})\n{diff}")
         # endregion
-
     # --8<-- [end:call]
-
-
 # --8<-- [end:tool]

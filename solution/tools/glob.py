@@ -41,8 +41,6 @@ class GlobArguments(ToolArguments):
     path: str = Field(
         default=".", description="The folder to search in, relative to the workspace."
     )
-
-
 # --8<-- [end:arguments]
 
 
@@ -53,8 +51,6 @@ class Found:
 
     path: str
     mtime: float
-
-
 # --8<-- [end:found]
 
 
@@ -95,8 +91,6 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             i += 1
     return re.compile("".join(out), re.DOTALL)
     # endregion
-
-
 # --8<-- [end:glob-regex]
 
 
@@ -119,8 +113,6 @@ def newest_first(found: Iterable[Found], limit: int) -> tuple[list[Found], int]:
     best = heapq.nsmallest(limit, counted(), key=lambda item: (-item.mtime, item.path))
     return best, total
     # endregion
-
-
 # --8<-- [end:newest-first]
 
 
@@ -184,6 +176,5 @@ class GlobTool(ArgumentsTool[GlobArguments]):
             return await asyncio.to_thread(self.search, args)
         except (OSError, ValueError) as error:
             return ToolOutput.error(f"glob failed: {error}")
-
-
 # --8<-- [end:tool]
+

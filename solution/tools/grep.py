@@ -70,8 +70,6 @@ class GrepArguments(ToolArguments):
     ignore_case: bool = Field(default=False, description="Match upper and lower case alike.")
     before: int = Field(default=0, ge=0, le=20, description="Lines of context before a match.")
     after: int = Field(default=0, ge=0, le=20, description="Lines of context after a match.")
-
-
 # --8<-- [end:arguments]
 
 
@@ -83,8 +81,6 @@ class Line:
     number: int
     text: str
     is_match: bool
-
-
 # --8<-- [end:line]
 
 
@@ -101,8 +97,6 @@ def literal_of(pattern: str, ignore_case: bool) -> bytes | None:
         return None
     return pattern.encode()
     # endregion
-
-
 # --8<-- [end:literal-of]
 
 
@@ -121,8 +115,6 @@ def screen_of(pattern: str, flags: int = 0) -> re.Pattern[str] | None:
         return None
     return re.compile(pattern, flags | re.MULTILINE)
     # endregion
-
-
 # --8<-- [end:screen-of]
 
 
@@ -151,8 +143,6 @@ def search_lines(
         elif before:
             recent.append(Line(number, text, False))
     # endregion
-
-
 # --8<-- [end:search-lines]
 
 
@@ -194,8 +184,6 @@ def search_file(
         wrapper = io.TextIOWrapper(file, "utf-8-sig", errors="replace", newline="\n")
         return list(search_lines(read_lines(wrapper, MAX_SEARCHED_LINE), regex, before, after))
     # endregion
-
-
 # --8<-- [end:search-file]
 
 
@@ -250,8 +238,6 @@ def format_matches(
                 last_number = item.number
     return out, shown, total
     # endregion
-
-
 # --8<-- [end:format-matches]
 
 
@@ -309,10 +295,8 @@ def ripgrep_results(
                 continue
             data = message["data"]
             lines = data["lines"]
-            text = (
-                lines["text"]
-                if "text" in lines
-                else base64.b64decode(lines["bytes"]).decode("utf-8", "replace")
+            text = lines["text"] if "text" in lines else base64.b64decode(lines["bytes"]).decode(
+                "utf-8", "replace"
             )
             text = text.removesuffix("\n").removesuffix("\r")
             if data["line_number"] == 1:
@@ -325,8 +309,6 @@ def ripgrep_results(
             if name in found:
                 yield name, found[name]
         batch = []
-
-
 # --8<-- [end:ripgrep]
 
 
@@ -438,6 +420,4 @@ class GrepTool(ArgumentsTool[GrepArguments]):
             return await asyncio.to_thread(self.search, args)
         except (OSError, ValueError) as error:
             return ToolOutput.error(f"grep failed: {error}")
-
-
 # --8<-- [end:tool]

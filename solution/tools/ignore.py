@@ -45,16 +45,13 @@ class Rules:
 def read_rules(root: str, directory: str) -> Rules | None:
     """The rules of ``directory``'s ``.gitignore`` (``directory`` relative to ``root``), if any."""
     try:
-        with open(
-            os.path.join(root, directory, ".gitignore"), encoding="utf-8", errors="replace"
-        ) as file:
+        with open(os.path.join(root, directory, ".gitignore"), encoding="utf-8",
+                  errors="replace") as file:
             lines = file.read().splitlines()
     except OSError:
         return None
     base = f"{directory}/" if directory else ""
     return Rules(base, pathspec.GitIgnoreSpec.from_lines(lines))
-
-
 # --8<-- [end:rules]
 
 
@@ -72,14 +69,12 @@ def is_ignored(rules: Sequence[Rules], relative: str, is_dir: bool) -> bool:
     for rule in rules:
         if not relative.startswith(rule.base):
             continue
-        below = relative[len(rule.base) :] + ("/" if is_dir else "")
+        below = relative[len(rule.base):] + ("/" if is_dir else "")
         verdict = rule.spec.check_file(below).include
         if verdict is not None:
             ignored = verdict
     return ignored
     # endregion
-
-
 # --8<-- [end:is-ignored]
 
 
@@ -94,8 +89,6 @@ def is_skipped_dir(path: str, name: str) -> bool:
     # more: os.path.isfile(os.path.join(path, VENV_MARKER))
     return name in ALWAYS_SKIPPED or os.path.isfile(os.path.join(path, VENV_MARKER))
     # endregion
-
-
 # --8<-- [end:is-skipped-dir]
 
 
@@ -151,6 +144,4 @@ def walk(root: str | os.PathLike[str], start: str = "") -> Iterator[tuple[str, o
                 yield relative, entry
         stack.extend((sub, rules) for sub in reversed(subdirectories))
     # endregion
-
-
 # --8<-- [end:walk]

@@ -30,8 +30,6 @@ class ListDirArguments(ToolArguments):
         default=False,
         description="Also show .git, node_modules, virtual environments and ignored files.",
     )
-
-
 # --8<-- [end:arguments]
 
 
@@ -53,8 +51,6 @@ def human_size(size: int) -> str:
             return f"{value:.1f} {unit}"
     return f"{value / 1024:.1f} TiB"
     # endregion
-
-
 # --8<-- [end:human-size]
 
 
@@ -70,8 +66,6 @@ class Entry:
     def show(self) -> str:
         """``name/`` for a folder, ``name  1.5 KiB`` for a file."""
         return f"{self.name}/" if self.is_dir else f"{self.name}  {human_size(self.size)}"
-
-
 # --8<-- [end:entry]
 
 
@@ -156,6 +150,4 @@ class ListDirTool(ArgumentsTool[ListDirArguments]):
             return await asyncio.to_thread(self.list, args)
         except (OSError, ValueError) as error:
             return ToolOutput.error(f"cannot list {args.path}: {error}")
-
-
 # --8<-- [end:tool]

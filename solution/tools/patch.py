@@ -117,8 +117,6 @@ def quote(line: str) -> str:
     if len(line) > MAX_QUOTE_CHARS:
         line = line[: MAX_QUOTE_CHARS - 1] + "…"
     return repr(line)
-
-
 # --8<-- [end:errors]
 
 
@@ -153,8 +151,6 @@ class Cursor:
         line = self.lines[self.index]
         self.index += 1
         return line
-
-
 # --8<-- [end:cursor]
 
 
@@ -180,8 +176,6 @@ def file_header(line: str, number: int) -> AddFile | DeleteFile | UpdateFile | N
             return kind(path)
     return None
     # endregion
-
-
 # --8<-- [end:file-header]
 
 
@@ -225,8 +219,6 @@ def parse_chunk(cursor: Cursor) -> Chunk:
         cursor.take()
     return finish_chunk(start, Chunk(tuple(anchors), tuple(lines)))
     # endregion
-
-
 # --8<-- [end:parse-chunk]
 
 
@@ -238,8 +230,6 @@ def finish_chunk(start: int, chunk: Chunk) -> Chunk:
     if all(kind == " " for kind, _ in chunk.lines):
         raise PatchError(start, "the chunk changes nothing: it has no '-' or '+' line")
     return chunk
-
-
 # --8<-- [end:finish-chunk]
 
 
@@ -285,8 +275,6 @@ def parse_section(cursor: Cursor, header: Operation, number: int) -> Operation:
         )
     return replace(header, move_to=move_to, chunks=tuple(chunks))
     # endregion
-
-
 # --8<-- [end:parse-section]
 
 
@@ -300,8 +288,6 @@ def split_patch(text: str) -> list[str]:
     if lines[-1] == "":
         lines.pop()
     return lines
-
-
 # --8<-- [end:split-patch]
 
 
@@ -349,7 +335,9 @@ def parse_patch(text: str) -> list[Operation]:
             targets.append((operation.move_to, number + 1))
         for path, where in targets:
             if (before := named.setdefault(os.path.normpath(path), where)) != where:
-                raise PatchError(where, f"{path} is already changed by this patch (line {before})")
+                raise PatchError(
+                    where, f"{path} is already changed by this patch (line {before})"
+                )
         operations.append(operation)
     while not cursor.at_end():
         number, line = cursor.number, cursor.take()
@@ -357,8 +345,6 @@ def parse_patch(text: str) -> list[Operation]:
             raise PatchError(number, f"expected nothing after {END!r}, got {quote(line)}")
     return operations
     # endregion
-
-
 # --8<-- [end:parse-patch]
 
 
@@ -389,8 +375,6 @@ class FileLines:
         """The text of the lines, each line end the file's own."""
         text = self.newline.join(self.lines)
         return text + self.newline if self.lines and self.final_newline else text
-
-
 # --8<-- [end:file-lines]
 
 
@@ -417,8 +401,6 @@ def seek(lines: Sequence[str], pattern: Sequence[str], start: int, end_of_file: 
             return index
     return None
     # endregion
-
-
 # --8<-- [end:seek]
 
 
@@ -433,8 +415,6 @@ def find_anchor(lines: Sequence[str], anchor: str, start: int) -> int | None:
         if lines[index].strip().startswith(anchor):
             return index
     return None
-
-
 # --8<-- [end:find-anchor]
 
 
@@ -486,8 +466,6 @@ def apply_chunks(lines: Sequence[str], chunks: Sequence[Chunk], path: str) -> li
         done = position = at
     return result + list(lines[done:])
     # endregion
-
-
 # --8<-- [end:apply-chunks]
 
 
@@ -511,8 +489,6 @@ class Plan:
             atomic_write(path, data)
         for path in self.deletes:
             path.unlink()
-
-
 # --8<-- [end:plan-class]
 
 
@@ -574,8 +550,6 @@ def plan_patch(
             plan.summary.append(f"R {operation.path} -> {operation.move_to}")
     return plan
     # endregion
-
-
 # --8<-- [end:plan]
 
 
@@ -597,8 +571,6 @@ class PatchArguments(ToolArguments):
             "relative to the workspace."
         ),
     )
-
-
 # --8<-- [end:arguments]
 
 
@@ -637,6 +609,4 @@ class ApplyPatchTool(ArgumentsTool[PatchArguments]):
                 self.files.saw(path)
         return ToolOutput.ok("\n".join(plan.summary))
         # endregion
-
-
 # --8<-- [end:tool]

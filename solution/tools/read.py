@@ -45,8 +45,6 @@ class ReadArguments(ToolArguments):
     limit: int | None = Field(
         default=None, ge=1, description="How many lines to show at most (default: all that fit)."
     )
-
-
 # --8<-- [end:arguments]
 
 
@@ -66,8 +64,6 @@ def number_lines(lines: list[str], first: int, *, max_line_chars: int = 2000) ->
         numbered.append(f"{number:>6}\t{line}")
     return "\n".join(numbered)
     # endregion
-
-
 # --8<-- [end:number-lines]
 
 
@@ -92,8 +88,6 @@ def read_lines(file: IO[str], max_line_chars: int) -> Iterator[str]:
             pass  # the line goes on past what can be shown: drop the rest of it
         yield line.removesuffix("\n").removesuffix("\r")
     # endregion
-
-
 # --8<-- [end:read-lines]
 
 
@@ -104,8 +98,6 @@ def looks_binary(data: bytes) -> bool:
     # more: `in` works on bytes; slice off the first BINARY_SNIFF_BYTES bytes
     return b"\x00" in data[:BINARY_SNIFF_BYTES]
     # endregion
-
-
 # --8<-- [end:looks-binary]
 
 
@@ -127,8 +119,6 @@ def utf8_error(line: str, number: int, path: str) -> ToolOutput | None:
             )
     return None
     # endregion
-
-
 # --8<-- [end:utf8-error]
 
 
@@ -165,7 +155,6 @@ class ReadTool(ArgumentsTool[ReadArguments]):
         self.max_chars = max_chars
         self.max_line_chars = max_line_chars
         self.files = files
-
     # --8<-- [end:init]
 
     # --8<-- [start:definition]
@@ -179,7 +168,6 @@ class ReadTool(ArgumentsTool[ReadArguments]):
             "and `limit` (how many lines) to read further.",
             ReadArguments,
         )
-
     # --8<-- [end:definition]
 
     # --8<-- [start:window]
@@ -218,7 +206,6 @@ class ReadTool(ArgumentsTool[ReadArguments]):
         note = f"(showing lines {offset}-{last}; call read with offset={last + 1} to see more)"
         return ToolOutput.ok(f"{text}\n\n{note}")
         # endregion
-
     # --8<-- [end:window]
 
     # --8<-- [start:read-window]
@@ -242,7 +229,6 @@ class ReadTool(ArgumentsTool[ReadArguments]):
             lines = read_lines(text, self.max_line_chars)
             return self.window(lines, args.offset, args.limit, args.path)
         # endregion
-
     # --8<-- [end:read-window]
 
     # --8<-- [start:call]
@@ -252,7 +238,6 @@ class ReadTool(ArgumentsTool[ReadArguments]):
         if self.files is not None and not output.is_error:
             self.files.saw(self.root / args.path)
         return output
-
     # --8<-- [end:call]
 
     # --8<-- [start:run]
@@ -283,8 +268,5 @@ class ReadTool(ArgumentsTool[ReadArguments]):
         except OSError as error:
             return ToolOutput.error(f"cannot read {args.path}: {error.strerror or error}")
         # endregion
-
     # --8<-- [end:run]
-
-
 # --8<-- [end:tool]

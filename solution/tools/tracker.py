@@ -69,6 +69,4 @@ class FileTracker:
             )
         return None
         # endregion
-
-
 # --8<-- [end:tracker]

@@ -48,8 +48,6 @@ class WebFetchArguments(ToolArguments):
     """The page to fetch."""
 
     url: str = Field(min_length=1, description="The full http:// or https:// URL to fetch.")
-
-
 # --8<-- [end:arguments]
 
 
@@ -66,8 +64,6 @@ def check_url(url: str) -> str | None:
         return f"refused: {url!r} is not an http:// or https:// URL"
     return None
     # endregion
-
-
 # --8<-- [end:check-url]
 
 
@@ -75,8 +71,6 @@ def check_url(url: str) -> str | None:
 def media_type(content_type: str) -> str:
     """The media type of a ``Content-Type`` header, lower case, without its parameters."""
     return content_type.partition(";")[0].strip().lower()
-
-
 # --8<-- [end:media-type]
 
 
@@ -102,8 +96,6 @@ def page_text(body: bytes, content_type: str, encoding: str = "utf-8") -> str | 
         return html_text.extract_text(text)
     return text
     # endregion
-
-
 # --8<-- [end:page-text]
 
 
@@ -136,8 +128,6 @@ async def read_body(response: httpx.Response, max_bytes: int) -> tuple[bytes, bo
             return bytes(data[:max_bytes]), True
     return bytes(data), False
     # endregion
-
-
 # --8<-- [end:read-body]
 
 
@@ -202,7 +192,6 @@ class WebFetchTool(ArgumentsTool[WebFetchArguments]):
                 )
         raise FetchError(f"too many redirects: more than {self.max_redirects}")
         # endregion
-
     # --8<-- [end:fetch]
 
     # --8<-- [start:call]
@@ -235,8 +224,5 @@ class WebFetchTool(ArgumentsTool[WebFetchArguments]):
             return ToolOutput.error(f"HTTP {page.status} {page.reason} from {page.url}\n\n{text}")
         return ToolOutput.ok(f"{page.url}\n\n{text}")
         # endregion
-
     # --8<-- [end:call]
-
-
 # --8<-- [end:tool]

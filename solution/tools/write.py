@@ -38,8 +38,6 @@ class WriteArguments(ToolArguments):
         min_length=1, description="The file to create or replace, relative to the workspace."
     )
     content: str = Field(description="The whole new content of the file.")
-
-
 # --8<-- [end:arguments]
 
 
@@ -56,8 +54,6 @@ def fsync_directory(directory: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
 # --8<-- [end:fsync-directory]
 
 
@@ -94,8 +90,6 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
     fsync_directory(target.parent)
     # endregion
-
-
 # --8<-- [end:atomic-write]
 
 
@@ -151,8 +145,5 @@ class WriteTool(ArgumentsTool[WriteArguments]):
         size = "1 byte" if len(data) == 1 else f"{len(data)} bytes"
         return ToolOutput.ok(f"{verb} {args.path} ({lines}, {size})")
         # endregion
-
     # --8<-- [end:call]
-
-
 # --8<-- [end:tool]

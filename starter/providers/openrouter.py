@@ -96,8 +96,6 @@ def content_to_wire(
     raise Todo("ch05b", "a string stays a string, unless a breakpoint needs a part to ride on")
 
 
-
-
 def message_to_wire(message: Message) -> dict[str, Any]:
     """One claw message in the OpenAI chat format.
 
@@ -109,16 +107,12 @@ def message_to_wire(message: Message) -> dict[str, Any]:
     raise Todo("ch05b", "one dict per role; the wire differs from claw in a few small ways")
 
 
-
-
 def tool_to_wire(tool: ToolDefinition) -> dict[str, Any]:
     """One tool definition in the OpenAI format: a ``function`` with a JSON Schema."""
     raise Todo(
         "ch05b",
         "to the server, a tool is a \"function\" whose parameters are a JSON Schema",
     )
-
-
 
 
 def turn_from_wire(body: Any) -> AssistantTurn:
@@ -132,8 +126,6 @@ def turn_from_wire(body: Any) -> AssistantTurn:
         "ch05b",
         "check the outside of the body, then read its message as a one-chunk stream",
     )
-
-
 
 
 ERRORS: dict[int, type[ProviderHTTPError]] = {
@@ -161,8 +153,6 @@ def error_from_body(
     )
 
 
-
-
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
     """Seconds to wait from a ``Retry-After`` header: a number of seconds or an HTTP date."""
     if not value:
@@ -176,8 +166,6 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
 
 
 @dataclass(frozen=True)
@@ -202,8 +190,6 @@ class RetryPolicy:
             "ch05b",
             "give up after max_retries; trust Retry-After up to a limit; else back off",
         )
-
-
 
 
 @functools.cache
@@ -242,8 +228,6 @@ def clean_api_key(key: str) -> str:
     return key
 
 
-
-
 def _check_header(name: str, value: str | None) -> None:
     """Raise ``ValueError`` naming ``name`` if ``value`` cannot be sent as an HTTP header."""
     if value is not None and not (value.isascii() and value.isprintable()):
@@ -265,10 +249,9 @@ def server_shape(what: str) -> Iterator[None]:
         raise MalformedResponseError(f"{what} is not valid: {problems}") from error
     except (AttributeError, KeyError, TypeError, ValueError, ArithmeticError) as error:
         raise MalformedResponseError(
-            f"{what} does not have the shape of a chat completion ({type(error).__name__}: {error})"
+            f"{what} does not have the shape of a chat completion "
+            f"({type(error).__name__}: {error})"
         ) from error
-
-
 
 
 def garbled(response: httpx.Response, error: httpx.DecodingError) -> MalformedResponseError:
@@ -445,8 +428,6 @@ class CallLimits:
         )
 
 
-
-
 class OpenRouterProvider:
     """A ``StreamProvider`` for OpenRouter and any other OpenAI-compatible server.
 
@@ -523,7 +504,6 @@ class OpenRouterProvider:
         self._rng = rng or random.Random()
         self._clock = clock
 
-
     def __repr__(self) -> str:
         # Deliberately without the key: reprs end up in logs and tracebacks.
         return f"OpenRouterProvider(model={self.model!r}, base_url={self.base_url!r})"
@@ -544,7 +524,6 @@ class OpenRouterProvider:
     ) -> None:
         await self.aclose()
 
-
     def wire_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """The conversation in the OpenAI format: ``message_to_wire`` for each message.
 
@@ -562,13 +541,11 @@ class OpenRouterProvider:
             "the model and the messages always; everything else only when it applies",
         )
 
-
     def _redact(self, text: str) -> str:
         """``text`` with the API key blanked out, in case a server echoes it back."""
         if self._api_key and len(self._api_key) >= 8:
             return text.replace(self._api_key, "[redacted]")
         return text
-
 
     def _describe(self, error: httpx.TransportError) -> str:
         """What failed, redacted and never blank: httpx leaves some errors without words."""
@@ -597,14 +574,12 @@ class OpenRouterProvider:
             clock=self._clock,
         )
 
-
     async def _raise_for_status(self, response: httpx.Response) -> None:
         """Raise the typed error for a response with an error status; do nothing for 2xx.
 
         The error's body is read and the response closed before raising.
         """
         raise Todo("ch05b", "nothing below 400; else read and close the body and make it an error")
-
 
     async def _send(self, body: dict[str, Any], limits: CallLimits) -> httpx.Response:
         """POST ``body`` and return the response with its headers read and a 2xx status.
@@ -619,7 +594,6 @@ class OpenRouterProvider:
             "send; after a retryable failure ask the policy how long to wait, then again",
         )
 
-
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AssistantTurn:
@@ -628,7 +602,6 @@ class OpenRouterProvider:
             "ch05b",
             "a whole answer: send, read and close the body, parse it, read the turn",
         )
-
 
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
@@ -646,7 +619,6 @@ class OpenRouterProvider:
         )
         yield  # never reached; keeps this a generator
 
-
     async def stream_turn(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AssistantTurn:
@@ -656,6 +628,4 @@ class OpenRouterProvider:
             accumulator.add(event)
         with server_shape("the streamed answer"):
             return accumulator.turn(self.model)
-
-
 

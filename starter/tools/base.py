@@ -40,8 +40,6 @@ class ToolArguments(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-
-
 def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON Schema of ``model``, made plain for a tool's ``parameters``.
 
@@ -58,16 +56,12 @@ def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
     )
 
 
-
-
 def show_input(value: Any) -> str:
     """``value`` as the model wrote it (JSON), cut to ``MAX_INPUT_CHARS`` characters."""
     raise Todo(
         "ch06",
         "JSON for what JSON can say, repr for the rest; cut long text with an ellipsis",
     )
-
-
 
 
 def explain_validation_error(
@@ -91,8 +85,6 @@ def explain_validation_error(
         "ch06",
         "one \"- where: what (got value)\" line per problem; \"missing\" and \"extra\" differ",
     )
-
-
 
 
 class ArgumentsTool(Generic[A]):
@@ -130,5 +122,3 @@ class ArgumentsTool(Generic[A]):
     async def call(self, args: A) -> ToolOutput:
         """Do the tool's work with validated ``args``; report failures as ``ToolOutput.error``."""
         raise NotImplementedError(f"{type(self).__name__} must define call()")
-
-

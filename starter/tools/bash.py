@@ -62,8 +62,6 @@ class BashArguments(ToolArguments):
     )
 
 
-
-
 def is_secret(name: str) -> bool:
     """Whether an environment variable named ``name`` probably holds a secret.
 
@@ -82,8 +80,6 @@ def is_secret(name: str) -> bool:
 def scrubbed_env(environ: Mapping[str, str]) -> dict[str, str]:
     """A copy of ``environ`` without the variables ``is_secret`` names."""
     raise Todo("ch10", "a dict comprehension that keeps every variable that is not a secret")
-
-
 
 
 class OutputKeeper:
@@ -131,8 +127,6 @@ class OutputKeeper:
         )
 
 
-
-
 async def read_stream(
     stream: asyncio.StreamReader, keeper: OutputKeeper, chunk_bytes: int = CHUNK_BYTES
 ) -> None:
@@ -141,8 +135,6 @@ async def read_stream(
     Never ``stream.read()`` without a size: that waits for the end and holds it all.
     """
     raise Todo("ch10", "read a chunk at a time until read returns b\"\" (the end); feed each chunk")
-
-
 
 
 def group_alive(pgid: int) -> bool:
@@ -187,8 +179,6 @@ async def stop_group(process: asyncio.subprocess.Process, grace: float) -> None:
     group already gone. The process itself is waited for (collected) before this returns.
     """
     raise Todo("ch10", "SIGTERM the group if alive; poll until it is gone or grace passes; SIGKILL")
-
-
 
 
 class OutputPipe:
@@ -244,8 +234,6 @@ async def drain(reader: asyncio.Task[None], seconds: float) -> None:
         await reader
 
 
-
-
 def exit_line(returncode: int) -> str:
     """The last line of a result: ``exit code: 0``; a process killed by a signal is named.
 
@@ -259,8 +247,6 @@ def exit_line(returncode: int) -> str:
             name = f"signal {-returncode}"
         return f"exit code: {returncode} (killed by {name})"
     return f"exit code: {returncode}"
-
-
 
 
 class BashTool(ArgumentsTool[BashArguments]):
@@ -312,7 +298,6 @@ class BashTool(ArgumentsTool[BashArguments]):
         self.grace = grace
         self.environ = environ
 
-
     @property
     def definition(self) -> ToolDefinition:
         """How ``bash`` is described to the model, with this tool's timeouts in seconds."""
@@ -335,7 +320,6 @@ class BashTool(ArgumentsTool[BashArguments]):
             "the default for None; the maximum, with a note, for more than the maximum",
         )
 
-
     async def start(self, command: str, output: int) -> asyncio.subprocess.Process:
         """Start ``bash -c command`` in the workspace, writing stdout and stderr to ``output``.
 
@@ -347,7 +331,6 @@ class BashTool(ArgumentsTool[BashArguments]):
             "ch10",
             "create_subprocess_exec with cwd, env, stdin, stdout, stderr, a new session",
         )
-
 
     async def call(self, args: BashArguments) -> ToolOutput:
         """Run ``args.command``; answer with its output and exit code, or why it was stopped.
@@ -379,7 +362,6 @@ class BashTool(ArgumentsTool[BashArguments]):
         parts.append(exit_line(returncode))
         return ToolOutput.ok("\n".join(parts))
 
-
     async def supervise(
         self,
         process: asyncio.subprocess.Process,
@@ -398,6 +380,3 @@ class BashTool(ArgumentsTool[BashArguments]):
             "ch10",
             "a reader task; wait_for the exit; in finally stop the group, then drain",
         )
-
-
-

@@ -58,8 +58,6 @@ class EditArguments(ToolArguments):
     )
 
 
-
-
 @dataclass(frozen=True)
 class TextFile:
     r"""A text file's content, and what must survive an edit of it.
@@ -81,8 +79,6 @@ class TextFile:
         return (codecs.BOM_UTF8 if self.bom else b"") + text.encode("utf-8")
 
 
-
-
 def line_ending(text: str) -> str:
     r"""The line ending ``text`` uses most: ``"\r\n"`` if more lines end so than in ``"\n"``."""
     raise Todo(
@@ -91,14 +87,10 @@ def line_ending(text: str) -> str:
     )
 
 
-
-
 def with_newline(text: str, newline: str) -> str:
     r"""``text`` with every line ending (``\n`` or ``\r\n``) written as ``newline``."""
     text = text.replace("\r\n", "\n")
     return text if newline == "\n" else text.replace("\n", newline)
-
-
 
 
 def find_all(text: str, part: str) -> list[int]:
@@ -108,8 +100,6 @@ def find_all(text: str, part: str) -> list[int]:
     count, although ``str.count`` would say 1.
     """
     raise Todo("ch09", "str.find from one past the previous match until it returns -1")
-
-
 
 
 def line_of(text: str, offset: int) -> int:
@@ -126,8 +116,6 @@ def most_similar(text: str, quote: str) -> str | None:
     raise Todo("ch09", "slide a window of len(quote lines) over the lines; keep the best ratio")
 
 
-
-
 def replace_once(
     text: str, old: str, new: str, *, replace_all: bool = False, shown: str = "the file"
 ) -> tuple[str, int]:
@@ -141,8 +129,6 @@ def replace_once(
     raise Todo("ch09", "match in the file's own line endings; zero or several matches → EditError")
 
 
-
-
 def show_diff(before: str, after: str, shown: str, max_lines: int = MAX_DIFF_LINES) -> str:
     r"""A unified diff of ``before`` and ``after`` (``\n`` text), at most ``max_lines`` lines.
 
@@ -150,8 +136,6 @@ def show_diff(before: str, after: str, shown: str, max_lines: int = MAX_DIFF_LIN
     ends with a line saying how many lines were left out.
     """
     raise Todo("ch09", "difflib.unified_diff over the lines; keep max_lines, count the rest")
-
-
 
 
 class EditTool(ArgumentsTool[EditArguments]):
@@ -177,6 +161,3 @@ class EditTool(ArgumentsTool[EditArguments]):
             "ch09",
             "refuse old == new, a missing file, one not read; decode; replace; write",
         )
-
-
-

@@ -43,16 +43,12 @@ class GlobArguments(ToolArguments):
     )
 
 
-
-
 @dataclass(frozen=True)
 class Found:
     """One file that matched: its path relative to the workspace and when it last changed."""
 
     path: str
     mtime: float
-
-
 
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
@@ -65,16 +61,12 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     raise Todo("ch11", "walk the pattern a character at a time; translate **/, **, *, ?, [...]")
 
 
-
-
 def newest_first(found: Iterable[Found], limit: int) -> tuple[list[Found], int]:
     """The ``limit`` newest of ``found`` (ties: by path) and how many there were in all.
 
     ``found`` is consumed once, as a stream: no more than ``limit`` items are kept.
     """
     raise Todo("ch11", "count while you go; heapq.nsmallest keeps only the best `limit`")
-
-
 
 
 class GlobTool(ArgumentsTool[GlobArguments]):
@@ -115,5 +107,4 @@ class GlobTool(ArgumentsTool[GlobArguments]):
             return await asyncio.to_thread(self.search, args)
         except (OSError, ValueError) as error:
             return ToolOutput.error(f"glob failed: {error}")
-
 

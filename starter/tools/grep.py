@@ -72,8 +72,6 @@ class GrepArguments(ToolArguments):
     after: int = Field(default=0, ge=0, le=20, description="Lines of context after a match.")
 
 
-
-
 @dataclass(frozen=True)
 class Line:
     """One line to show: its number in the file, its text, and whether it matched."""
@@ -81,8 +79,6 @@ class Line:
     number: int
     text: str
     is_match: bool
-
-
 
 
 def literal_of(pattern: str, ignore_case: bool) -> bytes | None:
@@ -95,8 +91,6 @@ def literal_of(pattern: str, ignore_case: bool) -> bytes | None:
         "ch11",
         "None for ignore_case or any REGEX_SYNTAX character; else the encoded pattern",
     )
-
-
 
 
 def screen_of(pattern: str, flags: int = 0) -> re.Pattern[str] | None:
@@ -113,8 +107,6 @@ def screen_of(pattern: str, flags: int = 0) -> re.Pattern[str] | None:
     )
 
 
-
-
 def search_lines(
     lines: Iterable[str], regex: re.Pattern[str], before: int = 0, after: int = 0
 ) -> Iterator[Line]:
@@ -128,8 +120,6 @@ def search_lines(
         "enumerate; a deque(maxlen=before) of recent lines; a count of after-lines due",
     )
     yield  # never reached; keeps this a generator
-
-
 
 
 def search_file(
@@ -151,8 +141,6 @@ def search_file(
         "ch11",
         "open in binary; binary? []; small: literal, decode once, screen, split at \"\\n\"",
     )
-
-
 
 
 def show_line(path: str, line: Line, max_line_chars: int) -> str:
@@ -180,8 +168,6 @@ def format_matches(
         "ch11",
         "count every match; show up to max_matches; hold context lines until a match",
     )
-
-
 
 
 def find_ripgrep() -> str | None:
@@ -237,10 +223,8 @@ def ripgrep_results(
                 continue
             data = message["data"]
             lines = data["lines"]
-            text = (
-                lines["text"]
-                if "text" in lines
-                else base64.b64decode(lines["bytes"]).decode("utf-8", "replace")
+            text = lines["text"] if "text" in lines else base64.b64decode(lines["bytes"]).decode(
+                "utf-8", "replace"
             )
             text = text.removesuffix("\n").removesuffix("\r")
             if data["line_number"] == 1:
@@ -253,8 +237,6 @@ def ripgrep_results(
             if name in found:
                 yield name, found[name]
         batch = []
-
-
 
 
 class GrepTool(ArgumentsTool[GrepArguments]):
@@ -321,5 +303,3 @@ class GrepTool(ArgumentsTool[GrepArguments]):
             return await asyncio.to_thread(self.search, args)
         except (OSError, ValueError) as error:
             return ToolOutput.error(f"grep failed: {error}")
-
-

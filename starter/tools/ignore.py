@@ -46,16 +46,13 @@ class Rules:
 def read_rules(root: str, directory: str) -> Rules | None:
     """The rules of ``directory``'s ``.gitignore`` (``directory`` relative to ``root``), if any."""
     try:
-        with open(
-            os.path.join(root, directory, ".gitignore"), encoding="utf-8", errors="replace"
-        ) as file:
+        with open(os.path.join(root, directory, ".gitignore"), encoding="utf-8",
+                  errors="replace") as file:
             lines = file.read().splitlines()
     except OSError:
         return None
     base = f"{directory}/" if directory else ""
     return Rules(base, pathspec.GitIgnoreSpec.from_lines(lines))
-
-
 
 
 def is_ignored(rules: Sequence[Rules], relative: str, is_dir: bool) -> bool:
@@ -68,8 +65,6 @@ def is_ignored(rules: Sequence[Rules], relative: str, is_dir: bool) -> bool:
     raise Todo("ch11", "each Rules whose base is a prefix of the path decides if a pattern matches")
 
 
-
-
 def is_skipped_dir(path: str, name: str) -> bool:
     """Whether the directory ``path`` (named ``name``) is skipped, whatever ``.gitignore`` says.
 
@@ -77,8 +72,6 @@ def is_skipped_dir(path: str, name: str) -> bool:
     a ``pyvenv.cfg`` file, whatever it is called.
     """
     raise Todo("ch11", "a name in ALWAYS_SKIPPED, or a pyvenv.cfg file inside")
-
-
 
 
 def rules_above(root: str, directory: str) -> list[Rules]:
@@ -110,5 +103,3 @@ def walk(root: str | os.PathLike[str], start: str = "") -> Iterator[tuple[str, o
         "a stack of (directory, rules); scandir each, skip, yield files, push subdirs",
     )
     yield  # never reached; keeps this a generator
-
-

@@ -32,8 +32,6 @@ class ListDirArguments(ToolArguments):
     )
 
 
-
-
 def human_size(size: int) -> str:
     """``size`` bytes for people: ``0 B``, ``1023 B``, ``1.0 KiB``, ``1.5 MiB``, ``2.0 GiB``.
 
@@ -41,8 +39,6 @@ def human_size(size: int) -> str:
     keeps the number below 1,024.
     """
     raise Todo("ch11", "bytes as a whole number below 1024; then divide by 1024 until it fits")
-
-
 
 
 @dataclass(frozen=True)
@@ -56,8 +52,6 @@ class Entry:
     def show(self) -> str:
         """``name/`` for a folder, ``name  1.5 KiB`` for a file."""
         return f"{self.name}/" if self.is_dir else f"{self.name}  {human_size(self.size)}"
-
-
 
 
 class ListDirTool(ArgumentsTool[ListDirArguments]):
@@ -101,5 +95,3 @@ class ListDirTool(ArgumentsTool[ListDirArguments]):
             return await asyncio.to_thread(self.list, args)
         except (OSError, ValueError) as error:
             return ToolOutput.error(f"cannot list {args.path}: {error}")
-
-

@@ -117,8 +117,6 @@ def quote(line: str) -> str:
     return repr(line)
 
 
-
-
 class Cursor:
     """A position in the lines of a patch: the parser reads them one at a time.
 
@@ -151,8 +149,6 @@ class Cursor:
         return line
 
 
-
-
 def file_header(line: str, number: int) -> AddFile | DeleteFile | UpdateFile | None:
     """The operation a header line starts, with an empty body; ``None`` if it is no header.
 
@@ -166,8 +162,6 @@ def file_header(line: str, number: int) -> AddFile | DeleteFile | UpdateFile | N
     )
 
 
-
-
 def parse_chunk(cursor: Cursor) -> Chunk:
     """Read one chunk: its ``@@`` lines, then its ``' '``, ``'-'`` and ``'+'`` lines.
 
@@ -179,8 +173,6 @@ def parse_chunk(cursor: Cursor) -> Chunk:
     raise Todo("ch09", "anchors first, then body lines by their first character, until a header")
 
 
-
-
 def finish_chunk(start: int, chunk: Chunk) -> Chunk:
     """``chunk``, read from line ``start`` on; a ``PatchError`` if it has no body or no change."""
     if not chunk.lines:
@@ -188,8 +180,6 @@ def finish_chunk(start: int, chunk: Chunk) -> Chunk:
     if all(kind == " " for kind, _ in chunk.lines):
         raise PatchError(start, "the chunk changes nothing: it has no '-' or '+' line")
     return chunk
-
-
 
 
 def parse_section(cursor: Cursor, header: Operation, number: int) -> Operation:
@@ -205,8 +195,6 @@ def parse_section(cursor: Cursor, header: Operation, number: int) -> Operation:
     )
 
 
-
-
 def split_patch(text: str) -> list[str]:
     r"""The lines of a patch: split at ``\n``, a ``\r`` before it dropped, no line ends kept.
 
@@ -216,8 +204,6 @@ def split_patch(text: str) -> list[str]:
     if lines[-1] == "":
         lines.pop()
     return lines
-
-
 
 
 def parse_patch(text: str) -> list[Operation]:
@@ -231,8 +217,6 @@ def parse_patch(text: str) -> list[Operation]:
         "ch09",
         "Begin; then header, section, header, section... until End; then only blanks",
     )
-
-
 
 
 @dataclass
@@ -263,8 +247,6 @@ class FileLines:
         return text + self.newline if self.lines and self.final_newline else text
 
 
-
-
 def seek(lines: Sequence[str], pattern: Sequence[str], start: int, end_of_file: bool) -> int | None:
     """Where ``pattern`` first occurs in ``lines`` at or after index ``start``, or ``None``.
 
@@ -273,8 +255,6 @@ def seek(lines: Sequence[str], pattern: Sequence[str], start: int, end_of_file: 
     forgiven. With ``end_of_file``, the only place tried is the very end of ``lines``.
     """
     raise Todo("ch09", "two passes over the candidate starts: exact, then rstrip; None if neither")
-
-
 
 
 def find_anchor(lines: Sequence[str], anchor: str, start: int) -> int | None:
@@ -289,8 +269,6 @@ def find_anchor(lines: Sequence[str], anchor: str, start: int) -> int | None:
     return None
 
 
-
-
 def apply_chunks(lines: Sequence[str], chunks: Sequence[Chunk], path: str) -> list[str]:
     """The lines of the file after ``chunks``, each found after the one before it.
 
@@ -302,8 +280,6 @@ def apply_chunks(lines: Sequence[str], chunks: Sequence[Chunk], path: str) -> li
     ``path``, the chunk's number and what was looked for.
     """
     raise Todo("ch09", "a position that only moves forward; collect the pieces of the new file")
-
-
 
 
 @dataclass
@@ -327,8 +303,6 @@ class Plan:
             path.unlink()
 
 
-
-
 def plan_patch(
     root: Path, operations: Sequence[Operation], files: FileTracker | None = None
 ) -> Plan:
@@ -340,8 +314,6 @@ def plan_patch(
     is given) an Update of a file not read, or changed since, are all ``ApplyError``.
     """
     raise Todo("ch09", "one case per kind; check, read, apply_chunks, encode; record in the plan")
-
-
 
 
 class PatchArguments(ToolArguments):
@@ -361,8 +333,6 @@ class PatchArguments(ToolArguments):
             "relative to the workspace."
         ),
     )
-
-
 
 
 class ApplyPatchTool(ArgumentsTool[PatchArguments]):
@@ -388,5 +358,3 @@ class ApplyPatchTool(ArgumentsTool[PatchArguments]):
             "ch09",
             "parse_patch, plan_patch, carry_out, tell files; each failure is an error",
         )
-
-

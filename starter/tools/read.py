@@ -47,8 +47,6 @@ class ReadArguments(ToolArguments):
     )
 
 
-
-
 def number_lines(lines: list[str], first: int, *, max_line_chars: int = 2000) -> str:
     """Format ``lines`` like ``cat -n``: the number right-aligned in 6 columns, a tab, the text.
 
@@ -59,8 +57,6 @@ def number_lines(lines: list[str], first: int, *, max_line_chars: int = 2000) ->
         "ch02",
         "number each line like cat -n, counting from `first`; cut and mark long lines",
     )
-
-
 
 
 def read_lines(file: IO[str], max_line_chars: int) -> Iterator[str]:
@@ -79,13 +75,9 @@ def read_lines(file: IO[str], max_line_chars: int) -> Iterator[str]:
     yield  # never reached; keeps this a generator
 
 
-
-
 def looks_binary(data: bytes) -> bool:
     """Guess whether ``data`` is a binary file: text files do not contain NUL bytes."""
     raise Todo("ch02", "is there a NUL byte near the start of the data?")
-
-
 
 
 def utf8_error(line: str, number: int, path: str) -> ToolOutput | None:
@@ -96,8 +88,6 @@ def utf8_error(line: str, number: int, path: str) -> ToolOutput | None:
     fails, and the bad byte can still be named.
     """
     raise Todo("ch02", "find the first escaped byte in the line; name its line, column and value")
-
-
 
 
 class ReadTool(ArgumentsTool[ReadArguments]):
@@ -132,7 +122,6 @@ class ReadTool(ArgumentsTool[ReadArguments]):
         self.max_line_chars = max_line_chars
         self.files = files
 
-
     @property
     def definition(self) -> ToolDefinition:
         """How ``read`` is described to the model: the description names the window's size."""
@@ -143,7 +132,6 @@ class ReadTool(ArgumentsTool[ReadArguments]):
             "and `limit` (how many lines) to read further.",
             ReadArguments,
         )
-
 
     def window(self, lines: Iterable[str], offset: int, limit: int | None, path: str) -> ToolOutput:
         """Show ``lines`` from line ``offset`` on, within the caps, with a note if cut short.
@@ -157,7 +145,6 @@ class ReadTool(ArgumentsTool[ReadArguments]):
             "walk the lines to the window; stop once it is full; a note if lines are left",
         )
 
-
     def read_window(self, path: Path, args: ReadArguments) -> ToolOutput:
         """Open the regular file at ``path`` and show the window ``args`` asks for.
 
@@ -167,7 +154,6 @@ class ReadTool(ArgumentsTool[ReadArguments]):
         """
         raise Todo("ch02", "open the bytes; sniff the start; decode lines as they are read; window")
 
-
     async def call(self, args: ReadArguments) -> ToolOutput:
         """Read the file; tell ``files`` (if any) that the model has seen it."""
         output = await self.read(args)
@@ -175,13 +161,9 @@ class ReadTool(ArgumentsTool[ReadArguments]):
             self.files.saw(self.root / args.path)
         return output
 
-
     async def read(self, args: ReadArguments) -> ToolOutput:
         """Read the file ``args`` names; every failure is an error result."""
         raise Todo(
             "ch02",
             "ask stat what is there; refuse all but a regular file; read in a thread",
         )
-
-
-

@@ -54,5 +54,3 @@ class FileTracker:
         ``shown`` is the path as the model wrote it, for the message.
         """
         raise Todo("ch09", "never read: say to read it; changed since: say to read it again")
-
-

@@ -50,20 +50,14 @@ class WebFetchArguments(ToolArguments):
     url: str = Field(min_length=1, description="The full http:// or https:// URL to fetch.")
 
 
-
-
 def check_url(url: str) -> str | None:
     """Why ``url`` may not be fetched, or ``None`` if it may: http(s) with a host only."""
     raise Todo("ch12", "parse with httpx.URL; refuse what does not parse, other schemes, no host")
 
 
-
-
 def media_type(content_type: str) -> str:
     """The media type of a ``Content-Type`` header, lower case, without its parameters."""
     return content_type.partition(";")[0].strip().lower()
-
-
 
 
 def page_text(body: bytes, content_type: str, encoding: str = "utf-8") -> str | None:
@@ -74,8 +68,6 @@ def page_text(body: bytes, content_type: str, encoding: str = "utf-8") -> str | 
     do not decode become U+FFFD.
     """
     raise Todo("ch12", "HTML → extract_text; text types → decode; no type → sniff; the rest → None")
-
-
 
 
 @dataclass
@@ -98,8 +90,6 @@ async def read_body(response: httpx.Response, max_bytes: int) -> tuple[bytes, bo
     Reading stops as soon as the cap is reached: the rest of the body is never downloaded.
     """
     raise Todo("ch12", "collect chunks from aiter_bytes until max_bytes; stop early, say if cut")
-
-
 
 
 class FetchError(Exception):
@@ -141,13 +131,9 @@ class WebFetchTool(ArgumentsTool[WebFetchArguments]):
             "loop: GET (streamed), a redirect → check the next URL, else read the body",
         )
 
-
     async def call(self, args: WebFetchArguments) -> ToolOutput:
         """Fetch the page and show its text; every failure is an error result."""
         raise Todo(
             "ch12",
             "check the URL; fetch within one timeout; status, binary and cut → words",
         )
-
-
-

@@ -40,8 +40,6 @@ class WriteArguments(ToolArguments):
     content: str = Field(description="The whole new content of the file.")
 
 
-
-
 def fsync_directory(directory: Path) -> None:
     """Ask the disk to keep the directory's entries (a rename is one), as far as it can.
 
@@ -54,8 +52,6 @@ def fsync_directory(directory: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -71,8 +67,6 @@ def atomic_write(path: Path, data: bytes) -> None:
         "ch09",
         "write a temporary file beside the target, fsync it, then os.replace it over",
     )
-
-
 
 
 class WriteTool(ArgumentsTool[WriteArguments]):
@@ -97,6 +91,3 @@ class WriteTool(ArgumentsTool[WriteArguments]):
             "ch09",
             "refuse a directory, or a file not read (or changed); mkdir; atomic_write",
         )
-
-
-
