@@ -17,6 +17,7 @@ Each check proves one promise of DESIGN.md and says, when it fails, what to fix:
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import shlex
@@ -524,15 +525,44 @@ def _tool(project: Project, name: str, args: list[str], proved: str, fix: str) -
 
 
 def check_book_builds(project: Project) -> Outcome:
-    """``mkdocs build --strict`` succeeds."""
+    """``mkdocs build --strict`` succeeds, and no link within a page points at a missing anchor."""
     with tempfile.TemporaryDirectory(prefix="clawbook-site-") as site:
-        return _tool(
+        built = _tool(
             project,
             "mkdocs",
             ["build", "--strict", "--quiet", "--site-dir", site],
             "the book builds with mkdocs build --strict",
             "the book does not build: fix the warnings below (mkdocs build --strict)",
         )
+        if not built.ok:
+            return built
+        dead = dead_anchors(Path(site))
+    if dead:
+        return _fail("links within a page lead nowhere: rename the heading or the link", dead)
+    return Outcome(
+        True, "the book builds with mkdocs build --strict; every in-page link has its anchor"
+    )
+
+
+_ANCHOR_ID = re.compile(r'\sid="([^"]+)"')
+_ANCHOR_LINK = re.compile(r'\shref="#([^"]+)"')
+
+
+def dead_anchors(site: Path) -> list[str]:
+    """``page: #anchor`` for every ``href="#anchor"`` of a built page that names no element.
+
+    mkdocs checks links in the Markdown; a table of contents a plugin writes (a notebook's,
+    whose headings lose their code spans) is only seen in the built page.
+    """
+    dead: list[str] = []
+    for page in sorted(site.rglob("*.html")):
+        text = page.read_text(encoding="utf-8", errors="replace")
+        ids = {html.unescape(i) for i in _ANCHOR_ID.findall(text)}
+        for link in _ANCHOR_LINK.findall(text):
+            anchor = html.unescape(link)
+            if anchor not in ids and not anchor.startswith("__"):
+                dead.append(f"{page.relative_to(site).as_posix()}: #{anchor}")
+    return dead
 
 
 NBVAL = ("-p", "nbval", "--nbval", "--nbval-current-env")

@@ -129,3 +129,16 @@ def test_a_failed_check_is_repeated_at_the_end_of_the_report(course, monkeypatch
     assert "ch12.ipynb::Cell 7" in tail
     assert "fine" not in tail
     assert tail.rstrip().endswith("verify failed: broken")
+
+
+def test_dead_anchors_finds_a_contents_link_whose_heading_has_another_id(tmp_path):
+    from clawbook.verify import dead_anchors
+
+    page = tmp_path / "notebooks" / "ch06" / "index.html"
+    page.parent.mkdir(parents=True)
+    page.write_text(
+        '<a href="#a-tool-is-a-model-and-a">A tool</a><a href="#intro">Intro</a>'
+        '<h2 id="a-tool-is-a-model-and-a-call">A tool</h2><h2 id="intro">Intro</h2>'
+        '<a href="#__skip">skip</a>'
+    )
+    assert dead_anchors(tmp_path) == ["notebooks/ch06/index.html: #a-tool-is-a-model-and-a"]
