@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -202,7 +203,19 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
             break
     if CHAPTER_MAP in markdown:
         markdown = markdown.replace(CHAPTER_MAP, chapter_map(curriculum))
-    return markdown
+    return learner_paths(markdown)
+
+
+SOLUTION_CAPTION = re.compile(r'(title=")solution/')
+
+
+def learner_paths(markdown: str) -> str:
+    """Caption included code with the file the learner has: ``starter/...``, not ``solution/...``.
+
+    The code comes from ``solution/`` (the single source of truth), but a learner works in
+    ``starter/`` and may not have ``solution/`` at all; given code is the same in both.
+    """
+    return SOLUTION_CAPTION.sub(r"\1starter/", markdown)
 
 
 def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:

@@ -142,3 +142,12 @@ def test_dead_anchors_finds_a_contents_link_whose_heading_has_another_id(tmp_pat
         '<a href="#__skip">skip</a>'
     )
     assert dead_anchors(tmp_path) == ["notebooks/ch06/index.html: #a-tool-is-a-model-and-a"]
+
+
+def test_book_captions_included_code_with_the_learners_path():
+    from clawbook.mkdocs_hooks import learner_paths
+
+    page = '```python title="solution/tools/read.py"\n--8<-- "solution/tools/read.py:run"\n```'
+    assert learner_paths(page) == (
+        '```python title="starter/tools/read.py"\n--8<-- "solution/tools/read.py:run"\n```'
+    )
