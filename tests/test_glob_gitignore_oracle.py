@@ -172,3 +172,37 @@ def test_glob_walk_reads_the_global_excludes_file_where_git_does(tmp_path, where
         got = sorted(relative for relative, _ in walk(root))
     assert len(expected) == 3
     assert got == expected_with_info == [name for name in expected if name != "src/a.py"]
+
+
+IDIOM_CASES = {
+    "whitelist": {".gitignore": b"*\n!*/\n!*.py\n", "a.py": b"", "b.txt": b"", "src/c.py": b""},
+    "keep-file": {".gitignore": b"logs/**\n!logs/.gitkeep\n", "logs/.gitkeep": b"",
+                  "logs/a.log": b"", "logs/x/y.log": b""},
+    "folder-negation-below": {".gitignore": b"*.log\n", "sub/.gitignore": b"!logs/\n",
+                              "sub/logs/a.log": b"", "sub/logs/b.txt": b""},
+    "excluded-parent": {".gitignore": b"build/\n!build/keep.txt\n", "build/keep.txt": b"",
+                        "a.txt": b""},
+    "invalid-lines": {".gitignore": b"foo\\\n!\n[z-a].txt\n[[:nope:]]\n*.tmp\n", "foo": b"",
+                      "z.txt": b"", "x.tmp": b"", "y": b""},
+    "bom": {".gitignore": b"\xef\xbb\xbf*.tmp\n", "x.tmp": b"", "y": b""},
+    "trailing-tab-and-spaces": {".gitignore": b"a\t\nb  \nc\\ \n", "a\t": b"", "a": b"",
+                                "b": b"", "c ": b"", "c": b""},
+    "posix-class": {".gitignore": b"[[:digit:]]*\n", "1a": b"", "a1": b""},
+    "crlf": {".gitignore": b"*.tmp\r\n/x\r\n", "a.tmp": b"", "x": b""},
+    "bytes-not-characters": {".gitignore": b"?.py\n", "ä.py": b"", "a.py": b""},
+}  # fmt: skip
+"""Named cases from the chapter: git decides, and the walk must agree."""
+
+
+@needs_git
+@pytest.mark.parametrize("case", sorted(IDIOM_CASES))
+def test_glob_gitignore_idioms_and_odd_lines_match_git(tmp_path, case):
+    root = tmp_path / "repo"
+    for name, content in IDIOM_CASES[case].items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(content)
+    (tmp_path / "gitconfig").write_text("")
+    with isolated(tmp_path):
+        expected = git_files(root)
+        got = sorted(relative for relative, _ in walk(root))
+    assert got == expected
