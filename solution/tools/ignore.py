@@ -22,6 +22,7 @@ callable (chapters 13 and 14 fill it in) hides further paths from every search t
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -255,10 +256,16 @@ class Rules:
     """The file's patterns, in order."""
 
 
-def read_ignore_file(path: str | os.PathLike[str], base: str = "") -> Rules | None:
-    """The rules of the ignore file at ``path``, applying under ``base``; ``None`` if unreadable."""
+def read_ignore_file(
+    path: str | os.PathLike[str], base: str = "", follow: bool = True
+) -> Rules | None:
+    """The rules of the ignore file at ``path``, applying under ``base``; ``None`` if unreadable.
+
+    With ``follow`` false, a ``path`` that is a symbolic link counts as unreadable.
+    """
+    flags = os.O_RDONLY | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
     try:
-        with open(path, "rb") as file:
+        with open(os.open(path, flags), "rb") as file:
             data = file.read()
     except OSError:
         return None
@@ -266,9 +273,12 @@ def read_ignore_file(path: str | os.PathLike[str], base: str = "") -> Rules | No
 
 
 def read_rules(root: str, directory: str) -> Rules | None:
-    """The rules of ``directory``'s ``.gitignore`` (``directory`` relative to ``root``), if any."""
+    """The rules of ``directory``'s ``.gitignore`` (``directory`` relative to ``root``), if any.
+
+    A ``.gitignore`` that is a symbolic link is not read, as git (since 2.32) does not.
+    """
     base = f"{directory}/" if directory else ""
-    return read_ignore_file(os.path.join(root, directory, ".gitignore"), base)
+    return read_ignore_file(os.path.join(root, directory, ".gitignore"), base, follow=False)
 # --8<-- [end:rules]
 
 
@@ -295,12 +305,25 @@ def git_dir(root: str) -> Path | None:
     return folder / common
 
 
-def global_excludes_file(root: str) -> Path | None:
+GIT_ENVIRONMENT = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM",
+                   "GIT_CONFIG_SYSTEM", "GIT_DIR")  # fmt: skip
+"""The environment variables that change where git looks for its configuration."""
+
+
+def global_excludes_file(root: str) -> Path:
     """The user's global excludes file, where git looks for it.
 
     ``core.excludesFile`` (asked of ``git config``, run in ``root``), else
-    ``$XDG_CONFIG_HOME/git/ignore``, else ``~/.config/git/ignore``.
+    ``$XDG_CONFIG_HOME/git/ignore``, else ``~/.config/git/ignore``. The answer is remembered
+    per folder and git environment: a search should not start a ``git`` process every time.
     """
+    key = tuple(os.environ.get(name) for name in GIT_ENVIRONMENT)
+    return _global_excludes_file(os.path.realpath(root), key)
+
+
+@functools.lru_cache(maxsize=64)
+def _global_excludes_file(root: str, environment: tuple[str | None, ...]) -> Path:
+    """``global_excludes_file`` for ``root`` in the git ``environment`` (the cache's key)."""
     try:
         done = subprocess.run(
             ["git", "config", "--path", "--get", "core.excludesFile"], cwd=root,
@@ -325,7 +348,7 @@ def exclude_rules(root: str) -> list[Rules]:
     if folder is not None:
         places.append(folder / "info" / "exclude")
     for place in places:
-        rules = read_ignore_file(place) if place is not None else None
+        rules = read_ignore_file(place)
         if rules is not None and rules.patterns:
             found.append(rules)
     return found
