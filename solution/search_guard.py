@@ -13,7 +13,9 @@ not be a protected file that holds secrets, and must not be denied by a rule (no
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
+from pathlib import Path
 
 from .permissions import Decision, Permissions
 from .safety import SafetyChecks, SandboxError, protected_reason
@@ -28,32 +30,50 @@ SEARCH_TOOLS = (GlobTool, GrepTool, ListDirTool)
 
 
 # --8<-- [start:search-withhold]
-def search_withhold(
-    safety: SafetyChecks, permissions: Permissions | None = None, tool: str = "grep"
-) -> Withhold:
-    """A ``Withhold`` for the search tool called ``tool`` from chapter 14's and 13's checks.
+def resolved_below(root: Path, relative: str) -> str | None:
+    """Where ``relative`` (below ``root``) leads, links followed, relative to ``root``.
 
-    A path (relative to the workspace) is withheld when it resolves outside the sandbox, when
-    it is a protected file that holds secrets (what ``read`` may not read either), or when the
-    rules for ``read`` or for ``tool`` deny it, or ask about it by a rule with a path, whether
-    as named or as resolved (a link to a denied file is withheld too).
+    ``None`` when it leads out of ``root`` (the search tools never follow such a link).
+    """
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(real_root, relative))
+    inner = os.path.relpath(real, real_root)
+    return None if inner == os.pardir or inner.startswith(os.pardir + os.sep) else inner
+
+
+def search_withhold(
+    safety: SafetyChecks | None = None,
+    permissions: Permissions | None = None,
+    tool: str = "grep",
+) -> Withhold:
+    """A ``Withhold`` for the search tool called ``tool``, from chapter 14's and 13's checks.
+
+    With ``safety``, a path (relative to the workspace) is withheld when it resolves outside
+    the sandbox, or when it is a protected file that holds secrets (what ``read`` may not read
+    either). With ``permissions``, when the rules for ``read`` or for ``tool`` deny it, or ask
+    about it by a rule with a path, as named or as resolved (a link to a denied file counts).
     """
 
     def withhold(relative: str) -> str | None:
-        try:
-            resolved = safety.sandbox.resolve(relative)
-        except SandboxError as error:
-            return str(error)
-        root = safety.sandbox.root_of(resolved)
-        assert root is not None  # resolve() refuses a path outside every root
-        inner = resolved.relative_to(root).as_posix()
-        why = protected_reason(inner, reading=True, allow=safety.allow_protected)
-        if why is not None:
-            return f"protected ({why})"
+        if safety is not None:
+            try:
+                resolved = safety.sandbox.resolve(relative)
+            except SandboxError as error:
+                return str(error)
+            root = safety.sandbox.root_of(resolved)
+            assert root is not None  # resolve() refuses a path outside every root
+            inner = resolved.relative_to(root).as_posix()
+            why = protected_reason(inner, reading=True, allow=safety.allow_protected)
+            if why is not None:
+                return f"protected ({why})"
         if permissions is None:
             return None
+        subjects = [relative]
+        inner_path = resolved_below(permissions.root, relative)
+        if inner_path is not None:
+            subjects.append(inner_path.replace(os.sep, "/"))
         for name in dict.fromkeys(("read", tool)):
-            for subject in dict.fromkeys((relative, inner)):
+            for subject in dict.fromkeys(subjects):
                 verdict = permissions.decide_one(name, subject)
                 by_path_rule = verdict.rule is not None and verdict.rule.specifier is not None
                 if verdict.decision is Decision.DENY or (

@@ -11,7 +11,6 @@ import pytest
 from search_tree import make_project, no_personal_git_config  # noqa: F401
 
 from claw.permissions import Mode, Permissions
-from claw.safety import SafetyChecks
 from claw.search_guard import search_withhold
 from claw.tools.glob import GlobTool
 from claw.tools.grep import GrepTool, find_ripgrep
@@ -34,11 +33,10 @@ async def run(tool: object, **arguments: object) -> ToolOutput:
 
 
 def tools(root: Path, permissions: Permissions, ripgrep: bool = False) -> tuple[object, ...]:
-    safety = SafetyChecks(root)
     return (
-        GrepTool(root, ripgrep=ripgrep, withhold=search_withhold(safety, permissions, "grep")),
-        GlobTool(root, withhold=search_withhold(safety, permissions, "glob")),
-        ListDirTool(root, withhold=search_withhold(safety, permissions, "list_dir")),
+        GrepTool(root, ripgrep=ripgrep, withhold=search_withhold(permissions=permissions)),
+        GlobTool(root, withhold=search_withhold(permissions=permissions, tool="glob")),
+        ListDirTool(root, withhold=search_withhold(permissions=permissions, tool="list_dir")),
     )
 
 
