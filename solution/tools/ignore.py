@@ -452,7 +452,7 @@ def walk(
     neither yielded nor entered. Paths are relative to ``root``, with ``/`` between parts.
     """
     # region ch11: a stack of (directory, rules); scandir each, skip, yield files, push subdirs
-    # more: rules + [read_rules(...)] for a .gitignore here; entry.is_dir(follow_symlinks=False)
+    # more: rules + [read_rules(...)]; entry.is_dir(follow_symlinks=False); stays_inside; withhold
     top = os.fspath(root)
     real_top = os.path.realpath(top)
     start = start.strip("/")

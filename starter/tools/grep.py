@@ -231,12 +231,12 @@ def ripgrep_results(
 
     ``rg`` is given the files the walk found, ``BATCH`` at a time, so that it skips exactly
     what the Python engine skips; binary files are left out first, by the same rule, and ``-a``
-    keeps ``rg`` from applying its own. ``--crlf`` makes ``$`` match before a ``\r\n``. One
-    thread (``-j1``) keeps the files in order. Its output is read as a stream, never whole,
-    and ``--max-columns`` cuts every line it prints to ``max_columns`` bytes (a line longer than
-    that is shown cut in any case), so memory stays small whatever the files hold.
+    keeps ``rg`` from applying its own. ``--crlf`` makes ``$`` match before a ``\r\n``. Its
+    output is read as a stream, never whole, and ``--max-columns`` cuts every line it prints to
+    ``max_columns`` bytes (a line longer than that is shown cut in any case), so a batch's
+    matching lines are all that is held, each short, however long the lines of the files.
     """
-    command = [rg, "--no-config", "-a", "--crlf", "-j1", "--null", "--line-number",
+    command = [rg, "--no-config", "-a", "--crlf", "--null", "--line-number",
                "--with-filename", "--no-heading", "--color", "never",
                "--no-context-separator", "--max-columns", str(max_columns),
                "--max-columns-preview", "-B", str(args.before), "-A", str(args.after)]  # fmt: skip
@@ -251,34 +251,36 @@ def ripgrep_results(
                 continue
         if not batch:
             break
-        yield from ripgrep_batch([*command, "-e", args.pattern, "--", *batch], root)
+        yield from ripgrep_batch([*command, "-e", args.pattern, "--", *batch], root, batch)
         batch = []
 
 
-def ripgrep_batch(command: list[str], root: str) -> Iterator[tuple[str, list[Line]]]:
-    """Run one ``rg`` command in ``root``: each file's lines, as the stream brings them."""
+def ripgrep_batch(
+    command: list[str], root: str, batch: list[str]
+) -> Iterator[tuple[str, list[Line]]]:
+    """Run one ``rg`` command in ``root`` over ``batch``: each file's lines, in ``batch``'s order.
+
+    ``rg`` searches the files in parallel and writes them in the order it finishes them, so a
+    batch's records are gathered, then handed out in the walk's order.
+    """
     with tempfile.TemporaryFile() as errors:
         process = subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=errors)
         assert process.stdout is not None
         try:
-            current: str | None = None
-            lines: list[Line] = []
+            found: dict[str, list[Line]] = {}
             for name, line in ripgrep_records(process.stdout):
-                if name != current:
-                    if current is not None:
-                        yield current, lines
-                    current, lines = name, []
-                lines.append(line)
+                found.setdefault(name, []).append(line)
             if process.wait() not in (0, 1):
                 errors.seek(0)
                 raise RipgrepFailed(errors.read(4000).decode(errors="replace").strip())
-            if current is not None:
-                yield current, lines
         finally:
             if process.poll() is None:
                 process.kill()
             process.wait()
             process.stdout.close()
+    for name in batch:
+        if name in found:
+            yield name, found[name]
 
 
 class GrepTool(ArgumentsTool[GrepArguments]):
