@@ -406,8 +406,11 @@ def refusal(root: str | os.PathLike[str], path: str, withhold: Withhold | None) 
     It must not when ``path`` leads out of the root (links followed), or ``withhold`` says why.
     """
     top = os.fspath(root)
-    if not inside(os.path.realpath(top), os.path.join(top, path)):
-        return "it leads to a place outside the workspace"
+    try:
+        if not inside(os.path.realpath(top), os.path.join(top, path)):
+            return "it leads to a place outside the workspace"
+    except ValueError as error:  # a NUL byte
+        return f"not a usable path ({error})"
     relative = os.path.normpath(path).replace(os.sep, "/")
     if withhold is None or relative in (".", ""):
         return None
