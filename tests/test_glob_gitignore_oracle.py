@@ -118,7 +118,7 @@ def build(root: Path, files: list[tuple[tuple[str, ...], str]],
 @settings(max_examples=40, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
 @given(
-    files=st.lists(st.tuples(folders, names), min_size=1, max_size=14),
+    files=st.lists(st.tuples(folders, names), min_size=4, max_size=20),
     gitignores=st.dictionaries(folders, ignore_files.map(ignore_text), max_size=3),
     info_exclude=st.none() | ignore_files.map(ignore_text),
     global_excludes=st.none() | ignore_files.map(ignore_text),
