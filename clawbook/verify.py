@@ -188,6 +188,7 @@ def check_chapter_data(project: Project) -> Outcome:
         if chapter.tests and not chapter_test_files(chapter, project.root, project.curriculum):
             problems.append(f"{chapter.id}: no test file matches {', '.join(chapter.test_globs)}")
     problems.extend(_misnamed_tests(project))
+    problems.extend(_misstyled_boxes(project))
     if problems:
         return _fail("the chapter data and the code disagree", problems)
     written = len(curriculum.written)
@@ -196,6 +197,28 @@ def check_chapter_data(project: Project) -> Outcome:
         f"{len(curriculum.chapters)} chapters ({written} written), {len(regions)} regions, "
         "pages and test files agree",
     )
+
+
+BOX_TYPES = {"Python concept": "python", "How Claude Code does it": "claude"}
+"""The page template's boxes and the admonition type that styles each alike in every chapter."""
+_BOX = re.compile(r'^\s*(?:!!!|\?\?\?\+?)\s+(\w+)\s+"([^"]*)"', re.MULTILINE)
+
+
+def _misstyled_boxes(project: Project) -> Iterator[str]:
+    """Template boxes written with another admonition type (they would look unlike the rest)."""
+    for chapter in project.curriculum.written:
+        if chapter.page is None or not (project.book / chapter.page).exists():
+            continue
+        text = (project.book / chapter.page).read_text(encoding="utf-8")
+        for match in _BOX.finditer(text):
+            kind, title = match.groups()
+            for prefix, expected in BOX_TYPES.items():
+                if title.startswith(prefix) and kind != expected:
+                    line = text.count("\n", 0, match.start()) + 1
+                    yield (
+                        f"book/{chapter.page}:{line}: a \"{prefix}\" box is `!!! {expected}`, "
+                        f"not `{kind}`"
+                    )
 
 
 def _misnamed_tests(project: Project) -> Iterator[str]:

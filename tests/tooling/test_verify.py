@@ -151,3 +151,14 @@ def test_book_captions_included_code_with_the_learners_path():
     assert learner_paths(page) == (
         '```python title="starter/tools/read.py"\n--8<-- "solution/tools/read.py:run"\n```'
     )
+
+
+def test_chapter_data_refuses_a_template_box_styled_unlike_the_others(tmp_path):
+    from clawbook.verify import check_chapter_data
+
+    project = make_course(tmp_path)
+    page = project.book / "ch01.md"
+    page.write_text(page.read_text() + '\n!!! info "Python concept: deque"\n\n    text\n')
+    outcome = check_chapter_data(project)
+    assert not outcome.ok
+    assert any('ch01.md' in d and "`!!! python`, not `info`" in d for d in outcome.details)
