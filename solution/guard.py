@@ -25,6 +25,7 @@ from .loop import Agent
 from .permissions import Approval, Approver, Decision, Mode, Permissions
 from .plan import EXIT_PLAN_MODE, PlanMode, PlanState, plan_mode_message
 from .safety import SafetyChecks
+from .search_guard import guard_searches
 from .settings_file import SETTINGS_FILE, SettingsError, read_settings
 from .terminal import ReadLine, echo_answer, read_stdin_line
 from .types import ToolCall, ToolOutput
@@ -176,6 +177,8 @@ def guard(
     if plan.state is PlanState.PLANNING:
         agent.history.append(plan_mode_message())  # tell the model it is planning
     safety = SafetyChecks(root)
+    # the search tools withhold each file read may not see (search_guard.py, issue 17)
+    guard_searches(agent.tools, safety, permissions)
     checks: list[Check] = [plan.check, safety.check]
     after: list[After] = []
     if hooks.registered:
