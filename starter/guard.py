@@ -29,6 +29,7 @@ from .permissions import Approval, Approver, Mode, Permissions
 from .plan import EXIT_PLAN_MODE, PlanMode, PlanState, plan_mode_message
 from .safety import SafetyChecks
 from .settings_file import SETTINGS_FILE, SettingsError, read_settings
+from .tools.web_fetch import WebFetchTool
 from .types import ToolCall, ToolOutput
 
 ReadLine = Callable[[], Awaitable[str]]
@@ -209,6 +210,10 @@ def guard(
         )
     except (ValueError, KeyError, TypeError, AttributeError) as error:  # RuleError too
         raise BadSettings(f"{path}: {error}") from error
+    # web_fetch's redirects: every hop is decided by the rules too, not only the first URL.
+    fetch = agent.tools.get("web_fetch")
+    if isinstance(fetch, WebFetchTool):
+        fetch.check_redirect = permissions.check_redirect
     plan = PlanMode(agent.tools, agent.request_finish, planning=mode is Mode.PLAN)
     if plan.state is PlanState.PLANNING:
         agent.history.append(plan_mode_message())  # tell the model it is planning

@@ -45,55 +45,55 @@ NAMES = {
 
 # The spellings of this machine (and of other places that are not the public internet) a
 # model can be led to: each URL is fetched, and must be refused saying which host and why.
-@pytest.mark.parametrize(
-    ("host", "why"),
-    [
-        ("localhost", "localhost is this machine (a loopback name)"),
-        ("LOCALHOST.", "localhost. is this machine (a loopback name)"),
-        ("admin.localhost", "admin.localhost is this machine (a loopback name)"),
-        ("127.0.0.1", f"127.0.0.1 is {LOOPBACK}"),
-        ("127.1", f"127.1 is 127.0.0.1, {LOOPBACK}"),
-        ("0x7f.1", f"0x7f.1 is 127.0.0.1, {LOOPBACK}"),
-        ("0x7f000001", f"0x7f000001 is 127.0.0.1, {LOOPBACK}"),
-        ("2130706433", f"2130706433 is 127.0.0.1, {LOOPBACK}"),
-        ("0177.1", f"0177.1 is 127.0.0.1, {LOOPBACK}"),
-        ("127.254.3.9", f"127.254.3.9 is {LOOPBACK}"),
-        ("[::1]", f"::1 is {LOOPBACK}"),
-        ("[::ffff:127.0.0.1]", f"::ffff:127.0.0.1 is 127.0.0.1, {LOOPBACK}"),
-        ("[::ffff:7f00:1]", f"::ffff:7f00:1 is 127.0.0.1, {LOOPBACK}"),
-        ("0.0.0.0", "0.0.0.0 is an unspecified address (it reaches this machine)"),
-        ("0", "0 is 0.0.0.0, an unspecified address (it reaches this machine)"),
-        ("[::]", ":: is an unspecified address (it reaches this machine)"),
-        ("127.0.0.1.nip.io", f"127.0.0.1.nip.io resolves to 127.0.0.1, {LOOPBACK}"),
-        ("rebound.example", f"rebound.example resolves to 127.0.0.1 (in IPv6 form), {LOOPBACK}"),
-        ("mixed.example", f"mixed.example resolves to 127.0.0.1, {LOOPBACK}"),
-        (
-            "169.254.169.254",
-            "169.254.169.254 is a link-local address (where cloud metadata services answer)",
-        ),
-        (
-            "metadata.example",
-            "metadata.example resolves to 169.254.169.254, a link-local address (where cloud "
-            "metadata services answer)",
-        ),
-        (
-            "[::ffff:169.254.169.254]",
-            "::ffff:169.254.169.254 is 169.254.169.254, a link-local address (where cloud "
-            "metadata services answer)",
-        ),
-        ("[fe80::1]", "fe80::1 is a link-local address (where cloud metadata services answer)"),
-        ("10.0.0.5", "10.0.0.5 is a private address (a local network)"),
-        ("172.16.8.1", "172.16.8.1 is a private address (a local network)"),
-        ("192.168.1.1", "192.168.1.1 is a private address (a local network)"),
-        ("[fd12:3456::1]", "fd12:3456::1 is a private address (a local network)"),
-        ("[64:ff9b::a00:5]", "64:ff9b::a00:5 is 10.0.0.5, a private address (a local network)"),
-        ("100.64.0.1", "100.64.0.1 is a shared address (100.64.0.0/10, a carrier's network)"),
-        ("224.0.0.1", "224.0.0.1 is a multicast address"),
-        ("[ff02::1]", "ff02::1 is a multicast address"),
-        ("240.0.0.1", "240.0.0.1 is a reserved address"),
-        ("255.255.255.255", "255.255.255.255 is a reserved address"),
-    ],
-)
+NOT_PUBLIC = [
+    ("localhost", "localhost is this machine (a loopback name)"),
+    ("LOCALHOST.", "localhost. is this machine (a loopback name)"),
+    ("admin.localhost", "admin.localhost is this machine (a loopback name)"),
+    ("127.0.0.1", f"127.0.0.1 is {LOOPBACK}"),
+    ("127.1", f"127.1 is 127.0.0.1, {LOOPBACK}"),
+    ("0x7f.1", f"0x7f.1 is 127.0.0.1, {LOOPBACK}"),
+    ("0x7f000001", f"0x7f000001 is 127.0.0.1, {LOOPBACK}"),
+    ("2130706433", f"2130706433 is 127.0.0.1, {LOOPBACK}"),
+    ("0177.1", f"0177.1 is 127.0.0.1, {LOOPBACK}"),
+    ("127.254.3.9", f"127.254.3.9 is {LOOPBACK}"),
+    ("[::1]", f"::1 is {LOOPBACK}"),
+    ("[::ffff:127.0.0.1]", f"::ffff:127.0.0.1 is 127.0.0.1, {LOOPBACK}"),
+    ("[::ffff:7f00:1]", f"::ffff:7f00:1 is 127.0.0.1, {LOOPBACK}"),
+    ("0.0.0.0", "0.0.0.0 is an unspecified address (it reaches this machine)"),
+    ("0", "0 is 0.0.0.0, an unspecified address (it reaches this machine)"),
+    ("[::]", ":: is an unspecified address (it reaches this machine)"),
+    ("127.0.0.1.nip.io", f"127.0.0.1.nip.io resolves to 127.0.0.1, {LOOPBACK}"),
+    ("rebound.example", f"rebound.example resolves to 127.0.0.1 (in IPv6 form), {LOOPBACK}"),
+    ("mixed.example", f"mixed.example resolves to 127.0.0.1, {LOOPBACK}"),
+    (
+        "169.254.169.254",
+        "169.254.169.254 is a link-local address (where cloud metadata services answer)",
+    ),
+    (
+        "metadata.example",
+        "metadata.example resolves to 169.254.169.254, a link-local address (where cloud "
+        "metadata services answer)",
+    ),
+    (
+        "[::ffff:169.254.169.254]",
+        "::ffff:169.254.169.254 is 169.254.169.254, a link-local address (where cloud "
+        "metadata services answer)",
+    ),
+    ("[fe80::1]", "fe80::1 is a link-local address (where cloud metadata services answer)"),
+    ("10.0.0.5", "10.0.0.5 is a private address (a local network)"),
+    ("172.16.8.1", "172.16.8.1 is a private address (a local network)"),
+    ("192.168.1.1", "192.168.1.1 is a private address (a local network)"),
+    ("[fd12:3456::1]", "fd12:3456::1 is a private address (a local network)"),
+    ("[64:ff9b::a00:5]", "64:ff9b::a00:5 is 10.0.0.5, a private address (a local network)"),
+    ("100.64.0.1", "100.64.0.1 is a shared address (100.64.0.0/10, a carrier's network)"),
+    ("224.0.0.1", "224.0.0.1 is a multicast address"),
+    ("[ff02::1]", "ff02::1 is a multicast address"),
+    ("240.0.0.1", "240.0.0.1 is a reserved address"),
+    ("255.255.255.255", "255.255.255.255 is a reserved address"),
+]
+
+
+@pytest.mark.parametrize(("host", "why"), [pytest.param(*case, id=case[0]) for case in NOT_PUBLIC])
 async def test_multi_tool_web_fetch_refuses_hosts_that_are_not_public(
     server: LoopbackServer, host: str, why: str
 ) -> None:
@@ -186,19 +186,19 @@ async def test_multi_tool_web_fetch_tries_the_next_address_when_one_refuses() ->
     await client.aclose()
 
 
-@pytest.mark.parametrize(
-    ("location", "why"),
-    [
-        ("http://127.0.0.1/admin", f"127.0.0.1 is {LOOPBACK}"),
-        ("http://[::1]:8080/", f"::1 is {LOOPBACK}"),
-        ("http://localhost/", "localhost is this machine (a loopback name)"),
-        ("http://evil.example/x", f"evil.example resolves to 127.0.0.1, {LOOPBACK}"),
-        (
-            "http://169.254.169.254/latest/meta-data/",
-            "169.254.169.254 is a link-local address (where cloud metadata services answer)",
-        ),
-    ],
-)
+HOPS = [
+    ("http://127.0.0.1/admin", f"127.0.0.1 is {LOOPBACK}"),
+    ("http://[::1]:8080/", f"::1 is {LOOPBACK}"),
+    ("http://localhost/", "localhost is this machine (a loopback name)"),
+    ("http://evil.example/x", f"evil.example resolves to 127.0.0.1, {LOOPBACK}"),
+    (
+        "http://169.254.169.254/latest/meta-data/",
+        "169.254.169.254 is a link-local address (where cloud metadata services answer)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("location", "why"), [pytest.param(*hop, id=hop[0]) for hop in HOPS])
 async def test_multi_tool_web_fetch_checks_the_address_of_every_hop(
     location: str, why: str
 ) -> None:
