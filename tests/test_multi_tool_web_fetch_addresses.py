@@ -21,6 +21,10 @@ PUBLIC_ONLY = "web_fetch only fetches from public internet addresses"
 LOOPBACK = "a loopback address (this machine)"
 
 
+UNKNOWN = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+"""What the system's resolver raises for a name it does not know."""
+
+
 class Table:
     """A resolver that answers from a table, and remembers every question."""
 
@@ -31,7 +35,7 @@ class Table:
     async def __call__(self, host: str, port: int) -> Sequence[str]:
         self.asked.append((host, port))
         if host not in self.answers:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+            raise UNKNOWN
         return self.answers[host]
 
 
@@ -217,9 +221,9 @@ async def test_multi_tool_web_fetch_checks_the_address_of_every_hop(
 
 async def test_multi_tool_web_fetch_says_when_a_name_does_not_resolve() -> None:
     output = await WebFetchTool(resolve=Table({})).run({"url": "https://nowhere.example/x"})
+    # On Linux: ... cannot resolve nowhere.example: [Errno -2] Name or service not known
     assert output.content == (
-        "could not fetch https://nowhere.example/x: cannot resolve nowhere.example: "
-        "[Errno -2] Name or service not known"
+        f"could not fetch https://nowhere.example/x: cannot resolve nowhere.example: {UNKNOWN}"
     )
 
 
