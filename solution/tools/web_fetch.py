@@ -341,8 +341,7 @@ class WebFetchTool(ArgumentsTool[WebFetchArguments]):
     async def fetch(self, client: httpx.AsyncClient, url: str) -> Page:
         """GET ``url``, following redirects by hand: at most ``max_redirects``, each checked."""
         # region ch12: check the addresses; loop: GET (streamed); a redirect → check the next hop
-        # more: self.addresses(url); self.connect(...); current.join(location); check_url, then
-        # more: self.check_redirect(str(current), str(target)), then self.addresses(target, current)
+        # more: self.connect(...); current.join(location); check_url, check_redirect, addresses
         current = httpx.URL(url)
         addresses = await self.addresses(current)
         for _ in range(self.max_redirects + 1):
