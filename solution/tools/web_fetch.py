@@ -420,7 +420,7 @@ def refused_host(host: str, address: IPAddress, problem: str) -> str:
         shown = f"{address}" if inner is None else f"{inner} (in IPv6 form)"
         return f"{host} resolves to {shown}, {problem}; {PUBLIC_ONLY}"
     shown = f"{inner or address}"
-    if str(shown) == host:
+    if shown == host:
         return f"{host} is {problem}; {PUBLIC_ONLY}"
     return f"{host} is {shown}, {problem}; {PUBLIC_ONLY}"
 
