@@ -28,6 +28,7 @@ from .safety import SafetyChecks
 from .search_guard import guard_searches
 from .settings_file import SETTINGS_FILE, SettingsError, read_settings
 from .terminal import ReadLine, echo_answer, read_stdin_line
+from .tools.web_fetch import WebFetchTool
 from .types import ToolCall, ToolOutput
 
 ANSWERS = {
@@ -170,6 +171,10 @@ def guard(
             permissions.rules[Decision.ALLOW] = []
     except (ValueError, KeyError, TypeError, AttributeError) as error:  # RuleError too
         raise BadSettings(f"{path}: {error}") from error
+    # web_fetch's redirects: every hop is decided by the rules too, not only the first URL.
+    fetch = agent.tools.get("web_fetch")
+    if isinstance(fetch, WebFetchTool):
+        fetch.check_redirect = permissions.check_redirect
     plan = PlanMode(agent.tools, agent.request_finish, planning=mode is Mode.PLAN)
     if plan.state is PlanState.PLANNING:
         agent.history.append(plan_mode_message())  # tell the model it is planning

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 import shlex
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -188,11 +189,33 @@ def path_matches(pattern: str, path: str, root: Path, home: Path | None = None) 
 
 
 def host_of(url: str) -> str:
-    """The host name of ``url``, lower case; ``""`` when it has none."""
+    """The host name of ``url`` as sent: lower case, ASCII, no trailing dot; ``""`` if none.
+
+    An international name is in its ``xn--`` form, as a browser's ``URL.hostname`` gives it.
+    """
     try:
-        return httpx.URL(url).host.lower()
-    except (httpx.InvalidURL, TypeError):
+        return httpx.URL(url).raw_host.decode("ascii").lower().removesuffix(".")
+    except (httpx.InvalidURL, TypeError, UnicodeDecodeError):
         return ""
+
+
+def domain_matches(pattern: str, host: str) -> bool:
+    """Whether ``host`` matches the ``domain:`` pattern of a ``WebFetch`` rule.
+
+    As Claude Code's documentation states: case does not matter, and a trailing dot is
+    dropped from both; ``*`` alone matches every host; a leading ``*.`` matches any
+    subdomain, at any depth, but not the domain itself; anywhere else ``*`` matches within
+    one label (``example.*`` matches ``example.org``, not ``example.evil.com``).
+    """
+    pattern = pattern.strip().lower().removesuffix(".")
+    host = host.lower().removesuffix(".")
+    if pattern == "*":
+        return bool(host)
+    prefix = ""
+    if pattern.startswith("*."):
+        prefix, pattern = r"(?:[^.]+\.)+", pattern[2:]
+    label_wildcards = r"[^.]*".join(re.escape(piece) for piece in pattern.split("*"))
+    return re.fullmatch(prefix + label_wildcards, host) is not None
 
 
 def call_subjects(call: ToolCall) -> list[str] | None:
@@ -299,7 +322,7 @@ class Permissions:
             return command_matches(rule.specifier, subject)
         if name == "web_fetch":
             kind, _, domain = rule.specifier.partition(":")
-            return kind == "domain" and host_of(subject) == domain.lower()
+            return kind == "domain" and domain_matches(domain, host_of(subject))
         return path_matches(rule.specifier, subject, self.root, self.home)
 
     def decide_one(self, name: str, subject: str | None) -> Verdict:
@@ -333,6 +356,28 @@ class Permissions:
         if call.name == "web_fetch" and subjects:
             return [f"WebFetch(domain:{host_of(subjects[0])})"]
         return [call.name]
+
+    def check_redirect(self, source: str, target: str) -> str | None:
+        """Whether ``web_fetch`` may follow ``source``'s redirect: chapter 12's ``RedirectCheck``.
+
+        ``None`` to follow the redirect to ``target``, else why not, for the model.
+        Every hop is decided as a call to fetch ``target`` would be. Allowed: followed.
+        Denied: not followed, and the deny rule is named. Needing approval: followed when
+        ``target`` is on the host of ``source``, which a rule, the mode or the user already
+        let through for this call; for another host, not followed, and the model is told to
+        fetch it with a call of its own, which is checked, and asked about, like any other.
+        """
+        verdict = self.decide_one("web_fetch", target)
+        if verdict.decision is Decision.ALLOW:
+            return None
+        if verdict.decision is Decision.DENY:
+            return f"the permission rules deny it: {verdict.reason}"
+        if host_of(target) == host_of(source):
+            return None
+        return (
+            f"its host needs approval ({verdict.reason}): fetch that URL with a web_fetch "
+            "call of its own if you need it"
+        )
 
     async def check(self, call: ToolCall) -> ToolCall | ToolOutput:
         """A ``Controls`` check: let ``call`` go on, or answer it with an error saying why not.

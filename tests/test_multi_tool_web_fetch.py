@@ -1,6 +1,7 @@
 """ch12 · web_fetch: http(s) only, redirects checked and capped, a timeout, a size cap, text."""
 
 import time
+from typing import Any
 
 import pytest
 
@@ -19,6 +20,11 @@ PAGE = """<!doctype html>
 
 def page_url(server: LoopbackServer, path: str = "/page") -> str:
     return f"http://127.0.0.1:{server.port}{path}"
+
+
+def local_tool(**options: Any) -> WebFetchTool:
+    """A web_fetch allowed to reach this machine, where the loopback server runs."""
+    return WebFetchTool(allow_private_hosts=True, **options)
 
 
 @pytest.mark.parametrize(
@@ -54,7 +60,7 @@ async def test_multi_tool_web_fetch_refuses_a_file_url_without_a_request(
 
 async def test_multi_tool_web_fetch_turns_html_into_readable_text(server: LoopbackServer) -> None:
     server.add(TextReply(body=PAGE, content_type="text/html; charset=utf-8"))
-    output = await WebFetchTool().run({"url": page_url(server)})
+    output = await local_tool().run({"url": page_url(server)})
     assert not output.is_error, output.content
     url, _, text = output.content.partition("\n\n")
     assert url == page_url(server)
@@ -80,7 +86,7 @@ def test_multi_tool_web_fetch_page_text_passes_text_through_and_refuses_binary()
 
 async def test_multi_tool_web_fetch_refuses_a_binary_body(server: LoopbackServer) -> None:
     server.add(TextReply(body=b"\x89PNG\r\n\x1a\n\x00\x00", content_type="image/png"))
-    output = await WebFetchTool().run({"url": page_url(server, "/logo.png")})
+    output = await local_tool().run({"url": page_url(server, "/logo.png")})
     assert output.is_error
     url = page_url(server, "/logo.png")
     assert output.content == f"refused: {url} is binary (image/png), not text"
@@ -94,14 +100,14 @@ async def test_multi_tool_web_fetch_follows_redirects_to_the_final_page(
         TextReply(status=302, headers={"Location": page_url(server, "/final")}),
         TextReply(body="you made it", content_type="text/plain"),
     )
-    output = await WebFetchTool().run({"url": page_url(server, "/start")})
+    output = await local_tool().run({"url": page_url(server, "/start")})
     assert output.content == f"{page_url(server, '/final')}\n\nyou made it"
     assert [r.path for r in server.requests] == ["/start", "/moved", "/final"]
 
 
 async def test_multi_tool_web_fetch_caps_the_number_of_redirects(server: LoopbackServer) -> None:
     server.add(*(TextReply(status=302, headers={"Location": f"/hop{i}"}) for i in range(10)))
-    output = await WebFetchTool(max_redirects=3).run({"url": page_url(server, "/hop")})
+    output = await local_tool(max_redirects=3).run({"url": page_url(server, "/hop")})
     assert output.is_error
     assert output.content == "too many redirects: more than 3"
     assert len(server.requests) == 4  # the first request and three redirects followed
@@ -109,7 +115,7 @@ async def test_multi_tool_web_fetch_caps_the_number_of_redirects(server: Loopbac
 
 async def test_multi_tool_web_fetch_checks_the_scheme_of_every_hop(server: LoopbackServer) -> None:
     server.add(TextReply(status=302, headers={"Location": "file:///etc/passwd"}))
-    output = await WebFetchTool().run({"url": page_url(server)})
+    output = await local_tool().run({"url": page_url(server)})
     assert output.is_error
     assert output.content == (
         f"refused: {page_url(server)} redirects to 'file:///etc/passwd', which is not an "
@@ -127,7 +133,7 @@ async def test_multi_tool_web_fetch_stops_reading_at_the_size_cap(server: Loopba
     )
     server.add(reply)
     started = time.monotonic()
-    output = await WebFetchTool(max_bytes=10_000).run({"url": page_url(server)})
+    output = await local_tool(max_bytes=10_000).run({"url": page_url(server)})
     assert time.monotonic() - started < 5
     assert not output.is_error, output.content[:200]
     assert output.content.endswith("\n[page cut: only the first 10,000 bytes were read]")
@@ -140,7 +146,7 @@ async def test_multi_tool_web_fetch_stops_reading_at_the_size_cap(server: Loopba
 async def test_multi_tool_web_fetch_gives_up_after_its_timeout(server: LoopbackServer) -> None:
     server.add(StallReply())
     started = time.monotonic()
-    output = await WebFetchTool(timeout=0.3).run({"url": page_url(server)})
+    output = await local_tool(timeout=0.3).run({"url": page_url(server)})
     assert time.monotonic() - started < 3
     assert output.is_error
     assert output.content == f"timed out after 0.3 s fetching {page_url(server)}"
@@ -150,7 +156,7 @@ async def test_multi_tool_web_fetch_reports_an_http_error_with_its_text(
     server: LoopbackServer,
 ) -> None:
     server.add(TextReply(status=404, body="<h1>No such page</h1>", content_type="text/html"))
-    output = await WebFetchTool().run({"url": page_url(server, "/missing")})
+    output = await local_tool().run({"url": page_url(server, "/missing")})
     assert output.is_error
     url = page_url(server, "/missing")
     assert output.content == f"HTTP 404 Not Found from {url}\n\nNo such page"
