@@ -34,8 +34,9 @@ from .events import AssistantText, Event, RunFinished, ToolCalled, ToolResult
 from .instructions import load_instructions
 from .loop import Agent, Limits
 from .prompt import gather_environment, system_prompt
-from .providers.openrouter import OPENROUTER_URL, OpenRouterProvider
+from .providers.openrouter import API_KEY_VARIABLE, OPENROUTER_URL, OpenRouterProvider
 from .registry import default_tools
+from .secrets_env import hide_secrets, secret
 from .streaming import TextDelta
 from .todo import Todo
 
@@ -83,9 +84,9 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="what runs without asking (chapter 13); plan: plan first, change nothing (chapter 16)",
     )
     return parser.parse_args(argv)
+
+
 # --8<-- [end:arguments]
-
-
 
 
 # --8<-- [start:show]
@@ -103,6 +104,8 @@ def show(event: Event, out: TextIO) -> None:
     elif isinstance(event, RunFinished):
         out.write(f"[{event.reason} after {event.steps} step(s)]\n")
     out.flush()
+
+
 # --8<-- [end:show]
 
 
@@ -121,6 +124,8 @@ def build_agent(
         limits=limits or Limits(),
         concurrent=True,
     )
+
+
 # --8<-- [end:build]
 
 
@@ -143,7 +148,10 @@ async def run(
     reads the user's answers (default: standard input).
     """
     cwd = Path.cwd()
-    async with OpenRouterProvider(arguments.model, base_url=arguments.base_url) as provider:
+    key = secret(API_KEY_VARIABLE)  # hidden by ``cli``, or still in the environment
+    async with OpenRouterProvider(
+        arguments.model, base_url=arguments.base_url, api_key=key
+    ) as provider:
         limits = Limits() if arguments.max_steps is None else Limits(arguments.max_steps)
         agent = build_agent(provider, cwd, web=arguments.web, limits=limits)
         guarded: Guarded | None = None
@@ -221,14 +229,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cli() -> None:
-    """The console script: ``main``, with a stub you have not written yet told in one line."""
+    """The console script: ``main``, with a stub you have not written yet told in one line.
+
+    First the secrets leave the environment (``secrets_env``): no command claw runs can read
+    them, from its own environment or from claw's.
+    """
     try:
+        hide_secrets()
         sys.exit(main())
     except Todo as todo:
         print(f"claw: this needs code you have not written yet: {todo}", file=sys.stderr)
         if todo.chapter in GUARD_CHAPTERS:
             print("claw: --unguarded runs claw without chapters 13 to 16", file=sys.stderr)
         sys.exit(1)
+
+
 # --8<-- [end:run]
 
 
