@@ -84,9 +84,9 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="what runs without asking (chapter 13); plan: plan first, change nothing (chapter 16)",
     )
     return parser.parse_args(argv)
-
-
 # --8<-- [end:arguments]
+
+
 
 
 # --8<-- [start:show]
@@ -104,8 +104,6 @@ def show(event: Event, out: TextIO) -> None:
     elif isinstance(event, RunFinished):
         out.write(f"[{event.reason} after {event.steps} step(s)]\n")
     out.flush()
-
-
 # --8<-- [end:show]
 
 
@@ -124,8 +122,6 @@ def build_agent(
         limits=limits or Limits(),
         concurrent=True,
     )
-
-
 # --8<-- [end:build]
 
 
@@ -242,8 +238,6 @@ def cli() -> None:
         if todo.chapter in GUARD_CHAPTERS:
             print("claw: --unguarded runs claw without chapters 13 to 16", file=sys.stderr)
         sys.exit(1)
-
-
 # --8<-- [end:run]
 
 
