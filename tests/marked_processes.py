@@ -1,0 +1,54 @@
+"""Find the processes a test started by a marker in their command line, and clean them up.
+
+A test that starts processes meant to escape (``set -m``, ``setpgid``, ``sleep 300 &`` in a
+hook) puts a unique marker in each one's command line, asks ``marked`` which still run, and
+gets the marker from ``unique_marker``, whose cleanup kills whatever is left when the test
+ends, pass or fail (each test module makes it a fixture).
+"""
+
+import contextlib
+import os
+import signal
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+def marked(marker: str) -> list[int]:
+    """The pids of running processes (zombies do not count) whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if marker.encode() in cmdline and stat[stat.rfind(")") + 2] not in "ZX":
+            found.append(int(entry.name))
+    return found
+
+
+def assert_none_marked(marker: str, within: float = 1.0) -> None:
+    """No process with ``marker`` runs, at the latest ``within`` seconds from now."""
+    deadline = time.monotonic() + within
+    while (left := marked(marker)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not left, f"still running: {left}"
+
+
+def unique_marker() -> Iterator[str]:
+    """A unique word to put in command lines; its processes are killed when the test ends."""
+    if not Path("/proc/self/cmdline").exists():
+        pytest.skip("finding processes by their command line needs Linux's /proc")
+    word = f"claw-escape-{uuid.uuid4().hex[:12]}"
+    try:
+        yield word
+    finally:
+        for pid in marked(word):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
