@@ -6,6 +6,7 @@ gets the marker from ``unique_marker``, whose cleanup kills whatever is left whe
 ends, pass or fail (each test module makes it a fixture).
 """
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -52,3 +53,32 @@ def unique_marker() -> Iterator[str]:
         for pid in marked(word):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def job_control_escape(marker: str) -> str:
+    """Two background jobs that ``set -m`` puts in groups of their own, then a long wait.
+
+    Each ``sleep`` is named ``marker`` (``exec -a``); ``ready`` is written once both run.
+    """
+    job = f"(exec -a {marker} sleep 300) &"
+    return f"set -m; {job} {job} echo started; touch ready; sleep 300"
+
+
+def setpgid_escape(marker: str) -> str:
+    """A Python process that leaves bash's group with ``os.setpgid(0, 0)``, then a long wait."""
+    script = (
+        "import os, pathlib, time; os.setpgid(0, 0); pathlib.Path('ready').touch(); time.sleep(300)"
+    )
+    return f'python3 -c "{script}" {marker} & echo started; sleep 300'
+
+
+async def wait_until_ready(folder: Path, marker: str, count: int) -> None:
+    """Until ``ready`` exists and ``count`` processes named ``marker`` run, in their own groups."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        pids = marked(marker)
+        if (folder / "ready").exists() and len(pids) >= count:
+            assert all(os.getpgid(pid) == pid for pid in pids), "each left bash's group"
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"the escapes did not start: {marked(marker)}")
