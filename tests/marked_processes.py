@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,10 +73,17 @@ def setpgid_escape(marker: str) -> str:
     return f'python3 -c "{script}" {marker} & echo started; sleep 300'
 
 
-async def wait_until_ready(folder: Path, marker: str, count: int) -> None:
-    """Until ``ready`` exists and ``count`` processes named ``marker`` run, in their own groups."""
+async def wait_until_ready(
+    folder: Path, marker: str, count: int, running: "asyncio.Task[Any]"
+) -> None:
+    """Until ``ready`` exists and ``count`` processes named ``marker`` run, in their own groups.
+
+    If ``running`` (the task that starts them) ends first, its result or error is raised.
+    """
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
+        if running.done():
+            raise AssertionError(f"the command ended before its escapes ran: {running.result()}")
         pids = marked(marker)
         if (folder / "ready").exists() and len(pids) >= count:
             assert all(os.getpgid(pid) == pid for pid in pids), "each left bash's group"

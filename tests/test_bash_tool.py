@@ -268,7 +268,7 @@ def marker() -> Iterator[str]:
 async def test_bash_timeout_kills_processes_that_left_the_group(tmp_path, marker, escape):
     tool = BashTool(tmp_path, grace=0.3)
     call = asyncio.create_task(bash(tool, escape(marker), timeout=3))
-    await wait_until_ready(tmp_path, marker, 2 if escape is job_control_escape else 1)
+    await wait_until_ready(tmp_path, marker, 2 if escape is job_control_escape else 1, call)
     output = await call
     assert "timed out after 3 s" in output.content
     assert_none_marked(marker)
@@ -277,7 +277,7 @@ async def test_bash_timeout_kills_processes_that_left_the_group(tmp_path, marker
 @pytest.mark.parametrize("escape", [job_control_escape, setpgid_escape])
 async def test_bash_cancel_kills_processes_that_left_the_group(tmp_path, marker, escape):
     call = asyncio.create_task(bash(BashTool(tmp_path, grace=0.3), escape(marker)))
-    await wait_until_ready(tmp_path, marker, 2 if escape is job_control_escape else 1)
+    await wait_until_ready(tmp_path, marker, 2 if escape is job_control_escape else 1, call)
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call

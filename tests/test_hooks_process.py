@@ -63,7 +63,7 @@ async def test_hooks_timeout_kills_processes_that_left_the_group(
 ) -> None:
     hook = CommandHook(escape(marker), timeout=3)
     running = asyncio.create_task(run_command(hook, {}, tmp_path))
-    await wait_until_ready(tmp_path, marker, 2 if escape is job_control_escape else 1)
+    await wait_until_ready(tmp_path, marker, 2 if escape is job_control_escape else 1, running)
     with pytest.raises(HookFailed, match="timed out after 3 s"):
         await running
     assert_none_marked(marker)
@@ -75,7 +75,7 @@ async def test_hooks_cancelling_kills_processes_that_left_the_group(
     running = asyncio.create_task(
         run_command(CommandHook(job_control_escape(marker)), {}, tmp_path)
     )
-    await wait_until_ready(tmp_path, marker, 2)
+    await wait_until_ready(tmp_path, marker, 2, running)
     running.cancel()
     with pytest.raises(asyncio.CancelledError):
         await running
