@@ -64,7 +64,7 @@ async def test_hooks_timeout_kills_processes_that_left_the_group(
     hook = CommandHook(escape(marker), timeout=3)
     running = asyncio.create_task(run_command(hook, {}, tmp_path))
     await wait_until_ready(tmp_path, marker, 2 if escape is job_control_escape else 1, running)
-    with pytest.raises(HookFailed, match="timed out after 3 s"):
+    with pytest.raises(HookFailed, match="timed out after"):
         await running
     assert_none_marked(marker)
 
@@ -93,7 +93,9 @@ async def test_hooks_never_receive_secrets(tmp_path: Path, monkeypatch: pytest.M
         {"SessionStart": [{"hooks": [{"type": "command", "command": "env"}]}]}, tmp_path
     )
     verdict = await hooks.session_start()
-    assert "CLAW_VISIBLE=visible-value" in verdict.context.splitlines()
-    assert "PATH=" in verdict.context
+    seen = dict(line.partition("=")[::2] for line in verdict.context.splitlines())
+    assert seen["CLAW_VISIBLE"] == "visible-value"
+    assert seen.get("PATH"), "the rest of the environment is there"
+    assert not {"OPENROUTER_API_KEY", "GITHUB_TOKEN", "DB_PASSWORD"} & seen.keys()
     for leak in ("hookleak1", "hookleak2", "hookleak3"):
         assert leak not in verdict.context

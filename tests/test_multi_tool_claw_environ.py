@@ -67,7 +67,8 @@ def test_multi_tool_claw_commands_cannot_read_the_key_from_any_ancestor(
     assert server.requests[0].headers["authorization"] == f"Bearer {KEY}", "claw used the key"
     walked = server.requests[1].json["messages"][-1]["content"]
     assert f"== ancestor {os.getpid()} " in walked, "the walk reached the test, above claw"
-    assert "PATH=" in walked, "the attack did read environment blocks"
+    read = [line for line in walked.splitlines() if line.startswith("PATH=")]
+    assert read, "the attack did read environment blocks"
     everything = done.stdout + done.stderr + "".join(r.body.decode() for r in server.requests)
     for leak in (KEY, TOKEN):
         assert leak not in everything
