@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from claw_command import calls, says
 
 from claw.todo import Todo
@@ -56,6 +57,7 @@ def run_claw_process(
     return done
 
 
+@pytest.mark.timeout(30)  # it starts claw, a new Python process, on a machine that may be busy
 def test_multi_tool_claw_commands_cannot_read_the_key_from_any_ancestor(
     server: LoopbackServer, tmp_path: Path
 ) -> None:
