@@ -34,16 +34,18 @@ _hidden: dict[str, str] = {}
 
 
 def hide_secrets(environ: MutableMapping[str, str] | None = None) -> list[str]:
-    """Take every secret-looking variable out of ``environ`` and out of the process's memory.
+    """Take every secret-looking variable out of ``environ``; returns their names, sorted.
 
-    ``environ`` defaults to ``os.environ``. Returns the names taken, sorted; ``secret`` gives
-    their values back.
+    ``environ`` defaults to ``os.environ``: then the values are kept for ``secret``, their
+    bytes in the original block are overwritten, and the process is made not dumpable. Any
+    other mapping only loses the variables.
     """
+    own = environ is None or environ is os.environ
     environ = os.environ if environ is None else environ
     names = sorted(name for name in environ if is_secret(name))
-    for name in names:
-        _hidden[name] = environ.pop(name)
-    if environ is os.environ:
+    taken = {name: environ.pop(name) for name in names}
+    if own:
+        _hidden.update(taken)
         wipe_environ_block(names)
         forbid_memory_reads()
     return names
