@@ -23,7 +23,6 @@ import json
 import logging
 import os
 import re
-import signal
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 from .agent import Finish
 from .events import Event, RunFinished
 from .loop import Agent
+from .tools.bash import DRAIN_SECONDS, OutputPipe, drain, scrubbed_env, stop_session
 from .types import DeveloperMessage, ToolCall, ToolOutput
 
 logger = logging.getLogger("claw.hooks")
@@ -60,7 +60,7 @@ class CommandHook:
 
     command: str
     timeout: float = DEFAULT_TIMEOUT
-    """Seconds before the command's whole process group is killed."""
+    """Seconds before the command and every process of its session are killed."""
 
 
 PythonHook = Callable[[dict[str, Any]], object]
@@ -203,24 +203,33 @@ def interpret(event: str, completed: Completed) -> Verdict:
 
 
 # --8<-- [start:read-capped]
-async def read_capped(stream: asyncio.StreamReader | None, limit: int) -> str:
-    """Read ``stream`` to its end, keeping the first ``limit`` characters' worth of bytes.
+async def read_capped(stream: asyncio.StreamReader, kept: bytearray, limit: int) -> None:
+    """Read ``stream`` to its end into ``kept``, keeping only its first ``limit`` bytes.
 
     The rest is read and thrown away, so that a chatty hook never blocks on a full pipe.
+    ``kept`` holds what came so far even if the reading is cancelled.
     """
-    if stream is None:
-        return ""
-    kept = bytearray()
     while chunk := await stream.read(65_536):
         if len(kept) < limit:
             kept += chunk[: limit - len(kept)]
-    return kept.decode("utf-8", "replace")
 
 
-def kill_group(process: asyncio.subprocess.Process) -> None:
-    """``SIGKILL`` the process group ``process`` leads; a group already gone is fine."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
+async def feed(process: asyncio.subprocess.Process, data: bytes) -> None:
+    """Write ``data`` to ``process``'s stdin, then close it; a hook that does not read is fine."""
+    assert process.stdin is not None
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        process.stdin.write(data)
+        await process.stdin.drain()
+    process.stdin.close()
+
+
+def hook_environment() -> dict[str, str]:
+    """The environment a hook runs with: claw's, without any variable that looks like a secret.
+
+    The bash tool's rule (chapter 10's ``scrubbed_env``): a hook is a program from the
+    project's settings, and a project can come from anywhere.
+    """
+    return scrubbed_env(os.environ)
 # --8<-- [end:read-capped]
 
 
@@ -230,43 +239,45 @@ async def run_command(
 ) -> Completed:
     """Run ``hook.command`` with ``bash -c`` in ``cwd``, ``payload`` as JSON on its stdin.
 
-    The command leads its own process group (``start_new_session=True``). After
-    ``hook.timeout`` seconds, or if the task awaiting it is cancelled, the whole group is
-    killed; a timeout raises ``HookFailed("timed out after N s")``, as does a command that
-    cannot be started. Stdout and stderr are each cut to ``limit`` characters.
+    The command leads its own session (``start_new_session=True``) and runs with
+    ``hook_environment()``. Its stdout and stderr go to pipes of its own (chapter 10's
+    ``OutputPipe``), so the run ends when bash exits, even if a background child still holds
+    them. When bash exits, when ``hook.timeout`` seconds pass, or if the task awaiting it is
+    cancelled, every process of the session is killed (chapter 10's ``stop_session``, with no
+    grace), then the output left in the pipes is read. A timeout raises
+    ``HookFailed("timed out after N s")``, as does a command that cannot be started. Stdout
+    and stderr are each cut to ``limit`` bytes.
     """
-    # region ch15: create_subprocess_exec bash -c, own session; feed stdin, read both, wait_for
-    # more: gather(write+close stdin, read_capped x2) then process.wait(); finally kill_group
-    try:
-        process = await asyncio.create_subprocess_exec(
-            "bash", "-c", hook.command, cwd=cwd, start_new_session=True,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-    except OSError as error:
-        raise HookFailed(f"could not be started: {error}") from error
-
-    async def feed() -> None:
-        assert process.stdin is not None
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            process.stdin.write(json.dumps(payload).encode())
-            await process.stdin.drain()
-        process.stdin.close()
-
-    async def talk() -> Completed:
-        _, out, err = await asyncio.gather(
-            feed(), read_capped(process.stdout, limit), read_capped(process.stderr, limit)
-        )
-        return Completed(await process.wait(), out, err)
-
-    try:
-        return await asyncio.wait_for(talk(), hook.timeout)
-    except TimeoutError:
-        raise HookFailed(f"timed out after {hook.timeout:g} s") from None
-    finally:
-        if process.returncode is None:
-            kill_group(process)
-            await process.wait()
+    # region ch15: bash -c in its own session, scrubbed env, OutputPipes; wait; stop_session
+    # more: tasks for feed and read_capped x2; wait_for(process.wait()); finally stop, drain
+    async with OutputPipe() as out, OutputPipe() as err:
+        try:
+            process = await asyncio.create_subprocess_exec(
+                "bash", "-c", hook.command, cwd=cwd, env=hook_environment(),
+                start_new_session=True, stdin=asyncio.subprocess.PIPE,
+                stdout=out.write_fd, stderr=err.write_fd,
+            )
+        except OSError as error:
+            raise HookFailed(f"could not be started: {error}") from error
+        finally:
+            out.close_write_end()
+            err.close_write_end()
+        stdout, stderr = bytearray(), bytearray()
+        tasks = [
+            asyncio.create_task(feed(process, json.dumps(payload).encode())),
+            asyncio.create_task(read_capped(out.reader, stdout, limit)),
+            asyncio.create_task(read_capped(err.reader, stderr, limit)),
+        ]
+        try:
+            exit_code = await asyncio.wait_for(process.wait(), hook.timeout)
+        except TimeoutError:
+            raise HookFailed(f"timed out after {hook.timeout:g} s") from None
+        finally:  # exited, timed out or cancelled: nothing of the hook may go on running
+            await stop_session(process, grace=0)
+            for task in tasks:
+                await drain(task, DRAIN_SECONDS)
+    out_text, err_text = (kept.decode("utf-8", "replace") for kept in (stdout, stderr))
+    return Completed(exit_code, out_text, err_text)
     # endregion
 # --8<-- [end:run-command]
 

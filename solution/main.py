@@ -38,8 +38,9 @@ from .events import AssistantText, Event, RunFinished, ToolCalled, ToolResult
 from .instructions import load_instructions
 from .loop import Agent, Limits
 from .prompt import gather_environment, system_prompt
-from .providers.openrouter import OPENROUTER_URL, OpenRouterProvider
+from .providers.openrouter import API_KEY_VARIABLE, OPENROUTER_URL, OpenRouterProvider
 from .registry import default_tools
+from .secrets_env import hide_secrets, secret
 from .streaming import TextDelta
 from .terminal import read_stdin_line
 from .todo import Todo
@@ -165,7 +166,10 @@ async def run(
     """
     cwd = Path.cwd()
     err = err or sys.stderr
-    async with OpenRouterProvider(arguments.model, base_url=arguments.base_url) as provider:
+    key = secret(API_KEY_VARIABLE)  # hidden by ``cli``, or still in the environment
+    async with OpenRouterProvider(
+        arguments.model, base_url=arguments.base_url, api_key=key
+    ) as provider:
         trusted = await decide_trust(
             cwd,
             flag=arguments.trust_project,
@@ -263,8 +267,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cli() -> None:
-    """The console script: ``main``, with a stub you have not written yet told in one line."""
+    """The console script: ``main``, with a stub you have not written yet told in one line.
+
+    First the secrets leave the environment (``secrets_env``): no command claw runs can read
+    them, from its own environment or from claw's.
+    """
     try:
+        hide_secrets()
         sys.exit(main())
     except Todo as todo:
         print(f"claw: this needs code you have not written yet: {todo}", file=sys.stderr)

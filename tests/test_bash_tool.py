@@ -4,7 +4,7 @@ import asyncio
 import os
 import time
 import tracemalloc
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +12,13 @@ import pytest
 from history import assert_valid_history
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from marked_processes import (
+    assert_none_marked,
+    job_control_escape,
+    setpgid_escape,
+    unique_marker,
+    wait_until_ready,
+)
 
 from claw.agent import CANCELLED, Finish
 from claw.loop import Agent
@@ -96,9 +103,7 @@ async def wait_for_lines(
 
 # A command that starts a background grandchild in a subshell, one in bash itself, then waits.
 # Each writes its pid (bash's own pid is also its group's id) to the file `pids`.
-SPAWNER = (
-    "echo $$ >> pids; (sleep 300 & echo $! >> pids); sleep 300 & echo $! >> pids; sleep 300"
-)
+SPAWNER = "echo $$ >> pids; (sleep 300 & echo $! >> pids); sleep 300 & echo $! >> pids; sleep 300"
 
 
 # ------------------------------------------------------------------ running a command
@@ -160,8 +165,7 @@ async def test_bash_default_timeout_applies_without_a_timeout_argument(tmp_path)
     output = await bash(BashTool(tmp_path, default_timeout=0.3, grace=0.2), "sleep 5")
     assert time.monotonic() - started < 2
     assert output == ToolOutput.error(
-        "(no output)\ntimed out after 0.3 s: the command and every process it started were "
-        "stopped"
+        "(no output)\ntimed out after 0.3 s: the command and every process it started were stopped"
     )
 
 
@@ -250,6 +254,44 @@ async def test_bash_agent_cancel_stops_a_running_command_and_its_grandchildren(t
         ("c1", CANCELLED.content, True)
     ]
     assert_all_gone(pids, within=0.5)
+
+
+# ------------------------------------------------------------------ escapes from the group
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    yield from unique_marker()
+
+
+@pytest.mark.parametrize("escape", [job_control_escape, setpgid_escape])
+async def test_bash_timeout_kills_processes_that_left_the_group(tmp_path, marker, escape):
+    tool = BashTool(tmp_path, grace=0.3)
+    call = asyncio.create_task(bash(tool, escape(marker), timeout=3))
+    await wait_until_ready(tmp_path, marker, 2 if escape is job_control_escape else 1, call)
+    output = await call
+    assert output.is_error
+    assert "timed out after" in output.content
+    assert_none_marked(marker)
+
+
+@pytest.mark.parametrize("escape", [job_control_escape, setpgid_escape])
+async def test_bash_cancel_kills_processes_that_left_the_group(tmp_path, marker, escape):
+    call = asyncio.create_task(bash(BashTool(tmp_path, grace=0.3), escape(marker)))
+    await wait_until_ready(tmp_path, marker, 2 if escape is job_control_escape else 1, call)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert_none_marked(marker)
+
+
+async def test_bash_jobs_in_their_own_groups_end_with_the_command(tmp_path, marker):
+    started = f"grep -q {marker} /proc/$!/cmdline"
+    wait = f"until {started}; do sleep 0.01; done"
+    command = f"set -m; (exec -a {marker} sleep 300) & {wait}; echo ok"
+    output = await bash(BashTool(tmp_path, grace=0.3), command)
+    assert output == ToolOutput.ok("ok\nexit code: 0")
+    assert_none_marked(marker)
 
 
 # ------------------------------------------------------------------ output

@@ -2,13 +2,16 @@
 
 Each call starts ``bash -c COMMAND`` in the workspace directory, in a session of its own, so
 that the command and everything it starts (children, grandchildren, a ``sleep &`` in a
-subshell) share one process group that can be signalled as a whole. stdin is ``/dev/null``;
-stdout and stderr go to one pipe, so the model reads them interleaved as a terminal shows them.
+subshell, a job that ``set -m`` put in a group of its own) share one session id. stdin is
+``/dev/null``; stdout and stderr go to one pipe, so the model reads them interleaved as a
+terminal shows them.
 
 The call ends when bash exits, when its timeout passes, or when the task running it is
-cancelled. In every case the group is then stopped: ``SIGTERM`` first, a grace period to exit
-cleanly, then ``SIGKILL``. No process of a call outlives the call, except one that left the
-group on purpose (``setsid``), which no group signal reaches.
+cancelled. In every case the session is then stopped: ``SIGTERM`` to each of its processes
+first, a grace period to exit cleanly, then ``SIGKILL`` until none is left. No process of a
+call outlives the call, except one that left the session on purpose (``setsid``). Finding a
+session's processes needs Linux's ``/proc``; elsewhere only the first process group is
+signalled.
 
 The output is read in chunks as it comes and only its start and its end are kept, so a
 command that prints gigabytes costs a few kilobytes. Bytes that are not UTF-8 become U+FFFD.
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 from collections.abc import Mapping
@@ -37,10 +41,16 @@ CHUNK_BYTES = 65536
 """How much of the output one read takes at most."""
 
 DRAIN_SECONDS = 1.0
-"""How long the output may stay open after the group is stopped (a ``setsid`` escapee)."""
+"""How long the output may stay open after the session is stopped (a ``setsid`` escapee)."""
 
 POLL_SECONDS = 0.02
-"""How often the grace period looks whether the group has exited."""
+"""How often the grace period looks whether the session has exited."""
+
+KILL_SECONDS = 5.0
+"""How long ``kill_session`` goes on sending ``SIGKILL`` before it gives up."""
+
+logger = logging.getLogger("claw.tools.bash")
+"""Where processes that could not be killed are reported."""
 
 SECRET_WORDS = frozenset({"SECRET", "TOKEN", "PASSWORD", "PASSWD"})
 """A variable whose name has one of these as an ``_``-separated word is a secret."""
@@ -175,61 +185,111 @@ async def read_stream(
 # --8<-- [end:read-stream]
 
 
-# --8<-- [start:group]
-def group_alive(pgid: int) -> bool:
-    """Whether a process of group ``pgid`` still runs (zombies, already dead, do not count).
+# --8<-- [start:session]
+def session_members(sid: int) -> list[int] | None:
+    """The pids of the processes of session ``sid`` that still run; ``None`` without ``/proc``.
 
-    ``os.killpg(pgid, 0)`` sends no signal; it only checks that the group exists. A killed
-    grandchild stays a zombie until its new parent collects it, which can take a while, so on
-    Linux ``/proc`` is asked whether any member is more than a zombie.
+    Linux only: field 6 of ``/proc/PID/stat`` is the session id. Zombies (dead, waiting to be
+    collected) do not count.
     """
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return None
+    members = []
+    for entry in proc.iterdir():
+        if entry.name.isdigit() and session_of(int(entry.name)) == sid:
+            members.append(int(entry.name))
+    return members
+
+
+def session_of(pid: int) -> int | None:
+    """The session id of process ``pid`` (``None`` if it is gone or a zombie)."""
     try:
-        os.killpg(pgid, 0)
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None  # gone while we looked
+    fields = stat[stat.rfind(")") + 2 :].split()  # state, ppid, pgrp, session, ...
+    if len(fields) < 4 or fields[0] in ("Z", "X"):
+        return None
+    return int(fields[3])
+
+
+def session_alive(sid: int) -> bool:
+    """Whether a process of session ``sid`` still runs.
+
+    Without ``/proc`` (macOS, BSD), the best there is: whether group ``sid`` still exists.
+    """
+    members = session_members(sid)
+    if members is not None:
+        return bool(members)
+    try:
+        os.killpg(sid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return True
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue  # gone while we looked
-        fields = stat[stat.rfind(")") + 2 :].split()  # state, ppid, pgrp, ...
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
-            return True
-    return False
+    return True
 
 
-def signal_group(pgid: int, signum: int) -> None:
-    """Send ``signum`` to every process of group ``pgid``; a group already gone is fine."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signum)
+def signal_session(sid: int, signum: int) -> None:
+    """Send ``signum`` to every process of session ``sid``, whatever its group.
 
-
-async def stop_group(process: asyncio.subprocess.Process, grace: float) -> None:
-    """Stop every process of ``process``'s group: ``SIGTERM``, up to ``grace`` s, ``SIGKILL``.
-
-    ``process`` leads its own session, so its group's id is its pid. Nothing is sent to a
-    group already gone. The process itself is waited for (collected) before this returns.
+    A process that left the group (``set -m``, ``setpgid``) is still in the session, so this
+    reaches it; one that called ``setsid`` is not. Without ``/proc``, only group ``sid`` is
+    signalled. Each process is opened as a pidfd and its session checked again before the
+    signal, so a pid reused meanwhile by another process is never hit.
     """
-    # region ch10: SIGTERM the group if alive; poll until it is gone or grace passes; SIGKILL
-    # more: loop.time() for the deadline; await asyncio.sleep(POLL_SECONDS); then process.wait()
-    pgid = process.pid
-    if group_alive(pgid):
-        signal_group(pgid, signal.SIGTERM)
+    members = session_members(sid)
+    if members is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(sid, signum)
+        return
+    for pid in members:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if not hasattr(os, "pidfd_open"):
+                os.kill(pid, signum)
+                continue
+            handle = os.pidfd_open(pid)
+            try:
+                if session_of(pid) == sid:
+                    signal.pidfd_send_signal(handle, signum)
+            finally:
+                os.close(handle)
+
+
+async def kill_session(sid: int, seconds: float = KILL_SECONDS) -> None:
+    """``SIGKILL`` session ``sid`` again and again until no process of it runs.
+
+    A process may fork while its siblings die, so one round is not enough. After ``seconds``
+    it gives up (a process stuck in the kernel cannot be killed) and logs what is left.
+    """
+    deadline = asyncio.get_running_loop().time() + seconds
+    while session_alive(sid):
+        if asyncio.get_running_loop().time() > deadline:
+            logger.warning("session %d: processes %s survived SIGKILL", sid, session_members(sid))
+            return
+        signal_session(sid, signal.SIGKILL)
+        await asyncio.sleep(POLL_SECONDS)
+
+
+async def stop_session(process: asyncio.subprocess.Process, grace: float) -> None:
+    """Stop every process of ``process``'s session: ``SIGTERM``, up to ``grace`` s, ``SIGKILL``.
+
+    ``process`` leads its own session, so the session's id is its pid. Nothing is sent to a
+    session already gone. The process itself is waited for (collected) before this returns.
+    """
+    # region ch10: SIGTERM the session if alive; poll until it is gone or grace passes; kill
+    # more: loop.time() for the deadline; await asyncio.sleep(POLL_SECONDS); then kill_session
+    sid = process.pid
+    if session_alive(sid):
+        signal_session(sid, signal.SIGTERM)
         deadline = asyncio.get_running_loop().time() + grace
-        while group_alive(pgid) and asyncio.get_running_loop().time() < deadline:
+        while session_alive(sid) and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(POLL_SECONDS)
-        if group_alive(pgid):
-            signal_group(pgid, signal.SIGKILL)
+        await kill_session(sid)
     await process.wait()
     # endregion
-# --8<-- [end:group]
+# --8<-- [end:session]
 
 
 # --8<-- [start:pipe]
@@ -277,7 +337,7 @@ async def drain(reader: asyncio.Task[None], seconds: float) -> None:
     """Let ``reader`` finish reading what is left, for at most ``seconds``; then cancel it.
 
     The output ends when the last process holding the pipe exits. A process that left the
-    group (``setsid``) and kept the pipe would make that never: it is not waited for.
+    session (``setsid``) and kept the pipe would make that never: it is not waited for.
     """
     await asyncio.wait((reader,), timeout=seconds)
     if not reader.done():
@@ -339,7 +399,7 @@ class BashTool(ArgumentsTool[BashArguments]):
         A call without ``timeout`` stops after ``default_timeout`` seconds; a longer one than
         ``max_timeout`` is cut to it. At most ``max_output_bytes`` of output are kept, half
         from the start and half from the end (below the loop's own 30,000-byte cut, which keeps
-        only a start). ``grace`` is how long the group has to exit after ``SIGTERM``.
+        only a start). ``grace`` is how long the session has to exit after ``SIGTERM``.
         ``environ`` is the environment to scrub and pass on (default: ``os.environ`` at the
         time of each call).
         """
@@ -392,7 +452,7 @@ class BashTool(ArgumentsTool[BashArguments]):
     async def start(self, command: str, output: int) -> asyncio.subprocess.Process:
         """Start ``bash -c command`` in the workspace, writing stdout and stderr to ``output``.
 
-        Its own session (so its own process group), stdin from ``/dev/null``, and the
+        Its own session (``setsid``: its pid is the session's id), stdin from ``/dev/null``, and the
         environment without secrets. An ``OSError`` (a workspace that does not exist, no
         ``bash``) goes to the caller.
         """
@@ -420,7 +480,7 @@ class BashTool(ArgumentsTool[BashArguments]):
         The result is the clamping note (if any), the output (``(no output)`` if there was
         none), then ``exit code: N``; or, after a timeout, the output so far and
         ``timed out after 0.5 s: the command and every process it started were stopped``,
-        as an error result. If the task is cancelled, the group is stopped before
+        as an error result. If the task is cancelled, the session is stopped before
         ``CancelledError`` goes on.
         """
         timeout, note = self.pick_timeout(args.timeout)
@@ -456,19 +516,19 @@ class BashTool(ArgumentsTool[BashArguments]):
         """Read ``output`` into ``keeper`` while ``process`` runs; its exit code, or ``None``.
 
         ``None`` means the timeout passed. However it ends (exit, timeout, or the task
-        cancelled), the process group is stopped with ``stop_group``, and what the pipe still
+        cancelled), the session is stopped with ``stop_session``, and what the pipe still
         holds is read (for at most ``DRAIN_SECONDS``), before this returns or
         ``CancelledError`` goes on.
         """
-        # region ch10: a reader task; wait_for the exit; in finally stop the group, then drain
+        # region ch10: a reader task; wait_for the exit; in finally stop the session, then drain
         # more: asyncio.create_task(read_stream(...)); except TimeoutError; drain(reader, ...)
         reader = asyncio.create_task(read_stream(output, keeper))
         try:
             return await asyncio.wait_for(process.wait(), timeout)
         except TimeoutError:
             return None
-        finally:  # ended, timed out or cancelled: stop whatever is left of the group
-            await stop_group(process, self.grace)
+        finally:  # ended, timed out or cancelled: stop whatever is left of the session
+            await stop_session(process, self.grace)
             await drain(reader, DRAIN_SECONDS)
         # endregion
     # --8<-- [end:supervise]

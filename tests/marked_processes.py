@@ -1,0 +1,92 @@
+"""Find the processes a test started by a marker in their command line, and clean them up.
+
+A test that starts processes meant to escape (``set -m``, ``setpgid``, ``sleep 300 &`` in a
+hook) puts a unique marker in each one's command line, asks ``marked`` which still run, and
+gets the marker from ``unique_marker``, whose cleanup kills whatever is left when the test
+ends, pass or fail (each test module makes it a fixture).
+"""
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def marked(marker: str) -> list[int]:
+    """The pids of running processes (zombies do not count) whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if marker.encode() in cmdline and stat[stat.rfind(")") + 2] not in "ZX":
+            found.append(int(entry.name))
+    return found
+
+
+def assert_none_marked(marker: str, within: float = 1.0) -> None:
+    """No process with ``marker`` runs, at the latest ``within`` seconds from now."""
+    deadline = time.monotonic() + within
+    while (left := marked(marker)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not left, f"still running: {left}"
+
+
+def unique_marker() -> Iterator[str]:
+    """A unique word to put in command lines; its processes are killed when the test ends."""
+    if not Path("/proc/self/cmdline").exists():
+        pytest.skip("finding processes by their command line needs Linux's /proc")
+    word = f"claw-escape-{uuid.uuid4().hex[:12]}"
+    try:
+        yield word
+    finally:
+        for pid in marked(word):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def job_control_escape(marker: str) -> str:
+    """Two background jobs that ``set -m`` puts in groups of their own, then a long wait.
+
+    Each ``sleep`` is named ``marker`` (``exec -a``); ``ready`` is written once both run.
+    """
+    job = f"(exec -a {marker} sleep 300) &"
+    return f"set -m; {job} {job} echo started; touch ready; sleep 300"
+
+
+def setpgid_escape(marker: str) -> str:
+    """A Python process that leaves bash's group with ``os.setpgid(0, 0)``, then a long wait."""
+    script = (
+        "import os, pathlib, time; os.setpgid(0, 0); pathlib.Path('ready').touch(); time.sleep(300)"
+    )
+    return f'python3 -c "{script}" {marker} & echo started; sleep 300'
+
+
+async def wait_until_ready(
+    folder: Path, marker: str, count: int, running: "asyncio.Task[Any]"
+) -> None:
+    """Until ``ready`` exists and ``count`` processes named ``marker`` run, in their own groups.
+
+    If ``running`` (the task that starts them) ends first, its result or error is raised.
+    """
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if running.done():
+            raise AssertionError(f"the command ended before its escapes ran: {running.result()}")
+        pids = marked(marker)
+        if (folder / "ready").exists() and len(pids) >= count:
+            assert all(os.getpgid(pid) == pid for pid in pids), "each left bash's group"
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"the escapes did not start: {marked(marker)}")

@@ -1,0 +1,101 @@
+"""ch15 · A command hook's processes: none outlives the hook, and none sees claw's secrets.
+
+Each test performs an attack a hostile project's hook could: leave a process behind after
+exiting, leave bash's process group so that a group signal misses it, or print the API key
+from its environment. Processes are found by a marker in their command line.
+"""
+
+import asyncio
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from marked_processes import (
+    assert_none_marked,
+    job_control_escape,
+    setpgid_escape,
+    unique_marker,
+    wait_until_ready,
+)
+
+from claw.hooks import CommandHook, Completed, HookFailed, Hooks, run_command
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    yield from unique_marker()
+
+
+def leave_behind(marker: str, how: str) -> str:
+    """A hook that starts a process named ``marker`` in the background, waits until it runs,
+    prints ``{}`` and exits 0.
+
+    ``plain``: a ``sleep &`` that still holds the hook's stdout; ``quiet``: one whose output goes
+    to ``/dev/null``; ``job``: a ``set -m`` job, in a group of its own; ``setpgid``: a
+    Python process that leaves the group itself.
+    """
+    sleeper = f"(exec -a {marker} sleep 300)"
+    start = {
+        "plain": f"{sleeper} &",
+        "quiet": f"{sleeper} >/dev/null 2>&1 &",
+        "job": f"set -m; {sleeper} >/dev/null 2>&1 &",
+        "setpgid": f"python3 -c 'import os, time; os.setpgid(0, 0); time.sleep(300)' {marker} "
+        ">/dev/null 2>&1 &",
+    }[how]
+    started = f"until grep -q {marker} /proc/$!/cmdline 2>/dev/null; do sleep 0.01; done"
+    return f"{start} {started}; echo '{{}}'; exit 0"
+
+
+@pytest.mark.parametrize("how", ["plain", "quiet", "job", "setpgid"])
+async def test_hooks_background_processes_end_when_the_hook_exits(
+    tmp_path: Path, marker: str, how: str
+) -> None:
+    hook = CommandHook(leave_behind(marker, how), timeout=5)
+    completed = await run_command(hook, {}, tmp_path)
+    # the hook's answer counts, even though a child of it still held its stdout
+    assert completed == Completed(0, "{}\n", "")
+    assert_none_marked(marker)
+
+
+@pytest.mark.parametrize("escape", [job_control_escape, setpgid_escape])
+async def test_hooks_timeout_kills_processes_that_left_the_group(
+    tmp_path: Path, marker: str, escape: Callable[[str], str]
+) -> None:
+    hook = CommandHook(escape(marker), timeout=3)
+    running = asyncio.create_task(run_command(hook, {}, tmp_path))
+    await wait_until_ready(tmp_path, marker, 2 if escape is job_control_escape else 1, running)
+    with pytest.raises(HookFailed, match="timed out after"):
+        await running
+    assert_none_marked(marker)
+
+
+async def test_hooks_cancelling_kills_processes_that_left_the_group(
+    tmp_path: Path, marker: str
+) -> None:
+    running = asyncio.create_task(
+        run_command(CommandHook(job_control_escape(marker)), {}, tmp_path)
+    )
+    await wait_until_ready(tmp_path, marker, 2, running)
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    assert_none_marked(marker)
+
+
+async def test_hooks_never_receive_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-hookleak1")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_hookleak2")
+    monkeypatch.setenv("DB_PASSWORD", "hookleak3")
+    monkeypatch.setenv("CLAW_VISIBLE", "visible-value")
+    # the attack of a repository's own settings: a SessionStart hook whose stdout becomes
+    # context for the model
+    hooks = Hooks.from_settings(
+        {"SessionStart": [{"hooks": [{"type": "command", "command": "env"}]}]}, tmp_path
+    )
+    verdict = await hooks.session_start()
+    seen = dict(line.partition("=")[::2] for line in verdict.context.splitlines())
+    assert seen["CLAW_VISIBLE"] == "visible-value"
+    assert seen.get("PATH"), "the rest of the environment is there"
+    assert not {"OPENROUTER_API_KEY", "GITHUB_TOKEN", "DB_PASSWORD"} & seen.keys()
+    for leak in ("hookleak1", "hookleak2", "hookleak3"):
+        assert leak not in verdict.context
