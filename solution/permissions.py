@@ -1076,7 +1076,8 @@ class Permissions:
             decision = Decision.DENY if self.mode in (Mode.PLAN, Mode.DONT_ASK) else Decision.ASK
             return Verdict(decision, f"the redirection writes {target!r}, outside the project")
         verdict = self.decide_one("write", target)
-        return Verdict(verdict.decision, f"writing {target!r}: {verdict.reason}", verdict.rule)
+        reason = f"{verdict.reason} (a redirection writes it)"
+        return Verdict(verdict.decision, reason, verdict.rule)
 
     def decide_unsplittable(self, command: str, why: str) -> Verdict:
         """The verdict for a command the splitter cannot take apart: never an allow.
@@ -1120,10 +1121,18 @@ class Permissions:
             for part in parts:
                 if self.decide_simple(part).decision is Decision.ALLOW:
                     continue
-                text = " ".join(shlex.split(part))
-                if "*" in text:
-                    return []
-                rules.append(f"Bash({text})")
+                simple = analyse(part)
+                text = " ".join(simple.words)
+                if self.decide_program(simple, text).decision is not Decision.ALLOW:
+                    if "*" in text:
+                        return []
+                    rules.append(f"Bash({text})")
+                for target in simple.writes:  # a Bash rule allows the command, not its target
+                    if self.decide_write(target).decision is not Decision.ALLOW:
+                        if not self.inside(target) or target.startswith("~"):
+                            return []
+                        path = posixpath.normpath(target).removeprefix("./")
+                        rules.append(f"Edit(/{escape_pattern(path)})")
         elif call.name in PATH_TOOLS and subjects:
             tool = "Edit" if call.name in EDIT_TOOLS else "Read"
             for subject in subjects:

@@ -55,7 +55,7 @@ def test_plan_claw_command_saves_always_in_this_project_and_end_of_input_is_a_no
     assert run_claw(server, tmp_path, monkeypatch, "Make made.txt.", answers="p\n") == 0
     assert (tmp_path / "made.txt").read_text() == "hi\n"
     settings = json.loads((tmp_path / ".claw" / "settings.json").read_text())
-    assert settings["permissions"]["allow"] == ["Bash(echo hi > made.txt)"]
+    assert settings["permissions"]["allow"] == ["Edit(/made.txt)"]  # echo is read-only
 
     capsys.readouterr()
     server.add(calls("bash", {"command": "echo again > other.txt"}), says("Could not."))
