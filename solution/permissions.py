@@ -760,11 +760,11 @@ def call_subjects(call: ToolCall) -> list[str] | None:
                 if isinstance(operation, UpdateFile) and operation.move_to:
                     paths.append(operation.move_to)
         except PatchError:  # the tool refuses it too; still, every header it holds is decided
-            for line in patch.splitlines():
+            for line in patch.split("\n"):  # splitlines would also split at \x1c
                 marker = next((m for m in HEADERS if line.strip().startswith(m.strip())), None)
                 if marker is not None:
                     path = line.strip().removeprefix(marker.strip())
-                    if CONTROL.search(path.strip(" ")):
+                    if CONTROL.search(line.removesuffix("\r")):
                         raise BadSubject(f"the patch header {line!r} holds a control character")
                     paths.append(path.strip())
         subjects = paths or [""]

@@ -304,3 +304,54 @@ def test_permissions_claude_code_symlink_out_of_an_allowed_folder_asks(tmp_path:
     rules = Permissions(root, allow=["Edit(/docs/**)"])
     call = ToolCall(id="c1", name="edit", arguments={"path": "docs/out.md"})
     assert rules.decide(call).decision is ASK
+
+
+def edit_call(path: str) -> ToolCall:
+    return ToolCall(id="c1", name="edit", arguments={"path": path, "old": "a", "new": "b"})
+
+
+async def test_permissions_claude_code_saved_path_rule_is_escaped(tmp_path: Path) -> None:
+    # Read and Edit: an approved path is saved with [, ] and * escaped, matching it only
+    from claw.permissions import Approval
+
+    async def always(call: ToolCall, why: str) -> Approval:
+        return Approval.PROJECT
+
+    rules = Permissions(tmp_path, approve=always)
+    assert await rules.check(edit_call("[2024-06] Reports/a.md")) == edit_call(
+        "[2024-06] Reports/a.md"
+    )
+    saved = Permissions.for_project(tmp_path)  # the settings file, read again: no re.error
+    assert saved.decide(edit_call("[2024-06] Reports/a.md")).decision is ALLOW
+    assert saved.decide(edit_call("2 Reports/a.md")).decision is ASK  # not a range
+    assert saved.decide(edit_call("other.md")).decision is ASK
+
+
+def test_permissions_claude_code_a_compound_command_saves_at_most_five_rules() -> None:
+    # Compound commands: "Up to 5 rules may be saved for a single compound command"
+    rules = Permissions("/project", allow=["Bash(npm test)"])
+    call = ToolCall(id="c1", name="bash", arguments={"command": "npm test && make && make x"})
+    assert rules.allow_rules_for(call) == ["Bash(make)", "Bash(make x)"]  # npm test is allowed
+    six = " && ".join(f"make t{n}" for n in range(6))
+    assert rules.allow_rules_for(ToolCall(id="c1", name="bash", arguments={"command": six})) == []
+    star = ToolCall(id="c1", name="bash", arguments={"command": "rm *.o"})
+    assert rules.allow_rules_for(star) == []  # "*" cannot be escaped in a Bash rule
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["*** Update File: \x1c", "*** Update File:\x00secrets/token", "*** Delete File: a\x07b"],
+)
+def test_permissions_claude_code_patch_header_with_control_character_is_refused(
+    header: str,
+) -> None:
+    rules = Permissions("/project", allow=["Edit"])
+    patch = f"*** Begin Patch\n{header}\n@@\n-a\n+b\n*** End Patch\n"
+    verdict = rules.decide(ToolCall(id="c1", name="apply_patch", arguments={"patch": patch}))
+    assert verdict.decision is DENY
+    assert "control character" in verdict.reason
+
+
+def test_permissions_claude_code_bad_path_pattern_is_refused_at_start() -> None:
+    with pytest.raises(RuleError, match="does not compile"):
+        Permissions("/project", allow=["Edit(/[z-a].md)"])
