@@ -765,7 +765,8 @@ def call_subjects(call: ToolCall) -> list[str] | None:
                 if marker is not None:
                     path = line.strip().removeprefix(marker.strip())
                     if CONTROL.search(line.removesuffix("\r")):
-                        raise BadSubject(f"the patch header {line!r} holds a control character")
+                        why = f"the patch header {line!r} holds a control character"
+                        raise BadSubject(why) from None
                     paths.append(path.strip())
         subjects = paths or [""]
     elif call.name in PATH_TOOLS:
