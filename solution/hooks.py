@@ -33,7 +33,6 @@ from .agent import Finish
 from .events import Event, RunFinished
 from .loop import Agent
 from .permissions import TOOL_NAMES, claude_code_name
-from .plan import EXIT_PLAN_MODE
 from .types import DeveloperMessage, ToolCall, ToolOutput
 
 logger = logging.getLogger("claw.hooks")
@@ -45,8 +44,9 @@ EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
 """The events whose matcher is a tool name; the others ignore their matcher."""
 
-CLAW_TOOLS = frozenset().union(*TOOL_NAMES.values(), {EXIT_PLAN_MODE})
-"""The tools claw has: a matcher in the settings file must pick at least one of them."""
+CLAW_TOOLS = frozenset().union(*TOOL_NAMES.values(), {"exit_plan_mode"})
+"""The tools claw has: a matcher in the settings file must pick at least one of them
+(``exit_plan_mode`` is chapter 16's, named here so that hooks import without plan mode)."""
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a command hook may run when its settings give no ``timeout`` (Claude Code's too)."""
