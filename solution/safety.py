@@ -211,7 +211,7 @@ class Sandbox:
 
 # --8<-- [start:touched-paths]
 def touched_paths(call: ToolCall) -> list[str]:
-    """The paths ``call`` would touch, as the model wrote them (``~`` expanded).
+    """The paths ``call`` would touch, as the model wrote them (``~`` and ``$VAR`` expanded).
 
     ``read``, ``write``, ``edit``: ``path``. ``list_dir``, ``glob``, ``grep``: ``path`` (``"."``
     when it is left out). ``glob`` also: the fixed folders at the start of its pattern, when the
@@ -229,7 +229,8 @@ def touched_paths(call: ToolCall) -> list[str]:
     if call.name == "bash" and isinstance(command, str):
         for pipeline in split_pipelines(command):
             for words in pipeline:
-                paths.extend(os.path.expanduser(t) for t in take_redirections(words)[1])
+                targets = take_redirections(words)[1]
+                paths.extend(os.path.expanduser(os.path.expandvars(t)) for t in targets)
     for name in PATH_ARGUMENTS.get(call.name, ()):
         value = arguments.get(name, DEFAULT_PATH)
         if isinstance(value, str):

@@ -17,6 +17,7 @@ of their targets, and Claude Code's built-in read-only commands run without aski
 from __future__ import annotations
 
 import fnmatch
+import glob as globlib
 import os
 import posixpath
 import re
@@ -454,7 +455,33 @@ def strip_documented(words: Sequence[str]) -> list[str] | None:
     return rest
 
 
-def spellings(words: Sequence[str], limit: int = 100) -> list[list[str]]:
+SPELLING_LIMIT = 200
+"""The most spellings of one command claw checks; a command with more is opaque."""
+
+GLOB_SENSITIVE = frozenset({"find", "sort", "sed", "git"})
+"""Read-only commands with options that write or run programs: an unquoted glob could
+expand into one of them (Claude Code asks for these too)."""
+
+
+def unquoted_glob(command: str) -> bool:
+    """Whether ``command`` holds ``*``, ``?`` or ``[`` outside quotes (and not escaped)."""
+    quote = ""
+    escaped = False
+    for char in command:
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "*?[":
+            return True
+    return False
+
+
+def spellings(words: Sequence[str], limit: int = SPELLING_LIMIT) -> list[list[str]]:
     """Every spelling of the command in ``words`` that claw recognises, the command first.
 
     After an assignment, the rest; after a program named by its path, its name; after a
@@ -550,8 +577,13 @@ def is_read_only(program: Sequence[str]) -> bool:
     return True
 
 
-def analyse(simple: str) -> Simple:
-    """Take one simple command (as ``split_command`` gives it) apart for the rules."""
+def analyse(simple: str, globs: bool = False) -> Simple:
+    """Take one simple command (as ``split_command`` gives it) apart for the rules.
+
+    ``globs``: the command line holds an unquoted glob character, which the shell may expand
+    into an option (a file named ``-delete``), so ``find``, ``sort``, ``sed`` and ``git`` are
+    not read-only then.
+    """
     words, writes, reads = take_redirections(shlex.split(simple))
     program = program_of(words)
     name, arguments = (program[0], program[1:]) if program else ("", [])
@@ -563,6 +595,8 @@ def analyse(simple: str) -> Simple:
         found_reads.extend(paths[skip:])
     if name == "find":
         found_reads.extend(w for w in arguments if not w.startswith(("-", "(", "!", ")")))
+    if name == "tee":
+        changes.extend(paths)
     if name in FS_COMMANDS:
         if name == "sed":
             in_place = any(w.startswith("-i") or w.startswith("--in-place") for w in arguments)
@@ -572,6 +606,10 @@ def analyse(simple: str) -> Simple:
     opaque = None
     inner: list[str] = []
     spelled = spellings(words)
+    if len(spelled) >= SPELLING_LIMIT:
+        opaque = "it has more wrappers than claw looks through"
+    if program and program not in spelled:
+        spelled.append(program)  # what really runs is always checked
     for form in spelled:
         head = posixpath.basename(form[0])
         if "$" in form[0] or "`" in form[0]:
@@ -579,10 +617,10 @@ def analyse(simple: str) -> Simple:
         elif head in OPAQUE_PROGRAMS:
             opaque = f"{head} runs text claw cannot check"
             inner.append(" ".join(form[1:]))
-        elif head in SHELLS and any(re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", w) for w in form[1:]):
-            opaque = f"{head} -c runs text as commands"
+        elif head in SHELLS:
+            opaque = f"{head} runs commands claw cannot see (a script, its input, or -c text)"
             flags = [i for i, w in enumerate(form) if re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", w)]
-            if flags[0] + 1 < len(form):
+            if flags and flags[0] + 1 < len(form):
                 inner.append(form[flags[0] + 1])
     documented = strip_documented(words)
     allow_forms = [" ".join(words)]
@@ -606,7 +644,10 @@ def analyse(simple: str) -> Simple:
         exact_only=exact_only,
         opaque=opaque,
         inner=tuple(inner),
-        read_only=documented is not None and opaque is None and is_read_only(program),
+        read_only=documented is not None
+        and opaque is None
+        and is_read_only(program)
+        and not (globs and name in GLOB_SENSITIVE),
     )
 
 
@@ -859,6 +900,20 @@ class Permissions:
         resolved = os.path.realpath(os.path.join(root, path))
         return resolved == root or resolved.startswith(root.rstrip("/") + "/")
 
+    def expanded(self, paths: Iterable[str]) -> list[str]:
+        """``paths``, and the files each glob among them names now, as the shell expands it.
+
+        So ``cat s*/token`` meets the rules for ``secrets/token``.
+        """
+        found: list[str] = []
+        for path in paths:
+            found.append(path)
+            if MAGIC.search(path):
+                base = os.path.abspath(self.root)
+                matches = globlib.glob(os.path.join(base, os.path.expanduser(path)))
+                found.extend(os.path.relpath(match, base) for match in matches[:1000])
+        return found
+
     def deny_or_ask(self, simple: Simple, seen: int = 0) -> Verdict | None:
         """The first deny, else ask, verdict about ``simple``.
 
@@ -874,8 +929,10 @@ class Permissions:
         for decision in (Decision.DENY, Decision.ASK):
             found = (
                 self.first_rule(decision, "bash", simple.spellings)
-                or self.first_rule(decision, "read", simple.reads)
-                or self.first_rule(decision, "write", simple.writes + simple.changes)
+                or self.first_rule(decision, "read", self.expanded(simple.reads))
+                or self.first_rule(
+                    decision, "write", self.expanded(simple.writes + simple.changes)
+                )
             )
             if found is not None:
                 return found
@@ -885,7 +942,7 @@ class Permissions:
                     return found
         return None
 
-    def decide_simple(self, command: str) -> Verdict:
+    def decide_simple(self, command: str, globs: bool = False) -> Verdict:
         """The verdict for one simple command, as ``split_command`` gives it.
 
         Deny, then ask rules, over every spelling of the command and every file it reads,
@@ -894,7 +951,7 @@ class Permissions:
         read-only, or by ``acceptEdits`` (file-system commands inside the project), else the
         mode decides; each file it writes must be allowed as an edit.
         """
-        simple = analyse(command)
+        simple = analyse(command, globs)
         shown = " ".join(simple.words)
         found = self.deny_or_ask(simple)
         if found is not None:
@@ -923,7 +980,7 @@ class Permissions:
                 forms = simple.allow_forms
             if any(command_matches(rule.specifier, form) for form in forms):
                 return Verdict(Decision.ALLOW, f'the allow rule "{rule}" matches {shown!r}', rule)
-        if simple.read_only and all(self.inside(path) for path in simple.reads):
+        if simple.read_only and all(self.inside(path) for path in self.expanded(simple.reads)):
             return Verdict(Decision.ALLOW, f"{shown!r} is a read-only command")
         program = program_of(simple.words)
         if (
@@ -933,7 +990,7 @@ class Permissions:
             and simple.changes
             and simple.opaque is None
             and strip_documented(simple.words) is not None
-            and all(self.inside(path) for path in simple.changes + simple.reads)
+            and all(self.inside(p) for p in self.expanded(simple.changes + simple.reads))
         ):
             return Verdict(Decision.ALLOW, f"acceptEdits mode runs {shown!r} inside the project")
         decision = mode_default(self.mode, "bash")
@@ -941,7 +998,7 @@ class Permissions:
 
     def decide_write(self, target: str) -> Verdict:
         """The verdict for a file a command writes through a redirection: an edit of it."""
-        if target.startswith("~") or MAGIC.search(target):
+        if target.startswith("~") or MAGIC.search(target) or "$" in target or "`" in target:
             return Verdict(Decision.ASK, f"the redirection target {target!r} needs approval")
         if not self.inside(target) and self.mode is not Mode.BYPASS:
             decision = Decision.DENY if self.mode in (Mode.PLAN, Mode.DONT_ASK) else Decision.ASK

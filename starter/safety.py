@@ -144,7 +144,7 @@ class Sandbox:
 
 
 def touched_paths(call: ToolCall) -> list[str]:
-    """The paths ``call`` would touch, as the model wrote them (``~`` expanded).
+    """The paths ``call`` would touch, as the model wrote them (``~`` and ``$VAR`` expanded).
 
     ``read``, ``write``, ``edit``: ``path``. ``list_dir``, ``glob``, ``grep``: ``path`` (``"."``
     when it is left out). ``glob`` also: the fixed folders at the start of its pattern, when the

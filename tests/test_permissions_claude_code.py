@@ -233,6 +233,23 @@ CASES = {
                                  allow=("Bash(git *)",)),
     "claw-git-exec-path": Case(sh("git --exec-path=/tmp/x status"), ASK, allow=("Bash(git *)",)),
     "claw-git-plain-still-allowed": Case(sh("git fetch origin"), ALLOW, allow=("Bash(git *)",)),
+    # Read-only commands: "commands with write-capable or exec-capable flags, such as find,
+    # sort, sed, and git, prompt when an unquoted glob is present"
+    "unquoted-glob-find-prompts": Case(sh("find . *"), ASK),
+    "quoted-glob-find-runs": Case(sh("find . -name '*.py'"), ALLOW),
+    "unquoted-glob-ls-runs": Case(sh("ls *.ts"), ALLOW),
+    # Read and Edit (warning box): deny rules apply to recognised file commands such as tee
+    "edit-deny-blocks-tee": Case(sh("echo x | tee secrets/a"), DENY,
+                                 deny=("Edit(./secrets/**)",)),
+    # claw: a shell reading a script or its input is opaque
+    "claw-pipe-into-sh-never-allowed": Case(sh("echo rm -rf x | sh"), ASK,
+                                            mode="bypassPermissions", deny=("Bash(rm *)",)),
+    "claw-bash-script-never-allowed": Case(sh("bash cleanup.sh"), ASK,
+                                           mode="bypassPermissions", deny=("Bash(rm *)",)),
+    "claw-many-wrappers-still-denied": Case(sh("nice " * 150 + "rm -rf x"), DENY,
+                                            mode="bypassPermissions", deny=("Bash(rm *)",)),
+    "claw-redirect-to-variable-asks": Case(sh("echo x > $HOME/.bashrc"), ASK,
+                                           mode="acceptEdits"),
 }
 
 
@@ -355,3 +372,14 @@ def test_permissions_claude_code_patch_header_with_control_character_is_refused(
 def test_permissions_claude_code_bad_path_pattern_is_refused_at_start() -> None:
     with pytest.raises(RuleError, match="does not compile"):
         Permissions("/project", allow=["Edit(/[z-a].md)"])
+
+
+def test_permissions_claude_code_a_glob_meets_the_rules_for_what_it_expands_to(
+    tmp_path: Path,
+) -> None:
+    # claw: the shell expands s*/token to secrets/token before cat runs
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "token").write_text("s3cret")
+    rules = Permissions(tmp_path, deny=["Read(./secrets/**)"], mode=Mode.BYPASS)
+    call = ToolCall(id="c1", name="bash", arguments={"command": "cat s*/token"})
+    assert rules.decide(call).decision is DENY

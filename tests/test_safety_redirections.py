@@ -31,6 +31,7 @@ def test_safety_redirections_are_touched_paths() -> None:
         ("echo hi >> .env", "is protected"),
         ("git status > ../x", "outside the workspace"),
         ("echo x > ~/.bashrc", "outside the workspace"),
+        ("echo x > $HOME/.bashrc", "outside the workspace"),
         ("echo 'x' >.git/hooks/pre-commit", "is protected"),
     ],
 )
