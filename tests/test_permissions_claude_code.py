@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from claw.permissions import Decision, Mode, Permissions, RuleError
 from claw.types import ToolCall
@@ -383,3 +385,27 @@ def test_permissions_claude_code_a_glob_meets_the_rules_for_what_it_expands_to(
     rules = Permissions(tmp_path, deny=["Read(./secrets/**)"], mode=Mode.BYPASS)
     call = ToolCall(id="c1", name="bash", arguments={"command": "cat s*/token"})
     assert rules.decide(call).decision is DENY
+
+
+PREFIXES = st.sampled_from(
+    ["timeout 5", "timeout -s KILL 5", "nice", "nice -n 5", "nohup", "env", "env -i A=1",
+     "sudo", "sudo -u root", "command", "builtin", "exec", "xargs", "xargs -n1", "A=1",
+     "PATH=/x", "stdbuf -oL", "time -p", "setsid", "watch -n 1", "flock /tmp/l", "noglob",
+     "/usr/bin/env"]
+)  # fmt: skip
+SPELLINGS = st.sampled_from(["rm", "/bin/rm", "\\rm", "'rm'", "r''m", '"rm"'])
+WRAPS = st.sampled_from(
+    ["{}", "make && {}", "({})", "bash -c '{}'", "sh -c \"{}\"", "eval {}", "true | {}",
+     "echo $({})"]
+)  # fmt: skip
+
+
+@given(prefixes=st.lists(PREFIXES, max_size=3), spelling=SPELLINGS, wrap=WRAPS)
+def test_permissions_claude_code_a_deny_holds_for_every_spelling_in_bypass_mode(
+    prefixes: list[str], spelling: str, wrap: str
+) -> None:
+    # claw: "Deny rules block in every mode, including bypassPermissions", for every spelling
+    rules = Permissions("/project", deny=["Bash(rm *)"], mode=Mode.BYPASS)
+    command = wrap.format(" ".join([*prefixes, spelling, "-rf build"]))
+    call = ToolCall(id="c1", name="bash", arguments={"command": command})
+    assert rules.decide(call).decision is not ALLOW, command
