@@ -1022,13 +1022,17 @@ class Permissions:
                     return Verdict(decision, reason, rule)
         return None
 
-    def inside(self, path: str) -> bool:
-        """Whether ``path`` (relative to the project, or absolute) resolves inside it."""
+    def inside(self, path: str, *, below: bool = False) -> bool:
+        """Whether ``path`` (relative to the project, or absolute) resolves inside it.
+
+        ``below``: strictly below the project's root, not the root itself (what ``rm -rf .``
+        would remove is never "a path in the project").
+        """
         if path.startswith("~"):
             return False
         root = os.path.realpath(self.root)
         resolved = os.path.realpath(os.path.join(root, path))
-        return resolved == root or resolved.startswith(root.rstrip("/") + "/")
+        return (resolved == root and not below) or resolved.startswith(root.rstrip("/") + "/")
 
     def expanded(self, paths: Iterable[str]) -> list[str]:
         """``paths``, and the files each glob among them names now, as the shell expands it.
@@ -1122,7 +1126,8 @@ class Permissions:
             and simple.changes
             and simple.opaque is None
             and strip_documented(simple.words) is not None
-            and all(self.inside(p) for p in self.expanded(simple.changes + simple.reads))
+            and all(self.inside(p) for p in self.expanded(simple.reads))
+            and all(self.inside(p, below=True) for p in self.expanded(simple.changes))
         ):
             return Verdict(Decision.ALLOW, f"acceptEdits mode runs {shown!r} inside the project")
         decision = mode_default(self.mode, "bash")

@@ -172,6 +172,8 @@ CASES = {
     "acceptEdits-mv-cp": Case(sh("mv a.txt b.txt && cp b.txt c.txt"), ALLOW, mode="acceptEdits"),
     "acceptEdits-rm": Case(sh("rm -rf build"), ALLOW, mode="acceptEdits"),
     "acceptEdits-outside-asks": Case(sh("mkdir /tmp/elsewhere"), ASK, mode="acceptEdits"),
+    # permission-modes, "Actions no mode auto-approves": rm of a critical path
+    "acceptEdits-rm-of-the-project-asks": Case(sh("rm -rf ."), ASK, mode="acceptEdits"),
     "acceptEdits-other-command-asks": Case(sh("make"), ASK, mode="acceptEdits"),
     "acceptEdits-edit-deny-holds": Case(sh("touch secrets/x"), DENY, mode="acceptEdits",
                                         deny=("Edit(./secrets/**)",)),
