@@ -26,7 +26,7 @@ from rich.table import Table
 
 from . import stubgen, stubs
 from .chapters import Chapter, Curriculum, CurriculumError, load
-from .report import Location, Problem, Report
+from .report import Location, Problem, Report, TestResult
 from .runner import (
     ROOT,
     Progress,
@@ -40,11 +40,20 @@ from .runner import (
 
 OK, FAILED, USAGE, TODO = 0, 1, 2, 3
 INTERRUPTED = 130
+EXIT_CODES = """exit codes (for scripts):
+  0    done: every test asked about passes (or the command succeeded)
+  1    a test fails, a run broke off, or a check does not hold
+  2    usage error (an unknown chapter, a bad option, -k that selects nothing)
+  3    nothing fails, but tests are still todo (a chapter is unfinished)
+  130  interrupted (Ctrl-C)"""
 
 console = Console(highlight=False, soft_wrap=True, emoji=False)
 BACKUPS = ROOT / ".clawbook" / "backups"
 MANIFEST = ROOT / "clawbook" / "generated-starter.json"
 """What ``clawbook stubs`` generated last, to tell a learner's edits from a stale starter."""
+CATALOGUE = ROOT / "clawbook" / "starter-stubs.json"
+"""Every region's hints and the pristine starter files: what hint and reset read, so that no
+learner command needs ``solution/``."""
 
 STATE_STYLE = {
     "done": "[green]✓ done[/]",
@@ -193,32 +202,58 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def check_chapter(
-    chapter: Chapter, implementation: str = "starter", timeout: float | None = None
+    chapter: Chapter,
+    implementation: str = "starter",
+    timeout: float | None = None,
+    *,
+    select: str | None = None,
+    verbose: bool = False,
 ) -> tuple[int, Progress]:
-    """Run one chapter's tests and print what a learner needs: failures briefly, one hint."""
+    """Run one chapter's tests and print what a learner needs: failures briefly, one hint.
+
+    ``select`` is a pytest ``-k`` expression that runs only some of the tests; ``verbose``
+    prints each failure's whole message instead of its first lines.
+    """
     files = chapter_test_files(chapter)
     if not files:
         console.print(f"[yellow]{chapter.id} has no tests yet.[/]")
         return OK, Progress(chapter)
     label = f"running {chapter.id}'s tests against {implementation}/"
-    run = _run(label, files, implementation, timeout)
+    args = [*files, "-k", select] if select else list(files)
+    if verbose:
+        args.append("-vv")  # pytest's whole diffs, as its "Use -v to get more diff" promises
+    run = _run(label, args, implementation, timeout)
     p = Progress(chapter, run.for_chapter(chapter), run.expected_for(chapter))
+    if select and run.complete and not p.results and not run.problems:
+        console.print(
+            f"[yellow]No test of {chapter.id} matches -k {escape(select)!r}.[/] "
+            f"`clawbook check {chapter.id}` lists the chapter's tests by name."
+        )
+        return USAGE, p
     _print_problems(run)
-    _print_results(p, run, implementation)
+    _print_results(p, run, implementation, select=select, verbose=verbose)
     return _exit_code(p, run), p
 
 
-def _print_results(p: Progress, run: Run, implementation: str) -> None:
+def _print_results(
+    p: Progress, run: Run, implementation: str, *, select: str | None = None, verbose: bool = False
+) -> None:
     chapter = p.chapter
-    console.print(
-        f"[bold]{chapter.id} · {escape(chapter.title)}[/]  {STATE_STYLE[p.state]}  {_bar(p)}\n"
-    )
+    subset = f"  [dim](only the tests -k {escape(select)!r} selects)[/]" if select else ""
+    state = STATE_STYLE[p.state]
+    if select and p.state == "done":
+        state = "[green]✓ these pass[/]"
+    console.print(f"[bold]{chapter.id} · {escape(chapter.title)}[/]  {state}  {_bar(p)}{subset}\n")
+    stub_names = {
+        (f"{implementation}/{stub.path}", stub.line): stub.function
+        for stub in stubs.remaining_stubs(ROOT / implementation)
+    }
     for result in p.results:
         name = escape(result.name)
         if result.outcome == "passed":
             console.print(f"  [green]✓[/] {name}")
         elif result.outcome == "todo":
-            console.print(f"  [dim]○ {name}[/]")
+            console.print(f"  [dim]○ {name}{_waiting_for(result, stub_names)}[/]")
         elif result.outcome == "skipped":
             console.print(f"  [dim]- {name} (skipped)[/]")
         elif result.outcome == "error":
@@ -226,12 +261,20 @@ def _print_results(p: Progress, run: Run, implementation: str) -> None:
             console.print(f"  [red]✗ {escape(result.file)}[/]  [red]{message}[/]")
         else:
             console.print(f"  [red]✗ {name}[/]")
-            for line in (result.message or "").splitlines()[:8]:
+            lines = (result.message or "").splitlines()
+            for line in lines if verbose else lines[:8]:
                 console.print(f"      [red]{escape(line)}[/]")
+            if len(lines) > 8 and not verbose:
+                more = len(lines) - 8
+                console.print(f"      [dim]... {more} more line(s): add -v to see them[/]")
             if result.where is not None:
                 console.print(f"      at   {_code_line(result.where)}")
             if result.called_from is not None:
+                for comment in _comments_above(result.called_from):
+                    console.print(f"      [dim]│ {escape(comment)}[/]")
                 console.print(f"      from {_code_line(result.called_from)}")
+            if result.test_line is not None:
+                console.print(f"      test {_code_line(result.test_line)}")
     problem = p.first_problem
     if problem is not None and problem.outcome in ("failed", "hung"):
         console.print(f"\n[dim]`pytest {escape(problem.nodeid)}` shows the whole traceback.[/]")
@@ -239,8 +282,36 @@ def _print_results(p: Progress, run: Run, implementation: str) -> None:
         console.print(escape(run.output[-3000:]))
     if problem is None and p.first_todo is not None:
         _print_next_stub(chapter, p, implementation)
-    if p.state == "done":
+    if p.state == "done" and select:
+        console.print(
+            f"\n[green]The selected tests pass.[/] `clawbook check {chapter.id}` runs them all."
+        )
+    elif p.state == "done":
         console.print(f"\n[bold green]✓ {chapter.id} is done.[/] On to the next chapter!")
+
+
+def _comments_above(where: Location, limit: int = 6) -> list[str]:
+    """The comment lines right above ``where`` in its file: in a test, often the rule."""
+    try:
+        lines = (ROOT / where.path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    found: list[str] = []
+    index = where.line - 2
+    while index >= 0 and lines[index].strip().startswith("#") and len(found) < limit:
+        found.insert(0, lines[index].strip())
+        index -= 1
+    return found
+
+
+def _waiting_for(result: TestResult, stub_names: dict[tuple[str, int], str]) -> str:
+    """`` · waits for Permissions.decide (ch13)``: the stub a todo test reached, if known."""
+    where = result.where
+    if where is None:
+        return ""
+    function = stub_names.get((where.path, where.line)) or where.function
+    chapter = f"{result.todo_chapter}, " if result.todo_chapter else ""
+    return f" · waits for {escape(function)} ({chapter}{escape(str(where))})"
 
 
 def _print_next_stub(chapter: Chapter, p: Progress, implementation: str) -> None:
@@ -283,7 +354,9 @@ def _exit_code(p: Progress, run: Run) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Run one chapter's tests."""
     chapter = _chapter(args.chapter)
-    code, _ = check_chapter(chapter, args.impl, args.timeout)
+    code, _ = check_chapter(
+        chapter, args.impl, args.timeout, select=args.select, verbose=args.verbose
+    )
     return code
 
 
@@ -306,12 +379,17 @@ def cmd_hint(args: argparse.Namespace) -> int:
             f"`clawbook check {chapter.id}` shows which and why."
         )
         return OK
-    more = _second_hints(chapter) if args.more else {}
+    catalogue = None
+    if args.more:
+        try:
+            catalogue = stubs.read_catalogue(CATALOGUE)
+        except stubs.ResetError as error:
+            console.print(f"[yellow]No second hints:[/] {escape(str(error))}")
     for stub in remaining:
         console.print(f"\n  [bold]starter/{stub.path}:{stub.line}[/]  {escape(stub.function)}")
         console.print(f"    [yellow]hint:[/] {escape(stub.hint)}")
-        if args.more:
-            second = more.get((stub.path, stub.hint)) or more.get((stub.path, stub.function))
+        if catalogue is not None:
+            second = catalogue.second_hint(stub.path, stub.hint, stub.function)
             text = escape(second) if second else "[dim](this stub has no second hint)[/]"
             console.print(f"    [yellow]more:[/] {text}")
     console.print(
@@ -323,18 +401,6 @@ def cmd_hint(args: argparse.Namespace) -> int:
             "hint for each.[/]"
         )
     return TODO
-
-
-def _second_hints(chapter: Chapter) -> dict[tuple[str, str], str]:
-    """The ``# more:`` hints of a chapter's regions, by (file, hint) and by (file, function)."""
-    found: dict[tuple[str, str], str] = {}
-    for relative in chapter.files:
-        source = (ROOT / "solution" / relative).read_text(encoding="utf-8")
-        for region in stubgen.find_regions(source, relative):
-            if region.chapter == chapter.id and region.more:
-                found[(relative, region.hint)] = region.more
-                found.setdefault((relative, region.function), region.more)
-    return found
 
 
 # ---------------------------------------------------------------- reset and restore
@@ -361,7 +427,7 @@ def cmd_reset(args: argparse.Namespace) -> int:
     """Put a chapter's stubs back, after asking; the old files go to a backup folder."""
     chapter = _chapter(args.chapter)
     try:
-        plan = stubs.plan_reset(chapter, ROOT / "solution", ROOT / "starter")
+        plan = stubs.plan_reset(chapter, stubs.read_catalogue(CATALOGUE), ROOT / "starter")
     except stubs.ResetError as error:
         console.print(f"[yellow]{escape(str(error))}[/]")
         return USAGE
@@ -492,6 +558,9 @@ def cmd_stubs(args: argparse.Namespace) -> int:
         recorded = stubs.read_manifest(MANIFEST)
         if recorded != stubs.manifest(files):
             problems.append(f"{MANIFEST.relative_to(ROOT)} does not match the generated files")
+        catalogue = stubs.catalogue_json(stubs.catalogue_of(ROOT / "solution", files))
+        if not CATALOGUE.exists() or CATALOGUE.read_text(encoding="utf-8") != catalogue:
+            problems.append(f"{CATALOGUE.relative_to(ROOT)} does not match the generated files")
         if problems:
             for problem in problems:
                 console.print(f"  [red]{escape(problem)}[/]")
@@ -517,6 +586,7 @@ def cmd_stubs(args: argparse.Namespace) -> int:
         console.print(f"Backed up {len(edited)} edited file(s) to {folder.relative_to(ROOT)}/")
     stubgen.write_tree(files, starter)
     stubs.write_manifest(MANIFEST, files)
+    stubs.write_catalogue(CATALOGUE, ROOT / "solution", files)
     console.print(f"Wrote starter/ ({len(files)} files) from solution/.")
     return OK
 
@@ -648,12 +718,21 @@ def _usage_error(message: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     parser = argparse.ArgumentParser(
-        prog="clawbook", description="Your progress through Clawbook, and the instructor's checks."
+        prog="clawbook",
+        description="Your progress through Clawbook, and the instructor's checks.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(name: str, handler: object, help: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help, description=help)
+        sub = commands.add_parser(
+            name,
+            help=help,
+            description=help,
+            epilog=EXIT_CODES,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         sub.set_defaults(handler=handler)
         return sub
 
@@ -678,6 +757,13 @@ def build_parser() -> argparse.ArgumentParser:
     run_options(status)
     check = add("check", cmd_check, "run one chapter's tests")
     check.add_argument("chapter", help="a chapter id, such as ch01")
+    check.add_argument(
+        "-k", dest="select", default=None, metavar="EXPR",
+        help="only the tests whose names match EXPR, as in pytest (-k decide_one)",
+    )  # fmt: skip
+    check.add_argument(
+        "-v", "--verbose", action="store_true", help="show each failure's whole message"
+    )
     run_options(check)
     hint = add("hint", cmd_hint, "show where a chapter's stubs are, and their hints")
     hint.add_argument("chapter")

@@ -83,6 +83,17 @@ def in_test_file(error: BaseException, test_file: Path, relative_to: Path) -> Lo
     return location(found.filename, found.lineno or 0, found.name, relative_to)
 
 
+def in_test_function(
+    error: BaseException, test_file: Path, function: str, relative_to: Path
+) -> Location | None:
+    """The frame of the test function itself in ``error``'s traceback (not a helper it called)."""
+    target = test_file.resolve()
+    for frame in _frames_of(error):
+        if frame.name == function and Path(frame.filename).resolve() == target:
+            return location(frame.filename, frame.lineno or 0, frame.name, relative_to)
+    return None
+
+
 def raised_at(error: BaseException, relative_to: Path) -> Location | None:
     """Where ``error`` was raised: the last frame of its own traceback."""
     frames = _frames_of(error)

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -49,13 +50,11 @@ def _heading(page: Path) -> str:
 
 
 def build_nav(curriculum: Curriculum, docs_dir: Path) -> list[Any]:
-    """Home, one section per part with its written chapters, the appendices, the notebooks.
+    """Home, one section per part with its written chapters, then the appendices.
 
     An appendix is any page ``appendix-*.md``; it is not a chapter, so it writes its own title.
-
-    A notebook's label starts with "Notebook", because it is also the page's title and the
-    text of the "Previous"/"Next" links in the footer, which show no section: the page after
-    the last chapter must not read like another chapter.
+    The notebooks are not in the navigation: each is a companion of its chapter, linked from
+    the chapter's card, and listing them again doubled the menu.
     """
     nav: list[Any] = [{"Home": "index.md"}]
     for part in curriculum.parts:
@@ -66,13 +65,6 @@ def build_nav(curriculum: Curriculum, docs_dir: Path) -> list[Any]:
     appendices = [{_heading(p): p.name} for p in sorted(docs_dir.glob("appendix-*.md"))]
     if appendices:
         nav.append({"Appendices": appendices})
-    notebooks = [
-        {f"Notebook · {number(c)} · {c.title}": nb}
-        for c in curriculum.written
-        if (nb := notebook_for(c, docs_dir)) is not None
-    ]
-    if notebooks:
-        nav.append({"Notebooks": notebooks})
     return nav
 
 
@@ -211,4 +203,26 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
             break
     if CHAPTER_MAP in markdown:
         markdown = markdown.replace(CHAPTER_MAP, chapter_map(curriculum))
-    return markdown
+    return learner_paths(markdown)
+
+
+SOLUTION_CAPTION = re.compile(r'(title=")solution/')
+
+
+def learner_paths(markdown: str) -> str:
+    """Caption included code with the file the learner has: ``starter/...``, not ``solution/...``.
+
+    The code comes from ``solution/`` (the single source of truth), but a learner works in
+    ``starter/`` and may not have ``solution/`` at all; given code is the same in both.
+    """
+    return SOLUTION_CAPTION.sub(r"\1starter/", markdown)
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
+    """Keep the notebooks out of the search index: the chapter is the page a search should find.
+
+    A notebook repeats its chapter's words, so it ranked above the chapter it belongs to.
+    """
+    if page.file.src_uri.endswith(".ipynb"):
+        page.meta["search"] = {"exclude": True}
+    return html

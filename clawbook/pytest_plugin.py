@@ -40,7 +40,15 @@ from . import frames, impl
 from .chapters import CurriculumError
 from .chapters import load as load_curriculum
 from .netguard import NetworkBlocked, guard
-from .report import REPORT_ENV, STACKS_SUFFIX, Location, Problem, ReportWriter, TestResult
+from .report import (
+    REPORT_ENV,
+    STACKS_SUFFIX,
+    Location,
+    Problem,
+    ReportWriter,
+    TestResult,
+    label_diff,
+)
 
 __all__ = ["REPORT_ENV", "TODO_KEY", "NetworkBlocked", "TestResult", "find_todo"]
 
@@ -57,6 +65,8 @@ class _Failure:
     where: Location | None
     called_from: Location | None
     message: str
+    test_line: Location | None = None
+    """The test function's own line, when ``called_from`` is in a helper it called."""
 
 
 @dataclass
@@ -388,7 +398,11 @@ def _describe_failure(item: pytest.Item, error: BaseException) -> _Failure:
     root = _relative_root()
     where = frames.in_exception(error, _session.package_dir, root)
     called_from = frames.in_test_file(error, Path(str(item.path)), _session.root)
-    message = _message(error)
+    function = getattr(item, "originalname", None) or item.name
+    test_line = frames.in_test_function(error, Path(str(item.path)), function, _session.root)
+    if test_line is not None and called_from is not None and test_line.line == called_from.line:
+        test_line = None
+    message = label_diff(_message(error))
     timeout = find_timeout(error)
     if timeout is not None:
         interrupted, seconds = timeout
@@ -399,8 +413,8 @@ def _describe_failure(item: pytest.Item, error: BaseException) -> _Failure:
             or frames.in_tasks(_session.package_dir, root)
         )
         message = f"seems to loop forever: still running after {seconds:g} s"
-        return _Failure("hung", where, called_from, message)
-    return _Failure("failed", where, called_from, message)
+        return _Failure("hung", where, called_from, message, test_line)
+    return _Failure("failed", where, called_from, message, test_line)
 
 
 def _message(error: BaseException) -> str:
@@ -509,6 +523,7 @@ def _fold(result: TestResult, report: pytest.TestReport) -> None:
         )
         result.outcome, result.message = failure.outcome, failure.message
         result.where, result.called_from = failure.where, failure.called_from
+        result.test_line = failure.test_line
         result.line = failure.called_from.line if failure.called_from else _crash_line(report)
     elif report.skipped and report.when in ("setup", "call"):
         result.outcome = "skipped"

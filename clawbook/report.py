@@ -20,6 +20,7 @@ Events, by their ``event`` key:
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -66,6 +67,8 @@ class TestResult:
     """The learner's line: where the error was raised in the implementation, or the stub."""
     called_from: Location | None = None
     """The test's line that led there."""
+    test_line: Location | None = None
+    """The test function's own line, when ``called_from`` is a helper the test called."""
 
     @property
     def name(self) -> str:
@@ -81,7 +84,7 @@ class TestResult:
     def from_json(cls, data: dict[str, Any]) -> TestResult:
         """Read back what ``asdict`` wrote."""
         fields = dict(data)
-        for key in ("where", "called_from"):
+        for key in ("where", "called_from", "test_line"):
             if fields.get(key):
                 fields[key] = Location(**fields[key])
         return cls(**fields)
@@ -188,3 +191,20 @@ class ReportReader:
             if line.strip():
                 self.report.add(json.loads(line))
         return bool(lines)
+
+
+DIFF_LINE = re.compile(r"^\s*[-+] ", re.MULTILINE)
+DIFF_LEGEND = "  (a diff: lines with - are expected, lines with + are yours)"
+
+
+def label_diff(message: str) -> str:
+    """``message`` with a legend after its first line when it holds pytest's ``==`` diff.
+
+    pytest marks the right-hand side of ``assert yours == expected`` with ``-`` and the
+    left-hand side with ``+``, which reads backwards to most learners; the suite writes the
+    learner's value on the left.
+    """
+    first, _, rest = message.partition("\n")
+    if " == " not in first or not DIFF_LINE.search(rest):
+        return message
+    return f"{first}\n{DIFF_LEGEND}\n{rest}"

@@ -13,7 +13,7 @@ import ast
 import hashlib
 import json
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -79,6 +79,86 @@ class ResetError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class CatalogueEntry:
+    """One region of the reference, as the learner's tools need it: no solution code."""
+
+    chapter: str
+    function: str
+    hint: str
+    more: str | None = None
+    """The second hint (``clawbook hint --more``), if the region has one."""
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """What ``clawbook stubs`` records so that no learner command needs ``solution/``.
+
+    ``stubs`` lists every region of every starter file (chapter, function, both hints);
+    ``pristine`` holds the generated text of each file that has regions, which ``clawbook
+    reset`` takes a chapter's stubbed functions from.
+    """
+
+    stubs: dict[str, list[CatalogueEntry]] = field(default_factory=dict)
+    pristine: dict[str, str] = field(default_factory=dict)
+
+    def second_hint(self, path: str, hint: str, function: str) -> str | None:
+        """The ``# more:`` hint of the region in ``path`` with this hint (else this function)."""
+        entries = self.stubs.get(path, [])
+        for entry in entries:
+            if entry.hint == hint and entry.more:
+                return entry.more
+        return next((e.more for e in entries if e.function == function and e.more), None)
+
+
+def catalogue_of(solution: Path, files: dict[str, str | bytes]) -> Catalogue:
+    """The catalogue of the starter ``files`` generated from ``solution``."""
+    catalogue = Catalogue()
+    for region in stubgen.all_regions(solution):
+        entry = CatalogueEntry(region.chapter, region.function, region.hint, region.more)
+        catalogue.stubs.setdefault(region.path, []).append(entry)
+    for relative in catalogue.stubs:
+        text = files.get(relative)
+        if isinstance(text, str):
+            catalogue.pristine[relative] = text
+    return catalogue
+
+
+def catalogue_json(catalogue: Catalogue) -> str:
+    """The catalogue as the text of its file (stable, so regenerating changes nothing)."""
+    data = {
+        "stubs": {
+            path: [asdict(entry) for entry in entries]
+            for path, entries in sorted(catalogue.stubs.items())
+        },
+        "pristine": dict(sorted(catalogue.pristine.items())),
+    }
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+def write_catalogue(path: Path, solution: Path, files: dict[str, str | bytes]) -> None:
+    """Record the catalogue of the starter ``files`` generated from ``solution``."""
+    path.write_text(catalogue_json(catalogue_of(solution, files)), encoding="utf-8")
+
+
+def read_catalogue(path: Path) -> Catalogue:
+    """The catalogue written at the last generation; raises ``ResetError`` if it is unreadable."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Catalogue(
+            stubs={
+                str(p): [CatalogueEntry(**entry) for entry in entries]
+                for p, entries in data["stubs"].items()
+            },
+            pristine={str(p): str(text) for p, text in data["pristine"].items()},
+        )
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ResetError(
+            f"{path.name} is missing or unreadable ({error}); it comes with the course: "
+            "get it back from your copy of the repository (git checkout -- clawbook/)"
+        ) from error
+
+
+@dataclass(frozen=True)
 class ResetPlan:
     """What ``clawbook reset`` will replace, and the new text of each file."""
 
@@ -90,23 +170,23 @@ class ResetPlan:
     """Files that go back whole, with the reason: the functions could not be replaced alone."""
 
 
-def plan_reset(chapter: Chapter, solution: Path, starter: Path) -> ResetPlan:
+def plan_reset(chapter: Chapter, catalogue: Catalogue, starter: Path) -> ResetPlan:
     """Work out how to put a chapter's stubs back without touching the rest of the starter.
 
     Each function that holds one of the chapter's regions is replaced, whole, by its stubbed
-    version; everything else in the file, other chapters' work included, stays as it is.
+    version from the ``catalogue`` (never from ``solution/``, which a learner may not have);
+    everything else in the file, other chapters' work included, stays as it is.
     """
     functions: dict[str, list[str]] = {}
     new_text: dict[str, str] = {}
     whole: dict[str, str] = {}
     for relative in chapter.files:
-        source = (solution / relative).read_text(encoding="utf-8")
         targets = sorted(
-            {r.function for r in stubgen.find_regions(source, relative) if r.chapter == chapter.id}
+            {s.function for s in catalogue.stubs.get(relative, []) if s.chapter == chapter.id}
         )
-        if not targets:
+        fresh = catalogue.pristine.get(relative)
+        if not targets or fresh is None:
             continue
-        fresh = stubgen.render(source, relative)
         current_path = starter / relative
         current = current_path.read_text(encoding="utf-8") if current_path.exists() else None
         functions[relative] = targets

@@ -17,6 +17,7 @@ Each check proves one promise of DESIGN.md and says, when it fails, what to fix:
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import shlex
@@ -66,6 +67,11 @@ class Project:
     def manifest(self) -> Path:
         """What the generator wrote into ``starter/`` last time (``clawbook stubs``)."""
         return self.root / "clawbook" / "generated-starter.json"
+
+    @property
+    def catalogue(self) -> Path:
+        """The stubs' hints and pristine files that hint and reset read (``clawbook stubs``)."""
+        return self.root / "clawbook" / "starter-stubs.json"
 
     @property
     def book(self) -> Path:
@@ -131,6 +137,12 @@ def check_starter_in_sync(project: Project) -> Outcome:
             f"{project.manifest.relative_to(project.root)} does not match the generated files"
         ]
         return _fail("starter/ is stale: run `clawbook stubs` and commit the result", problems)
+    catalogue = stubs.catalogue_json(stubs.catalogue_of(project.solution, files))
+    if not project.catalogue.exists() or project.catalogue.read_text("utf-8") != catalogue:
+        return _fail(
+            "starter/ is stale: run `clawbook stubs` and commit the result",
+            [f"{project.catalogue.relative_to(project.root)} does not match the generated files"],
+        )
     if edited:
         return Outcome(
             True,
@@ -176,6 +188,7 @@ def check_chapter_data(project: Project) -> Outcome:
         if chapter.tests and not chapter_test_files(chapter, project.root, project.curriculum):
             problems.append(f"{chapter.id}: no test file matches {', '.join(chapter.test_globs)}")
     problems.extend(_misnamed_tests(project))
+    problems.extend(_misstyled_boxes(project))
     if problems:
         return _fail("the chapter data and the code disagree", problems)
     written = len(curriculum.written)
@@ -184,6 +197,28 @@ def check_chapter_data(project: Project) -> Outcome:
         f"{len(curriculum.chapters)} chapters ({written} written), {len(regions)} regions, "
         "pages and test files agree",
     )
+
+
+BOX_TYPES = {"Python concept": "python", "How Claude Code does it": "claude"}
+"""The page template's boxes and the admonition type that styles each alike in every chapter."""
+_BOX = re.compile(r'^\s*(?:!!!|\?\?\?\+?)\s+(\w+)\s+"([^"]*)"', re.MULTILINE)
+
+
+def _misstyled_boxes(project: Project) -> Iterator[str]:
+    """Template boxes written with another admonition type (they would look unlike the rest)."""
+    for chapter in project.curriculum.written:
+        if chapter.page is None or not (project.book / chapter.page).exists():
+            continue
+        text = (project.book / chapter.page).read_text(encoding="utf-8")
+        for match in _BOX.finditer(text):
+            kind, title = match.groups()
+            for prefix, expected in BOX_TYPES.items():
+                if title.startswith(prefix) and kind != expected:
+                    line = text.count("\n", 0, match.start()) + 1
+                    yield (
+                        f"book/{chapter.page}:{line}: a \"{prefix}\" box is `!!! {expected}`, "
+                        f"not `{kind}`"
+                    )
 
 
 def _misnamed_tests(project: Project) -> Iterator[str]:
@@ -513,15 +548,44 @@ def _tool(project: Project, name: str, args: list[str], proved: str, fix: str) -
 
 
 def check_book_builds(project: Project) -> Outcome:
-    """``mkdocs build --strict`` succeeds."""
+    """``mkdocs build --strict`` succeeds, and no link within a page points at a missing anchor."""
     with tempfile.TemporaryDirectory(prefix="clawbook-site-") as site:
-        return _tool(
+        built = _tool(
             project,
             "mkdocs",
             ["build", "--strict", "--quiet", "--site-dir", site],
             "the book builds with mkdocs build --strict",
             "the book does not build: fix the warnings below (mkdocs build --strict)",
         )
+        if not built.ok:
+            return built
+        dead = dead_anchors(Path(site))
+    if dead:
+        return _fail("links within a page lead nowhere: rename the heading or the link", dead)
+    return Outcome(
+        True, "the book builds with mkdocs build --strict; every in-page link has its anchor"
+    )
+
+
+_ANCHOR_ID = re.compile(r'\sid="([^"]+)"')
+_ANCHOR_LINK = re.compile(r'\shref="#([^"]+)"')
+
+
+def dead_anchors(site: Path) -> list[str]:
+    """``page: #anchor`` for every ``href="#anchor"`` of a built page that names no element.
+
+    mkdocs checks links in the Markdown; a table of contents a plugin writes (a notebook's,
+    whose headings lose their code spans) is only seen in the built page.
+    """
+    dead: list[str] = []
+    for page in sorted(site.rglob("*.html")):
+        text = page.read_text(encoding="utf-8", errors="replace")
+        ids = {html.unescape(i) for i in _ANCHOR_ID.findall(text)}
+        for link in _ANCHOR_LINK.findall(text):
+            anchor = html.unescape(link)
+            if anchor not in ids and not anchor.startswith("__"):
+                dead.append(f"{page.relative_to(site).as_posix()}: #{anchor}")
+    return dead
 
 
 NBVAL = ("-p", "nbval", "--nbval", "--nbval-current-env")

@@ -13,26 +13,22 @@ time claw needs them; ``claw --unguarded`` runs without any of them, as chapter 
 from __future__ import annotations
 
 import asyncio
-import sys
-import threading
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from .control import After, Check, Controls
-from .display import arguments_text
+from .display import arguments_text, terminal_text
 from .errors import ClawError
 from .hooks import Hooks
 from .loop import Agent
-from .permissions import Approval, Approver, Mode, Permissions
+from .permissions import Approval, Approver, Decision, Mode, Permissions
 from .plan import EXIT_PLAN_MODE, PlanMode, PlanState, plan_mode_message
 from .safety import SafetyChecks
+from .search_guard import guard_searches
 from .settings_file import SETTINGS_FILE, SettingsError, read_settings
+from .terminal import ReadLine, echo_answer, read_stdin_line
 from .types import ToolCall, ToolOutput
-
-ReadLine = Callable[[], Awaitable[str]]
-"""Reads one line the user typed, without its newline; ``""`` at the end of input."""
 
 ANSWERS = {
     "y": Approval.ONCE,
@@ -51,45 +47,6 @@ APPROVE_PLAN = "Approve this plan? [y] yes, or type what to change (Enter: stop 
 
 QUESTION = "  allow? [y] once, [a] always this session, [p] always in this project, [n] no: "
 """The question after the call that needs approval."""
-
-
-async def read_stdin_line() -> str:
-    """One line from standard input, read in a daemon thread so the event loop goes on.
-
-    A daemon thread, not ``asyncio.to_thread``: if the run is cancelled while the user is
-    being asked, a thread of the default executor would keep ``asyncio.run`` from returning
-    until someone pressed Enter.
-    """
-    loop = asyncio.get_running_loop()
-    answer: asyncio.Future[str] = loop.create_future()
-
-    def deliver(line: str) -> None:
-        if not answer.done():
-            answer.set_result(line)
-
-    def read() -> None:
-        try:
-            line = sys.stdin.readline()
-        except (OSError, ValueError):  # stdin closed or not readable: the end of input
-            line = ""
-        loop.call_soon_threadsafe(deliver, line)
-
-    threading.Thread(target=read, name="claw-stdin", daemon=True).start()
-    line = await answer
-    return line.rstrip("\r\n") if line else ""
-
-
-def echo_answer(out: TextIO, line: str) -> None:
-    """Write ``line`` after its question when stdin is not a terminal, which would have shown it.
-
-    With answers piped in (a script, a test), the transcript then reads like a terminal's.
-    """
-    try:
-        interactive = sys.stdin.isatty()
-    except (OSError, ValueError):
-        interactive = False
-    if not interactive:
-        out.write(f"{line}\n")
 
 
 class BadSettings(ClawError):
@@ -167,7 +124,7 @@ class Guarded:
         ``y`` approves it (``plan.approve()``'s prompt); other words reject it with those words
         as feedback (``plan.reject``); an empty answer or the end of input leaves it pending.
         """
-        out.write(f"\nThe plan:\n{self.plan.plan}\n\n{APPROVE_PLAN}")
+        out.write(f"\nThe plan:\n{terminal_text(str(self.plan.plan))}\n\n{APPROVE_PLAN}")
         out.flush()
         answer = (await (read_line or read_stdin_line)()).strip()
         if not answer:
@@ -186,6 +143,7 @@ def guard(
     *,
     mode: Mode = Mode.DEFAULT,
     approve: Approver | None = None,
+    trusted: bool = True,
 ) -> Guarded:
     """Put chapters 13-16 in front of ``agent``'s tools in the project ``root``: its new gate.
 
@@ -193,9 +151,10 @@ def guard(
     planning instead, and tells the model so with ``plan_mode_message()`` (the permissions
     use ``Mode.DEFAULT`` once the plan is approved). Plan mode is in the chain either way, so
     that a later ``plan.enter()`` can start planning.
-    The rules and hooks come from the project's ``.claw/settings.json``. Raises
-    ``BadSettings`` when that file is wrong: better to stop than to run without the rules it
-    meant to set.
+    The rules and hooks come from the project's ``.claw/settings.json``; while the folder is
+    not ``trusted`` (``trust.py``), only its deny and ask rules are used, not its allow rules
+    and hooks. Raises ``BadSettings`` when that file is wrong: better to stop than to run
+    without the rules it meant to set.
     """
     path = root / SETTINGS_FILE
     try:
@@ -203,19 +162,23 @@ def guard(
     except SettingsError as error:
         raise BadSettings(str(error)) from error
     try:
-        hooks = Hooks.from_settings(settings.get("hooks", {}), root)
+        hooks = Hooks.from_settings(settings.get("hooks", {}) if trusted else {}, root)
         permissions = Permissions.for_project(
             root,
             mode=Mode.DEFAULT if mode is Mode.PLAN else mode,
             approve=approve,
             agent=agent,
         )
+        if not trusted:  # deny and ask rules only make claw safer: they apply in any case
+            permissions.rules[Decision.ALLOW] = []
     except (ValueError, KeyError, TypeError, AttributeError) as error:  # RuleError too
         raise BadSettings(f"{path}: {error}") from error
     plan = PlanMode(agent.tools, agent.request_finish, planning=mode is Mode.PLAN)
     if plan.state is PlanState.PLANNING:
         agent.history.append(plan_mode_message())  # tell the model it is planning
     safety = SafetyChecks(root)
+    # the search tools withhold each file read may not see (search_guard.py, issue 17)
+    guard_searches(agent.tools, safety, permissions)
     checks: list[Check] = [plan.check, safety.check]
     after: list[After] = []
     if hooks.registered:

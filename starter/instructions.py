@@ -7,13 +7,18 @@ files found are merged from general to specific (the user's own file, the reposi
 with its path and cut to ``MAX_FILE_CHARS``, and travel to the model as ONE developer message:
 what the application knows, apart from the system prompt and from what the user typed.
 
+A repository's file is read only if it really is in the repository: ``AGENTS.md`` committed as
+a link to ``/proc/self/environ`` or ``~/.ssh/id_ed25519`` would otherwise send that file to the
+model. And only the start of a file is read, never all of a 400 MB one.
+
 Nothing here raises for a bad file: a file that cannot be read, or is not UTF-8, becomes a
 note in the message, and the agent starts anyway.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import codecs
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,16 +76,35 @@ def discover_instructions(cwd: Path, user_file: Path | None = None) -> list[Path
     )
 
 
-def read_instruction_file(path: Path, max_chars: int = MAX_FILE_CHARS) -> InstructionFile:
+def read_start(path: Path, max_chars: int) -> tuple[str, bool]:
+    """The first ``max_chars`` characters of the UTF-8 file ``path``, and whether it has more.
+
+    Reads at most ``4 * max_chars + 5`` bytes (a character is 1 to 4 bytes in UTF-8, and one
+    byte more says whether the file goes on), so the memory a file costs does not grow with
+    its size. Raises ``OSError`` when the file cannot
+    be read and ``UnicodeDecodeError`` when what was read is not UTF-8.
+    """
+    with path.open("rb") as file:
+        data = file.read(4 * max_chars + 4)
+        more = file.read(1) != b""
+    # A cut can fall inside a character: the incremental decoder keeps those bytes back.
+    text = codecs.getincrementaldecoder("utf-8")().decode(data, final=not more)
+    return text[:max_chars], more or len(text) > max_chars
+
+
+def read_instruction_file(
+    path: Path, max_chars: int = MAX_FILE_CHARS, *, within: Path | None = None
+) -> InstructionFile:
     """Read ``path`` as UTF-8, keeping at most ``max_chars`` characters.
 
-    A longer file is cut, and the note says how many characters were cut and from which
-    file. A file that cannot be read, or is not UTF-8, gives empty text and a note that says
+    A longer file is cut, and the note says so and from which file. With ``within`` (the
+    repository), a path that leads outside it (a link to ``/proc/self/environ``) is not read
+    at all. A file that cannot be read, or is not UTF-8, gives empty text and a note that says
     why. Never raises.
     """
     raise Todo(
         "ch08",
-        "bytes, then strict UTF-8; OSError and UnicodeDecodeError become notes; then cut",
+        "refuse a path out of within; read_start; OSError, UnicodeDecodeError become notes",
     )
 
 
@@ -94,13 +118,22 @@ def format_instructions(files: Sequence[InstructionFile]) -> str:
 
 
 def load_instructions(
-    cwd: Path, user_file: Path | None = None, *, max_file_chars: int = MAX_FILE_CHARS
+    cwd: Path,
+    user_file: Path | None = None,
+    *,
+    max_file_chars: int = MAX_FILE_CHARS,
+    warn: Callable[[str], None] | None = None,
 ) -> DeveloperMessage | None:
     """The project instructions for a session in ``cwd``: ONE developer message, or ``None``.
 
-    ``None`` when no instruction file exists: no empty message is sent.
+    ``None`` when no instruction file exists: no empty message is sent. Each file of the
+    project must be within the repository (``cwd`` outside one); the user's file may be
+    anywhere. Every note (a file cut, or left out) is also given to ``warn``, for the user.
     """
-    raise Todo("ch08", "discover, read each file, and format them all into one DeveloperMessage")
+    raise Todo(
+        "ch08",
+        "discover, read each file within the project, warn each note, format them all",
+    )
 
 
 def keep_developer_role(

@@ -13,7 +13,11 @@ Ctrl-C cancels the run (the tool in flight is stopped, the history stays valid) 
 killing the process.
 
 The key comes from ``OPENROUTER_API_KEY``. ``--base-url`` (or ``CLAW_BASE_URL``) points claw at
-another OpenAI-compatible server, such as a local Ollama, or the loopback server of the tests.
+another OpenAI-compatible server, such as a local Ollama, or the loopback server of the tests;
+the key never goes over plain ``http`` except to this machine (``OpenRouterProvider``).
+
+The settings and instruction files a repository brings are used only once you trust the
+folder (``trust.py``): the first time, claw asks; ``--trust-project`` trusts it for one run.
 """
 
 from __future__ import annotations
@@ -23,12 +27,12 @@ import asyncio
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from .agent import Finish
-from .display import arguments_text, one_line
+from .display import arguments_text, one_line, terminal_text
 from .errors import ClawError
 from .events import AssistantText, Event, RunFinished, ToolCalled, ToolResult
 from .instructions import load_instructions
@@ -37,11 +41,14 @@ from .prompt import gather_environment, system_prompt
 from .providers.openrouter import OPENROUTER_URL, OpenRouterProvider
 from .registry import default_tools
 from .streaming import TextDelta
+from .terminal import read_stdin_line
 from .todo import Todo
+from .trust import decide_trust
 
 if TYPE_CHECKING:
-    from .guard import Guarded, ReadLine
+    from .guard import Guarded
     from .hooks import Hooks
+    from .terminal import ReadLine
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4.5"
 """The model ``claw`` uses when ``--model`` is not given."""
@@ -81,15 +88,18 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default="default",
         help="what runs without asking (chapter 13); plan: plan first, change nothing (chapter 16)",
     )
+    parser.add_argument(
+        "--trust-project",
+        action="store_true",
+        help="use this folder's settings, hooks and instructions in this run, without asking",
+    )
     return parser.parse_args(argv)
-
-
 
 
 def show(event: Event, out: TextIO) -> None:
     """Print ``event`` for a person at a terminal: text as it streams, a line per tool step."""
     if isinstance(event, TextDelta):
-        out.write(event.text)
+        out.write(terminal_text(event.text))
     elif isinstance(event, AssistantText):
         out.write("\n")
     elif isinstance(event, ToolCalled):
@@ -103,16 +113,26 @@ def show(event: Event, out: TextIO) -> None:
 
 
 def build_agent(
-    provider: OpenRouterProvider, cwd: Path, *, web: bool = False, limits: Limits | None = None
+    provider: OpenRouterProvider,
+    cwd: Path,
+    *,
+    web: bool = False,
+    limits: Limits | None = None,
+    instructions: bool = True,
+    warn: Callable[[str], None] | None = None,
 ) -> Agent:
-    """The agent ``claw`` runs: claw's tools in ``cwd``, chapter 8's prompt and instructions."""
+    """The agent ``claw`` runs: claw's tools in ``cwd``, chapter 8's prompt and instructions.
+
+    ``instructions=False`` leaves the project's instruction files out (an untrusted folder);
+    ``warn`` is told about an instruction file cut or left out.
+    """
     tools = default_tools(cwd, web=web)
-    instructions = load_instructions(cwd)
+    found = load_instructions(cwd, warn=warn) if instructions else None
     return Agent(
         provider,
         tools,
         system=system_prompt(gather_environment(cwd), tools.definitions()),
-        context=[instructions] if instructions is not None else [],
+        context=[found] if found is not None else [],
         limits=limits or Limits(),
         concurrent=True,
     )
@@ -130,15 +150,31 @@ async def run(
 ) -> RunFinished | None:
     """Run the prompt to the end, printing every event; Ctrl-C cancels the run.
 
-    Returns how the last run finished, or ``None`` when a hook blocked the prompt. In plan
-    mode, a presented plan is shown and the user is asked to approve it; an approved plan is
-    carried out, a rejected one goes back to the model with the user's words. ``read_line``
-    reads the user's answers (default: standard input).
+    Returns how the last run finished, or ``None`` when a hook blocked the prompt. First,
+    if the folder brings settings or instructions of its own, claw makes sure it is trusted
+    (``trust.decide_trust``). In plan mode, a presented plan is shown and the user is asked to
+    approve it; an approved plan is carried out, a rejected one goes back to the model with
+    the user's words. ``read_line`` reads the user's answers (default: standard input).
     """
     cwd = Path.cwd()
+    err = err or sys.stderr
     async with OpenRouterProvider(arguments.model, base_url=arguments.base_url) as provider:
+        trusted = await decide_trust(
+            cwd,
+            flag=arguments.trust_project,
+            read_line=read_line or read_stdin_line,
+            out=out,
+            err=err,
+        )
         limits = Limits() if arguments.max_steps is None else Limits(arguments.max_steps)
-        agent = build_agent(provider, cwd, web=arguments.web, limits=limits)
+        agent = build_agent(
+            provider,
+            cwd,
+            web=arguments.web,
+            limits=limits,
+            instructions=trusted,
+            warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
+        )
         guarded: Guarded | None = None
         if not arguments.unguarded:
             # Chapters 13-16 are imported only here: with --unguarded, claw runs (and chapter
@@ -147,14 +183,15 @@ async def run(
             from .permissions import Mode
 
             mode = Mode(arguments.permission_mode)
-            guarded = guard(agent, cwd, mode=mode, approve=TerminalApprover(out, read_line))
+            approve = TerminalApprover(out, read_line)
+            guarded = guard(agent, cwd, mode=mode, approve=approve, trusted=trusted)
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, agent.cancel)
         hooks = guarded.hooks if guarded is not None else None
         try:
             prompt: str | None = arguments.prompt
             while prompt is not None:
-                finished = await run_once(agent, hooks, prompt, out, err or sys.stderr)
+                finished = await run_once(agent, hooks, prompt, out, err)
                 if finished is None or finished.reason != Finish.PLAN_PENDING:
                     return finished
                 assert guarded is not None, "only plan mode ends a run plan_pending"
@@ -187,11 +224,12 @@ async def run_once(
     finished: RunFinished | None = None
     async for event in events:
         if isinstance(event, PromptBlocked):
-            out.write(f"[the prompt was blocked by a UserPromptSubmit hook: {event.reason}]\n")
+            reason = terminal_text(event.reason)
+            out.write(f"[the prompt was blocked by a UserPromptSubmit hook: {reason}]\n")
             return None
         show(event, out)
         for warning in hooks.warnings[warned:] if hooks is not None else []:
-            err.write(f"claw: warning: {warning}\n")
+            err.write(f"claw: warning: {terminal_text(warning)}\n")
             warned += 1
         if isinstance(event, RunFinished):
             finished = event
@@ -202,14 +240,18 @@ async def run_once(
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``claw`` command: 0 when the run ended ``done``, 1 otherwise, 2 for a usage error.
 
-    A stub of yours that claw needs raises ``Todo`` out of here (``cli`` says it politely).
+    130 when Ctrl-C stopped claw before a run began (at the trust question, say). A stub of
+    yours that claw needs raises ``Todo`` out of here (``cli`` says it politely).
     """
     arguments = parse_arguments(argv)
     try:
         finished = asyncio.run(run(arguments, sys.stdout))
     except ClawError as error:
-        print(f"claw: {error}", file=sys.stderr)
+        print(f"claw: {terminal_text(str(error))}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # Ctrl-C before a run began: at the trust question, say
+        print(file=sys.stderr)
+        return 130
     return 0 if finished is not None and finished.reason == "done" else 1
 
 

@@ -22,7 +22,7 @@ import time
 from asyncio import TaskGroup
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from .events import Event, ToolCalled, ToolResult
 from .todo import Todo
@@ -36,12 +36,28 @@ from .tools.read import ReadTool
 from .tools.tracker import FileTracker
 from .tools.web_fetch import WebFetchTool
 from .tools.write import WriteTool
-from .types import Tool, ToolCall, ToolSet
-
-if TYPE_CHECKING:
-    from .loop import Agent
+from .types import Message, Tool, ToolCall, ToolOutput, ToolSet
 
 T = TypeVar("T")
+
+
+class BatchRunner(Protocol):
+    """What ``run_in_batches`` needs of the loop running it (chapter 7's ``Agent``).
+
+    A protocol, not an import of ``Agent``: the loop imports this module, so this module must
+    not import the loop.
+    """
+
+    tools: ToolSet
+    history: list[Message]
+
+    async def execute(self, call: ToolCall) -> ToolOutput:
+        """Run one call through the gate and the tool."""
+        ...
+
+    async def race(self, awaitable: Awaitable[T]) -> T:
+        """Await ``awaitable`` unless the run is cancelled first."""
+        ...
 
 
 def is_read_only(tool: object) -> bool:
@@ -93,7 +109,7 @@ def timed(
 
 
 async def run_in_batches(
-    agent: Agent, step: int, calls: Sequence[ToolCall], first: int
+    agent: BatchRunner, step: int, calls: Sequence[ToolCall], first: int
 ) -> AsyncIterator[Event]:
     """``Agent.run_calls`` for ``concurrent=True``: each batch at once, batches in order.
 

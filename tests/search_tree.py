@@ -6,7 +6,10 @@ folder, a virtual environment under an unusual name (``env``, found by its ``pyv
 secret and re-includes a file its parent ignored, and a binary file.
 """
 
+import os
 from pathlib import Path
+
+import pytest
 
 FILES: dict[str, str | bytes] = {
     ".gitignore": "*.log\n!keep.log\nbuild/\n__pycache__/\n",
@@ -84,3 +87,16 @@ def make_project(root: Path, files: dict[str, str | bytes] | None = None) -> Pat
         else:
             path.write_bytes(content)
     return root
+
+
+@pytest.fixture(autouse=True)
+def no_personal_git_config(tmp_path_factory: pytest.TempPathFactory,
+                           monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """Keep this machine's git configuration out of the search tools' tests.
+
+    The walk reads the user's global excludes file, as git does; a test must not depend on
+    what the person running it ignores everywhere.
+    """
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg")))

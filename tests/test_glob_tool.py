@@ -6,7 +6,11 @@ from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
-from search_tree import VISIBLE_PY, make_project
+from search_tree import (
+    VISIBLE_PY,
+    make_project,
+    no_personal_git_config,  # noqa: F401
+)
 
 from claw.tools.glob import Found, GlobTool, glob_regex, newest_first
 from claw.tools.ignore import walk
@@ -167,3 +171,27 @@ def test_glob_walk_is_a_stream_that_has_read_little_when_the_first_file_comes(
     assert next(files)[0] == "first.txt", "a folder's files come before its subfolders'"
     assert len(scans) == 1, "only the top folder was read to find the first file"
     assert [r for r, _ in files][:2] == ["d00/f.txt", "d01/f.txt"]
+
+
+async def test_glob_never_names_a_file_through_a_link_out_of_the_workspace(tmp_path):
+    root, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    make_project(root, {"app.py": ""})
+    make_project(elsewhere, {"secret.py": ""})
+    (root / "leak.py").symlink_to(elsewhere / "secret.py")
+    (root / "linked").symlink_to(elsewhere, target_is_directory=True)
+    (root / "alias.py").symlink_to(root / "app.py")
+    assert sorted(paths(await glob(root, pattern="**/*.py"))) == ["alias.py", "app.py"]
+    refused = await glob(root, pattern="*.py", path="linked")
+    assert refused.is_error
+    assert "outside the workspace" in refused.content
+
+
+async def test_glob_withhold_hides_files_and_is_asked_about_each(tmp_path):
+    make_project(tmp_path, {"a.py": "", "keys/b.py": "", "c.py": ""})
+
+    def withhold(relative: str) -> str | None:
+        return "withheld" if relative in ("keys", "c.py") else None
+
+    output = await GlobTool(tmp_path, withhold=withhold).run({"pattern": "**/*.py"})
+    assert isinstance(output, ToolOutput)
+    assert paths(output) == ["a.py"]

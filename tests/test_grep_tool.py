@@ -6,7 +6,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from search_tree import FILES, make_project
+from search_tree import (
+    FILES,
+    make_project,
+    no_personal_git_config,  # noqa: F401
+)
 
 from claw.tools.grep import (
     GrepTool,

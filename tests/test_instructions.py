@@ -7,8 +7,10 @@ runs the real ``git`` in a fresh repository under ``tmp_path``.
 """
 
 import datetime
+import os
 import shutil
 import subprocess
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -262,14 +264,73 @@ def test_instructions_a_long_file_is_cut_with_a_note_saying_how_much_and_where(t
     path = write(tmp_path / "AGENTS.md", "x" * 1_500 + "END")
     read = read_instruction_file(path, max_chars=1_000)
     assert read.text == "x" * 1_000
-    assert read.note == (
-        f"cut 503 of 1,503 characters of {path} (the limit is 1,000 characters a file)"
-    )
+    assert read.note == f"cut {path} to its first 1,000 characters (the limit for one file)"
     whole = read_instruction_file(path, max_chars=1_503)
     assert (whole.text, whole.note) == ("x" * 1_500 + "END", None)
     text = format_instructions([read])
     assert text.endswith(f"{'x' * 1_000}\n[{read.note}]\n</instructions>")
     assert MAX_FILE_CHARS == 20_000
+
+
+def test_instructions_a_cut_never_splits_a_character_and_a_long_file_is_cut_by_characters(
+    tmp_path,
+):
+    path = write(tmp_path / "AGENTS.md", "é" * 30 + "🦀" * 30)  # 2 and 4 bytes a character
+    assert read_instruction_file(path, max_chars=90).note is None
+    read = read_instruction_file(path, max_chars=45)
+    assert read.text == "é" * 30 + "🦀" * 15
+    assert read.note == f"cut {path} to its first 45 characters (the limit for one file)"
+
+
+def test_instructions_only_the_start_of_a_huge_file_is_read(tmp_path):
+    huge = tmp_path / "AGENTS.md"
+    with huge.open("wb") as file:  # 64 MiB of NUL bytes (valid UTF-8), without using the disk
+        file.truncate(64 * 2**20)
+    tracemalloc.start()
+    try:
+        read = read_instruction_file(huge, max_chars=1_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20, f"reading the start of a 64 MiB file took {peak:,} bytes"
+    assert read.text == "\0" * 1_000
+    assert read.note == f"cut {huge} to its first 1,000 characters (the limit for one file)"
+
+
+def test_instructions_a_link_out_of_the_repository_is_left_out_with_a_warning(tmp_path):
+    # What this process's environment block holds (where claw's OPENROUTER_API_KEY would be).
+    variables = Path("/proc/self/environ").read_bytes().decode(errors="replace").split("\0")
+    root = repo(tmp_path)
+    outside = write(tmp_path / "elsewhere" / "notes.md", "a private note")
+    (root / "AGENTS.md").symlink_to("/proc/self/environ")
+    (root / "CLAUDE.md").symlink_to(outside)
+    write(root / "docs" / "rules.md", "Use pytest.")
+    (root / "docs" / "AGENTS.md").symlink_to(root / "docs" / "rules.md")  # inside: read
+    warnings: list[str] = []
+
+    message = load_instructions(root / "docs", warn=warnings.append)
+
+    assert message is not None
+    assert not [variable for variable in variables if variable and variable in message.text]
+    assert "a private note" not in message.text
+    assert "Use pytest." in message.text
+    environ = Path("/proc/self/environ").resolve()
+    assert warnings == [
+        f"{root / 'AGENTS.md'} leads to {environ}, outside the project {root}; left out",
+        f"{root / 'CLAUDE.md'} leads to {outside}, outside the project {root}; left out",
+    ]
+    assert all(f"[{warning}]" in message.text for warning in warnings)
+
+
+def test_instructions_the_users_own_file_may_be_a_link_anywhere(tmp_path):
+    root = repo(tmp_path)
+    dotfiles = write(tmp_path / "dotfiles" / "AGENTS.md", "Answer in French.")
+    user_file = tmp_path / "home" / ".claw" / "AGENTS.md"
+    user_file.parent.mkdir(parents=True)
+    user_file.symlink_to(dotfiles)
+    message = load_instructions(root, user_file=user_file)
+    assert message is not None and "Answer in French." in message.text
+    assert os.path.islink(user_file)
 
 
 def test_instructions_a_file_that_is_not_utf8_or_not_readable_gives_a_note(tmp_path):

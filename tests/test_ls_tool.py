@@ -2,7 +2,10 @@
 
 from pathlib import Path
 
-from search_tree import make_project
+from search_tree import (
+    make_project,
+    no_personal_git_config,  # noqa: F401
+)
 
 from claw.tools.ls import ListDirTool, human_size
 from claw.types import ToolOutput
@@ -114,3 +117,39 @@ async def test_ls_a_broken_link_is_listed_not_an_error(tmp_path):
     output = await ls(tmp_path)
     assert not output.is_error
     assert entries(output) == ["dangling  0 B", "real.txt  5 B"]
+
+
+async def test_ls_a_link_out_of_the_workspace_is_withheld_and_counted_even_with_all(tmp_path):
+    root, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    make_project(root, {"app.py": "x = 1\n"})
+    make_project(elsewhere, {"secret.txt": "a secret of 27 bytes here\n"})
+    (root / "leak.txt").symlink_to(elsewhere / "secret.txt")
+    (root / "linked").symlink_to(elsewhere, target_is_directory=True)
+    for show_all in (False, True):
+        output = await ls(root, all=show_all)
+        assert entries(output) == ["app.py  6 B"]
+        assert "leak" not in output.content
+        assert "linked" not in output.content
+        assert "2 withheld" in output.content
+    refused = await ls(root, path="linked")
+    assert refused.is_error
+    assert "outside the workspace" in refused.content
+
+
+async def test_ls_withhold_hides_entries_even_with_all_and_refuses_a_withheld_folder(tmp_path):
+    make_project(tmp_path, {"a.py": "", "keys/id": "", ".env": ""})
+
+    def withhold(relative: str) -> str | None:
+        return "kept back" if relative in ("keys", ".env") else None
+
+    tool = ListDirTool(tmp_path, withhold=withhold)
+    output = await tool.run({"all": True})
+    assert isinstance(output, ToolOutput)
+    assert entries(output) == ["a.py  0 B"]
+    assert ".env" not in output.content
+    assert "keys" not in output.content
+    assert "2 withheld" in output.content
+    refused = await tool.run({"path": "keys"})
+    assert isinstance(refused, ToolOutput)
+    assert refused.is_error
+    assert "kept back" in refused.content

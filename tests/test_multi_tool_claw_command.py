@@ -19,8 +19,10 @@ def test_multi_tool_claw_runs_a_prompt_and_prints_each_step(
     (tmp_path / "AGENTS.md").write_text("Answer in one sentence.\n")
     server.add(calls("read", {"path": "notes.txt"}), says("The note says to buy milk."))
 
-    # --unguarded: chapter 12's claw, without chapters 13-16 in front of the tools
-    code = run_claw(server, tmp_path, monkeypatch, "What does notes.txt say?", "--unguarded")
+    # --unguarded: chapter 12's claw, without chapters 13-16 in front of the tools;
+    # --trust-project: the AGENTS.md came with the project, so it is used only when trusted
+    prompt = "What does notes.txt say?"
+    code = run_claw(server, tmp_path, monkeypatch, prompt, "--unguarded", "--trust-project")
 
     assert code == 0
     assert capsys.readouterr().out == (

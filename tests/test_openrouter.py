@@ -603,6 +603,45 @@ async def test_openrouter_gives_a_clear_error_for_an_html_error_page(server):
     assert empty.value.message.strip(), "an empty error body still needs a message"
 
 
+async def test_openrouter_an_html_error_page_becomes_its_status_and_a_few_redacted_words(server):
+    page = (
+        "<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title>"
+        "<style>body { color: red }</style></head>\n"
+        "<body><center><h1>502 Bad Gateway</h1></center>\n<hr><center>nginx/1.25.3</center>\n"
+        f"<p>request: Authorization: Bearer {KEY}</p><script>track()</script></body></html>"
+    )
+    server.add(TextReply(page, status=502, content_type="text/html"))
+    async with provider_for(server, retry=no_retries()) as provider:
+        with pytest.raises(ServerError) as caught:
+            await provider.stream_turn(hello(), [])
+    assert str(caught.value) == (
+        "HTTP 502: 502 Bad Gateway: nginx/1.25.3 request: Authorization: Bearer [redacted]"
+    )
+
+
+async def test_openrouter_an_html_page_instead_of_a_stream_is_not_reported_as_a_cut_stream(
+    server,
+):
+    portal = (
+        "<html><head><title>Hotel Wi-Fi</title></head><body><h1>Hotel Wi-Fi</h1>"
+        "<p>Accept the terms to go online.</p></body></html>"
+    )
+    server.add(
+        TextReply(portal, content_type="text/html; charset=utf-8"),
+        TextReply(portal, content_type="text/html; charset=utf-8"),
+    )
+    async with provider_for(server, retry=no_retries()) as provider:
+        with pytest.raises(MalformedResponseError) as streamed:
+            await provider.stream_turn(hello(), [])
+        with pytest.raises(MalformedResponseError) as whole:
+            await provider.complete(hello(), [])
+    assert str(streamed.value) == (
+        f"{server.base_url} answered HTTP 200 with an HTML page, not an event stream (is a "
+        "proxy or a login page in the way?): Hotel Wi-Fi: Accept the terms to go online."
+    )
+    assert "answered HTTP 200 with an HTML page, not JSON" in str(whole.value)
+
+
 async def test_openrouter_an_error_page_that_is_not_utf8_is_still_a_typed_error(server):
     page = "<html><body>Erreur interne du serveur, réessayez</body></html>".encode("latin-1")
     server.add(TextReply(page, status=500, content_type="text/html"))

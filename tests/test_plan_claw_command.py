@@ -105,7 +105,13 @@ def test_plan_claw_command_runs_the_projects_pre_tool_use_hooks(
     server.add(calls("bash", {"command": "rm -rf build"}), says("The hook said no."))
 
     code = run_claw(
-        server, tmp_path, monkeypatch, "Clean up.", "--permission-mode", "bypassPermissions"
+        server,
+        tmp_path,
+        monkeypatch,
+        "Clean up.",
+        "--permission-mode",
+        "bypassPermissions",
+        "--trust-project",  # the hooks are this project's own: trusted (test_plan_trust.py)
     )
 
     assert code == 0
@@ -123,7 +129,9 @@ def test_plan_claw_command_stops_a_prompt_a_user_prompt_submit_hook_blocks_even_
     project_hooks(tmp_path, "UserPromptSubmit", "echo 'no deploys from claw' >&2; exit 2")
 
     prompt = "Plan a deploy to production."
-    code = run_claw(server, tmp_path, monkeypatch, prompt, "--permission-mode", "plan")
+    code = run_claw(
+        server, tmp_path, monkeypatch, prompt, "--permission-mode", "plan", "--trust-project"
+    )
 
     assert code == 1
     assert server.requests == []  # nothing went to the model

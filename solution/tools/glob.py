@@ -26,7 +26,7 @@ from pydantic import Field
 
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
-from .ignore import walk
+from .ignore import Withhold, refusal, walk
 
 
 # --8<-- [start:arguments]
@@ -129,19 +129,25 @@ class GlobTool(ArgumentsTool[GlobArguments]):
     Arguments = GlobArguments
     read_only = True
 
-    def __init__(self, root: Path | str = ".", *, max_results: int = 100) -> None:
-        """Search under ``root``; show at most ``max_results`` paths a call."""
+    def __init__(
+        self, root: Path | str = ".", *, max_results: int = 100, withhold: Withhold | None = None
+    ) -> None:
+        """Search under ``root``; show at most ``max_results`` paths a call.
+
+        ``withhold`` (see ``ignore.Withhold``) hides more files than the ignore rules do.
+        """
         self.root = Path(root)
         self.max_results = max_results
+        self.withhold = withhold
 
     def matches(self, args: GlobArguments) -> Iterator[Found]:
         """Every file under ``args.path`` whose path relative to it matches ``args.pattern``."""
         # region ch11: walk from args.path; match the part below it; yield Found with st_mtime
-        # more: start = "" for "."; relative.removeprefix(start + "/"); entry.stat().st_mtime
+        # more: start = "" for "."; walk(self.root, start, self.withhold); entry.stat().st_mtime
         regex = glob_regex(args.pattern)
         start = Path(args.path).as_posix().strip("/")
         start = "" if start == "." else start
-        for relative, entry in walk(self.root, start):
+        for relative, entry in walk(self.root, start, self.withhold):
             below = relative[len(start) + 1 :] if start else relative
             if regex.fullmatch(below):
                 try:
@@ -171,10 +177,15 @@ class GlobTool(ArgumentsTool[GlobArguments]):
         # endregion
 
     async def call(self, args: GlobArguments) -> ToolOutput:
-        """Search in a worker thread: a walk blocks."""
+        """Search in a worker thread: a walk blocks.
+
+        A path that leads out of the root, or that ``withhold`` hides, is refused first.
+        """
+        why = refusal(self.root, args.path, self.withhold)
+        if why is not None:
+            return ToolOutput.error(f"{args.path}: {why}; glob did not search it")
         try:
             return await asyncio.to_thread(self.search, args)
         except (OSError, ValueError) as error:
             return ToolOutput.error(f"glob failed: {error}")
 # --8<-- [end:tool]
-

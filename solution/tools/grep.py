@@ -20,25 +20,25 @@ looked for in the raw bytes, and most files end there) and a large one a line at
 from __future__ import annotations
 
 import asyncio
-import base64
 import io
-import json
 import os
 import re
 import shutil
 import subprocess
 import sysconfig
+import tempfile
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from pydantic import Field
 
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
 from .glob import glob_regex
-from .ignore import walk
+from .ignore import Withhold, refusal, walk
 from .read import BINARY_SNIFF_BYTES, looks_binary, read_lines
 
 WHOLE_FILE_BYTES = 1024 * 1024
@@ -52,6 +52,12 @@ REGEX_SYNTAX = frozenset(".^$*+?{}[]\\|()")
 
 BATCH = 256
 """How many files one ``rg`` process searches."""
+
+CHUNK = 65536
+"""How many bytes of ``rg``'s output are read at a time."""
+
+MAX_RECORD = 1024 * 1024
+"""The longest record of ``rg``'s output claw accepts (a long path and a cut line fit)."""
 
 
 # --8<-- [start:arguments]
@@ -260,17 +266,52 @@ def is_binary_file(path: str) -> bool:
 
 
 # --8<-- [start:ripgrep]
+def ripgrep_records(stream: IO[bytes]) -> Iterator[tuple[str, Line]]:
+    r"""The ``(path, Line)`` records of ``rg --null --line-number`` output, read as a stream.
+
+    Each record is ``path``, a NUL byte, the line number, ``:`` (a match) or ``-`` (context),
+    the text and ``\n``. At most one chunk and one record are held at any time; a record longer
+    than ``MAX_RECORD`` bytes (``--max-columns`` keeps them short) stops the search.
+    """
+    buffer = b""
+    while True:
+        cut = buffer.find(b"\0")
+        end = buffer.find(b"\n", cut + 1) if cut != -1 else -1
+        if end == -1:
+            if len(buffer) > MAX_RECORD:
+                raise RipgrepFailed("rg wrote a record longer than --max-columns allows")
+            chunk = stream.read(CHUNK)
+            if not chunk:
+                return
+            buffer += chunk
+            continue
+        name, rest, buffer = buffer[:cut], buffer[cut + 1 : end], buffer[end + 1 :]
+        digits = re.match(rb"(\d+)([:-])", rest)
+        if digits is None:
+            raise RipgrepFailed(f"rg wrote a line claw cannot read: {rest[:80]!r}")
+        number = int(digits[1])
+        text = rest[digits.end() :].removesuffix(b"\r").decode("utf-8", "replace")
+        if number == 1:
+            text = text.removeprefix("\ufeff")
+        yield os.fsdecode(name), Line(number, text, digits[2] == b":")
+
+
 def ripgrep_results(
-    rg: str, root: str, files: Iterable[str], args: GrepArguments
+    rg: str, root: str, files: Iterable[str], args: GrepArguments, max_columns: int = 1204
 ) -> Iterator[tuple[str, list[Line]]]:
-    r"""The files with matches and their lines, as ``rg --json`` finds them, in ``files``' order.
+    r"""The files with matches and their lines, as ``rg`` finds them, in ``files``' order.
 
     ``rg`` is given the files the walk found, ``BATCH`` at a time, so that it skips exactly
     what the Python engine skips; binary files are left out first, by the same rule, and ``-a``
-    keeps ``rg`` from applying its own. ``--crlf`` makes ``$`` match before a ``\r\n``.
+    keeps ``rg`` from applying its own. ``--crlf`` makes ``$`` match before a ``\r\n``. Its
+    output is read as a stream, never whole, and ``--max-columns`` cuts every line it prints to
+    ``max_columns`` bytes (a line longer than that is shown cut in any case), so a batch's
+    matching lines are all that is held, each short, however long the lines of the files.
     """
-    command = [rg, "--json", "--no-config", "-a", "--crlf", "-B", str(args.before),
-               "-A", str(args.after)]  # fmt: skip
+    command = [rg, "--no-config", "-a", "--crlf", "--null", "--line-number",
+               "--with-filename", "--no-heading", "--color", "never",
+               "--no-context-separator", "--max-columns", str(max_columns),
+               "--max-columns-preview", "-B", str(args.before), "-A", str(args.after)]  # fmt: skip
     if args.ignore_case:
         command.append("-i")
     batch: list[str] = []
@@ -282,33 +323,36 @@ def ripgrep_results(
                 continue
         if not batch:
             break
-        done = subprocess.run(
-            [*command, "-e", args.pattern, "--", *batch], cwd=root, capture_output=True,
-            check=False,
-        )  # fmt: skip
-        if done.returncode not in (0, 1):
-            raise RipgrepFailed(done.stderr.decode(errors="replace").strip())
-        found: dict[str, list[Line]] = {}
-        for raw in done.stdout.splitlines():
-            message = json.loads(raw)
-            if message["type"] not in ("match", "context"):
-                continue
-            data = message["data"]
-            lines = data["lines"]
-            text = lines["text"] if "text" in lines else base64.b64decode(lines["bytes"]).decode(
-                "utf-8", "replace"
-            )
-            text = text.removesuffix("\n").removesuffix("\r")
-            if data["line_number"] == 1:
-                text = text.removeprefix("\ufeff")
-            name = data["path"]["text"]
-            found.setdefault(name, []).append(
-                Line(data["line_number"], text, message["type"] == "match")
-            )
-        for name in batch:
-            if name in found:
-                yield name, found[name]
+        yield from ripgrep_batch([*command, "-e", args.pattern, "--", *batch], root, batch)
         batch = []
+
+
+def ripgrep_batch(
+    command: list[str], root: str, batch: list[str]
+) -> Iterator[tuple[str, list[Line]]]:
+    """Run one ``rg`` command in ``root`` over ``batch``: each file's lines, in ``batch``'s order.
+
+    ``rg`` searches the files in parallel and writes them in the order it finishes them, so a
+    batch's records are gathered, then handed out in the walk's order.
+    """
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(command, cwd=root, stdout=subprocess.PIPE, stderr=errors)
+        assert process.stdout is not None
+        try:
+            found: dict[str, list[Line]] = {}
+            for name, line in ripgrep_records(process.stdout):
+                found.setdefault(name, []).append(line)
+            if process.wait() not in (0, 1):
+                errors.seek(0)
+                raise RipgrepFailed(errors.read(4000).decode(errors="replace").strip())
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+            process.stdout.close()
+    for name in batch:
+        if name in found:
+            yield name, found[name]
 # --8<-- [end:ripgrep]
 
 
@@ -333,19 +377,26 @@ class GrepTool(ArgumentsTool[GrepArguments]):
         max_matches: int = 100,
         max_line_chars: int = 300,
         ripgrep: bool = True,
+        withhold: Withhold | None = None,
     ) -> None:
         """Search under ``root``; show at most ``max_matches`` lines that match a call.
 
         A line longer than ``max_line_chars`` is cut. With ``ripgrep`` true (the default),
         ``rg`` does the searching when it is installed; false always searches in Python.
+        ``withhold`` (see ``ignore.Withhold``) hides more files than the ignore rules do.
         """
         self.root = Path(root)
         self.max_matches = max_matches
         self.max_line_chars = max_line_chars
         self.rg = find_ripgrep() if ripgrep else None
+        self.withhold = withhold
 
     def files(self, args: GrepArguments) -> Iterator[str]:
-        """The paths (relative to the root) of the files to search: one file, or a walk."""
+        """The paths (relative to the root) of the files to search: one file, or a walk.
+
+        Like ``walk``, never a file a link leads to outside the root, nor one ``withhold``
+        hides (``call`` has checked ``args.path`` itself already).
+        """
         start = Path(args.path).as_posix().strip("/")
         start = "" if start == "." else start
         if (self.root / start).is_file():
@@ -353,7 +404,7 @@ class GrepTool(ArgumentsTool[GrepArguments]):
             return
         name_only = args.glob is not None and "/" not in args.glob
         pattern = glob_regex(args.glob) if args.glob is not None else None
-        for relative, _ in walk(self.root, start):
+        for relative, _ in walk(self.root, start, self.withhold):
             if pattern is not None:
                 subject = relative.rsplit("/", 1)[-1] if name_only else relative
                 if not pattern.fullmatch(subject):
@@ -390,7 +441,9 @@ class GrepTool(ArgumentsTool[GrepArguments]):
         except re.error as error:
             return ToolOutput.error(f"invalid regular expression {args.pattern!r}: {error}")
         results = (
-            ripgrep_results(self.rg, str(self.root), self.files(args), args)
+            ripgrep_results(
+                self.rg, str(self.root), self.files(args), args, 4 * self.max_line_chars + 4
+            )
             if self.rg is not None
             else self.python_results(args, regex)
         )
@@ -415,7 +468,13 @@ class GrepTool(ArgumentsTool[GrepArguments]):
         # endregion
 
     async def call(self, args: GrepArguments) -> ToolOutput:
-        """Search in a worker thread: walking and reading block."""
+        """Search in a worker thread: walking and reading block.
+
+        A path that leads out of the root, or that ``withhold`` hides, is refused first.
+        """
+        why = refusal(self.root, args.path, self.withhold)
+        if why is not None:
+            return ToolOutput.error(f"{args.path}: {why}; grep did not search it")
         try:
             return await asyncio.to_thread(self.search, args)
         except (OSError, ValueError) as error:

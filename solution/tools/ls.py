@@ -18,7 +18,7 @@ from pydantic import Field
 
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
-from .ignore import child, is_ignored, is_skipped_dir, rules_above
+from .ignore import Withhold, child, is_ignored, is_skipped_dir, refusal, rules_above, stays_inside
 
 
 # --8<-- [start:arguments]
@@ -82,28 +82,44 @@ class ListDirTool(ArgumentsTool[ListDirArguments]):
     Arguments = ListDirArguments
     read_only = True
 
-    def __init__(self, root: Path | str = ".", *, max_entries: int = 200) -> None:
-        """List folders under ``root``; show at most ``max_entries`` entries a call."""
+    def __init__(
+        self, root: Path | str = ".", *, max_entries: int = 200, withhold: Withhold | None = None
+    ) -> None:
+        """List folders under ``root``; show at most ``max_entries`` entries a call.
+
+        ``withhold`` (see ``ignore.Withhold``) hides more entries than the ignore rules do,
+        even with ``all``.
+        """
         self.root = Path(root)
         self.max_entries = max_entries
+        self.withhold = withhold
 
-    def entries(self, directory: str, show_all: bool) -> tuple[list[Entry], list[str]]:
-        """The entries of ``directory`` (relative to the root) to show, and those hidden.
+    def entries(self, directory: str, show_all: bool) -> tuple[list[Entry], list[str], int]:
+        """The entries of ``directory`` (relative to the root): shown, hidden, withheld.
 
         The entries come folders first, each group by name; the hidden ones are names, a
-        folder's with a trailing ``/``, sorted.
+        folder's with a trailing ``/``, sorted. A link that leads out of the root, and an entry
+        ``withhold`` gives a reason for, is withheld even with ``show_all``: only counted.
         """
-        # region ch11: scandir; hide skipped folders and ignored entries unless show_all; sort
-        # more: rules_above(root, directory); key=lambda e: (not e.is_dir, e.name)
+        # region ch11: scandir; withhold links out and withheld entries; hide skipped; sort
+        # more: stays_inside(real_root, item); self.withhold(child(directory, item.name))
         rules = [] if show_all else rules_above(str(self.root), directory)
+        real_root = os.path.realpath(self.root)
         shown: list[Entry] = []
         hidden: list[str] = []
+        withheld = 0
         with os.scandir(self.root / directory) as scan:
             for item in scan:
+                relative = child(directory, item.name)
+                if not stays_inside(real_root, item) or (
+                    self.withhold is not None and self.withhold(relative) is not None
+                ):
+                    withheld += 1
+                    continue
                 is_dir = item.is_dir()
                 if not show_all and (
                     (is_dir and is_skipped_dir(item.path, item.name))
-                    or is_ignored(rules, child(directory, item.name), is_dir)
+                    or is_ignored(rules, relative, is_dir)
                 ):
                     hidden.append(item.name + "/" if is_dir else item.name)
                     continue
@@ -113,7 +129,7 @@ class ListDirTool(ArgumentsTool[ListDirArguments]):
                     size = 0
                 shown.append(Entry(item.name, is_dir, size))
         shown.sort(key=lambda entry: (not entry.is_dir, entry.name))
-        return shown, sorted(hidden)
+        return shown, sorted(hidden), withheld
         # endregion
 
     def list(self, args: ListDirArguments) -> ToolOutput:
@@ -126,7 +142,7 @@ class ListDirTool(ArgumentsTool[ListDirArguments]):
         if not folder.is_dir():
             return ToolOutput.error(f"{args.path} is a file, not a folder; use read to see it")
         directory = Path(args.path).as_posix().strip("/")
-        shown, hidden = self.entries("" if directory == "." else directory, args.all)
+        shown, hidden, withheld = self.entries("" if directory == "." else directory, args.all)
         lines = [entry.show() for entry in shown[: self.max_entries]]
         notes = []
         if len(shown) > self.max_entries:
@@ -139,13 +155,24 @@ class ListDirTool(ArgumentsTool[ListDirArguments]):
                 f"({len(hidden)} hidden: {', '.join(hidden[:10])}"
                 f"{', …' if len(hidden) > 10 else ''}; pass all: true to show them)"
             )
+        if withheld:
+            notes.append(
+                f"({withheld} withheld: links out of the workspace, or files claw's safety "
+                "checks or permission rules keep from the tools)"
+            )
         if not lines and not notes:
             return ToolOutput.ok("(empty folder)")
         return ToolOutput.ok("\n".join([*lines, *([""] if lines and notes else []), *notes]))
         # endregion
 
     async def call(self, args: ListDirArguments) -> ToolOutput:
-        """List in a worker thread: ``scandir`` and ``stat`` block."""
+        """List in a worker thread: ``scandir`` and ``stat`` block.
+
+        A path that leads out of the root, or that ``withhold`` hides, is refused first.
+        """
+        why = refusal(self.root, args.path, self.withhold)
+        if why is not None:
+            return ToolOutput.error(f"{args.path}: {why}; list_dir did not list it")
         try:
             return await asyncio.to_thread(self.list, args)
         except (OSError, ValueError) as error:

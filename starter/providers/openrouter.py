@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import email.utils
 import functools
+import ipaddress
 import json
 import os
 import random
@@ -21,6 +22,7 @@ import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -34,6 +36,7 @@ from ..errors import (
     MalformedResponseError,
     PermissionDeniedError,
     ProviderConnectionError,
+    ProviderError,
     ProviderHTTPError,
     ProviderTimeoutError,
     RateLimitError,
@@ -82,7 +85,11 @@ IDLE_TIMEOUT = 300.0
 MAX_BODY_BYTES = 16 * 2**20
 """The largest whole (non-streamed) answer read: 16 MiB, some thirty times the longest one."""
 ERROR_BODY_BYTES = 64 * 2**10
-"""How much of an error's body is read: claw quotes at most 500 characters of it."""
+"""How much of an error's body is read: claw quotes at most ``QUOTED_CHARS`` of its text."""
+QUOTED_CHARS = 300
+"""The most characters of a body that is not JSON (an error page) an error message quotes."""
+PAGE_CHARS = 8_192
+"""How much of an HTML page is searched for its words: parsing costs more than reading."""
 
 
 def content_to_wire(
@@ -228,6 +235,34 @@ def clean_api_key(key: str) -> str:
     return key
 
 
+class PlainHTTPError(ProviderError):
+    """An API key would travel unencrypted (plain ``http``) to another machine: refused."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is this machine: ``localhost``, or an address in 127.0.0.0/8 or ``::1``."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_key_transport(base_url: str, api_key: str) -> None:
+    """Raise ``PlainHTTPError`` if ``api_key`` would go over plain ``http`` off this machine.
+
+    Anyone on the way (the café's Wi-Fi, a proxy) could read a key sent in clear. A local
+    server (Ollama on ``http://localhost:11434``) is fine: the key never leaves the machine.
+    """
+    url = httpx.URL(base_url)
+    if api_key and url.scheme == "http" and not is_loopback(url.host):
+        raise PlainHTTPError(
+            f"refusing to send the API key over plain http to {url.host}: use an https URL, "
+            "or a server on this machine (localhost), or no key for a server that needs none"
+        )
+
+
 def _check_header(name: str, value: str | None) -> None:
     """Raise ``ValueError`` naming ``name`` if ``value`` cannot be sent as an HTTP header."""
     if value is not None and not (value.isascii() and value.isprintable()):
@@ -282,6 +317,62 @@ async def read_at_most(response: httpx.Response, limit: int) -> bytes:
     return b"".join(pieces)[:limit]
 
 
+class PageWords(HTMLParser):
+    """The words of an HTML page: its title, and its text outside scripts and styles."""
+
+    HIDDEN = frozenset({"script", "style", "head", "template", "noscript"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.title: list[str] = []
+        self.words: list[str] = []
+        self._open: list[str] = []  # the hidden or title elements we are inside
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        """Note that a hidden element, or the title, starts."""
+        if tag in self.HIDDEN or tag == "title":
+            self._open.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        """Close the innermost element of that name that was noted."""
+        if tag in self._open:
+            while self._open.pop() != tag:
+                pass
+
+    def handle_data(self, data: str) -> None:
+        """Keep text that is shown: the title's apart, the rest unless it is hidden."""
+        if self._open and self._open[-1] == "title":
+            self.title.append(data)
+        elif not self._open:
+            self.words.append(data)
+
+
+def is_html(content_type: str | None, text: str) -> bool:
+    """Whether a body is an HTML page: by its ``Content-Type``, or by how it starts."""
+    start = text.lstrip()[:15].lower()
+    return "html" in (content_type or "").lower() or start.startswith(("<!doctype", "<html"))
+
+
+def page_text(text: str, content_type: str | None = None, limit: int = QUOTED_CHARS) -> str:
+    """A body that is not JSON, short enough to quote in one line of an error message.
+
+    An HTML page (a proxy's ``502 Bad Gateway``, a login portal) becomes its title and the
+    words of its body, without tags, scripts or styles. White space is collapsed, and the
+    result is cut to ``limit`` characters (``…`` marks the cut). Empty if there are no words.
+    """
+    if is_html(content_type, text):
+        page = PageWords()
+        page.feed(text[:PAGE_CHARS])
+        page.close()
+        title = " ".join(" ".join(page.title).split())
+        body = " ".join(" ".join(page.words).split())
+        if title and body.startswith(title):  # the same words as a heading: once is enough
+            body = body[len(title) :].lstrip()
+        text = f"{title}: {body}" if title and body else title or body
+    words = " ".join(text.split())
+    return words if len(words) <= limit else words[: limit - 1] + "…"
+
+
 class CallLimits:
     """The time limits of one call (``complete`` or ``stream``), and the waiting that keeps them.
 
@@ -300,9 +391,14 @@ class CallLimits:
         idle_timeout: float,
         timeout: float,
         clock: Callable[[], float],
+        redact: Callable[[str], str] = str,
     ) -> None:
-        """Start the call now; ``where`` names the server in messages (without the key)."""
+        """Start the call now; ``where`` names the server in messages (without the key).
+
+        ``redact`` blanks the key out of a body quoted in an error.
+        """
         self.where = where
+        self.redact = redact
         self.deadline = deadline
         self.idle_timeout = idle_timeout
         self.timeout = timeout
@@ -338,8 +434,28 @@ class CallLimits:
         except httpx.ReadTimeout:
             raise self._silent(waiting_for) from None
 
+    async def not_a_page(self, response: httpx.Response, expected: str) -> None:
+        """Raise ``MalformedResponseError`` if ``response`` is an HTML page, not ``expected``.
+
+        A proxy or a captive portal in the way answers a request with a page of its own,
+        even with status 200. Read as a stream, it would look like a stream cut short;
+        instead, claw says what came: the status and the page's words, redacted.
+        """
+        if not is_html(response.headers.get("Content-Type"), ""):
+            return
+        raw = await self.within(read_at_most(response, ERROR_BODY_BYTES), "the page's body")
+        words = page_text(self.redact(raw.decode(errors="replace")), "text/html")
+        raise MalformedResponseError(
+            f"{self.where} answered HTTP {response.status_code} with an HTML page, not "
+            f"{expected} (is a proxy or a login page in the way?): {words or 'an empty page'}"
+        )
+
     async def body(self, response: httpx.Response, limit: int) -> bytes:
-        """The whole body of ``response``, within the limits; past ``limit`` bytes, an error."""
+        """The whole body of ``response``, within the limits; past ``limit`` bytes, an error.
+
+        An HTML page is refused first (``not_a_page``), with what it says.
+        """
+        await self.not_a_page(response, "JSON")
 
         async def read() -> bytes:
             pieces: list[bytes] = []
@@ -365,8 +481,10 @@ class CallLimits:
         """The body of a streamed response as it arrives, within the deadline and idle limit.
 
         Call ``data_arrived`` for every event that carries data: nothing else (no keep-alive
-        comment, no piece of an unfinished event) starts the idle limit again.
+        comment, no piece of an unfinished event) starts the idle limit again. An HTML page is
+        refused first (``not_a_page``), with what it says.
         """
+        await self.not_a_page(response, "an event stream")
         self._last_data = self._clock()
         chunks = response.aiter_bytes()
         try:
@@ -459,14 +577,14 @@ class OpenRouterProvider:
     ) -> None:
         """Configure the provider.
 
-        ``api_key`` defaults to the ``OPENROUTER_API_KEY`` environment variable; pass ``""``
-        for a local server that needs no key. ``app_url`` and ``app_title`` are OpenRouter's
-        optional attribution headers. ``timeout``, ``deadline`` and ``idle_timeout`` are in
-        seconds (see ``CallLimits``); ``max_body_bytes`` caps a whole answer and
-        ``max_event_chars`` one stream event. ``developer_role`` sends developer messages with
-        their own role, for models that know it; off, they go as system messages, which every
-        server accepts (chapter 8). ``client``, ``sleep``, ``rng`` and ``clock`` are there for
-        tests.
+        ``api_key`` defaults to the ``OPENROUTER_API_KEY`` environment variable; pass ``""`` for a
+        local server that needs no key. A key is never sent over plain ``http`` to another machine:
+        that raises ``PlainHTTPError`` here, before any request. ``app_url`` and ``app_title`` are
+        OpenRouter's optional attribution headers. ``timeout``, ``deadline`` and ``idle_timeout``
+        are in seconds (see ``CallLimits``); ``max_body_bytes`` caps a whole answer and
+        ``max_event_chars`` one stream event. ``developer_role`` sends developer messages with their
+        own role, for models that know it; off, they go as system messages, which every server
+        accepts (chapter 8). ``client``, ``sleep``, ``rng`` and ``clock`` are there for tests.
         """
         if api_key is None:
             api_key = os.environ.get(API_KEY_VARIABLE, "")
@@ -477,6 +595,7 @@ class OpenRouterProvider:
                 f"no API key: set {API_KEY_VARIABLE}, or pass api_key=... "
                 "(get a key at https://openrouter.ai/keys)",
             )
+        check_key_transport(base_url, api_key)
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.max_tokens = max_tokens
@@ -572,6 +691,7 @@ class OpenRouterProvider:
             idle_timeout=self.idle_timeout,
             timeout=self.timeout,
             clock=self._clock,
+            redact=self._redact,
         )
 
     async def _raise_for_status(self, response: httpx.Response) -> None:

@@ -27,7 +27,7 @@ from pydantic import Field
 from ..todo import Todo
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
-from .ignore import walk
+from .ignore import Withhold, refusal, walk
 
 
 class GlobArguments(ToolArguments):
@@ -81,10 +81,16 @@ class GlobTool(ArgumentsTool[GlobArguments]):
     Arguments = GlobArguments
     read_only = True
 
-    def __init__(self, root: Path | str = ".", *, max_results: int = 100) -> None:
-        """Search under ``root``; show at most ``max_results`` paths a call."""
+    def __init__(
+        self, root: Path | str = ".", *, max_results: int = 100, withhold: Withhold | None = None
+    ) -> None:
+        """Search under ``root``; show at most ``max_results`` paths a call.
+
+        ``withhold`` (see ``ignore.Withhold``) hides more files than the ignore rules do.
+        """
         self.root = Path(root)
         self.max_results = max_results
+        self.withhold = withhold
 
     def matches(self, args: GlobArguments) -> Iterator[Found]:
         """Every file under ``args.path`` whose path relative to it matches ``args.pattern``."""
@@ -102,9 +108,14 @@ class GlobTool(ArgumentsTool[GlobArguments]):
         )
 
     async def call(self, args: GlobArguments) -> ToolOutput:
-        """Search in a worker thread: a walk blocks."""
+        """Search in a worker thread: a walk blocks.
+
+        A path that leads out of the root, or that ``withhold`` hides, is refused first.
+        """
+        why = refusal(self.root, args.path, self.withhold)
+        if why is not None:
+            return ToolOutput.error(f"{args.path}: {why}; glob did not search it")
         try:
             return await asyncio.to_thread(self.search, args)
         except (OSError, ValueError) as error:
             return ToolOutput.error(f"glob failed: {error}")
-

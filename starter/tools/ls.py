@@ -19,7 +19,7 @@ from pydantic import Field
 from ..todo import Todo
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
-from .ignore import child, is_ignored, is_skipped_dir, rules_above
+from .ignore import Withhold, child, is_ignored, is_skipped_dir, refusal, rules_above, stays_inside
 
 
 class ListDirArguments(ToolArguments):
@@ -66,21 +66,26 @@ class ListDirTool(ArgumentsTool[ListDirArguments]):
     Arguments = ListDirArguments
     read_only = True
 
-    def __init__(self, root: Path | str = ".", *, max_entries: int = 200) -> None:
-        """List folders under ``root``; show at most ``max_entries`` entries a call."""
+    def __init__(
+        self, root: Path | str = ".", *, max_entries: int = 200, withhold: Withhold | None = None
+    ) -> None:
+        """List folders under ``root``; show at most ``max_entries`` entries a call.
+
+        ``withhold`` (see ``ignore.Withhold``) hides more entries than the ignore rules do,
+        even with ``all``.
+        """
         self.root = Path(root)
         self.max_entries = max_entries
+        self.withhold = withhold
 
-    def entries(self, directory: str, show_all: bool) -> tuple[list[Entry], list[str]]:
-        """The entries of ``directory`` (relative to the root) to show, and those hidden.
+    def entries(self, directory: str, show_all: bool) -> tuple[list[Entry], list[str], int]:
+        """The entries of ``directory`` (relative to the root): shown, hidden, withheld.
 
         The entries come folders first, each group by name; the hidden ones are names, a
-        folder's with a trailing ``/``, sorted.
+        folder's with a trailing ``/``, sorted. A link that leads out of the root, and an entry
+        ``withhold`` gives a reason for, is withheld even with ``show_all``: only counted.
         """
-        raise Todo(
-            "ch11",
-            "scandir; hide skipped folders and ignored entries unless show_all; sort",
-        )
+        raise Todo("ch11", "scandir; withhold links out and withheld entries; hide skipped; sort")
 
     def list(self, args: ListDirArguments) -> ToolOutput:
         """List the folder (blocking) and shape the result for the model."""
@@ -90,7 +95,13 @@ class ListDirTool(ArgumentsTool[ListDirArguments]):
         )
 
     async def call(self, args: ListDirArguments) -> ToolOutput:
-        """List in a worker thread: ``scandir`` and ``stat`` block."""
+        """List in a worker thread: ``scandir`` and ``stat`` block.
+
+        A path that leads out of the root, or that ``withhold`` hides, is refused first.
+        """
+        why = refusal(self.root, args.path, self.withhold)
+        if why is not None:
+            return ToolOutput.error(f"{args.path}: {why}; list_dir did not list it")
         try:
             return await asyncio.to_thread(self.list, args)
         except (OSError, ValueError) as error:

@@ -104,4 +104,5 @@ def make_course(root: Path) -> Project:
     stubgen.write_tree(files, root / "starter")
     project = Project(root)
     stubs.write_manifest(project.manifest, files)
+    stubs.write_catalogue(project.catalogue, project.solution, files)
     return project

@@ -474,3 +474,63 @@ def test_clawbook_works_on_the_checkout_it_is_run_in(repo):
         check=False,
     )
     assert "A scratch title" in result.stdout, result.stdout + result.stderr
+
+
+def test_every_learner_command_works_without_solution(template, tmp_path):
+    """A class handed only starter/, tests/ and the book: no learner command may need solution/."""
+    root = tmp_path / "repo"
+    shutil.copytree(template, root)
+    shutil.rmtree(root / "solution")
+    hint = clawbook(root, "hint", "ch01", "--more")
+    assert hint.returncode == 3, hint.stdout + hint.stderr
+    assert "more:" in hint.stdout and "(this stub has no second hint)" not in hint.stdout
+    assert "Traceback" not in hint.stdout + hint.stderr
+    check = clawbook(root, "check", "ch01")
+    assert check.returncode == 3 and "Traceback" not in check.stdout + check.stderr
+    status = clawbook(root, "status")
+    assert status.returncode == 3 and "Traceback" not in status.stdout + status.stderr
+    mock = root / "starter" / "mock.py"
+    edit(mock, INIT_DOCSTRING, INIT_DOCSTRING + "        self.mine = 1\n")
+    reset = clawbook(root, "reset", "ch01", "--yes")
+    assert reset.returncode == 0, reset.stdout + reset.stderr
+    assert "self.mine = 1" not in mock.read_text()
+    restore = clawbook(root, "restore", "ch01", "--yes")
+    assert restore.returncode == 0, restore.stdout + restore.stderr
+    assert "self.mine = 1" in mock.read_text()
+    assert not (root / "solution").exists()
+
+
+def test_a_todo_test_names_the_stub_it_waits_for(repo):
+    fill(repo, "ch01", "ch02")
+    result = clawbook(repo, "check", "ch03")
+    assert result.returncode == 3, result.stdout
+    waiting = [line for line in result.stdout.splitlines() if "○ test_" in line]
+    assert waiting and all(" · waits for " in line for line in waiting)
+    assert all("(ch03, starter/agent.py:" in line for line in waiting), waiting
+    stubs_named = {line.split(" · waits for ")[1].split(" (")[0] for line in waiting}
+    assert "MockProvider.__init__" not in stubs_named  # ch01 is filled: never blamed
+
+
+HELPER_TEST = """
+def check_greeting(text):
+    # The greeting is one line, and it ends with a full stop.
+    # (This comment is the rule the learner reads.)
+    assert text == "hello there.\\nsecond"
+
+
+def test_mock_greeting_through_a_helper():
+    check_greeting("hello there\\nsecond")
+"""
+
+
+def test_a_failure_in_a_helper_shows_the_rule_the_test_line_and_labels_the_diff(repo):
+    fill(repo, "ch01")
+    (repo / "tests" / "test_mock_zz_helper.py").write_text(HELPER_TEST)
+    result = clawbook(repo, "check", "ch01", "-k", "greeting")
+    assert result.returncode == 1, result.stdout
+    out = result.stdout
+    assert "lines with - are expected, lines with + are yours" in out
+    assert "│ # The greeting is one line, and it ends with a full stop." in out
+    assert "from tests/test_mock_zz_helper.py:5" in out  # the helper's assert
+    assert "test tests/test_mock_zz_helper.py:9" in out  # and the test's own line
+    assert out.index("│ # The greeting") < out.index("from tests/test_mock_zz_helper.py:5")

@@ -246,7 +246,7 @@ def test_the_results_file_is_written_as_the_run_goes_and_says_when_it_finished(
 
 # ---------------------------------------------------------------- the guard, phase by phase
 
-PHASES = '''
+PHASES = """
 import socket, sys, _socket
 import pytest
 
@@ -288,7 +288,7 @@ def test_demo_clean():
 @pytest.mark.allow_network
 def test_demo_allowed(in_setup, in_teardown):
     reach_out("203.0.113.4")
-'''
+"""
 
 
 def test_the_guard_fails_a_test_for_attempts_in_setup_teardown_or_below_the_wrappers(
@@ -475,7 +475,11 @@ def test_python_dash_m_runs_a_module_of_the_chosen_package_as_main():
     env = {**os.environ, "CLAW_IMPL": "solution"}
     done = subprocess.run(
         [sys.executable, "-m", "claw.main", "--help"],
-        env=env, capture_output=True, text=True, timeout=60, check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("usage: claw")

@@ -123,7 +123,8 @@ def test_reset_restores_only_the_chapters_functions_and_backs_up(scratch_starter
     solved = stubgen.render((ROOT / "solution" / "mock.py").read_text(), "mock.py", keep={"ch01"})
     mine = solved + "\n\ndef my_helper() -> int:\n    return 7\n"
     (starter / "mock.py").write_text(mine)
-    plan = stubs.plan_reset(CH01, ROOT / "solution", starter)
+    catalogue = stubs.read_catalogue(ROOT / "clawbook" / "starter-stubs.json")
+    plan = stubs.plan_reset(CH01, catalogue, starter)
     assert plan.functions["mock.py"] == sorted(
         [
             "MockProvider.__init__",

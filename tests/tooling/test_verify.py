@@ -129,3 +129,36 @@ def test_a_failed_check_is_repeated_at_the_end_of_the_report(course, monkeypatch
     assert "ch12.ipynb::Cell 7" in tail
     assert "fine" not in tail
     assert tail.rstrip().endswith("verify failed: broken")
+
+
+def test_dead_anchors_finds_a_contents_link_whose_heading_has_another_id(tmp_path):
+    from clawbook.verify import dead_anchors
+
+    page = tmp_path / "notebooks" / "ch06" / "index.html"
+    page.parent.mkdir(parents=True)
+    page.write_text(
+        '<a href="#a-tool-is-a-model-and-a">A tool</a><a href="#intro">Intro</a>'
+        '<h2 id="a-tool-is-a-model-and-a-call">A tool</h2><h2 id="intro">Intro</h2>'
+        '<a href="#__skip">skip</a>'
+    )
+    assert dead_anchors(tmp_path) == ["notebooks/ch06/index.html: #a-tool-is-a-model-and-a"]
+
+
+def test_book_captions_included_code_with_the_learners_path():
+    from clawbook.mkdocs_hooks import learner_paths
+
+    page = '```python title="solution/tools/read.py"\n--8<-- "solution/tools/read.py:run"\n```'
+    assert learner_paths(page) == (
+        '```python title="starter/tools/read.py"\n--8<-- "solution/tools/read.py:run"\n```'
+    )
+
+
+def test_chapter_data_refuses_a_template_box_styled_unlike_the_others(tmp_path):
+    from clawbook.verify import check_chapter_data
+
+    project = make_course(tmp_path)
+    page = project.book / "ch01.md"
+    page.write_text(page.read_text() + '\n!!! info "Python concept: deque"\n\n    text\n')
+    outcome = check_chapter_data(project)
+    assert not outcome.ok
+    assert any('ch01.md' in d and "`!!! python`, not `info`" in d for d in outcome.details)

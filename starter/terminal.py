@@ -1,0 +1,60 @@
+"""How the ``claw`` command reads the user's answers at a terminal.
+
+The approval questions (``guard``), the plan question (``guard``) and the trust question
+(``trust``) all read a line this way. Given code, without chapters 13-16, so that chapter 12's
+claw (``--unguarded``) can ask the trust question too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from collections.abc import Awaitable, Callable
+from typing import TextIO
+
+ReadLine = Callable[[], Awaitable[str]]
+"""Reads one line the user typed, without its newline; ``""`` at the end of input."""
+
+
+def interactive() -> bool:
+    """Whether a person is there to answer: standard input is a terminal."""
+    try:
+        return sys.stdin.isatty()
+    except (OSError, ValueError):
+        return False
+
+
+async def read_stdin_line() -> str:
+    """One line from standard input, read in a daemon thread so the event loop goes on.
+
+    A daemon thread, not ``asyncio.to_thread``: if the run is cancelled while the user is
+    being asked, a thread of the default executor would keep ``asyncio.run`` from returning
+    until someone pressed Enter.
+    """
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[str] = loop.create_future()
+
+    def deliver(line: str) -> None:
+        if not answer.done():
+            answer.set_result(line)
+
+    def read() -> None:
+        try:
+            line = sys.stdin.readline()
+        except (OSError, ValueError):  # stdin closed or not readable: the end of input
+            line = ""
+        loop.call_soon_threadsafe(deliver, line)
+
+    threading.Thread(target=read, name="claw-stdin", daemon=True).start()
+    line = await answer
+    return line.rstrip("\r\n") if line else ""
+
+
+def echo_answer(out: TextIO, line: str) -> None:
+    """Write ``line`` after its question when stdin is not a terminal, which would have shown it.
+
+    With answers piped in (a script, a test), the transcript then reads like a terminal's.
+    """
+    if not interactive():
+        out.write(f"{line}\n")

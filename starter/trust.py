@@ -1,0 +1,158 @@
+"""Whether the ``claw`` command may use what a repository brings: its settings and instructions.
+
+A repository can carry files meant for claw itself: ``.claw/settings.json``, whose hooks are
+commands that run on your machine and whose allow rules let the model's calls run unasked,
+and ``AGENTS.md`` / ``CLAUDE.md``, text the model reads as the project's rules. Written by
+whoever wrote the repository, they deserve the trust you give its code, no more. So, as Claude
+Code does with its "Do you trust the files in this folder?" question, the first time claw runs
+in a folder that brings such files it asks, and remembers a yes for this user in
+``~/.claw/trusted-folders.json``, keyed by the folder's real path (a folder inside a trusted
+one is trusted too).
+
+Until the folder is trusted, claw leaves out the project's hooks, its allow rules and its
+instruction files, and says so on stderr. Its deny and ask rules still apply: they can only
+make claw ask more, or refuse more. A run without a terminal to ask at (stdin piped or
+closed) uses them only after a remembered yes, or with ``--trust-project``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import TextIO
+
+from .display import terminal_text
+from .errors import ClawError
+from .instructions import discover_instructions
+from .settings_file import SETTINGS_FILE
+from .terminal import ReadLine, interactive
+
+TRUST_FILE = Path(".claw") / "trusted-folders.json"
+"""Where the folders a user trusts are kept, relative to the user's home."""
+
+TRUST_QUESTION = "Do you trust the files in this folder? [y] yes, remember it, [n] no: "
+"""The question, after the list of what the folder brings."""
+
+NOT_TRUSTED = (
+    "claw: this folder is not trusted, so its hooks, allow rules and instruction files are not "
+    "used (its deny and ask rules are): {files}. Run claw here at a terminal to be asked, or "
+    "pass --trust-project."
+)
+"""What claw says on stderr when it runs without what the folder brings."""
+
+
+class BadTrustFile(ClawError):
+    """The user's list of trusted folders cannot be read: claw stops rather than guess."""
+
+
+def trust_file(home: Path | None = None) -> Path:
+    """The file that lists the trusted folders of the user whose home is ``home``."""
+    return (home if home is not None else Path.home()) / TRUST_FILE
+
+
+def brought_files(cwd: Path) -> list[Path]:
+    """What the repository brings for claw in ``cwd``: its settings file and instruction files.
+
+    The user's own instruction file is not among them: it is the user's, not the repository's.
+    """
+    settings = cwd / SETTINGS_FILE
+    found = [settings] if settings.is_file() or settings.is_symlink() else []
+    return found + discover_instructions(cwd)
+
+
+def trusted_folders(store: Path) -> list[str]:
+    """The folders listed in ``store``; none when it does not exist.
+
+    Raises ``BadTrustFile`` when it exists but is not the JSON it should be.
+    """
+    try:
+        data = json.loads(store.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise BadTrustFile(f"{store} cannot be read ({error}): fix or delete it") from error
+    folders = data.get("trusted") if isinstance(data, dict) else None
+    if not isinstance(folders, list) or not all(isinstance(f, str) for f in folders):
+        raise BadTrustFile(f'{store} must hold {{"trusted": [folder, ...]}}: fix or delete it')
+    return folders
+
+
+def is_trusted(folder: Path, store: Path) -> bool:
+    """Whether the user trusted ``folder``, or a folder that holds it (by real paths)."""
+    real = folder.resolve()
+    trusted = {Path(path) for path in trusted_folders(store)}
+    return any(place in trusted for place in (real, *real.parents))
+
+
+def remember_trust(folder: Path, store: Path) -> None:
+    """Add ``folder``'s real path to ``store``, atomically: a crash leaves the old list whole.
+
+    The file and its folder are the user's alone (modes 600 and 700).
+    """
+    folders = trusted_folders(store)
+    real = str(folder.resolve())
+    if real not in folders:
+        folders.append(real)
+    store.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    data = (json.dumps({"trusted": folders}, indent=2) + "\n").encode("utf-8")
+    handle, temporary = tempfile.mkstemp(prefix=".trusted-", dir=store.parent)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, store)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def shown(files: list[Path], cwd: Path) -> list[str]:
+    """``files`` as the user knows them: relative to ``cwd`` where they are under it."""
+    return [
+        terminal_text(str(path.relative_to(cwd) if path.is_relative_to(cwd) else path))
+        for path in files
+    ]
+
+
+async def decide_trust(
+    cwd: Path,
+    *,
+    flag: bool,
+    read_line: ReadLine,
+    out: TextIO,
+    err: TextIO,
+    store: Path | None = None,
+) -> bool:
+    """Whether claw may use the settings and instructions the repository in ``cwd`` brings.
+
+    Yes when it brings none, with ``flag`` (``--trust-project``), or when the user trusted
+    the folder before. Otherwise, at a terminal, the user is asked on ``out`` and a yes is
+    remembered; a no is not (claw asks again next time, as Claude Code does). When the answer
+    is no, claw says on ``err`` what it leaves out.
+    """
+    files = brought_files(cwd)
+    if not files or flag:
+        return True
+    store = store if store is not None else trust_file()
+    if is_trusted(cwd, store):
+        return True
+    names = shown(files, cwd)
+    if interactive():
+        out.write(f"This folder brings its own files for claw ({terminal_text(str(cwd))}):\n")
+        for name in names:
+            out.write(f"  {name}\n")
+        out.write(
+            "Its hooks run commands on your machine, its allow rules let calls run without "
+            "asking, and the model reads its instructions.\n" + TRUST_QUESTION
+        )
+        out.flush()
+        answer = (await read_line()).strip().lower()
+        if answer in ("y", "yes"):
+            remember_trust(cwd, store)
+            return True
+    err.write(NOT_TRUSTED.format(files=", ".join(names)) + "\n")
+    err.flush()
+    return False

@@ -1,0 +1,212 @@
+"""Chapter 11's walk against real git: random trees, random ignore files, the same files.
+
+git is the reference for what ``.gitignore`` means. Each example writes a random tree with
+random nested ``.gitignore`` files (and, at times, ``.git/info/exclude`` and a global excludes
+file), runs ``git ls-files --cached --others --exclude-standard`` in it, and asserts that
+``ignore.walk`` yields the same files, less what claw skips by design (the chapter lists them:
+``node_modules`` and other version-control folders, virtual environments). git is isolated from
+the machine's configuration (``GIT_CONFIG_GLOBAL``, ``GIT_CONFIG_NOSYSTEM``, ``HOME``,
+``XDG_CONFIG_HOME``), except where a test writes that configuration on purpose.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from claw.tools.ignore import ALWAYS_SKIPPED, VENV_MARKER, walk
+
+GIT = shutil.which("git")
+needs_git = pytest.mark.skipif(GIT is None, reason="git is not installed: it is the reference")
+
+DIRS = ["a", "b", "logs", "src", "node_modules"]
+NAMES = ["a", "b", "x.py", "y.log", "1", "logs", ".gitkeep", "a b", "ä.py", "t\t", "z ",
+         VENV_MARKER]  # fmt: skip
+IDIOMS = [
+    "*", "!*/", "!*.py", "logs/**", "!logs/.gitkeep", "!logs/", "logs/", "foo\\", "!",
+    "[z-a].txt", "[[:digit:]]*", "[[:alpha:]].py", "[[:nope:]]", "*.log", "!y.log", "/a",
+    "a/", "**/b", "a/**/x.py", "src/*", "\\!x", "\\#x", "# a comment", "", "   ", "x.py\t",
+    "z\\ ", "?.py", "[!a]", "[a-c]", "[]a]", "[^x]*", "**", "*/", "/*/x.py", "a b", "ä*",
+    "??.py", "[a", "logs/*.log", "!/logs", "*.py/",
+]
+TOKENS = ["a", "b", "x", "logs", "src", "*", "**", "?", "/", "[a-c]", "[!b]", ".py", ".log",
+          "[[:digit:]]", "\\", " ", "\t", "!"]  # fmt: skip
+
+names = st.sampled_from(NAMES)
+folders = st.lists(st.sampled_from(DIRS), max_size=3).map(tuple)
+patterns = st.one_of(
+    st.sampled_from(IDIOMS),
+    st.lists(st.sampled_from(TOKENS), min_size=1, max_size=5).map("".join),
+)
+ignore_files = st.tuples(
+    st.lists(patterns, max_size=6),
+    st.sampled_from(["\n", "\r\n"]),
+    st.booleans(),  # a byte-order mark
+)
+
+
+def ignore_text(spec: tuple[list[str], str, bool]) -> bytes:
+    """The bytes of an ignore file: its lines, its line ending, perhaps a byte-order mark."""
+    lines, ending, bom = spec
+    return (b"\xef\xbb\xbf" if bom else b"") + "".join(
+        line + ending for line in lines
+    ).encode()
+
+
+@contextmanager
+def isolated(home: Path) -> Iterator[dict[str, str]]:
+    """An environment for git and claw alike that reads no configuration of this machine."""
+    saved = dict(os.environ)
+    os.environ.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / "xdg"),
+        GIT_CONFIG_GLOBAL=str(home / "gitconfig"),
+        GIT_CONFIG_NOSYSTEM="1",
+    )
+    try:
+        yield dict(os.environ)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def git_files(root: Path) -> list[str]:
+    """What git lists in ``root``: tracked and untracked files it does not ignore."""
+    assert GIT is not None
+    subprocess.run([GIT, "init", "-q", str(root)], check=True)
+    done = subprocess.run(
+        [GIT, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=root, capture_output=True, check=True,
+    )  # fmt: skip
+    return sorted(os.fsdecode(name) for name in done.stdout.split(b"\0") if name)
+
+
+def skipped_by_design(root: Path, relative: str) -> bool:
+    """Whether claw skips ``relative`` on purpose: under ``node_modules`` and friends, or
+    under a virtual environment (a folder with a ``pyvenv.cfg``)."""
+    parts = relative.split("/")[:-1]
+    for depth, part in enumerate(parts, start=1):
+        if part in ALWAYS_SKIPPED or (root.joinpath(*parts[:depth]) / VENV_MARKER).is_file():
+            return True
+    return False
+
+
+def build(root: Path, files: list[tuple[tuple[str, ...], str]],
+          gitignores: dict[tuple[str, ...], bytes]) -> None:  # fmt: skip
+    """Write the files (empty) and the ``.gitignore`` files; a name that is a folder wins."""
+    folders = [folder for folder, _ in files] + list(gitignores)
+    folder_paths = {folder[:depth] for folder in folders for depth in range(len(folder) + 1)}
+    for folder in folder_paths:
+        root.joinpath(*folder).mkdir(parents=True, exist_ok=True)
+    for folder, name in files:
+        if (*folder, name) not in folder_paths:
+            root.joinpath(*folder, name).write_bytes(b"")
+    for folder, text in gitignores.items():
+        root.joinpath(*folder, ".gitignore").write_bytes(text)
+
+
+@needs_git
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+@given(
+    files=st.lists(st.tuples(folders, names), min_size=4, max_size=20),
+    gitignores=st.dictionaries(folders, ignore_files.map(ignore_text), max_size=3),
+    info_exclude=st.none() | ignore_files.map(ignore_text),
+    global_excludes=st.none() | ignore_files.map(ignore_text),
+)
+def test_glob_walk_yields_exactly_the_files_git_lists(
+    files, gitignores, info_exclude, global_excludes
+):
+    with tempfile.TemporaryDirectory() as scratch:
+        home = Path(scratch)
+        root = home / "repo"
+        root.mkdir()
+        config = home / "gitconfig"
+        config.write_text("")
+        if global_excludes is not None:
+            (home / "excludes").write_bytes(global_excludes)
+            config.write_text(f"[core]\n\texcludesFile = {home / 'excludes'}\n")
+        build(root, files, gitignores)
+        with isolated(home):
+            expected = [name for name in git_files(root) if not skipped_by_design(root, name)]
+            if info_exclude is not None:
+                (root / ".git" / "info").mkdir(exist_ok=True)
+                (root / ".git" / "info" / "exclude").write_bytes(info_exclude)
+                expected = [
+                    name for name in git_files(root) if not skipped_by_design(root, name)
+                ]
+            got = sorted(relative for relative, _ in walk(root))
+        assert got == expected
+
+
+@needs_git
+@pytest.mark.parametrize("where", ["core.excludesFile", "XDG_CONFIG_HOME", "~/.config"])
+def test_glob_walk_reads_the_global_excludes_file_where_git_does(tmp_path, where):
+    root = tmp_path / "repo"
+    for name in ("a.py", "b.swp", "c.bak", "d.orig"):
+        (root / "src").mkdir(parents=True, exist_ok=True)
+        (root / "src" / name).write_text("")
+    (tmp_path / "gitconfig").write_text("")
+    with isolated(tmp_path):
+        if where == "core.excludesFile":
+            (tmp_path / "mine").write_text("*.swp\n")
+            (tmp_path / "gitconfig").write_text("[core]\n\texcludesFile = ~/mine\n")
+        elif where == "XDG_CONFIG_HOME":
+            (tmp_path / "xdg" / "git").mkdir(parents=True)
+            (tmp_path / "xdg" / "git" / "ignore").write_text("*.bak\n")
+        else:
+            del os.environ["XDG_CONFIG_HOME"]
+            (tmp_path / ".config" / "git").mkdir(parents=True)
+            (tmp_path / ".config" / "git" / "ignore").write_text("*.orig\n")
+        expected = git_files(root)
+        (root / ".git" / "info" / "exclude").write_text("src/a.py\n")
+        expected_with_info = git_files(root)
+        got = sorted(relative for relative, _ in walk(root))
+    assert len(expected) == 3
+    assert got == expected_with_info == [name for name in expected if name != "src/a.py"]
+
+
+IDIOM_CASES = {
+    "whitelist": {".gitignore": b"*\n!*/\n!*.py\n", "a.py": b"", "b.txt": b"", "src/c.py": b""},
+    "keep-file": {".gitignore": b"logs/**\n!logs/.gitkeep\n", "logs/.gitkeep": b"",
+                  "logs/a.log": b"", "logs/x/y.log": b""},
+    "folder-negation-below": {".gitignore": b"*.log\n", "sub/.gitignore": b"!logs/\n",
+                              "sub/logs/a.log": b"", "sub/logs/b.txt": b""},
+    "excluded-parent": {".gitignore": b"build/\n!build/keep.txt\n", "build/keep.txt": b"",
+                        "a.txt": b""},
+    "invalid-lines": {".gitignore": b"foo\\\n!\n[z-a].txt\n[[:nope:]]\n*.tmp\n", "foo": b"",
+                      "z.txt": b"", "x.tmp": b"", "y": b""},
+    "bom": {".gitignore": b"\xef\xbb\xbf*.tmp\n", "x.tmp": b"", "y": b""},
+    "trailing-tab-and-spaces": {".gitignore": b"a\t\nb  \nc\\ \n", "a\t": b"", "a": b"",
+                                "b": b"", "c ": b"", "c": b""},
+    "posix-class": {".gitignore": b"[[:digit:]]*\n", "1a": b"", "a1": b""},
+    "crlf": {".gitignore": b"*.tmp\r\n/x\r\n", "a.tmp": b"", "x": b""},
+    "linked-gitignore": {"real-rules": b"*.tmp\n", "x.tmp": b"", "y": b""},
+    "bytes-not-characters": {".gitignore": b"?.py\n", "ä.py": b"", "a.py": b""},
+}  # fmt: skip
+"""Named cases from the chapter: git decides, and the walk must agree."""
+
+
+@needs_git
+@pytest.mark.parametrize("case", sorted(IDIOM_CASES))
+def test_glob_gitignore_idioms_and_odd_lines_match_git(tmp_path, case):
+    root = tmp_path / "repo"
+    for name, content in IDIOM_CASES[case].items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(content)
+    if case == "linked-gitignore":
+        (root / ".gitignore").symlink_to(root / "real-rules")
+    (tmp_path / "gitconfig").write_text("")
+    with isolated(tmp_path):
+        expected = git_files(root)
+        got = sorted(relative for relative, _ in walk(root))
+    assert got == expected
