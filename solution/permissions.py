@@ -985,7 +985,7 @@ class Permissions:
         wins over an ask, an ask over an allow. In ``dontAsk`` mode an ask is a deny.
         """
         # region ch13: split a bash command; a deny anywhere wins, then an ask, else allow
-        # more: Unsplittable: decide_unsplittable; each simple command: decide_simple
+        # more: BadSubject: deny; decide_simple(part, globs); decide_unsplittable; dontAsk: deny
         try:
             subjects: Sequence[str | None] = call_subjects(call) or [None]
         except BadSubject as why:
