@@ -13,8 +13,10 @@ from small checks that each do one job, in a fixed order:
 
 A check either lets the call go on (returning it, or a changed copy) or answers it (returning
 a ``ToolOutput``, usually an error that says what was refused and why); the first answer ends
-the chain and the tool never runs. After the tool, ``after`` hooks (chapter 15's
-``PostToolUse``) see the call and its output and may change the output.
+the chain and the tool never runs. A changed copy (a hook's ``updatedInput``) goes through
+the checks before it again: new arguments never skip the safety checks. After the tool,
+``after`` hooks (chapter 15's ``PostToolUse``) see the call and its output and may change
+the output.
 """
 
 from __future__ import annotations
@@ -47,11 +49,20 @@ class Controls:
         self.after = list(after)
 
     async def __call__(self, call: ToolCall) -> ToolOutput:
-        """Answer ``call``: with the first check's refusal, or by running the tool."""
-        for check in self.checks:
+        """Answer ``call``: with the first check's refusal, or by running the tool.
+
+        When a check changes the call, the checks before it look at the changed call too.
+        """
+        for index, check in enumerate(self.checks):
             verdict = await check(call)
             if isinstance(verdict, ToolOutput):
                 return verdict
+            if verdict != call:
+                for earlier in self.checks[:index]:
+                    again = await earlier(verdict)
+                    if isinstance(again, ToolOutput):
+                        return again
+                    verdict = again
             call = verdict
         output = await run_tool(self.tools, call)
         for hook in self.after:

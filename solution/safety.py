@@ -32,6 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from .permissions import take_redirections
 from .tools.patch import AddFile, DeleteFile, PatchError, UpdateFile, file_header, parse_patch
 from .types import ToolCall, ToolOutput
 
@@ -210,18 +211,26 @@ class Sandbox:
 
 # --8<-- [start:touched-paths]
 def touched_paths(call: ToolCall) -> list[str]:
-    """The paths ``call`` would touch, as the model wrote them; ``[]`` for ``bash`` and others.
+    """The paths ``call`` would touch, as the model wrote them (``~`` and ``$VAR`` expanded).
 
     ``read``, ``write``, ``edit``: ``path``. ``list_dir``, ``glob``, ``grep``: ``path`` (``"."``
     when it is left out). ``glob`` also: the fixed folders at the start of its pattern, when the
     pattern climbs with ``..`` or is absolute. ``apply_patch``: every path in the patch
     (added, deleted, updated, and each ``*** Move to:``); a patch that does not parse is read
-    line by line for its file headers. Arguments of the wrong type are left to the tool.
+    line by line for its file headers. ``bash``: the target of every output redirection
+    (``> x``, ``>> x``, ``2> x``, ``&> x``), but ``/dev/null``. Arguments of the wrong type are
+    left to the tool.
     """
     # region ch14: PATH_ARGUMENTS (default "."); glob's pattern prefix; every path in a patch
     # more: parse_patch(text): AddFile/DeleteFile .path, UpdateFile .path and .move_to
     arguments = call.arguments
     paths: list[str] = []
+    command = arguments.get("command")
+    if call.name == "bash" and isinstance(command, str):
+        for pipeline in split_pipelines(command):
+            for words in pipeline:
+                targets = take_redirections(words)[1]
+                paths.extend(os.path.expanduser(os.path.expandvars(t)) for t in targets)
     for name in PATH_ARGUMENTS.get(call.name, ()):
         value = arguments.get(name, DEFAULT_PATH)
         if isinstance(value, str):
@@ -559,7 +568,9 @@ class SafetyChecks:
         # more: rel = resolved.relative_to(self.sandbox.root_of(resolved)).as_posix()
         if call.name == "bash":
             command = call.arguments.get("command")
-            return check_command(command) if isinstance(command, str) else None
+            why = check_command(command) if isinstance(command, str) else None
+            if why is not None:
+                return why  # then its redirection targets, as the paths below
         reading = call.name in READING_TOOLS
         for path in touched_paths(call):
             try:

@@ -23,7 +23,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from typing import Any
 from .agent import Finish
 from .events import Event, RunFinished
 from .loop import Agent
+from .permissions import TOOL_NAMES, claude_code_name
 from .todo import Todo
 from .tools.bash import DRAIN_SECONDS, OutputPipe, drain, scrubbed_env, stop_session
 from .types import DeveloperMessage, ToolCall, ToolOutput
@@ -43,6 +44,10 @@ EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart
 
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
 """The events whose matcher is a tool name; the others ignore their matcher."""
+
+CLAW_TOOLS = frozenset().union(*TOOL_NAMES.values(), {"exit_plan_mode"})
+"""The tools claw has: a matcher in the settings file must pick at least one of them
+(``exit_plan_mode`` is chapter 16's, named here so that hooks import without plan mode)."""
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a command hook may run when its settings give no ``timeout`` (Claude Code's too)."""
@@ -108,13 +113,25 @@ class PromptBlocked:
     reason: str
 
 
-def matches(matcher: str | None, tool_name: str) -> bool:
-    """Whether ``matcher`` picks ``tool_name``.
+EXACT_MATCHER = re.compile(r"[A-Za-z0-9_\- ,|]*")
+"""A matcher made only of these characters is a list of exact tool names (Claude Code's rule);
+any other character makes it a regular expression."""
 
-    ``None``, ``""`` and ``"*"`` pick every tool; anything else is a regular expression that
-    must match the whole name: ``"bash|edit"`` picks ``bash`` and ``edit``, not ``bash2``.
+
+def matches(matcher: str | None, tool_name: str) -> bool:
+    """Whether ``matcher`` picks the claw tool ``tool_name``, as Claude Code's matchers pick.
+
+    ``None``, ``""`` and ``"*"`` pick every tool. A matcher of letters, digits, ``_``, ``-``,
+    spaces, ``,`` and ``|`` is a list of exact names separated by ``|`` or ``,``: ``"Bash"``
+    picks ``bash`` (Claude Code's name, from ``TOOL_NAMES``), ``"Edit|Write"`` picks ``edit``,
+    ``apply_patch`` and ``write``, ``"bash"`` picks ``bash`` and not ``bash_output``. Anything
+    else is a regular expression that may match anywhere in either name of the tool:
+    ``"mcp__.*"``, ``"^Notebook"``. Case counts, as in Claude Code.
     """
-    raise Todo("ch15", "empty, None and \"*\" match all; else re.fullmatch(matcher, tool_name)")
+    raise Todo(
+        "ch15",
+        "empty, None and \"*\" match all; an exact list; else re.search on both names",
+    )
 
 
 def decide(event: str, data: Mapping[str, Any]) -> Verdict:
@@ -205,6 +222,31 @@ def hook_name(hook: Hook) -> str:
     return getattr(hook, "__qualname__", type(hook).__qualname__)
 
 
+def check_matcher(event: str, matcher: str | None, tools: Sequence[str]) -> None:
+    """Raise ``ValueError`` if ``matcher`` (or one name of an exact list) picks none of ``tools``.
+
+    A regular expression naming MCP tools (``mcp__``) is accepted: their names are known only
+    once the servers run.
+    """
+    if matcher in (None, "", "*") or "mcp__" in matcher:
+        return
+    if EXACT_MATCHER.fullmatch(matcher):
+        parts = [part.strip() for part in re.split(r"[|,]", matcher) if part.strip()]
+    else:
+        try:
+            re.compile(matcher)
+        except re.error as error:
+            raise ValueError(f"invalid matcher {matcher!r}: {error}") from error
+        parts = [matcher]
+    for part in parts:
+        if not any(matches(part, tool) for tool in tools):
+            names = ", ".join(sorted(set(TOOL_NAMES) | set(tools)))
+            raise ValueError(
+                f"the {event} matcher {matcher!r} matches no tool ({part!r} is none of: "
+                f"{names}); tool names are case-sensitive"
+            )
+
+
 @dataclass(frozen=True)
 class Registered:
     """One hook, the event it runs at and its matcher."""
@@ -249,21 +291,33 @@ class Hooks:
         self.registered.append(Registered(event, matcher, hook))
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any], cwd: Path, **options: Any) -> Hooks:
+    def from_settings(
+        cls,
+        settings: Mapping[str, Any],
+        cwd: Path,
+        tools: Iterable[str] = CLAW_TOOLS,
+        **options: Any,
+    ) -> Hooks:
         """Hooks from Claude Code's settings shape: ``"hooks"``'s value, or a dict holding it.
 
         ``{"PreToolUse": [{"matcher": "Bash|Edit", "hooks": [{"type": "command",
-        "command": "...", "timeout": 5}]}]}``
+        "command": "...", "timeout": 5}]}]}``. A tool event's matcher must pick one of
+        ``tools`` (each name of an exact list must): otherwise ``ValueError`` names the
+        matcher, so that a hook meant to guard something never silently guards nothing.
         """
         hooks = cls(cwd, **options)
+        known = sorted(tools)
         table = settings.get("hooks", settings)
         for event, groups in table.items():
             for group in groups:
+                matcher = group.get("matcher")
+                if event in TOOL_EVENTS:
+                    check_matcher(event, matcher, known)
                 for entry in group.get("hooks", []):
                     if entry.get("type", "command") != "command":
                         raise ValueError(f"unsupported hook type {entry.get('type')!r}")
                     timeout = float(entry.get("timeout", DEFAULT_TIMEOUT))
-                    hooks.add(event, CommandHook(entry["command"], timeout), group.get("matcher"))
+                    hooks.add(event, CommandHook(entry["command"], timeout), matcher)
         return hooks
 
     def payload(self, event: str, **fields: Any) -> dict[str, Any]:

@@ -57,7 +57,7 @@ DEFAULT_MODEL = "anthropic/claude-sonnet-4.5"
 BASE_URL_VARIABLE = "CLAW_BASE_URL"
 """The environment variable that sets the server, like ``--base-url``."""
 
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions")
 """Chapter 13's ``Mode`` values. Named here, not imported, so that the command line of
 chapter 12's claw works while chapters 13 to 16 are still being written (or do not import)."""
 

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from .permissions import take_redirections
 from .todo import Todo
 from .tools.patch import AddFile, DeleteFile, PatchError, UpdateFile, file_header, parse_patch
 from .types import ToolCall, ToolOutput
@@ -143,13 +144,15 @@ class Sandbox:
 
 
 def touched_paths(call: ToolCall) -> list[str]:
-    """The paths ``call`` would touch, as the model wrote them; ``[]`` for ``bash`` and others.
+    """The paths ``call`` would touch, as the model wrote them (``~`` and ``$VAR`` expanded).
 
     ``read``, ``write``, ``edit``: ``path``. ``list_dir``, ``glob``, ``grep``: ``path`` (``"."``
     when it is left out). ``glob`` also: the fixed folders at the start of its pattern, when the
     pattern climbs with ``..`` or is absolute. ``apply_patch``: every path in the patch
     (added, deleted, updated, and each ``*** Move to:``); a patch that does not parse is read
-    line by line for its file headers. Arguments of the wrong type are left to the tool.
+    line by line for its file headers. ``bash``: the target of every output redirection
+    (``> x``, ``>> x``, ``2> x``, ``&> x``), but ``/dev/null``. Arguments of the wrong type are
+    left to the tool.
     """
     raise Todo(
         "ch14",

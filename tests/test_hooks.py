@@ -76,12 +76,14 @@ def test_hooks_empty_and_star_matchers_pick_every_tool(matcher: str | None) -> N
     assert all(matches(matcher, name) for name in ("bash", "edit", "mcp__git__status"))
 
 
-def test_hooks_matcher_is_a_regex_over_the_whole_tool_name() -> None:
+def test_hooks_matcher_is_an_exact_list_or_a_regex_as_in_claude_code() -> None:
     assert matches("bash|edit", "bash") and matches("bash|edit", "edit")
-    assert not matches("bash|edit", "bash_output")  # the whole name, not a part of it
+    assert matches("bash, edit", "edit")  # "," separates too, spaces around are ignored
+    assert not matches("bash|edit", "bash_output")  # an exact name, not a part of it
     assert not matches("edit", "apply_edit")
-    assert matches("mcp__.*", "mcp__git__status")
-    assert not matches("Edit", "edit")  # case-sensitive, like Claude Code
+    assert matches("mcp__.*", "mcp__git__status")  # "." makes it a regex
+    assert matches("^mcp__git", "mcp__git__status")  # a regex matches anywhere: anchor it
+    assert not matches("EDIT", "edit")  # case-sensitive, like Claude Code
 
 
 # --- reading what a command hook said -----------------------------------------------------

@@ -74,11 +74,12 @@ def test_permissions_command_matches_prefix_glob_and_exact(
 
 
 def test_permissions_split_command_splits_on_every_operator() -> None:
-    assert split_command('git status && rm -rf "$HOME"') == ["git status", "rm -rf $HOME"]
+    assert split_command('git status && rm -rf "$HOME"') == ["git status", "rm -rf '$HOME'"]
     assert split_command("a; b | c || d & e\nf |& g") == ["a", "b", "c", "d", "e", "f", "g"]
     assert split_command("(cd src && make)") == ["cd src", "make"]
-    assert split_command('echo "a && b; c"') == ["echo a && b; c"]
-    assert split_command("make -s 2>&1 > log.txt") == ["make -s 2 >& 1 > log.txt"]
+    assert split_command('echo "a && b; c"') == ["echo 'a && b; c'"]
+    assert split_command("make -s 2>&1 > log.txt") == ["make -s 2 '>&' 1 '>' log.txt"]
+    assert split_command("NODE_ENV=test npm test") == ["NODE_ENV=test npm test"]
 
 
 @pytest.mark.parametrize(
@@ -91,7 +92,6 @@ def test_permissions_split_command_splits_on_every_operator() -> None:
         "diff <(ls a) <(ls b)",
         "cat <<EOF\nrm -rf ~\nEOF",
         "if true; then rm -rf ~; fi",
-        "PATH=/tmp/evil git status",
         "",
     ],
 )
@@ -160,7 +160,8 @@ def test_permissions_compound_command_needs_every_part_allowed(tmp_path: Path) -
     verdict = rules.decide(bash("git status\nrm -rf build"))
     assert verdict.decision is Decision.DENY
     assert 'the deny rule "Bash(rm *)" matches' in verdict.reason
-    assert rules.decide(bash("git log $(rm -rf ~)")).decision is Decision.ASK
+    assert rules.decide(bash("git log $(rm -rf ~)")).decision is Decision.DENY  # inside $()
+    assert rules.decide(bash("git log $(curl x.example)")).decision is Decision.ASK
     assert rules.decide(bash("rm -rf `pwd`")).decision is Decision.DENY  # a deny on the whole
 
 
@@ -332,7 +333,7 @@ async def test_permissions_end_to_end_three_denials_end_the_run(tmp_path: Path) 
     from claw.registry import default_tools
 
     agent = Agent(provider, default_tools(tmp_path))
-    rules = Permissions(tmp_path, deny=["Write(f*.txt)"], agent=agent)
+    rules = Permissions(tmp_path, deny=["Edit(f*.txt)"], agent=agent)
     agent.gate = Controls(agent.tools, checks=[rules.check])
     finished = await agent.run("Write four files.")
     assert finished.reason is Finish.PERMISSION_DENIALS

@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 from claw_command import calls, run_claw, says, tool_results
 
+from claw.permissions import Decision, Permissions
 from claw.plan import approval_prompt
+from claw.types import ToolCall
 from clawbook.loopback import LoopbackServer
 
 
@@ -54,8 +56,9 @@ def test_plan_claw_command_saves_always_in_this_project_and_end_of_input_is_a_no
     server.add(calls("bash", {"command": "echo hi > made.txt"}), says("Made it."))
     assert run_claw(server, tmp_path, monkeypatch, "Make made.txt.", answers="p\n") == 0
     assert (tmp_path / "made.txt").read_text() == "hi\n"
-    settings = json.loads((tmp_path / ".claw" / "settings.json").read_text())
-    assert settings["permissions"]["allow"] == ["Bash(echo hi > made.txt)"]
+    saved = Permissions.for_project(tmp_path)  # the rule was saved in the settings file
+    again = ToolCall(id="c2", name="bash", arguments={"command": "echo hi > made.txt"})
+    assert saved.decide(again).decision is Decision.ALLOW
 
     capsys.readouterr()
     server.add(calls("bash", {"command": "echo again > other.txt"}), says("Could not."))

@@ -134,7 +134,10 @@ def test_plan_trust_asks_at_a_terminal_and_a_remembered_yes_applies_them(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     hook = {"hooks": [{"type": "command", "command": "echo started >> started.txt"}]}
-    settings = {"permissions": {"allow": ["Bash(echo *)"]}, "hooks": {"SessionStart": [hook]}}
+    settings = {
+        "permissions": {"allow": ["Bash(echo *)", "Edit(/made.txt)"]},  # the command, its target
+        "hooks": {"SessionStart": [hook]},
+    }
     project = repository(tmp_path, settings, "Answer in one word.\n")
     server.add(says("Hi."))
 
@@ -188,7 +191,10 @@ def test_plan_trust_the_flag_trusts_the_folder_for_one_run(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     hook = {"hooks": [{"type": "command", "command": "echo started > started.txt"}]}
-    settings = {"permissions": {"allow": ["Bash(echo *)"]}, "hooks": {"SessionStart": [hook]}}
+    settings = {
+        "permissions": {"allow": ["Bash(echo *)", "Edit(/made.txt)"]},  # the command, its target
+        "hooks": {"SessionStart": [hook]},
+    }
     project = repository(tmp_path, settings)
     server.add(calls("bash", {"command": "echo made > made.txt"}), says("Made it."))
 
