@@ -1,0 +1,76 @@
+"""ch02 · read stays inside its root on its own: no ``..``, no absolute path, no link, no race.
+
+Each test performs the escape and asserts it fails: the secret outside the workspace never
+appears in an output. ``ReadTool`` opens through ``Root`` (``tools/fs.py``), a walk that opens
+one component at a time with ``O_NOFOLLOW``, so no check-then-open window exists to race.
+"""
+
+from pathlib import Path
+
+from confine import INSIDE, SECRET, SEEN, Swapper, keep_calling, tree
+
+from claw.tools.read import ReadTool
+from claw.types import ToolOutput
+
+
+async def read(tool: ReadTool, path: str) -> ToolOutput:
+    output = await tool.run({"path": path})
+    assert isinstance(output, ToolOutput)
+    return output
+
+
+async def test_read_refuses_dotdot_that_climbs_out_of_the_workspace(tmp_path: Path) -> None:
+    workspace, _ = tree(tmp_path)
+    tool = ReadTool(workspace)
+    for path in ["../outside/secret.txt", "d/../../outside/secret.txt", ".."]:
+        output = await read(tool, path)
+        assert output.is_error, path
+        assert SECRET.strip() not in output.content
+    output = await read(tool, "../outside/secret.txt")
+    assert "outside the workspace" in output.content
+    assert "inside the workspace" in (await read(tool, "d/../notes.txt")).content
+
+
+async def test_read_refuses_an_absolute_path_outside_but_reads_one_inside(tmp_path: Path) -> None:
+    workspace, outside = tree(tmp_path)
+    tool = ReadTool(workspace)
+    output = await read(tool, str(outside / "secret.txt"))
+    assert output.is_error
+    assert "outside the workspace" in output.content
+    assert (await read(tool, f"{workspace}/../outside/secret.txt")).is_error
+    inside = await read(tool, str(workspace / "notes.txt"))
+    assert not inside.is_error and INSIDE.strip() in inside.content
+
+
+async def test_read_refuses_links_that_lead_out_and_follows_links_that_stay_in(
+    tmp_path: Path,
+) -> None:
+    workspace, outside = tree(tmp_path)
+    (workspace / "file-link").symlink_to(outside / "secret.txt")
+    (workspace / "folder-link").symlink_to(outside)
+    (workspace / "relative-link").symlink_to("../outside/secret.txt")
+    (workspace / "d" / "up").symlink_to("../..")
+    (workspace / "kept").symlink_to("d/f.txt")
+    tool = ReadTool(workspace)
+    for path in ["file-link", "folder-link/secret.txt", "relative-link", "d/up/outside/secret.txt"]:
+        output = await read(tool, path)
+        assert output.is_error, path
+        assert "outside the workspace" in output.content, path
+    assert INSIDE.strip() in (await read(tool, "kept")).content
+
+
+async def test_read_a_folder_swapped_for_a_link_mid_read_never_reads_outside(
+    tmp_path: Path,
+) -> None:
+    workspace, outside = tree(tmp_path)
+    tool = ReadTool(workspace)
+    escapes = 0
+
+    async def once(number: int) -> None:
+        nonlocal escapes
+        escapes += SECRET.strip() in (await read(tool, "d/f.txt")).content
+
+    with Swapper(workspace, outside):
+        seen = await keep_calling(workspace, once)
+    assert seen >= SEEN, "the swapper never got going: the race did not happen"
+    assert escapes == 0, f"{escapes} reads reached outside the workspace"
