@@ -542,7 +542,8 @@ def apply_chunks(lines: Sequence[str], chunks: Sequence[Chunk], path: str) -> li
             at = found
         else:
             where = "at the end of the file" if chunk.end_of_file else f"after line {position}"
-            looked_for = "\n".join(f"    {line}" for line in old)
+            # a blank line would show as nothing: show it quoted ('' or '  ')
+            looked_for = "\n".join(f"    {line if line.strip() else repr(line)}" for line in old)
             raise ApplyError(
                 f"{path}: chunk {number} not found: these lines are not in the file "
                 f"{where}:\n{looked_for}"
