@@ -50,7 +50,7 @@ def outside_untouched(outside: Path) -> bool:
 
 
 SWAP = r"""
-import os, shutil, sys
+import os, shutil, sys, time
 folder, away, target, stop = sys.argv[1:5]
 swaps = 0
 print("ready", flush=True)
@@ -59,8 +59,10 @@ while not os.path.exists(stop):
         os.rename(folder, away)
         os.symlink(target, folder)
         swaps += 1
+        time.sleep(0.0001)  # hold each state a moment, so calls meet both and the changes
         os.unlink(folder)
         os.rename(away, folder)
+        time.sleep(0.0001)
     except OSError:  # a tool made a new folder in the gap: put the real one back
         if os.path.islink(folder):
             os.unlink(folder)

@@ -67,9 +67,10 @@ async def test_safety_a_sandbox_given_to_the_tools_lets_them_into_its_extra_fold
 ) -> None:
     workspace, outside = tree(tmp_path)
     (workspace / "shared").symlink_to(outside)
+    sandbox = Sandbox(workspace, extra=[outside])
+    assert sandbox.resolve("shared/secret.txt") == (outside / "secret.txt").resolve()
     alone = ReadTool(workspace)
     assert "outside the workspace" in (await alone.run({"path": "shared/secret.txt"})).content
-    sandbox = Sandbox(workspace, extra=[outside])
     tool = ReadTool(sandbox)
     for path in ["shared/secret.txt", str(outside / "secret.txt")]:
         output = await tool.run({"path": path})

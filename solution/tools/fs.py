@@ -17,6 +17,7 @@ by name from the top, and the last component is opened from the folder that hold
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -63,6 +64,14 @@ class Place:
         self.close()
 
 
+def is_link(name: str, folder: int) -> bool:
+    """Whether ``name`` in the open ``folder`` is a symbolic link now."""
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
 def parts_of(path: str) -> list[str]:
     """The components of ``path`` without empty ones and ``.`` (``..`` is kept: it is walked)."""
     return [part for part in path.split("/") if part not in ("", ".")]
@@ -98,11 +107,11 @@ class Root:
             found.append((real, [list(spelling) for spelling in spellings]))
         return found
 
-    def start(self, path: str, whole: str) -> tuple[Path, list[str]]:
+    def start(self, path: str) -> tuple[Path, list[str]]:
         """The allowed folder an absolute ``path`` lies in, and the components after it.
 
-        ``whole`` is the path the tool was given, for the message. ``..`` in ``path`` is not
-        applied here: it is walked, so ``ws/../outside`` climbs out and is refused then.
+        ``..`` in ``path`` is not applied here: it is walked, so ``ws/../outside`` climbs out
+        and is refused then.
         """
         parts = [part for part in Path(path).parts if part != "."]
         best: tuple[Path, list[str]] | None = None
@@ -115,6 +124,7 @@ class Root:
             raise OutsideRoot("the path leads outside the workspace (an absolute path outside it)")
         return best
 
+    # --8<-- [start:locate]
     def locate(self, path: str, *, parents: bool = False, follow: bool = True) -> Place:
         """Walk ``path`` from the root, one component at a time; the place it leads to.
 
@@ -129,7 +139,7 @@ class Root:
         if "\0" in path:
             raise ValueError("embedded null byte")
         if os.path.isabs(path):
-            top, pending = self.start(path, path)
+            top, pending = self.start(path)
         else:
             top, pending = Path(os.path.realpath(self.path)), parts_of(path)
         if not pending:
@@ -162,7 +172,7 @@ class Root:
                     target = os.readlink(part, dir_fd=folders[-1])
                     if os.path.isabs(target):
                         try:
-                            top, inner = self.start(target, path)
+                            top, inner = self.start(target)
                         except OutsideRoot:
                             raise OutsideRoot(
                                 f"the path leads outside the workspace (through a symbolic link "
@@ -177,26 +187,27 @@ class Root:
                         pending = parts_of(target) + pending
                     continue
                 if last:
-                    real = Path(os.path.realpath(top)).joinpath(*names, part)
-                    return Place(os.dup(folders[-1]), part, real)
+                    return Place(os.dup(folders[-1]), part, top.joinpath(*names, part))
                 if info is None and parents:
-                    os.mkdir(part, dir_fd=folders[-1])
+                    with contextlib.suppress(FileExistsError):  # made meanwhile: fine
+                        os.mkdir(part, dir_fd=folders[-1])
                 try:
                     folders.append(os.open(part, FOLDER_FLAGS, dir_fd=folders[-1]))
                 except OSError as error:
-                    if error.errno not in (errno.ELOOP, errno.ENOTDIR) or links >= MAX_LINKS:
+                    if error.errno not in (errno.ELOOP, errno.ENOTDIR) or not is_link(
+                        part, folders[-1]
+                    ):
                         raise
-                    links += 1
                     pending.insert(0, part)  # it became a link since the stat: walk it again
                     continue
                 names.append(part)
             if not names:
                 raise IsADirectoryError(errno.EISDIR, "that is the workspace itself", path)
-            real = Path(os.path.realpath(top)).joinpath(*names)
-            return Place(os.dup(folders[-2]), names[-1], real)
+            return Place(os.dup(folders[-2]), names[-1], top.joinpath(*names))
         finally:
             for folder in folders:
                 os.close(folder)
+    # --8<-- [end:locate]
 
     def open(self, path: str, flags: int = os.O_RDONLY, mode: int = 0o666) -> int:
         """Open ``path`` under the root with ``flags``; the file descriptor.
@@ -215,6 +226,8 @@ class Root:
 
     def stat(self, path: str) -> os.stat_result:
         """What ``path`` leads to (links inside the root followed); ``FileNotFoundError``: none."""
+        if not os.path.isabs(path) and not parts_of(path):  # "." is the workspace itself
+            return os.stat(os.path.realpath(self.path))
         for _ in range(MAX_RETRIES):
             with self.locate(path) as place:
                 info = os.stat(place.name, dir_fd=place.folder, follow_symlinks=False)
