@@ -5,10 +5,13 @@ or changed. ``WriteTool`` writes through ``Root`` (``tools/fs.py``) and ``atomic
 which works inside a folder the walk opened, so a folder swapped for a link cannot redirect it.
 """
 
+import os
 from pathlib import Path
 
+import pytest
 from confine import SEEN, Swapper, keep_calling, outside_untouched, tree
 
+from claw.tools.tracker import FileTracker
 from claw.tools.write import WriteTool
 from claw.types import ToolOutput
 
@@ -67,3 +70,22 @@ async def test_write_a_folder_swapped_for_a_link_mid_write_never_writes_outside(
         seen = await keep_calling(workspace, once)
     assert seen >= SEEN, "the swapper never got going: the race did not happen"
     assert outside_untouched(outside), sorted(p.name for p in (outside / "d").iterdir())
+
+
+async def test_write_a_path_that_changes_while_it_is_resolved_is_no_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace, outside = tree(tmp_path)
+    real = os.path.realpath
+
+    def vanished(path: object, *, strict: bool = False) -> str:
+        # what realpath raises when a folder it walks is swapped away under it
+        if str(path).endswith("racy.txt"):
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        return real(path, strict=strict)  # type: ignore[call-overload,no-any-return]
+
+    monkeypatch.setattr(os.path, "realpath", vanished)
+    output = await write(WriteTool(workspace, files=FileTracker()), "d/racy.txt")
+    assert not output.is_error, output.content
+    assert (workspace / "d" / "racy.txt").read_text() == "overwritten\n"
+    assert outside_untouched(outside)
