@@ -23,7 +23,6 @@ tricks; a container or a separate user account is what stops a determined one.
 
 from __future__ import annotations
 
-import errno
 import fnmatch
 import os
 import re
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .permissions import take_redirections
+from .tools.fs import OutsideRoot, Root
 from .tools.patch import AddFile, DeleteFile, PatchError, UpdateFile, file_header, parse_patch
 from .types import ToolCall, ToolOutput
 
@@ -102,11 +102,16 @@ PROTECTED = (
 
 
 # --8<-- [start:sandbox]
-class Sandbox:
-    """The folders tools may touch: the workspace ``root`` and any ``extra`` allowed folders."""
+class Sandbox(Root):
+    """The folders tools may touch: the workspace ``root`` and any ``extra`` allowed folders.
+
+    A ``Root`` (``tools/fs.py``) that also checks paths before a call runs; give it to the
+    file tools (``ReadTool(sandbox)``…) and they open files inside the same folders.
+    """
 
     def __init__(self, root: Path | str, extra: Iterable[Path | str] = ()) -> None:
         """Allow paths under ``root`` (resolved now) and under each folder in ``extra``."""
+        super().__init__(root, extra)
         self.root = Path(os.path.realpath(root))
         self.roots = (self.root, *(Path(os.path.realpath(folder)) for folder in extra))
 
@@ -125,7 +130,10 @@ class Sandbox:
                 f"{path} starts with ~, which claw's tools do not expand; "
                 "name the file relative to the workspace"
             )
-        resolved = Path(os.path.realpath(os.path.join(self.root, path)))
+        try:
+            resolved = Path(os.path.realpath(os.path.join(self.root, path)))
+        except OSError as error:  # a link changed under realpath while it looked
+            raise SandboxError(f"{path} changed while it was being checked: {error}") from None
         if self.root_of(resolved) is None:
             raise SandboxError(f"{path} resolves to a place outside the workspace")
         return resolved
@@ -163,48 +171,21 @@ class Sandbox:
         """
 
     def open(self, path: str, flags: int = os.O_RDONLY, mode: int = 0o644) -> int:
-        """Open ``path`` inside the sandbox and return the file descriptor.
+        """Check ``path``, then open it inside the sandbox; the file descriptor.
 
-        The path is resolved and checked, then opened one component at a time relative to the
-        folder opened before it, each with ``O_NOFOLLOW``: a component that became a symbolic
-        link after the check cannot be followed, so the open fails with ``SandboxError``
-        instead of reaching outside. POSIX only (``dir_fd`` and ``O_NOFOLLOW``).
+        The check is ``resolve``; the open is ``Root.open``, the walk the file tools use: one
+        component at a time, each relative to the folder before it, with ``O_NOFOLLOW``, links
+        followed only by the walk. A link swapped in after the check and leading out is then
+        refused (``SandboxError``), not followed. POSIX only (``dir_fd`` and ``O_NOFOLLOW``).
         """
-        # region ch14: resolve; before_open; walk the parts below the root with dir_fd
-        # more: os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd); close each
+        # region ch14: resolve (the check); before_open; Root.open; OutsideRoot means it changed
+        # more: super().open(path, flags, mode); raise SandboxError(...) from the OutsideRoot
         resolved = self.resolve(path)
-        root = self.root_of(resolved)
-        assert root is not None
         self.before_open(resolved)
-        parts = resolved.relative_to(root).parts if resolved != root else ()
-        folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
         try:
-            for part in parts[:-1]:
-                try:
-                    inner = os.open(
-                        part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=folder
-                    )
-                except OSError as error:
-                    if error.errno not in (errno.ELOOP, errno.ENOTDIR):
-                        raise
-                    raise SandboxError(
-                        f"{path} changed while it was being opened: a folder on the way "
-                        "is a symbolic link now"
-                    ) from error
-                os.close(folder)
-                folder = inner
-            if not parts:
-                return os.dup(folder)
-            try:
-                return os.open(parts[-1], flags | os.O_NOFOLLOW, mode, dir_fd=folder)
-            except OSError as error:
-                if error.errno == errno.ELOOP:  # O_NOFOLLOW met a link
-                    raise SandboxError(
-                        f"{path} changed while it was being opened: it is a symbolic link now"
-                    ) from error
-                raise
-        finally:
-            os.close(folder)
+            return super().open(path, flags, mode)
+        except OutsideRoot as error:
+            raise SandboxError(f"{path} changed while it was being opened: {error}") from error
         # endregion
 # --8<-- [end:sandbox]
 

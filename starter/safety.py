@@ -23,7 +23,6 @@ tricks; a container or a separate user account is what stops a determined one.
 
 from __future__ import annotations
 
-import errno
 import fnmatch
 import os
 import re
@@ -34,6 +33,7 @@ from pathlib import Path, PurePosixPath
 
 from .permissions import take_redirections
 from .todo import Todo
+from .tools.fs import OutsideRoot, Root
 from .tools.patch import AddFile, DeleteFile, PatchError, UpdateFile, file_header, parse_patch
 from .types import ToolCall, ToolOutput
 
@@ -100,11 +100,16 @@ PROTECTED = (
 """The protected files, as case-insensitive patterns on the path relative to its root."""
 
 
-class Sandbox:
-    """The folders tools may touch: the workspace ``root`` and any ``extra`` allowed folders."""
+class Sandbox(Root):
+    """The folders tools may touch: the workspace ``root`` and any ``extra`` allowed folders.
+
+    A ``Root`` (``tools/fs.py``) that also checks paths before a call runs; give it to the
+    file tools (``ReadTool(sandbox)``…) and they open files inside the same folders.
+    """
 
     def __init__(self, root: Path | str, extra: Iterable[Path | str] = ()) -> None:
         """Allow paths under ``root`` (resolved now) and under each folder in ``extra``."""
+        super().__init__(root, extra)
         self.root = Path(os.path.realpath(root))
         self.roots = (self.root, *(Path(os.path.realpath(folder)) for folder in extra))
 
@@ -133,14 +138,17 @@ class Sandbox:
         """
 
     def open(self, path: str, flags: int = os.O_RDONLY, mode: int = 0o644) -> int:
-        """Open ``path`` inside the sandbox and return the file descriptor.
+        """Check ``path``, then open it inside the sandbox; the file descriptor.
 
-        The path is resolved and checked, then opened one component at a time relative to the
-        folder opened before it, each with ``O_NOFOLLOW``: a component that became a symbolic
-        link after the check cannot be followed, so the open fails with ``SandboxError``
-        instead of reaching outside. POSIX only (``dir_fd`` and ``O_NOFOLLOW``).
+        The check is ``resolve``; the open is ``Root.open``, the walk the file tools use: one
+        component at a time, each relative to the folder before it, with ``O_NOFOLLOW``, links
+        followed only by the walk. A link swapped in after the check and leading out is then
+        refused (``SandboxError``), not followed. POSIX only (``dir_fd`` and ``O_NOFOLLOW``).
         """
-        raise Todo("ch14", "resolve; before_open; walk the parts below the root with dir_fd")
+        raise Todo(
+            "ch14",
+            "resolve (the check); before_open; Root.open; OutsideRoot means it changed",
+        )
 
 
 def touched_paths(call: ToolCall) -> list[str]:

@@ -274,7 +274,7 @@ async def test_edit_tool_keeps_the_file_when_the_disk_is_full(tmp_path, monkeypa
     read, edit = tools(tmp_path)
     await call(read, path="app.py")
 
-    def full_disk(*args: object) -> None:
+    def full_disk(*args: object, **kwargs: object) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(os, "replace", full_disk)

@@ -874,3 +874,34 @@ async def test_patch_tool_end_to_end_an_agent_reads_a_file_then_patches_it(tmp_p
     answers = [m for m in provider.calls[2].messages if isinstance(m, ToolResultMessage)]
     assert [a.content for a in answers][-1] == "M src/shop/util.py"
     assert re.search(r"format_price", answers[0].content)
+
+
+def test_patch_apply_chunks_shows_a_blank_line_it_looked_for_visibly():
+    chunks = update_chunks(
+        patch_of(
+            "*** Begin Patch",
+            "*** Update File: notes.txt",
+            "@@",
+            " first",
+            " ",
+            "-second",
+            "+SECOND",
+            "*** End Patch",
+        )
+    )
+    with pytest.raises(ApplyError) as caught:
+        apply_chunks(["first", "second"], chunks, "notes.txt")
+    assert str(caught.value).endswith("\n    first\n    ''\n    second")
+
+
+def test_patch_file_header_refuses_control_characters_in_a_path():
+    for path, shown in [("a\x1b[2Jb.txt", "'\\x1b'"), ("tab\there.txt", "'\\t'"),
+                        ("bell\x07.txt", "'\\x07'"), ("c1\x9b.txt", "'\\x9b'")]:
+        with pytest.raises(PatchError, match="holds the control character") as caught:
+            file_header(f"*** Add File: {path}", 4)
+        assert str(caught.value).startswith("line 4: ")
+        assert shown in str(caught.value)
+    patch = patch_of("*** Begin Patch", "*** Update File: a.txt", "*** Move to: b\x1b.txt",
+                     "@@", "-a", "+b", "*** End Patch")
+    with pytest.raises(PatchError, match=r"line 3: .*control character '\\x1b'"):
+        parse_patch(patch)

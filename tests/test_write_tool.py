@@ -79,9 +79,9 @@ def test_write_atomic_write_syncs_the_new_bytes_before_the_rename(tmp_path, monk
             events.append("fsync file")
         real_fsync(fd)
 
-    def replace(source: object, destination: object) -> None:
+    def replace(source: object, destination: object, **folders: object) -> None:
         events.append("replace")
-        real_replace(source, destination)  # type: ignore[arg-type]
+        real_replace(source, destination, **folders)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(os, "replace", replace)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import codecs
 import difflib
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,9 +25,10 @@ from pydantic import Field
 
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
+from .fs import Root, as_root
 from .read import number_lines
 from .tracker import FileTracker
-from .write import atomic_write
+from .write import atomic_write_at
 
 MAX_DIFF_LINES = 60
 """How many lines of diff an edit's result shows; the rest are counted."""
@@ -234,34 +236,47 @@ class EditTool(ArgumentsTool[EditArguments]):
     Arguments = EditArguments
     read_only = False
 
-    def __init__(self, root: Path | str = ".", *, files: FileTracker | None = None) -> None:
-        """Edit files under ``root``; ``files``: the tracker shared with ``read`` and ``write``."""
-        self.root = Path(root)
+    def __init__(self, root: Root | Path | str = ".", *, files: FileTracker | None = None) -> None:
+        """Edit files under ``root``; ``files``: the tracker shared with ``read`` and ``write``.
+
+        Files are opened through ``self.fs`` (a ``Root``), so no path leads out of ``root``.
+        """
+        self.fs = as_root(root)
+        self.root = self.fs.path
         self.files = files if files is not None else FileTracker()
 
     # --8<-- [start:call]
     async def call(self, args: EditArguments) -> ToolOutput:
         """Make the edit; every failure is an error result and leaves the file as it was."""
         # region ch09: refuse old == new, a missing file, one not read; decode; replace; write
-        # more: TextFile.decode, replace_once (EditError), .encode, atomic_write, files.saw, diff
+        # more: self.fs.stat, .read_bytes, .locate as place; replace_once; atomic_write_at
         shown = args.path
         path = self.root / shown
         if args.old_string == args.new_string:
             return ToolOutput.error("old_string and new_string are the same; nothing would change")
         try:
-            if not path.is_file():
-                what = "is a directory" if path.is_dir() else "was not found"
+            try:
+                mode = self.fs.stat(shown).st_mode
+            except FileNotFoundError:
+                mode = None
+            if mode is None or not stat.S_ISREG(mode):
+                what = (
+                    "was not found"
+                    if mode is None
+                    else ("is a directory" if stat.S_ISDIR(mode) else "is not a regular file")
+                )
                 return ToolOutput.error(
                     f"{shown} {what}; edit changes an existing file (use write to create one)"
                 )
             if (problem := self.files.check(path, shown)) is not None:
                 return ToolOutput.error(problem)
-            file = TextFile.decode(path.read_bytes())
+            file = TextFile.decode(self.fs.read_bytes(shown))
             after, count = replace_once(
                 file.text, args.old_string, args.new_string,
                 replace_all=args.replace_all, shown=shown,
             )
-            atomic_write(path, file.encode(after))
+            with self.fs.locate(shown) as place:
+                atomic_write_at(place.folder, place.name, file.encode(after))
         except UnicodeDecodeError as error:
             line = error.object[: error.start].count(b"\n") + 1
             return ToolOutput.error(
@@ -274,6 +289,8 @@ class EditTool(ArgumentsTool[EditArguments]):
             return ToolOutput.error(
                 f"cannot edit {shown}: {error.strerror or error}; the file was not changed"
             )
+        except ValueError:  # a NUL character in the name
+            return ToolOutput.error(f"cannot edit {shown!r}: a file name cannot hold NUL")
         self.files.saw(path)
         diff = show_diff(file.text.replace("\r\n", "\n"), after.replace("\r\n", "\n"), shown)
         replacements = "1 replacement" if count == 1 else f"{count} replacements"

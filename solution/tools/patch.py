@@ -19,6 +19,7 @@ chunk is trailing whitespace: indentation is meaning in Python and YAML, and is 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
@@ -28,8 +29,9 @@ from pydantic import Field
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
 from .edit import TextFile, line_ending
+from .fs import OutsideRoot, Root, as_root
 from .tracker import FileTracker
-from .write import atomic_write
+from .write import atomic_write_at
 
 BEGIN = "*** Begin Patch"
 END = "*** End Patch"
@@ -38,6 +40,10 @@ DELETE = "*** Delete File: "
 UPDATE = "*** Update File: "
 MOVE = "*** Move to: "
 END_OF_FILE = "*** End of File"
+
+MARKERS = (BEGIN, END, END_OF_FILE, ADD.rstrip(), DELETE.rstrip(), UPDATE.rstrip(), MOVE.rstrip())
+"""The marker lines of the format; a line that is one of them once its spaces are stripped
+(``  *** Update File: x``, `` *** End Patch``) is read as the marker, as Codex reads it."""
 
 MAX_QUOTE_CHARS = 60
 """How much of a wrong patch line an error message quotes."""
@@ -117,6 +123,28 @@ def quote(line: str) -> str:
     if len(line) > MAX_QUOTE_CHARS:
         line = line[: MAX_QUOTE_CHARS - 1] + "…"
     return repr(line)
+
+
+def is_marker(line: str) -> bool:
+    """Whether ``line``, without the spaces around it, is one of the format's ``MARKERS``.
+
+    ``*** End Patch`` and ``*** End of File`` must be the whole line; the headers
+    (``*** Update File:`` …) start it.
+    """
+    text = line.strip()
+    return text in (END, END_OF_FILE) or text.startswith(MARKERS[3:])
+
+
+def control_character(path: str) -> str | None:
+    """The first control character in ``path``, shown as ``repr`` shows it, or ``None``.
+
+    A file name may hold one, but a path in a patch that does is far more likely an accident
+    or a trick (an escape sequence that rewrites the terminal), and shows invisibly.
+    """
+    for char in path:
+        if ord(char) < 32 or 127 <= ord(char) < 160:
+            return repr(char)
+    return None
 # --8<-- [end:errors]
 
 
@@ -154,6 +182,19 @@ class Cursor:
 # --8<-- [end:cursor]
 
 
+def separates(cursor: Cursor) -> bool:
+    """Whether the blank lines at ``cursor`` only separate: a marker, ``@@`` or the end follows.
+
+    Only empty lines count (a line holding a space is a context line). Codex skips such
+    blank lines, and models write them (before ``*** End Patch``, after
+    ``*** End of File``); read as empty context lines, they would make the chunk unfindable.
+    """
+    for line in cursor.lines[cursor.index :]:
+        if line.strip():
+            return is_marker(line) or line.startswith("@@")
+    return True
+
+
 # --8<-- [start:file-header]
 def file_header(line: str, number: int) -> AddFile | DeleteFile | UpdateFile | None:
     """The operation a header line starts, with an empty body; ``None`` if it is no header.
@@ -163,12 +204,17 @@ def file_header(line: str, number: int) -> AddFile | DeleteFile | UpdateFile | N
     ``PatchError`` at line ``number``.
     """
     # region ch09: match the three prefixes; take the path after it; refuse empty and absolute
-    # more: line.startswith(prefix), line.removeprefix(prefix).strip(), PurePath(path).is_absolute()
+    # more: line.strip().startswith(prefix.rstrip()); control_character(path); is_absolute()
+    line = line.strip()  # models pad markers with spaces; Codex reads them all the same
     for prefix, kind in ((ADD, AddFile), (DELETE, DeleteFile), (UPDATE, UpdateFile)):
-        if line.startswith(prefix) or line.rstrip() == prefix.rstrip():
+        if line.startswith(prefix) or line == prefix.rstrip():
             path = line.removeprefix(prefix.rstrip()).strip()
             if not path:
                 raise PatchError(number, f"expected a path after {prefix.rstrip()!r}")
+            if (char := control_character(path)) is not None:
+                raise PatchError(
+                    number, f"the path {quote(path)} holds the control character {char}"
+                )
             if PurePath(path).is_absolute() or path.startswith("/"):
                 raise PatchError(
                     number, f"expected a path relative to the workspace, got {quote(path)}"
@@ -183,13 +229,15 @@ def file_header(line: str, number: int) -> AddFile | DeleteFile | UpdateFile | N
 def parse_chunk(cursor: Cursor) -> Chunk:
     """Read one chunk: its ``@@`` lines, then its ``' '``, ``'-'`` and ``'+'`` lines.
 
-    The chunk ends before a ``@@`` line that follows its body (the next chunk), before a line
-    starting with ``*** `` (a header), or at the end; ``*** End of File`` ends it too, and is
-    taken. An empty line in the body is an empty context line. Errors: a line that fits none
-    of these, a chunk with no body, and a chunk that neither removes nor adds a line.
+    The chunk ends before a ``@@`` line that follows its body (the next chunk), before a
+    marker line (``is_marker``: a header or ``*** End Patch``, padded with spaces or not), or at
+    the end; ``*** End of File`` ends it too, and is taken. An empty line in the body is an
+    empty context line, except blank lines with only a marker, a ``@@`` line or the end after
+    them: those separate, as in Codex, and are skipped. Errors: a line that fits none of
+    these, a chunk with no body, and a chunk that neither removes nor adds a line.
     """
-    # region ch09: anchors first, then body lines by their first character, until a header
-    # more: line.startswith("@@") -> anchor text line[2:].strip(); a "" line is context ""
+    # region ch09: anchors first, then body lines by their first character, until a marker
+    # more: line.startswith("@@") -> anchor line[2:].strip(); "" is context "" unless trailing
     start = cursor.number
     anchors: list[str] = []
     lines: list[tuple[str, str]] = []
@@ -201,11 +249,15 @@ def parse_chunk(cursor: Cursor) -> Chunk:
             if text := line[2:].strip():
                 anchors.append(text)
             continue
-        if line.rstrip() == END_OF_FILE and lines:
+        if line.strip() == END_OF_FILE and lines:
             cursor.take()
             return finish_chunk(start, Chunk(tuple(anchors), tuple(lines), end_of_file=True))
-        if line.startswith("*** "):
+        if is_marker(line):
             break
+        if line == "" and separates(cursor):
+            while cursor.peek() == "":
+                cursor.take()
+            continue
         if line == "":
             lines.append((" ", ""))
         elif line[0] in " -+":
@@ -242,10 +294,13 @@ def parse_section(cursor: Cursor, header: Operation, number: int) -> Operation:
     the next line starting with ``*** ``.
     """
     # region ch09: Add: '+' lines; Update: an optional Move to line, then parse_chunk in a loop
-    # more: while (line := cursor.peek()) is not None and not line.startswith("*** "); replace()
+    # more: while (line := cursor.peek()) is not None and not is_marker(line); replace()
     if isinstance(header, AddFile):
         added: list[str] = []
-        while (line := cursor.peek()) is not None and not line.startswith("*** "):
+        while (line := cursor.peek()) is not None and not is_marker(line):
+            if line == "" and separates(cursor):
+                cursor.take()
+                continue
             if not line.startswith("+"):
                 raise PatchError(
                     cursor.number,
@@ -257,15 +312,22 @@ def parse_section(cursor: Cursor, header: Operation, number: int) -> Operation:
     if isinstance(header, DeleteFile):
         return header
     move_to = None
-    if (line := cursor.peek()) is not None and line.startswith(MOVE.rstrip()):
+    if (line := cursor.peek()) is not None and line.strip().startswith(MOVE.rstrip()):
         move_number = cursor.number
-        move_to = cursor.take().removeprefix(MOVE.rstrip()).strip()
+        move_to = cursor.take().strip().removeprefix(MOVE.rstrip()).strip()
         if not move_to:
             raise PatchError(move_number, f"expected a path after {MOVE.rstrip()!r}")
+        if (char := control_character(move_to)) is not None:
+            raise PatchError(
+                move_number, f"the path {quote(move_to)} holds the control character {char}"
+            )
     chunks: list[Chunk] = []
     while (line := cursor.peek()) is not None and (
-        not line.startswith("*** ") or line.rstrip() == END_OF_FILE
+        not is_marker(line) or line.strip() == END_OF_FILE
     ):
+        if not line.strip() and separates(cursor):
+            cursor.take()
+            continue
         chunks.append(parse_chunk(cursor))
     if not chunks and move_to is None:
         raise PatchError(
@@ -319,7 +381,7 @@ def parse_patch(text: str) -> list[Operation]:
                 raise PatchError(number, "the patch changes no files")
             break
         header = file_header(line, number)
-        if header is None and line.startswith(MOVE.rstrip()):
+        if header is None and line.strip().startswith(MOVE.rstrip()):
             raise PatchError(
                 number, f"{MOVE.rstrip()!r} must come right after an {UPDATE.rstrip()!r} line"
             )
@@ -349,13 +411,31 @@ def parse_patch(text: str) -> list[Operation]:
 
 
 # --8<-- [start:file-lines]
+class Line(str):
+    r"""A line of a file without its line end; ``end`` is the end it had (``"\r\n"``, ``"\n"``).
+
+    It compares as the plain text, so finding chunks is unchanged; a context line copied from
+    the file is this object, so it keeps its own end, in a file of mixed line ends too.
+    """
+
+    end: str
+
+    def __new__(cls, text: str, end: str) -> Line:
+        """``text``, remembering ``end``."""
+        line = super().__new__(cls, text)
+        line.end = end
+        return line
+
+
 @dataclass
 class FileLines:
     r"""A file's text as lines without their ends, and what it takes to put the text back.
 
-    ``"a\r\nb\r\n"`` is ``FileLines(["a", "b"], "\r\n", True)``. ``join`` writes every
-    line end as the file's own (``line_ending``, from the edit tool) and ends the text with
-    one only if it ended with one: CRLF stays CRLF, a missing final newline stays missing.
+    ``"a\r\nb\r\n"`` is ``FileLines(["a", "b"], "\r\n", True)``. Each line split from the
+    file is a ``Line`` and keeps its own end; ``join`` ends a line the patch added with the
+    file's usual one (``line_ending``, from the edit tool), and ends the text with a line end
+    only if it ended with one: CRLF stays CRLF, a lone LF in a CRLF file stays LF, a missing
+    final newline stays missing.
     """
 
     lines: list[str]
@@ -364,17 +444,29 @@ class FileLines:
 
     @classmethod
     def split(cls, text: str) -> FileLines:
-        """The lines of ``text``, its line end and whether its last line has one."""
-        lines = text.replace("\r\n", "\n").split("\n")
-        final_newline = lines[-1] == ""
+        """The lines of ``text`` (each a ``Line``), its usual line end, and its final newline."""
+        pieces = text.split("\n")
+        final_newline = pieces[-1] == ""
         if final_newline:
-            lines.pop()
+            pieces.pop()
+        lines: list[str] = []
+        for index, piece in enumerate(pieces):
+            last = index == len(pieces) - 1 and not final_newline
+            if piece.endswith("\r") and not last:
+                lines.append(Line(piece[:-1], "\r\n"))
+            else:
+                lines.append(Line(piece, "" if last else "\n"))
         return cls(lines, line_ending(text), final_newline)
 
     def join(self) -> str:
-        """The text of the lines, each line end the file's own."""
-        text = self.newline.join(self.lines)
-        return text + self.newline if self.lines and self.final_newline else text
+        """The text of the lines: each with its own end (an added line: the file's usual one)."""
+        parts = []
+        for index, line in enumerate(self.lines):
+            end = getattr(line, "end", "") or self.newline
+            if index == len(self.lines) - 1 and not self.final_newline:
+                end = ""
+            parts.append(line + end)
+        return "".join(parts)
 # --8<-- [end:file-lines]
 
 
@@ -450,7 +542,8 @@ def apply_chunks(lines: Sequence[str], chunks: Sequence[Chunk], path: str) -> li
             at = found
         else:
             where = "at the end of the file" if chunk.end_of_file else f"after line {position}"
-            looked_for = "\n".join(f"    {line}" for line in old)
+            # a blank line would show as nothing: show it quoted ('' or '  ')
+            looked_for = "\n".join(f"    {line if line.strip() else repr(line)}" for line in old)
             raise ApplyError(
                 f"{path}: chunk {number} not found: these lines are not in the file "
                 f"{where}:\n{looked_for}"
@@ -474,79 +567,107 @@ def apply_chunks(lines: Sequence[str], chunks: Sequence[Chunk], path: str) -> li
 class Plan:
     """Everything a patch will do, computed before anything is done.
 
-    ``writes`` maps each file to write to its new bytes, ``deletes`` lists the files to remove
-    (the sources of moves among them), ``summary`` has one ``git status --short`` line per file.
+    ``writes`` maps each file to write (its path in the patch) to its new bytes, ``deletes``
+    lists the files to remove (the sources of moves among them), ``summary`` has one
+    ``git status --short`` line per file.
     """
 
-    writes: dict[Path, bytes] = field(default_factory=dict)
-    deletes: list[Path] = field(default_factory=list)
+    writes: dict[str, bytes] = field(default_factory=dict)
+    deletes: list[str] = field(default_factory=list)
     summary: list[str] = field(default_factory=list)
 
-    def carry_out(self) -> None:
-        """Write every new content (creating folders), then delete; ``OSError`` on failure."""
+    def carry_out(self, root: Root) -> None:
+        """Write every new content (creating folders), then delete; ``OSError`` on failure.
+
+        Every file is reached through ``root`` (``tools/fs.py``), never by name.
+        """
         for path, data in self.writes.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, data)
+            with root.locate(path, parents=True) as place:
+                atomic_write_at(place.folder, place.name, data)
         for path in self.deletes:
-            path.unlink()
+            root.unlink(path)
 # --8<-- [end:plan-class]
+
+
+def kind_of(root: Root, path: str) -> str | None:
+    """What ``path`` is under ``root``: ``"file"``, ``"other"`` (a folder…), or ``None``.
+
+    A link is followed if it stays inside; a dangling link counts as something (``"other"``),
+    so that an Add never writes through it. A path that leads out of ``root`` is an
+    ``ApplyError`` naming it.
+    """
+    try:
+        mode = root.stat(path).st_mode
+    except OutsideRoot as error:
+        raise ApplyError(f"cannot change {path}: {error}") from None
+    except FileNotFoundError:
+        try:
+            with root.locate(path, follow=False) as place:
+                os.stat(place.name, dir_fd=place.folder, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        return "other"
+    return "file" if stat.S_ISREG(mode) else "other"
 
 
 # --8<-- [start:plan]
 def plan_patch(
-    root: Path, operations: Sequence[Operation], files: FileTracker | None = None
+    root: Root | Path | str, operations: Sequence[Operation], files: FileTracker | None = None
 ) -> Plan:
     """What ``operations`` will do to the files under ``root``, or an ``ApplyError``.
 
-    Nothing is written here: each file is read and its new content computed in memory. An
-    Add of a file that exists, an Update or Delete of one that does not, a Move onto a file
-    that exists, a file that is not UTF-8 text, a chunk that does not fit, and (when ``files``
-    is given) an Update of a file not read, or changed since, are all ``ApplyError``.
+    Nothing is written here: each file is read (through the ``Root``) and its new content
+    computed in memory. An Add of a file that exists, an Update or Delete of one that does
+    not, a Move onto a file that exists, a file that is not UTF-8 text, a chunk that does not
+    fit, and (when ``files`` is given) an Update of a file not read, or changed since, are all
+    ``ApplyError``. A path that leads out of ``root`` raises ``OutsideRoot`` (an ``OSError``).
     """
     # region ch09: one case per kind; check, read, apply_chunks, encode; record in the plan
-    # more: TextFile.decode, FileLines.split, apply_chunks, join, encode; files.check(path, shown)
+    # more: kind_of(fs, path); fs.read_bytes; TextFile.decode, FileLines.split, apply_chunks
+    fs = as_root(root)
     plan = Plan()
     for operation in operations:
-        path = root / operation.path
+        kind = kind_of(fs, operation.path)
         if isinstance(operation, AddFile):
-            if path.exists() or path.is_symlink():
+            if kind is not None:
                 raise ApplyError(
                     f"cannot add {operation.path}: it already exists; "
                     "use '*** Update File: ' to change it"
                 )
-            plan.writes[path] = "".join(f"{line}\n" for line in operation.lines).encode()
+            plan.writes[operation.path] = "".join(f"{line}\n" for line in operation.lines).encode()
             plan.summary.append(f"A {operation.path}")
         elif isinstance(operation, DeleteFile):
-            if not path.is_file():
-                what = "it is not a file" if path.exists() else "no such file"
+            if kind != "file":
+                what = "it is not a file" if kind else "no such file"
                 raise ApplyError(f"cannot delete {operation.path}: {what}")
-            plan.deletes.append(path)
+            plan.deletes.append(operation.path)
             plan.summary.append(f"D {operation.path}")
         else:
-            if not path.is_file():
-                what = "it is not a file" if path.exists() else "no such file"
+            if kind != "file":
+                what = "it is not a file" if kind else "no such file"
                 raise ApplyError(f"cannot update {operation.path}: {what}")
-            if files is not None and (reason := files.check(path, operation.path)):
+            if files is not None and (
+                reason := files.check(fs.path / operation.path, operation.path)
+            ):
                 raise ApplyError(reason)
             try:
-                file = TextFile.decode(path.read_bytes())
+                file = TextFile.decode(fs.read_bytes(operation.path))
             except UnicodeDecodeError:
                 raise ApplyError(f"cannot update {operation.path}: it is not UTF-8 text") from None
             body = FileLines.split(file.text)
             body.lines = apply_chunks(body.lines, operation.chunks, operation.path)
             data = file.encode(body.join())
             if operation.move_to is None:
-                plan.writes[path] = data
+                plan.writes[operation.path] = data
                 plan.summary.append(f"M {operation.path}")
                 continue
-            target = root / operation.move_to
-            if target.exists() or target.is_symlink():
+            if kind_of(fs, operation.move_to) is not None:
                 raise ApplyError(
                     f"cannot move {operation.path} to {operation.move_to}: "
                     f"{operation.move_to} already exists"
                 )
-            plan.writes[target] = data
-            plan.deletes.append(path)
+            plan.writes[operation.move_to] = data
+            plan.deletes.append(operation.path)
             plan.summary.append(f"R {operation.path} -> {operation.move_to}")
     return plan
     # endregion
@@ -587,26 +708,31 @@ class ApplyPatchTool(ArgumentsTool[PatchArguments]):
     Arguments = PatchArguments
     read_only = False
 
-    def __init__(self, root: Path | str = ".", files: FileTracker | None = None) -> None:
-        """Patch files under ``root``; with ``files``, only files read and unchanged since."""
-        self.root = Path(root)
+    def __init__(self, root: Root | Path | str = ".", files: FileTracker | None = None) -> None:
+        """Patch files under ``root``; with ``files``, only files read and unchanged since.
+
+        Files are opened through ``self.fs`` (a ``Root``), so no path leads out of ``root``,
+        with or without chapter 14's checks in front.
+        """
+        self.fs = as_root(root)
+        self.root = self.fs.path
         self.files = files
 
     async def call(self, args: PatchArguments) -> ToolOutput:
         """Parse, plan, carry out; the summary, or an error result and no file changed."""
         # region ch09: parse_patch, plan_patch, carry_out, tell files; each failure is an error
-        # more: catch PatchError and ApplyError (both ValueError) and OSError; files.saw(path)
+        # more: catch ValueError and OSError (OutsideRoot is one) before carry_out(self.fs)
         try:
-            plan = plan_patch(self.root, parse_patch(args.patch), self.files)
-        except ValueError as error:
+            plan = plan_patch(self.fs, parse_patch(args.patch), self.files)
+        except (ValueError, OSError) as error:
             return ToolOutput.error(f"the patch was not applied: {error}")
         try:
-            plan.carry_out()
+            plan.carry_out(self.fs)
         except OSError as error:
             return ToolOutput.error(f"the patch failed while writing: {error}")
         if self.files is not None:
             for path in plan.writes:
-                self.files.saw(path)
+                self.files.saw(self.root / path)
         return ToolOutput.ok("\n".join(plan.summary))
         # endregion
 # --8<-- [end:tool]

@@ -27,6 +27,7 @@ from pydantic import Field
 
 from ..types import ToolDefinition, ToolOutput
 from .base import ArgumentsTool, ToolArguments
+from .fs import Root, as_root
 from .tracker import FileTracker
 
 BINARY_SNIFF_BYTES = 8192
@@ -137,7 +138,7 @@ class ReadTool(ArgumentsTool[ReadArguments]):
     # --8<-- [start:init]
     def __init__(
         self,
-        root: Path | str = ".",
+        root: Root | Path | str = ".",
         *,
         max_lines: int = 2000,
         max_chars: int = 100_000,
@@ -148,9 +149,12 @@ class ReadTool(ArgumentsTool[ReadArguments]):
 
         At most ``max_lines`` lines and about ``max_chars`` characters per call; a single
         line longer than ``max_line_chars`` is cut. ``files``, if given, is told of every file
-        read, so that the edit tools of chapter 9 know what the model has seen.
+        read, so that the edit tools of chapter 9 know what the model has seen. ``root`` may
+        be a ``Root`` (``tools/fs.py``), which also allows extra folders; files are opened
+        through it, never by name, so no path leads out of it.
         """
-        self.root = Path(root)
+        self.fs = as_root(root)
+        self.root = self.fs.path
         self.max_lines = max_lines
         self.max_chars = max_chars
         self.max_line_chars = max_line_chars
@@ -209,16 +213,16 @@ class ReadTool(ArgumentsTool[ReadArguments]):
     # --8<-- [end:window]
 
     # --8<-- [start:read-window]
-    def read_window(self, path: Path, args: ReadArguments) -> ToolOutput:
-        """Open the regular file at ``path`` and show the window ``args`` asks for.
+    def read_window(self, args: ReadArguments) -> ToolOutput:
+        """Open the regular file ``args.path`` through ``self.fs``; show the window asked for.
 
         It blocks, so ``read`` calls it in a worker thread. Only the first
         ``BINARY_SNIFF_BYTES`` bytes are checked for binary, and lines are decoded as they are
         read, so the file is never in memory as a whole.
         """
         # region ch02: open the bytes; sniff the start; decode lines as they are read; window
-        # more: path.open("rb"), read(n), seek(0); io.TextIOWrapper(file, encoding, errors, newline)
-        with path.open("rb") as file:
+        # more: self.fs.open_regular(path), read(n), seek(0); io.TextIOWrapper(file, encoding, ...)
+        with self.fs.open_regular(args.path) as file:
             if looks_binary(file.read(BINARY_SNIFF_BYTES)):
                 return ToolOutput.error(
                     f"{args.path} looks like a binary file (a NUL byte near its start); "
@@ -244,10 +248,9 @@ class ReadTool(ArgumentsTool[ReadArguments]):
     async def read(self, args: ReadArguments) -> ToolOutput:
         """Read the file ``args`` names; every failure is an error result."""
         # region ch02: ask stat what is there; refuse all but a regular file; read in a thread
-        # more: path.stat().st_mode; stat.S_ISDIR, stat.S_ISREG; FileNotFoundError before OSError
-        path = self.root / args.path
+        # more: self.fs.stat(args.path).st_mode; stat.S_ISDIR, S_ISREG; FileNotFoundError first
         try:
-            mode = path.stat().st_mode
+            mode = self.fs.stat(args.path).st_mode
         except FileNotFoundError:
             return ToolOutput.error(f"file not found: {args.path}")
         except OSError as error:  # a name too long, a loop of links, no permission
@@ -264,7 +267,7 @@ class ReadTool(ArgumentsTool[ReadArguments]):
                 "read only shows regular files"
             )
         try:
-            return await asyncio.to_thread(self.read_window, path, args)
+            return await asyncio.to_thread(self.read_window, args)
         except OSError as error:
             return ToolOutput.error(f"cannot read {args.path}: {error.strerror or error}")
         # endregion

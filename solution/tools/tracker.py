@@ -27,6 +27,18 @@ class Seen:
     inode: int
 
 
+def resolved(path: Path) -> Path:
+    """``path`` with its links followed, to tell files apart; made absolute if that fails.
+
+    ``Path.resolve`` raises when a link changes under it while it reads it (another process
+    swapping a folder); the tracker must not crash the tool for that.
+    """
+    try:
+        return path.resolve()
+    except OSError:
+        return Path(os.path.abspath(path))
+
+
 def seen_now(path: Path) -> Seen | None:
     """The state of the file at ``path`` now, or ``None`` if there is no such file."""
     try:
@@ -46,10 +58,10 @@ class FileTracker:
     def saw(self, path: Path) -> None:
         """Remember that the model has just read (or written) the file at ``path``."""
         # region ch09: remember the file's state under its resolved path
-        # more: Path.resolve() so that two spellings of one file agree; seen_now(path)
+        # more: resolved(path) so that two spellings of one file agree; seen_now(path)
         state = seen_now(path)
         if state is not None:
-            self._seen[path.resolve()] = state
+            self._seen[resolved(path)] = state
         # endregion
 
     def check(self, path: Path, shown: str) -> str | None:
@@ -59,7 +71,7 @@ class FileTracker:
         """
         # region ch09: never read: say to read it; changed since: say to read it again
         # more: compare the remembered Seen with seen_now(path); dataclasses compare by value
-        before = self._seen.get(path.resolve())
+        before = self._seen.get(resolved(path))
         if before is None:
             return f"read {shown} before editing it, so the edit is made against what it holds"
         if seen_now(path) != before:

@@ -6,6 +6,10 @@ the old one. On POSIX a rename within one file system is atomic: anyone who open
 sees the old content or the new, never half of each. A crash, a full disk or a killed process
 before the rename leaves the old file as it was, and the temporary file is removed.
 
+Every file tool opens through ``Root`` (``tools/fs.py``), never by name: ``atomic_write_at``
+works inside a folder already opened there, so the temporary file, the rename and the sync all
+happen in that folder, whatever is swapped for a link meanwhile.
+
 ``write`` creates a file (and its parent directories) or replaces one. Replacing a file the
 model has not read in this session, or that changed on disk since it read it, is refused: the
 model would be overwriting content it has never seen. ``edit`` (``tools/edit.py``) and
@@ -24,6 +28,7 @@ from pydantic import Field
 
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
+from .fs import Root, as_root
 from .tracker import FileTracker
 
 NEW_FILE_MODE = 0o666
@@ -42,40 +47,36 @@ class WriteArguments(ToolArguments):
 
 
 # --8<-- [start:fsync-directory]
-def fsync_directory(directory: Path) -> None:
-    """Ask the disk to keep the directory's entries (a rename is one), as far as it can.
+def fsync_directory(folder: int) -> None:
+    """Ask the disk to keep the entries of the open ``folder`` (a rename is one), if it can.
 
     Best effort: a file system that cannot sync a directory raises, and that is ignored, since
     by then the new file is already in place.
     """
     with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        os.fsync(folder)
 # --8<-- [end:fsync-directory]
 
 
 # --8<-- [start:atomic-write]
-def atomic_write(path: Path, data: bytes) -> None:
-    """Make the file at ``path`` hold exactly ``data``, or leave it as it was.
+def atomic_write_at(folder: int, name: str, data: bytes) -> None:
+    """Make the file ``name`` in the open directory ``folder`` hold exactly ``data``, or not.
 
-    The bytes go to a new temporary file next to ``path`` (same directory, so same file
-    system), are flushed and synced, take the old file's permission bits, and the temporary
-    file is then renamed over ``path`` with ``os.replace``. Any failure raises ``OSError``
-    after removing the temporary file; the old file is untouched. A symbolic link is followed:
-    the file it points to is replaced, and the link stays a link.
+    The bytes go to a new temporary file in the same folder (so the same file system), are
+    flushed and synced, take the old file's permission bits, and the temporary file is then
+    renamed over ``name`` with ``os.replace``. Every step names its file relative to
+    ``folder`` (``dir_fd``), so nothing is looked up by a path that could have changed. Any
+    failure raises ``OSError`` after removing the temporary file; the old file is untouched.
     """
     # region ch09: write a temporary file beside the target, fsync it, then os.replace it over
-    # more: os.open(temp, O_WRONLY | O_CREAT | O_EXCL, mode); os.fsync; unlink the temp on error
-    target = Path(os.path.realpath(path))
+    # more: os.open(temp, O_WRONLY | O_CREAT | O_EXCL, mode, dir_fd=folder); os.fsync; unlink
     try:
-        mode = stat.S_IMODE(target.stat().st_mode)
+        mode = stat.S_IMODE(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
     except FileNotFoundError:
         mode = None  # a new file: NEW_FILE_MODE, less the umask
-    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, NEW_FILE_MODE)
+    temp = f".{name}.{secrets.token_hex(4)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    fd = os.open(temp, flags, NEW_FILE_MODE, dir_fd=folder)
     try:
         with os.fdopen(fd, "wb") as file:
             file.write(data)
@@ -83,14 +84,29 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.fsync(file.fileno())
             if mode is not None:
                 os.fchmod(file.fileno(), mode)
-        os.replace(temp, target)
+        os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(temp)
+            os.unlink(temp, dir_fd=folder)
         raise
-    fsync_directory(target.parent)
+    fsync_directory(folder)
     # endregion
 # --8<-- [end:atomic-write]
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """``atomic_write_at`` for a plain path: the folder is opened, then the file written in it.
+
+    A symbolic link is followed (by ``realpath``, before anything is opened): the file it
+    points to is replaced, and the link stays a link. For code that trusts ``path``; the
+    tools go through ``Root`` instead.
+    """
+    target = Path(os.path.realpath(path))
+    folder = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        atomic_write_at(folder, target.name, data)
+    finally:
+        os.close(folder)
 
 
 # --8<-- [start:tool]
@@ -105,28 +121,35 @@ class WriteTool(ArgumentsTool[WriteArguments]):
     Arguments = WriteArguments
     read_only = False
 
-    def __init__(self, root: Path | str = ".", *, files: FileTracker | None = None) -> None:
-        """Write files under ``root``; ``files``: the tracker shared with ``read`` and ``edit``."""
-        self.root = Path(root)
+    def __init__(self, root: Root | Path | str = ".", *, files: FileTracker | None = None) -> None:
+        """Write files under ``root``; ``files``: the tracker shared with ``read`` and ``edit``.
+
+        Files are opened through ``self.fs`` (a ``Root``), so no path leads out of ``root``.
+        """
+        self.fs = as_root(root)
+        self.root = self.fs.path
         self.files = files if files is not None else FileTracker()
 
     # --8<-- [start:call]
     async def call(self, args: WriteArguments) -> ToolOutput:
         """Create or replace the file; every failure is an error result."""
         # region ch09: refuse a directory, or a file not read (or changed); mkdir; atomic_write
-        # more: path.is_dir(), path.exists(); self.files.check and .saw; catch OSError → strerror
+        # more: self.fs.stat (FileNotFoundError: new); self.fs.locate(path, parents=True) as place
         path = self.root / args.path
         if args.path.endswith("/"):
             return ToolOutput.error(f"{args.path} ends with /, so it names a directory, not a file")
         try:
-            exists = path.exists()
-            if path.is_dir():
-                return ToolOutput.error(f"{args.path} is a directory; write needs a file path")
+            try:
+                exists = True
+                if stat.S_ISDIR(self.fs.stat(args.path).st_mode):
+                    return ToolOutput.error(f"{args.path} is a directory; write needs a file path")
+            except FileNotFoundError:
+                exists = False
             if exists and (problem := self.files.check(path, args.path)) is not None:
                 return ToolOutput.error(problem)
             data = args.content.encode("utf-8")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, data)
+            with self.fs.locate(args.path, parents=True) as place:
+                atomic_write_at(place.folder, place.name, data)
         except UnicodeEncodeError as error:
             return ToolOutput.error(
                 f"content cannot be written as UTF-8: character {error.start} is a lone "

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import codecs
 import difflib
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,9 +26,10 @@ from pydantic import Field
 from ..todo import Todo
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
+from .fs import Root, as_root
 from .read import number_lines
 from .tracker import FileTracker
-from .write import atomic_write
+from .write import atomic_write_at
 
 MAX_DIFF_LINES = 60
 """How many lines of diff an edit's result shows; the rest are counted."""
@@ -150,9 +152,13 @@ class EditTool(ArgumentsTool[EditArguments]):
     Arguments = EditArguments
     read_only = False
 
-    def __init__(self, root: Path | str = ".", *, files: FileTracker | None = None) -> None:
-        """Edit files under ``root``; ``files``: the tracker shared with ``read`` and ``write``."""
-        self.root = Path(root)
+    def __init__(self, root: Root | Path | str = ".", *, files: FileTracker | None = None) -> None:
+        """Edit files under ``root``; ``files``: the tracker shared with ``read`` and ``write``.
+
+        Files are opened through ``self.fs`` (a ``Root``), so no path leads out of ``root``.
+        """
+        self.fs = as_root(root)
+        self.root = self.fs.path
         self.files = files if files is not None else FileTracker()
 
     async def call(self, args: EditArguments) -> ToolOutput:

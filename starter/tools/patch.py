@@ -19,6 +19,7 @@ chunk is trailing whitespace: indentation is meaning in Python and YAML, and is 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
@@ -29,8 +30,9 @@ from ..todo import Todo
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
 from .edit import TextFile, line_ending
+from .fs import OutsideRoot, Root, as_root
 from .tracker import FileTracker
-from .write import atomic_write
+from .write import atomic_write_at
 
 BEGIN = "*** Begin Patch"
 END = "*** End Patch"
@@ -39,6 +41,10 @@ DELETE = "*** Delete File: "
 UPDATE = "*** Update File: "
 MOVE = "*** Move to: "
 END_OF_FILE = "*** End of File"
+
+MARKERS = (BEGIN, END, END_OF_FILE, ADD.rstrip(), DELETE.rstrip(), UPDATE.rstrip(), MOVE.rstrip())
+"""The marker lines of the format; a line that is one of them once its spaces are stripped
+(``  *** Update File: x``, `` *** End Patch``) is read as the marker, as Codex reads it."""
 
 MAX_QUOTE_CHARS = 60
 """How much of a wrong patch line an error message quotes."""
@@ -117,6 +123,28 @@ def quote(line: str) -> str:
     return repr(line)
 
 
+def is_marker(line: str) -> bool:
+    """Whether ``line``, without the spaces around it, is one of the format's ``MARKERS``.
+
+    ``*** End Patch`` and ``*** End of File`` must be the whole line; the headers
+    (``*** Update File:`` …) start it.
+    """
+    text = line.strip()
+    return text in (END, END_OF_FILE) or text.startswith(MARKERS[3:])
+
+
+def control_character(path: str) -> str | None:
+    """The first control character in ``path``, shown as ``repr`` shows it, or ``None``.
+
+    A file name may hold one, but a path in a patch that does is far more likely an accident
+    or a trick (an escape sequence that rewrites the terminal), and shows invisibly.
+    """
+    for char in path:
+        if ord(char) < 32 or 127 <= ord(char) < 160:
+            return repr(char)
+    return None
+
+
 class Cursor:
     """A position in the lines of a patch: the parser reads them one at a time.
 
@@ -149,6 +177,19 @@ class Cursor:
         return line
 
 
+def separates(cursor: Cursor) -> bool:
+    """Whether the blank lines at ``cursor`` only separate: a marker, ``@@`` or the end follows.
+
+    Only empty lines count (a line holding a space is a context line). Codex skips such
+    blank lines, and models write them (before ``*** End Patch``, after
+    ``*** End of File``); read as empty context lines, they would make the chunk unfindable.
+    """
+    for line in cursor.lines[cursor.index :]:
+        if line.strip():
+            return is_marker(line) or line.startswith("@@")
+    return True
+
+
 def file_header(line: str, number: int) -> AddFile | DeleteFile | UpdateFile | None:
     """The operation a header line starts, with an empty body; ``None`` if it is no header.
 
@@ -165,12 +206,14 @@ def file_header(line: str, number: int) -> AddFile | DeleteFile | UpdateFile | N
 def parse_chunk(cursor: Cursor) -> Chunk:
     """Read one chunk: its ``@@`` lines, then its ``' '``, ``'-'`` and ``'+'`` lines.
 
-    The chunk ends before a ``@@`` line that follows its body (the next chunk), before a line
-    starting with ``*** `` (a header), or at the end; ``*** End of File`` ends it too, and is
-    taken. An empty line in the body is an empty context line. Errors: a line that fits none
-    of these, a chunk with no body, and a chunk that neither removes nor adds a line.
+    The chunk ends before a ``@@`` line that follows its body (the next chunk), before a
+    marker line (``is_marker``: a header or ``*** End Patch``, padded with spaces or not), or at
+    the end; ``*** End of File`` ends it too, and is taken. An empty line in the body is an
+    empty context line, except blank lines with only a marker, a ``@@`` line or the end after
+    them: those separate, as in Codex, and are skipped. Errors: a line that fits none of
+    these, a chunk with no body, and a chunk that neither removes nor adds a line.
     """
-    raise Todo("ch09", "anchors first, then body lines by their first character, until a header")
+    raise Todo("ch09", "anchors first, then body lines by their first character, until a marker")
 
 
 def finish_chunk(start: int, chunk: Chunk) -> Chunk:
@@ -219,13 +262,31 @@ def parse_patch(text: str) -> list[Operation]:
     )
 
 
+class Line(str):
+    r"""A line of a file without its line end; ``end`` is the end it had (``"\r\n"``, ``"\n"``).
+
+    It compares as the plain text, so finding chunks is unchanged; a context line copied from
+    the file is this object, so it keeps its own end, in a file of mixed line ends too.
+    """
+
+    end: str
+
+    def __new__(cls, text: str, end: str) -> Line:
+        """``text``, remembering ``end``."""
+        line = super().__new__(cls, text)
+        line.end = end
+        return line
+
+
 @dataclass
 class FileLines:
     r"""A file's text as lines without their ends, and what it takes to put the text back.
 
-    ``"a\r\nb\r\n"`` is ``FileLines(["a", "b"], "\r\n", True)``. ``join`` writes every
-    line end as the file's own (``line_ending``, from the edit tool) and ends the text with
-    one only if it ended with one: CRLF stays CRLF, a missing final newline stays missing.
+    ``"a\r\nb\r\n"`` is ``FileLines(["a", "b"], "\r\n", True)``. Each line split from the
+    file is a ``Line`` and keeps its own end; ``join`` ends a line the patch added with the
+    file's usual one (``line_ending``, from the edit tool), and ends the text with a line end
+    only if it ended with one: CRLF stays CRLF, a lone LF in a CRLF file stays LF, a missing
+    final newline stays missing.
     """
 
     lines: list[str]
@@ -234,17 +295,29 @@ class FileLines:
 
     @classmethod
     def split(cls, text: str) -> FileLines:
-        """The lines of ``text``, its line end and whether its last line has one."""
-        lines = text.replace("\r\n", "\n").split("\n")
-        final_newline = lines[-1] == ""
+        """The lines of ``text`` (each a ``Line``), its usual line end, and its final newline."""
+        pieces = text.split("\n")
+        final_newline = pieces[-1] == ""
         if final_newline:
-            lines.pop()
+            pieces.pop()
+        lines: list[str] = []
+        for index, piece in enumerate(pieces):
+            last = index == len(pieces) - 1 and not final_newline
+            if piece.endswith("\r") and not last:
+                lines.append(Line(piece[:-1], "\r\n"))
+            else:
+                lines.append(Line(piece, "" if last else "\n"))
         return cls(lines, line_ending(text), final_newline)
 
     def join(self) -> str:
-        """The text of the lines, each line end the file's own."""
-        text = self.newline.join(self.lines)
-        return text + self.newline if self.lines and self.final_newline else text
+        """The text of the lines: each with its own end (an added line: the file's usual one)."""
+        parts = []
+        for index, line in enumerate(self.lines):
+            end = getattr(line, "end", "") or self.newline
+            if index == len(self.lines) - 1 and not self.final_newline:
+                end = ""
+            parts.append(line + end)
+        return "".join(parts)
 
 
 def seek(lines: Sequence[str], pattern: Sequence[str], start: int, end_of_file: bool) -> int | None:
@@ -286,32 +359,58 @@ def apply_chunks(lines: Sequence[str], chunks: Sequence[Chunk], path: str) -> li
 class Plan:
     """Everything a patch will do, computed before anything is done.
 
-    ``writes`` maps each file to write to its new bytes, ``deletes`` lists the files to remove
-    (the sources of moves among them), ``summary`` has one ``git status --short`` line per file.
+    ``writes`` maps each file to write (its path in the patch) to its new bytes, ``deletes``
+    lists the files to remove (the sources of moves among them), ``summary`` has one
+    ``git status --short`` line per file.
     """
 
-    writes: dict[Path, bytes] = field(default_factory=dict)
-    deletes: list[Path] = field(default_factory=list)
+    writes: dict[str, bytes] = field(default_factory=dict)
+    deletes: list[str] = field(default_factory=list)
     summary: list[str] = field(default_factory=list)
 
-    def carry_out(self) -> None:
-        """Write every new content (creating folders), then delete; ``OSError`` on failure."""
+    def carry_out(self, root: Root) -> None:
+        """Write every new content (creating folders), then delete; ``OSError`` on failure.
+
+        Every file is reached through ``root`` (``tools/fs.py``), never by name.
+        """
         for path, data in self.writes.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, data)
+            with root.locate(path, parents=True) as place:
+                atomic_write_at(place.folder, place.name, data)
         for path in self.deletes:
-            path.unlink()
+            root.unlink(path)
+
+
+def kind_of(root: Root, path: str) -> str | None:
+    """What ``path`` is under ``root``: ``"file"``, ``"other"`` (a folder…), or ``None``.
+
+    A link is followed if it stays inside; a dangling link counts as something (``"other"``),
+    so that an Add never writes through it. A path that leads out of ``root`` is an
+    ``ApplyError`` naming it.
+    """
+    try:
+        mode = root.stat(path).st_mode
+    except OutsideRoot as error:
+        raise ApplyError(f"cannot change {path}: {error}") from None
+    except FileNotFoundError:
+        try:
+            with root.locate(path, follow=False) as place:
+                os.stat(place.name, dir_fd=place.folder, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        return "other"
+    return "file" if stat.S_ISREG(mode) else "other"
 
 
 def plan_patch(
-    root: Path, operations: Sequence[Operation], files: FileTracker | None = None
+    root: Root | Path | str, operations: Sequence[Operation], files: FileTracker | None = None
 ) -> Plan:
     """What ``operations`` will do to the files under ``root``, or an ``ApplyError``.
 
-    Nothing is written here: each file is read and its new content computed in memory. An
-    Add of a file that exists, an Update or Delete of one that does not, a Move onto a file
-    that exists, a file that is not UTF-8 text, a chunk that does not fit, and (when ``files``
-    is given) an Update of a file not read, or changed since, are all ``ApplyError``.
+    Nothing is written here: each file is read (through the ``Root``) and its new content
+    computed in memory. An Add of a file that exists, an Update or Delete of one that does
+    not, a Move onto a file that exists, a file that is not UTF-8 text, a chunk that does not
+    fit, and (when ``files`` is given) an Update of a file not read, or changed since, are all
+    ``ApplyError``. A path that leads out of ``root`` raises ``OutsideRoot`` (an ``OSError``).
     """
     raise Todo("ch09", "one case per kind; check, read, apply_chunks, encode; record in the plan")
 
@@ -347,9 +446,14 @@ class ApplyPatchTool(ArgumentsTool[PatchArguments]):
     Arguments = PatchArguments
     read_only = False
 
-    def __init__(self, root: Path | str = ".", files: FileTracker | None = None) -> None:
-        """Patch files under ``root``; with ``files``, only files read and unchanged since."""
-        self.root = Path(root)
+    def __init__(self, root: Root | Path | str = ".", files: FileTracker | None = None) -> None:
+        """Patch files under ``root``; with ``files``, only files read and unchanged since.
+
+        Files are opened through ``self.fs`` (a ``Root``), so no path leads out of ``root``,
+        with or without chapter 14's checks in front.
+        """
+        self.fs = as_root(root)
+        self.root = self.fs.path
         self.files = files
 
     async def call(self, args: PatchArguments) -> ToolOutput:

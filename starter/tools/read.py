@@ -28,6 +28,7 @@ from pydantic import Field
 from ..todo import Todo
 from ..types import ToolDefinition, ToolOutput
 from .base import ArgumentsTool, ToolArguments
+from .fs import Root, as_root
 from .tracker import FileTracker
 
 BINARY_SNIFF_BYTES = 8192
@@ -103,7 +104,7 @@ class ReadTool(ArgumentsTool[ReadArguments]):
 
     def __init__(
         self,
-        root: Path | str = ".",
+        root: Root | Path | str = ".",
         *,
         max_lines: int = 2000,
         max_chars: int = 100_000,
@@ -114,9 +115,12 @@ class ReadTool(ArgumentsTool[ReadArguments]):
 
         At most ``max_lines`` lines and about ``max_chars`` characters per call; a single
         line longer than ``max_line_chars`` is cut. ``files``, if given, is told of every file
-        read, so that the edit tools of chapter 9 know what the model has seen.
+        read, so that the edit tools of chapter 9 know what the model has seen. ``root`` may
+        be a ``Root`` (``tools/fs.py``), which also allows extra folders; files are opened
+        through it, never by name, so no path leads out of it.
         """
-        self.root = Path(root)
+        self.fs = as_root(root)
+        self.root = self.fs.path
         self.max_lines = max_lines
         self.max_chars = max_chars
         self.max_line_chars = max_line_chars
@@ -145,8 +149,8 @@ class ReadTool(ArgumentsTool[ReadArguments]):
             "walk the lines to the window; stop once it is full; a note if lines are left",
         )
 
-    def read_window(self, path: Path, args: ReadArguments) -> ToolOutput:
-        """Open the regular file at ``path`` and show the window ``args`` asks for.
+    def read_window(self, args: ReadArguments) -> ToolOutput:
+        """Open the regular file ``args.path`` through ``self.fs``; show the window asked for.
 
         It blocks, so ``read`` calls it in a worker thread. Only the first
         ``BINARY_SNIFF_BYTES`` bytes are checked for binary, and lines are decoded as they are

@@ -29,6 +29,18 @@ class Seen:
     inode: int
 
 
+def resolved(path: Path) -> Path:
+    """``path`` with its links followed, to tell files apart; made absolute if that fails.
+
+    ``Path.resolve`` raises when a link changes under it while it reads it (another process
+    swapping a folder); the tracker must not crash the tool for that.
+    """
+    try:
+        return path.resolve()
+    except OSError:
+        return Path(os.path.abspath(path))
+
+
 def seen_now(path: Path) -> Seen | None:
     """The state of the file at ``path`` now, or ``None`` if there is no such file."""
     try:

@@ -6,6 +6,10 @@ the old one. On POSIX a rename within one file system is atomic: anyone who open
 sees the old content or the new, never half of each. A crash, a full disk or a killed process
 before the rename leaves the old file as it was, and the temporary file is removed.
 
+Every file tool opens through ``Root`` (``tools/fs.py``), never by name: ``atomic_write_at``
+works inside a folder already opened there, so the temporary file, the rename and the sync all
+happen in that folder, whatever is swapped for a link meanwhile.
+
 ``write`` creates a file (and its parent directories) or replaces one. Replacing a file the
 model has not read in this session, or that changed on disk since it read it, is refused: the
 model would be overwriting content it has never seen. ``edit`` (``tools/edit.py``) and
@@ -25,6 +29,7 @@ from pydantic import Field
 from ..todo import Todo
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
+from .fs import Root, as_root
 from .tracker import FileTracker
 
 NEW_FILE_MODE = 0o666
@@ -40,33 +45,44 @@ class WriteArguments(ToolArguments):
     content: str = Field(description="The whole new content of the file.")
 
 
-def fsync_directory(directory: Path) -> None:
-    """Ask the disk to keep the directory's entries (a rename is one), as far as it can.
+def fsync_directory(folder: int) -> None:
+    """Ask the disk to keep the entries of the open ``folder`` (a rename is one), if it can.
 
     Best effort: a file system that cannot sync a directory raises, and that is ignored, since
     by then the new file is already in place.
     """
     with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        os.fsync(folder)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Make the file at ``path`` hold exactly ``data``, or leave it as it was.
+def atomic_write_at(folder: int, name: str, data: bytes) -> None:
+    """Make the file ``name`` in the open directory ``folder`` hold exactly ``data``, or not.
 
-    The bytes go to a new temporary file next to ``path`` (same directory, so same file
-    system), are flushed and synced, take the old file's permission bits, and the temporary
-    file is then renamed over ``path`` with ``os.replace``. Any failure raises ``OSError``
-    after removing the temporary file; the old file is untouched. A symbolic link is followed:
-    the file it points to is replaced, and the link stays a link.
+    The bytes go to a new temporary file in the same folder (so the same file system), are
+    flushed and synced, take the old file's permission bits, and the temporary file is then
+    renamed over ``name`` with ``os.replace``. Every step names its file relative to
+    ``folder`` (``dir_fd``), so nothing is looked up by a path that could have changed. Any
+    failure raises ``OSError`` after removing the temporary file; the old file is untouched.
     """
     raise Todo(
         "ch09",
         "write a temporary file beside the target, fsync it, then os.replace it over",
     )
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """``atomic_write_at`` for a plain path: the folder is opened, then the file written in it.
+
+    A symbolic link is followed (by ``realpath``, before anything is opened): the file it
+    points to is replaced, and the link stays a link. For code that trusts ``path``; the
+    tools go through ``Root`` instead.
+    """
+    target = Path(os.path.realpath(path))
+    folder = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        atomic_write_at(folder, target.name, data)
+    finally:
+        os.close(folder)
 
 
 class WriteTool(ArgumentsTool[WriteArguments]):
@@ -80,9 +96,13 @@ class WriteTool(ArgumentsTool[WriteArguments]):
     Arguments = WriteArguments
     read_only = False
 
-    def __init__(self, root: Path | str = ".", *, files: FileTracker | None = None) -> None:
-        """Write files under ``root``; ``files``: the tracker shared with ``read`` and ``edit``."""
-        self.root = Path(root)
+    def __init__(self, root: Root | Path | str = ".", *, files: FileTracker | None = None) -> None:
+        """Write files under ``root``; ``files``: the tracker shared with ``read`` and ``edit``.
+
+        Files are opened through ``self.fs`` (a ``Root``), so no path leads out of ``root``.
+        """
+        self.fs = as_root(root)
+        self.root = self.fs.path
         self.files = files if files is not None else FileTracker()
 
     async def call(self, args: WriteArguments) -> ToolOutput:

@@ -1,0 +1,137 @@
+"""ch02 · read stays inside its root on its own: no ``..``, no absolute path, no link, no race.
+
+Each test performs the escape and asserts it fails: the secret outside the workspace never
+appears in an output. ``ReadTool`` opens through ``Root`` (``tools/fs.py``), a walk that opens
+one component at a time with ``O_NOFOLLOW``, so no check-then-open window exists to race.
+"""
+
+import asyncio
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from confine import INSIDE, SECRET, SEEN, Swapper, keep_calling, tree
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from claw.tools.read import ReadTool
+from claw.types import ToolOutput
+
+
+async def read(tool: ReadTool, path: str) -> ToolOutput:
+    output = await tool.run({"path": path})
+    assert isinstance(output, ToolOutput)
+    return output
+
+
+async def test_read_refuses_dotdot_that_climbs_out_of_the_workspace(tmp_path: Path) -> None:
+    workspace, _ = tree(tmp_path)
+    tool = ReadTool(workspace)
+    for path in ["../outside/secret.txt", "d/../../outside/secret.txt", ".."]:
+        output = await read(tool, path)
+        assert output.is_error, path
+        assert SECRET.strip() not in output.content
+    output = await read(tool, "../outside/secret.txt")
+    assert "outside the workspace" in output.content
+    assert "inside the workspace" in (await read(tool, "d/../notes.txt")).content
+
+
+async def test_read_refuses_an_absolute_path_outside_but_reads_one_inside(tmp_path: Path) -> None:
+    workspace, outside = tree(tmp_path)
+    tool = ReadTool(workspace)
+    output = await read(tool, str(outside / "secret.txt"))
+    assert output.is_error
+    assert "outside the workspace" in output.content
+    assert (await read(tool, f"{workspace}/../outside/secret.txt")).is_error
+    inside = await read(tool, str(workspace / "notes.txt"))
+    assert not inside.is_error and INSIDE.strip() in inside.content
+
+
+async def test_read_refuses_links_that_lead_out_and_follows_links_that_stay_in(
+    tmp_path: Path,
+) -> None:
+    workspace, outside = tree(tmp_path)
+    (workspace / "file-link").symlink_to(outside / "secret.txt")
+    (workspace / "folder-link").symlink_to(outside)
+    (workspace / "relative-link").symlink_to("../outside/secret.txt")
+    (workspace / "d" / "up").symlink_to("../..")
+    (workspace / "kept").symlink_to("d/f.txt")
+    tool = ReadTool(workspace)
+    for path in ["file-link", "folder-link/secret.txt", "relative-link", "d/up/outside/secret.txt"]:
+        output = await read(tool, path)
+        assert output.is_error, path
+        assert "outside the workspace" in output.content, path
+    assert INSIDE.strip() in (await read(tool, "kept")).content
+
+
+async def test_read_a_folder_swapped_for_a_link_mid_read_never_reads_outside(
+    tmp_path: Path,
+) -> None:
+    workspace, outside = tree(tmp_path)
+    tool = ReadTool(workspace)
+    escapes = 0
+
+    async def once(number: int) -> None:
+        nonlocal escapes
+        escapes += SECRET.strip() in (await read(tool, "d/f.txt")).content
+
+    with Swapper(workspace, outside):
+        seen = await keep_calling(workspace, once)
+    assert seen >= SEEN, "the swapper never got going: the race did not happen"
+    assert escapes == 0, f"{escapes} reads reached outside the workspace"
+
+
+PLACES = ["ws", "ws/a", "ws/a/b", "out", "out/c"]
+
+
+@st.composite
+def linked_tree(draw: st.DrawFn) -> dict[str, Any]:
+    """Folders, files and links (relative or absolute targets) in ``ws`` and ``out``; paths."""
+    places = st.sampled_from(PLACES)
+    target = st.one_of(
+        st.tuples(st.just("abs"), st.sampled_from(["ws", "ws/a", "out", "out/c", "ws/f", "out/f"])),
+        st.tuples(st.just("rel"), st.sampled_from(["..", "../..", "a", "../out", "l1", "f",
+                                                   "../../out/c", "nowhere", ".", "b/f"])),
+    )
+    return {
+        "folders": draw(st.lists(places, max_size=4)),
+        "files": draw(st.lists(st.tuples(places, st.sampled_from(["f", "g"])), max_size=5)),
+        "links": draw(st.lists(st.tuples(places, st.sampled_from(["l1", "l2"]), target),
+                               min_size=1, max_size=5)),
+        "paths": draw(st.lists(st.lists(st.sampled_from(["a", "b", "c", "f", "l1", "l2", "..",
+                                                         ".", "out"]),
+                                        min_size=1, max_size=4), min_size=30, max_size=30)),
+    }
+
+
+# No shrinking: a failure is reported at once, as found (shrinking trees of links takes minutes).
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
+@given(plan=linked_tree())
+def test_read_no_path_through_any_links_reaches_a_file_outside(plan: dict[str, Any]) -> None:
+    with tempfile.TemporaryDirectory() as temporary:
+        base = Path(temporary)
+        for folder in ["ws", "out/c", *plan["folders"]]:
+            (base / folder).mkdir(parents=True, exist_ok=True)
+        for name in ["out/f", "out/c/f"]:  # always a secret to reach for
+            (base / name).write_text(SECRET)
+        for folder, name in plan["files"]:
+            if (base / folder).is_dir() and not os.path.lexists(base / folder / name):
+                (base / folder / name).write_text(SECRET if folder.startswith("out") else INSIDE)
+        for folder, name, (kind, spec) in plan["links"]:
+            if (base / folder).is_dir() and not os.path.lexists(base / folder / name):
+                (base / folder / name).symlink_to(str(base / spec) if kind == "abs" else spec)
+        tool = ReadTool(base / "ws")
+        real_root = os.path.realpath(base / "ws")
+        for parts in plan["paths"]:
+            path = "/".join(parts)
+            output = asyncio.run(read(tool, path))
+            assert SECRET.strip() not in output.content, path
+            if not output.is_error:  # what the walk opened, the system also finds inside
+                truth = os.path.realpath(base / "ws" / path)
+                assert truth.startswith(real_root + os.sep), (path, truth)
