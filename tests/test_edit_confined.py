@@ -1,4 +1,4 @@
-"""ch09 · edit stays inside its root on its own: no ``..``, no absolute path, no link, no race.
+"""ch09a · edit stays inside its root on its own: no ``..``, no absolute path, no link, no race.
 
 The tracker here trusts every file (the read-before-edit rule is tested elsewhere), so the
 only thing between the model and the file outside is the tool's own opener.

@@ -1,4 +1,4 @@
-"""ch09 · apply_patch: parse a Codex-style (V4A) patch; apply it to several files, all or none."""
+"""ch09b · apply_patch: parse a Codex-style (V4A) patch; apply it to several files, all or none."""
 
 import difflib
 import re

@@ -1,4 +1,4 @@
-"""ch09 · apply_patch against Codex, the reference for the V4A patch format.
+"""ch09b · apply_patch against Codex, the reference for the V4A patch format.
 
 Each case is written here (none is copied) from a behaviour of Codex's ``apply_patch``, read in
 ``openai/codex``: the parser and its unit tests (``codex-rs/apply-patch/src/parser.rs``), the
@@ -8,7 +8,7 @@ scenarios/NNN_name``). ``codex`` on each case names the behaviour it checks.
 
 ``AGREES`` are cases where claw must do what Codex does: the same files afterwards, or a
 refusal where Codex refuses. ``DIFFERS`` are claw's deliberate differences, each listed, with
-its reason, on the chapter 9 page: the test asserts what claw does, that Codex does otherwise
+its reason, on the chapter 9b page: the test asserts what claw does, that Codex does otherwise
 (so a difference that stops being one fails here), and that the page lists it.
 """
 
@@ -23,7 +23,7 @@ import pytest
 from claw.tools.patch import ApplyPatchTool
 from claw.types import ToolOutput
 
-BOOK = Path(__file__).resolve().parents[1] / "book" / "ch09-changing-files.md"
+BOOK = Path(__file__).resolve().parents[1] / "book" / "ch09b-apply-patch.md"
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Difference:
 
     case: Case
     codex_after: dict[str, str | bytes | None] | None  # what Codex leaves (None: refuses)
-    page: str  # the words the ch09 page uses to list it
+    page: str  # the words the ch09b page uses to list it
 
 
 def p(*lines: str) -> str:

@@ -1,4 +1,4 @@
-"""ch09 · apply_patch stays inside its root on its own: no ``..``, no absolute path, no link.
+"""ch09b · apply_patch stays inside its root on its own: no ``..``, no absolute path, no link.
 
 Without chapter 14's checks in front, ``ApplyPatchTool`` is the only thing between a patch
 and the disk, so each way out is tried on the bare tool: ``..`` in an Add, Update, Delete or

@@ -1,4 +1,4 @@
-"""ch09 · write stays inside its root on its own: no ``..``, no absolute path, no link, no race.
+"""ch09a · write stays inside its root on its own: no ``..``, no absolute path, no link, no race.
 
 Each test performs the escape and asserts it fails: nothing outside the workspace is created
 or changed. ``WriteTool`` writes through ``Root`` (``tools/fs.py``) and ``atomic_write_at``,

@@ -1,4 +1,4 @@
-"""ch09 · write: replace files atomically, and only files the model has read."""
+"""ch09a · write: replace files atomically, and only files the model has read."""
 
 import errno
 import os

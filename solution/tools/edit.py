@@ -76,7 +76,7 @@ class TextFile:
     @classmethod
     def decode(cls, data: bytes) -> TextFile:
         """Read ``data`` as UTF-8 text; raises ``UnicodeDecodeError`` if it is not."""
-        # region ch09: note and strip a UTF-8 byte order mark, then decode strictly
+        # region ch09a: note and strip a UTF-8 byte order mark, then decode strictly
         # more: codecs.BOM_UTF8; bytes.startswith, bytes.removeprefix; data.decode("utf-8") raises
         bom = data.startswith(codecs.BOM_UTF8)
         return cls(data.removeprefix(codecs.BOM_UTF8).decode("utf-8"), bom)
@@ -91,7 +91,7 @@ class TextFile:
 # --8<-- [start:line-ending]
 def line_ending(text: str) -> str:
     r"""The line ending ``text`` uses most: ``"\r\n"`` if more lines end so than in ``"\n"``."""
-    # region ch09: count "\r\n", and the "\n" that have no "\r" before them; more wins
+    # region ch09a: count "\r\n", and the "\n" that have no "\r" before them; more wins
     # more: text.count("\r\n"); every "\r\n" holds a "\n" too; a tie (no line break) is "\n"
     crlf = text.count("\r\n")
     return "\r\n" if crlf > text.count("\n") - crlf else "\n"
@@ -114,7 +114,7 @@ def find_all(text: str, part: str) -> list[int]:
     ``"aa"`` is at 0 and at 1 in ``"aaa"``: for the model's quote to pick one place, both
     count, although ``str.count`` would say 1.
     """
-    # region ch09: str.find from one past the previous match until it returns -1
+    # region ch09a: str.find from one past the previous match until it returns -1
     # more: start = text.find(part, start) in a loop; append, then start + 1
     found = []
     start = text.find(part)
@@ -138,7 +138,7 @@ def most_similar(text: str, quote: str) -> str | None:
     Every run of as many lines as ``quote`` has is compared with it (``difflib``'s ratio);
     the best run is shown if its ratio is at least ``MIN_SIMILARITY``. Both are ``\n`` text.
     """
-    # region ch09: slide a window of len(quote lines) over the lines; keep the best ratio
+    # region ch09a: slide a window of len(quote lines) over the lines; keep the best ratio
     # more: SequenceMatcher(None, autojunk=False): set_seq2(quote) once, set_seq1(window) each
     lines = text.split("\n")
     wanted = quote.strip("\n").split("\n")
@@ -170,7 +170,7 @@ def replace_once(
     for the model: the most similar lines when nothing matches, the line numbers of the
     matches when several do. ``shown`` names the file in those messages.
     """
-    # region ch09: match in the file's own line endings; zero or several matches → EditError
+    # region ch09a: match in the file's own line endings; zero or several matches → EditError
     # more: line_ending and with_newline first; find_all, line_of, most_similar; str.replace
     newline = line_ending(text)
     old, new = with_newline(old, newline), with_newline(new, newline)
@@ -209,7 +209,7 @@ def show_diff(before: str, after: str, shown: str, max_lines: int = MAX_DIFF_LIN
     The headers name the file as ``a/path`` and ``b/path``, like ``git diff``; a diff cut short
     ends with a line saying how many lines were left out.
     """
-    # region ch09: difflib.unified_diff over the lines; keep max_lines, count the rest
+    # region ch09a: difflib.unified_diff over the lines; keep max_lines, count the rest
     # more: splitlines() and lineterm=""; fromfile=f"a/{shown}", tofile=f"b/{shown}"
     diff = list(
         difflib.unified_diff(
@@ -248,7 +248,7 @@ class EditTool(ArgumentsTool[EditArguments]):
     # --8<-- [start:call]
     async def call(self, args: EditArguments) -> ToolOutput:
         """Make the edit; every failure is an error result and leaves the file as it was."""
-        # region ch09: refuse old == new, a missing file, one not read; decode; replace; write
+        # region ch09a: refuse old == new, a missing file, one not read; decode; replace; write
         # more: self.fs.stat, .read_bytes, .locate as place; replace_once; atomic_write_at
         shown = args.path
         path = self.root / shown

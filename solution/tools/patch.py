@@ -203,7 +203,7 @@ def file_header(line: str, number: int) -> AddFile | DeleteFile | UpdateFile | N
     path is stripped of surrounding spaces; an empty path, or an absolute one, is a
     ``PatchError`` at line ``number``.
     """
-    # region ch09: match the three prefixes; take the path after it; refuse empty and absolute
+    # region ch09b: match the three prefixes; take the path after it; refuse empty and absolute
     # more: line.strip().startswith(prefix.rstrip()); control_character(path); is_absolute()
     line = line.strip()  # models pad markers with spaces; Codex reads them all the same
     for prefix, kind in ((ADD, AddFile), (DELETE, DeleteFile), (UPDATE, UpdateFile)):
@@ -236,7 +236,7 @@ def parse_chunk(cursor: Cursor) -> Chunk:
     them: those separate, as in Codex, and are skipped. Errors: a line that fits none of
     these, a chunk with no body, and a chunk that neither removes nor adds a line.
     """
-    # region ch09: anchors first, then body lines by their first character, until a marker
+    # region ch09b: anchors first, then body lines by their first character, until a marker
     # more: line.startswith("@@") -> anchor line[2:].strip(); "" is context "" unless trailing
     start = cursor.number
     anchors: list[str] = []
@@ -293,7 +293,7 @@ def parse_section(cursor: Cursor, header: Operation, number: int) -> Operation:
     ``UpdateFile`` takes an optional ``*** Move to:`` line, then chunks. Each body ends before
     the next line starting with ``*** ``.
     """
-    # region ch09: Add: '+' lines; Update: an optional Move to line, then parse_chunk in a loop
+    # region ch09b: Add: '+' lines; Update: an optional Move to line, then parse_chunk in a loop
     # more: while (line := cursor.peek()) is not None and not is_marker(line); replace()
     if isinstance(header, AddFile):
         added: list[str] = []
@@ -361,7 +361,7 @@ def parse_patch(text: str) -> list[Operation]:
     is a ``PatchError`` naming the patch's line. A path may appear in one section only (as
     the file a section changes, or as a ``Move to`` target), so no two sections fight.
     """
-    # region ch09: Begin; then header, section, header, section... until End; then only blanks
+    # region ch09b: Begin; then header, section, header, section... until End; then only blanks
     # more: a dict from os.path.normpath(path) to the line that named it finds a path twice
     cursor = Cursor(split_patch(text))
     while (line := cursor.peek()) is not None and not line.strip():
@@ -478,7 +478,7 @@ def seek(lines: Sequence[str], pattern: Sequence[str], start: int, end_of_file: 
     differ in trailing whitespace alone also match (``rstrip`` both sides). Nothing else is
     forgiven. With ``end_of_file``, the only place tried is the very end of ``lines``.
     """
-    # region ch09: two passes over the candidate starts: exact, then rstrip; None if neither
+    # region ch09b: two passes over the candidate starts: exact, then rstrip; None if neither
     # more: candidates are range(start, len(lines) - len(pattern) + 1), or just the last one
     width = len(pattern)
     last = len(lines) - width
@@ -521,7 +521,7 @@ def apply_chunks(lines: Sequence[str], chunks: Sequence[Chunk], path: str) -> li
     it has none. An anchor or a chunk that cannot be found is an ``ApplyError`` naming
     ``path``, the chunk's number and what was looked for.
     """
-    # region ch09: a position that only moves forward; collect the pieces of the new file
+    # region ch09b: a position that only moves forward; collect the pieces of the new file
     # more: copy lines[done:at]; then walk chunk.lines: " " copies the file's line, "-" skips it
     result: list[str] = []
     done = 0  # lines before this index are in `result` already
@@ -622,7 +622,7 @@ def plan_patch(
     fit, and (when ``files`` is given) an Update of a file not read, or changed since, are all
     ``ApplyError``. A path that leads out of ``root`` raises ``OutsideRoot`` (an ``OSError``).
     """
-    # region ch09: one case per kind; check, read, apply_chunks, encode; record in the plan
+    # region ch09b: one case per kind; check, read, apply_chunks, encode; record in the plan
     # more: kind_of(fs, path); fs.read_bytes; TextFile.decode, FileLines.split, apply_chunks
     fs = as_root(root)
     plan = Plan()
@@ -720,7 +720,7 @@ class ApplyPatchTool(ArgumentsTool[PatchArguments]):
 
     async def call(self, args: PatchArguments) -> ToolOutput:
         """Parse, plan, carry out; the summary, or an error result and no file changed."""
-        # region ch09: parse_patch, plan_patch, carry_out, tell files; each failure is an error
+        # region ch09b: parse_patch, plan_patch, carry_out, tell files; each failure is an error
         # more: catch ValueError and OSError (OutsideRoot is one) before carry_out(self.fs)
         try:
             plan = plan_patch(self.fs, parse_patch(args.patch), self.files)

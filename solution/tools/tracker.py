@@ -57,7 +57,7 @@ class FileTracker:
 
     def saw(self, path: Path) -> None:
         """Remember that the model has just read (or written) the file at ``path``."""
-        # region ch09: remember the file's state under its resolved path
+        # region ch09a: remember the file's state under its resolved path
         # more: resolved(path) so that two spellings of one file agree; seen_now(path)
         state = seen_now(path)
         if state is not None:
@@ -69,7 +69,7 @@ class FileTracker:
 
         ``shown`` is the path as the model wrote it, for the message.
         """
-        # region ch09: never read: say to read it; changed since: say to read it again
+        # region ch09a: never read: say to read it; changed since: say to read it again
         # more: compare the remembered Seen with seen_now(path); dataclasses compare by value
         before = self._seen.get(resolved(path))
         if before is None:

@@ -68,7 +68,7 @@ def atomic_write_at(folder: int, name: str, data: bytes) -> None:
     ``folder`` (``dir_fd``), so nothing is looked up by a path that could have changed. Any
     failure raises ``OSError`` after removing the temporary file; the old file is untouched.
     """
-    # region ch09: write a temporary file beside the target, fsync it, then os.replace it over
+    # region ch09a: write a temporary file beside the target, fsync it, then os.replace it over
     # more: os.open(temp, O_WRONLY | O_CREAT | O_EXCL, mode, dir_fd=folder); os.fsync; unlink
     try:
         mode = stat.S_IMODE(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
@@ -133,7 +133,7 @@ class WriteTool(ArgumentsTool[WriteArguments]):
     # --8<-- [start:call]
     async def call(self, args: WriteArguments) -> ToolOutput:
         """Create or replace the file; every failure is an error result."""
-        # region ch09: refuse a directory, or a file not read (or changed); mkdir; atomic_write
+        # region ch09a: refuse a directory, or a file not read (or changed); mkdir; atomic_write
         # more: self.fs.stat (FileNotFoundError: new); self.fs.locate(path, parents=True) as place
         path = self.root / args.path
         if args.path.endswith("/"):

@@ -74,7 +74,7 @@ class TextFile:
     @classmethod
     def decode(cls, data: bytes) -> TextFile:
         """Read ``data`` as UTF-8 text; raises ``UnicodeDecodeError`` if it is not."""
-        raise Todo("ch09", "note and strip a UTF-8 byte order mark, then decode strictly")
+        raise Todo("ch09a", "note and strip a UTF-8 byte order mark, then decode strictly")
 
     def encode(self, text: str) -> bytes:
         """``text`` (already in this file's line endings) as this file's bytes: BOM and UTF-8."""
@@ -84,7 +84,7 @@ class TextFile:
 def line_ending(text: str) -> str:
     r"""The line ending ``text`` uses most: ``"\r\n"`` if more lines end so than in ``"\n"``."""
     raise Todo(
-        "ch09",
+        "ch09a",
         "count \"\\r\\n\", and the \"\\n\" that have no \"\\r\" before them; more wins",
     )
 
@@ -101,7 +101,7 @@ def find_all(text: str, part: str) -> list[int]:
     ``"aa"`` is at 0 and at 1 in ``"aaa"``: for the model's quote to pick one place, both
     count, although ``str.count`` would say 1.
     """
-    raise Todo("ch09", "str.find from one past the previous match until it returns -1")
+    raise Todo("ch09a", "str.find from one past the previous match until it returns -1")
 
 
 def line_of(text: str, offset: int) -> int:
@@ -115,7 +115,7 @@ def most_similar(text: str, quote: str) -> str | None:
     Every run of as many lines as ``quote`` has is compared with it (``difflib``'s ratio);
     the best run is shown if its ratio is at least ``MIN_SIMILARITY``. Both are ``\n`` text.
     """
-    raise Todo("ch09", "slide a window of len(quote lines) over the lines; keep the best ratio")
+    raise Todo("ch09a", "slide a window of len(quote lines) over the lines; keep the best ratio")
 
 
 def replace_once(
@@ -128,7 +128,7 @@ def replace_once(
     for the model: the most similar lines when nothing matches, the line numbers of the
     matches when several do. ``shown`` names the file in those messages.
     """
-    raise Todo("ch09", "match in the file's own line endings; zero or several matches → EditError")
+    raise Todo("ch09a", "match in the file's own line endings; zero or several matches → EditError")
 
 
 def show_diff(before: str, after: str, shown: str, max_lines: int = MAX_DIFF_LINES) -> str:
@@ -137,7 +137,7 @@ def show_diff(before: str, after: str, shown: str, max_lines: int = MAX_DIFF_LIN
     The headers name the file as ``a/path`` and ``b/path``, like ``git diff``; a diff cut short
     ends with a line saying how many lines were left out.
     """
-    raise Todo("ch09", "difflib.unified_diff over the lines; keep max_lines, count the rest")
+    raise Todo("ch09a", "difflib.unified_diff over the lines; keep max_lines, count the rest")
 
 
 class EditTool(ArgumentsTool[EditArguments]):
@@ -164,6 +164,6 @@ class EditTool(ArgumentsTool[EditArguments]):
     async def call(self, args: EditArguments) -> ToolOutput:
         """Make the edit; every failure is an error result and leaves the file as it was."""
         raise Todo(
-            "ch09",
+            "ch09a",
             "refuse old == new, a missing file, one not read; decode; replace; write",
         )

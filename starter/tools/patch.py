@@ -198,7 +198,7 @@ def file_header(line: str, number: int) -> AddFile | DeleteFile | UpdateFile | N
     ``PatchError`` at line ``number``.
     """
     raise Todo(
-        "ch09",
+        "ch09b",
         "match the three prefixes; take the path after it; refuse empty and absolute",
     )
 
@@ -213,7 +213,7 @@ def parse_chunk(cursor: Cursor) -> Chunk:
     them: those separate, as in Codex, and are skipped. Errors: a line that fits none of
     these, a chunk with no body, and a chunk that neither removes nor adds a line.
     """
-    raise Todo("ch09", "anchors first, then body lines by their first character, until a marker")
+    raise Todo("ch09b", "anchors first, then body lines by their first character, until a marker")
 
 
 def finish_chunk(start: int, chunk: Chunk) -> Chunk:
@@ -233,7 +233,7 @@ def parse_section(cursor: Cursor, header: Operation, number: int) -> Operation:
     the next line starting with ``*** ``.
     """
     raise Todo(
-        "ch09",
+        "ch09b",
         "Add: '+' lines; Update: an optional Move to line, then parse_chunk in a loop",
     )
 
@@ -257,7 +257,7 @@ def parse_patch(text: str) -> list[Operation]:
     the file a section changes, or as a ``Move to`` target), so no two sections fight.
     """
     raise Todo(
-        "ch09",
+        "ch09b",
         "Begin; then header, section, header, section... until End; then only blanks",
     )
 
@@ -327,7 +327,7 @@ def seek(lines: Sequence[str], pattern: Sequence[str], start: int, end_of_file: 
     differ in trailing whitespace alone also match (``rstrip`` both sides). Nothing else is
     forgiven. With ``end_of_file``, the only place tried is the very end of ``lines``.
     """
-    raise Todo("ch09", "two passes over the candidate starts: exact, then rstrip; None if neither")
+    raise Todo("ch09b", "two passes over the candidate starts: exact, then rstrip; None if neither")
 
 
 def find_anchor(lines: Sequence[str], anchor: str, start: int) -> int | None:
@@ -352,7 +352,7 @@ def apply_chunks(lines: Sequence[str], chunks: Sequence[Chunk], path: str) -> li
     it has none. An anchor or a chunk that cannot be found is an ``ApplyError`` naming
     ``path``, the chunk's number and what was looked for.
     """
-    raise Todo("ch09", "a position that only moves forward; collect the pieces of the new file")
+    raise Todo("ch09b", "a position that only moves forward; collect the pieces of the new file")
 
 
 @dataclass
@@ -412,7 +412,7 @@ def plan_patch(
     fit, and (when ``files`` is given) an Update of a file not read, or changed since, are all
     ``ApplyError``. A path that leads out of ``root`` raises ``OutsideRoot`` (an ``OSError``).
     """
-    raise Todo("ch09", "one case per kind; check, read, apply_chunks, encode; record in the plan")
+    raise Todo("ch09b", "one case per kind; check, read, apply_chunks, encode; record in the plan")
 
 
 class PatchArguments(ToolArguments):
@@ -459,6 +459,6 @@ class ApplyPatchTool(ArgumentsTool[PatchArguments]):
     async def call(self, args: PatchArguments) -> ToolOutput:
         """Parse, plan, carry out; the summary, or an error result and no file changed."""
         raise Todo(
-            "ch09",
+            "ch09b",
             "parse_patch, plan_patch, carry_out, tell files; each failure is an error",
         )

@@ -58,11 +58,11 @@ class FileTracker:
 
     def saw(self, path: Path) -> None:
         """Remember that the model has just read (or written) the file at ``path``."""
-        raise Todo("ch09", "remember the file's state under its resolved path")
+        raise Todo("ch09a", "remember the file's state under its resolved path")
 
     def check(self, path: Path, shown: str) -> str | None:
         """Why the file at ``path`` may not be edited now, or ``None`` if it may.
 
         ``shown`` is the path as the model wrote it, for the message.
         """
-        raise Todo("ch09", "never read: say to read it; changed since: say to read it again")
+        raise Todo("ch09a", "never read: say to read it; changed since: say to read it again")

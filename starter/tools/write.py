@@ -65,7 +65,7 @@ def atomic_write_at(folder: int, name: str, data: bytes) -> None:
     failure raises ``OSError`` after removing the temporary file; the old file is untouched.
     """
     raise Todo(
-        "ch09",
+        "ch09a",
         "write a temporary file beside the target, fsync it, then os.replace it over",
     )
 
@@ -108,6 +108,6 @@ class WriteTool(ArgumentsTool[WriteArguments]):
     async def call(self, args: WriteArguments) -> ToolOutput:
         """Create or replace the file; every failure is an error result."""
         raise Todo(
-            "ch09",
+            "ch09a",
             "refuse a directory, or a file not read (or changed); mkdir; atomic_write",
         )
