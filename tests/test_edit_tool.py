@@ -1,4 +1,4 @@
-"""ch09a · edit: replace an exact, unique string in a file the model has read; answer with a diff."""
+"""ch09a · edit: replace an exact, unique string in a file the model has read; reply with a diff."""
 
 import codecs
 import errno
