@@ -100,6 +100,34 @@ def _run(label: str, args: Sequence[str], implementation: str, timeout: float | 
         )
 
 
+def _cached_run(
+    curriculum: Curriculum, implementation: str, timeout: float | None, *, fresh: bool = False
+) -> Run:
+    """Every chapter's tests, re-running only the test files whose code changed (``cache``)."""
+    from . import cache
+
+    label = f"running the tests against {implementation}/"
+    limit = timeout or default_timeout()
+    run, reuse = cache.cached_run(
+        curriculum,
+        implementation,
+        limit,
+        lambda files: _run(label, files, implementation, timeout),
+        fresh=fresh,
+    )
+    if reuse.reused and not reuse.rerun_files:
+        console.print(
+            f"[dim]Nothing changed since the last run: its {reuse.reused} results are shown "
+            "(--fresh runs every test again).[/]"
+        )
+    elif reuse.reused:
+        console.print(
+            f"[dim]Ran again the {len(reuse.rerun_files)} test file(s) whose code changed; "
+            f"{reuse.reused} results of the others are from the last run (--fresh runs all).[/]"
+        )
+    return run
+
+
 def _show_progress(status: Status, label: str, report: Report, elapsed: float) -> None:
     done = len(report.results)
     total = f"/{len(report.collected)}" if report.collected is not None else ""
@@ -151,7 +179,7 @@ def _code_line(where: Location) -> str:
 def cmd_status(args: argparse.Namespace) -> int:
     """A table of every chapter and the next one to work on."""
     curriculum = load()
-    run = _run(f"running the tests against {args.impl}/", [], args.impl, args.timeout)
+    run = _cached_run(curriculum, args.impl, args.timeout, fresh=args.fresh)
     report = progress(curriculum, run)
     _print_problems(run)
     title = f"Clawbook · your progress ({args.impl}/)"
@@ -530,7 +558,7 @@ def _watch_next(
     curriculum: Curriculum, implementation: str, timeout: float | None
 ) -> tuple[Chapter | None, int, Progress]:
     """One run of the whole suite: show the first unfinished chapter's results from it."""
-    run = _run(f"running the tests against {implementation}/", [], implementation, timeout)
+    run = _cached_run(curriculum, implementation, timeout)
     _print_problems(run)
     upcoming = next_chapter(progress(curriculum, run))
     if upcoming is None:
@@ -754,6 +782,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     status = add("status", cmd_status, "show every chapter's progress and what to do next")
     status.add_argument("--all", action="store_true", help="also list chapters not written yet")
+    status.add_argument(
+        "--fresh",
+        action="store_true",
+        help="run every test again, even those whose code did not change since the last run",
+    )
     run_options(status)
     check = add("check", cmd_check, "run one chapter's tests")
     check.add_argument("chapter", help="a chapter id, such as ch01")
