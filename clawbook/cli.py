@@ -40,6 +40,9 @@ from .runner import (
 
 OK, FAILED, USAGE, TODO = 0, 1, 2, 3
 INTERRUPTED = 130
+QUICK_EXAMPLES_ENV = "CLAWBOOK_EXAMPLES"
+"""Set to ``quick`` for the learner's runs: property tests try a tenth of their examples
+(``tests/budget.py``); ``verify``, CI and a plain ``pytest`` try them all."""
 EXIT_CODES = """exit codes (for scripts):
   0    done: every test asked about passes (or the command succeeded)
   1    a test fails, a run broke off, or a check does not hold
@@ -96,6 +99,7 @@ def _run(label: str, args: Sequence[str], implementation: str, timeout: float | 
             args,
             implementation=implementation,
             timeout=timeout,
+            extra_env={QUICK_EXAMPLES_ENV: "quick"},
             watch=lambda report, elapsed: _show_progress(status, label, report, elapsed),
         )
 
