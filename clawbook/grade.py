@@ -688,7 +688,7 @@ def _bwrap(course: Course, scratch: Path, work: Path) -> list[str]:
         return []
     here = Path(__file__).resolve().parent
     readonly = [Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent]
-    readonly.append(here)
+    readonly += [here, here.parent / "claw"]  # clawbook, and the ``import claw`` alias
     chapters = os.environ.get(CHAPTERS_ENV)
     if chapters:
         readonly.append(Path(chapters).resolve())

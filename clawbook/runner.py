@@ -185,7 +185,7 @@ def run_pytest(
                 reader = ReportReader(report_path)
                 stopped = _supervise(process, reader, timeout, watch, wall_time, nested)
             finally:
-                _end_group(process)
+                _end_group(process, nested)
         reader.poll()
         text = _tail(output_path)
         report = reader.report
@@ -276,9 +276,7 @@ def _stop_hung(
         time.sleep(0.3)  # faulthandler writes at once; give the file a moment
     test = report.running
     if test is None and report.collected is None:
-        detail = (
-            f"importing the code under test never finished: nothing happened for {quiet:.0f} s"
-        )
+        detail = f"importing the code under test never finished: nothing happened for {quiet:.0f} s"
     elif test is None:
         detail = f"the test run seems to loop forever: nothing happened for {quiet:.0f} s"
     elif test in report.results:  # it failed, and then its cleanup got stuck as well
@@ -291,9 +289,10 @@ def _stop_hung(
     return Stop("hung", detail, test)
 
 
-def _first_inside(pid: int) -> int | None:
-    """The first process below ``pid`` that is not bubblewrap's own: pytest, in a sandbox."""
+def _processes() -> tuple[dict[int, list[tuple[int, int]]], set[int]]:
+    """Every process's children (start time, pid), and which processes are bubblewrap's."""
     children: dict[int, list[tuple[int, int]]] = {}
+    bwrap: set[int] = set()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -304,22 +303,53 @@ def _first_inside(pid: int) -> int | None:
                 name = file.read().strip()
         except (OSError, IndexError):
             continue
-        parent, started = int(fields[1]), int(fields[19])
-        children.setdefault(parent, []).append((started, int(entry)))
+        children.setdefault(int(fields[1]), []).append((int(fields[19]), int(entry)))
         if name == "bwrap":
-            children.setdefault(-int(entry), [])  # marks bubblewrap's own processes
+            bwrap.add(int(entry))
+    return children, bwrap
+
+
+def _first_inside(pid: int) -> int | None:
+    """The first process below ``pid`` that is not bubblewrap's own: pytest, in a sandbox."""
+    children, bwrap = _processes()
     level = [pid]
     while level:
         below = sorted(child for p in level for child in children.get(p, []))
         for _started, child in below:
-            if -child not in children:
+            if child not in bwrap:
                 return child
         level = [child for _started, child in below]
     return None
 
 
-def _end_group(process: subprocess.Popen[bytes]) -> None:
-    """End the process and everything it started: SIGTERM, a moment, then SIGKILL."""
+def _below(pid: int) -> list[int]:
+    """Every process below ``pid``: its children, theirs, and so on."""
+    children, _bwrap = _processes()
+    found, level = [], [pid]
+    while level:
+        level = [child for p in level for _started, child in children.get(p, [])]
+        found += level
+    return found
+
+
+def _gone(pid: int) -> bool:
+    """True once ``pid`` has exited (a zombie waiting for its parent counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as file:
+            return file.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def _end_group(process: subprocess.Popen[bytes], nested: bool = False) -> None:
+    """End the process and everything it started: SIGTERM, a moment, then SIGKILL.
+
+    ``nested``: the process is bubblewrap, and what it started is in a session and a PID
+    namespace of its own, out of reach of its process group. Killing bubblewrap makes the
+    kernel kill the namespace, but not at once; so every process below it is killed too, and
+    waited for, so that none is left when this returns.
+    """
+    inside = _below(process.pid) if nested and process.poll() is None else []
     if process.poll() is None:
         for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
             try:
@@ -333,6 +363,13 @@ def _end_group(process: subprocess.Popen[bytes]) -> None:
                 continue
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)  # children the tests left behind in the group
+    for pid in inside:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 5.0
+    while inside and time.monotonic() < deadline:
+        inside = [pid for pid in inside if not _gone(pid)]
+        time.sleep(0.02)
 
 
 def _package_dir(impl_path: Path | None, implementation: str, root: Path = ROOT) -> Path:

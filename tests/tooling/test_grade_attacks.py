@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from clawbook import grade, runner, sandbox, stubgen
+from clawbook import grade, sandbox, stubgen
 from clawbook.chapters import load
 
 REPO = Path(__file__).resolve().parents[2]
@@ -319,7 +319,7 @@ def test_grade_attack_links_to_their_own_folder_do_not_make_the_copy_recurse(tmp
                 name = "loops/" + str(file.relative_to(sub))
                 if file.is_symlink():
                     info = zipfile.ZipInfo(name)
-                    info.external_attr = (0o120777 << 16)
+                    info.external_attr = 0o120777 << 16
                     zipped.writestr(info, os.readlink(file))
                 elif file.is_file():
                     zipped.write(file, name)
