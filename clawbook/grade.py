@@ -10,11 +10,15 @@ Each submission (a directory holding a learner's ``starter/`` package, or a ``.z
         tests/           the instructor's tests, never the submission's
         starter/         the course's current starter, with the submission's files on top
       home/ tmp/      HOME and TMPDIR of the test process
+      runs/           each run's results file and output
 
-The test process runs in its own process group, under ``clawbook.sandbox``'s limits (address
-space, no core files, file size), with a scrubbed environment (no API keys, tokens, secrets or
-proxies) and the plugin's network guard; the runner's watchdog stops a test that loops, and a
-wall-time limit stops a run that takes too long. A run that stops early (a loop, a crash) is
+The test process runs in a bubblewrap sandbox of its own where ``bwrap`` can run (its own
+mount, PID and network namespaces: only the scratch folder writable, the instructor's checkout
+and the other submissions absent, every process ended with the run; ``clawbook.sandbox``), and
+in any case under ``clawbook.sandbox``'s limits (address space, no core files, file size), with
+a scrubbed environment (no API keys, tokens, secrets or proxies) and the plugin's network
+guard; the runner's watchdog stops a test that loops, and a wall-time limit stops a run that
+takes too long. A run that stops early (a loop, a crash) is
 resumed with the tests that did not run yet, so one endless loop costs a learner that test, not
 every test after it.
 
@@ -24,7 +28,8 @@ reference (the instructor's tests run against ``solution/``, minus those it skip
 learner is graded against the same denominator, even when their code cannot be imported.
 
 What this does not defend against: code written to tamper with the test process it runs in (it
-runs in that process, and can rewrite results). See ``book/appendix-grading.md``.
+runs in that process, and can rewrite its own results); and, where bubblewrap cannot run, code
+that reaches out of its run (see ``book/appendix-grading.md``).
 """
 
 from __future__ import annotations
