@@ -414,11 +414,11 @@ def _through_link(root: Path, path: Path) -> bool:
 def copy_package(package: Path, into: Path) -> None:
     """Copy a learner's package over ``into`` without following a single link.
 
-    Files and folders are copied; caches and ``conftest.py`` files are not. A link is copied
-    as a link only if it is relative and stays inside the package (``helpers.py ->
-    shared/helpers.py``); any other is left out. Nothing is ever followed, so a link to a
-    folder above it (``a -> .``) cannot make the copy recurse. More than ``MAX_MEMBERS`` files
-    or ``MAX_UNPACKED`` bytes make the submission invalid, as for an archive.
+    Files and folders are copied; caches, ``conftest.py`` files and links are not. A link is
+    never followed, so one to a folder above it (``a -> .``) cannot make the copy recurse; and
+    none is copied, since a chain of links that each stay inside the package can still lead
+    out of it once they all exist. More than ``MAX_MEMBERS`` files or ``MAX_UNPACKED`` bytes
+    make the submission invalid, as for an archive.
     """
     top = package.resolve()
     count = size = 0
@@ -432,22 +432,11 @@ def copy_package(package: Path, into: Path) -> None:
                     continue
                 count += 1
                 destination = target / entry.name
-                if entry.is_symlink():
-                    link = os.readlink(entry.path)
-                    inside = Path(os.path.normpath(Path(source) / link))
-                    if os.path.isabs(link) or (inside != top and top not in inside.parents):
-                        continue
-                    if destination.is_symlink() or destination.is_file():
-                        destination.unlink()
-                    if not destination.exists():
-                        os.symlink(link, destination)
-                elif entry.is_dir(follow_symlinks=False):
+                if entry.is_dir(follow_symlinks=False):
                     pending.append((Path(entry.path), destination))
                 elif entry.is_file(follow_symlinks=False):
                     size += entry.stat(follow_symlinks=False).st_size
                     _check_copy(count, size)
-                    if destination.is_symlink():
-                        destination.unlink()
                     shutil.copyfile(entry.path, destination, follow_symlinks=False)
                 _check_copy(count, size)
 
