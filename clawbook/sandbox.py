@@ -148,7 +148,9 @@ def bwrap_command(
     same paths as outside; a fresh ``/proc``, ``/dev`` and ``/tmp``. ``readonly_inside`` is
     mounted last, so it can make part of a ``writable`` folder read-only. bwrap's own init is
     the namespace's first process: when the command ends, bwrap ends, and the kernel kills
-    every process still in the namespace.
+    every process still in the namespace. (Not ``--as-pid-1``: a PID 1 ignores every signal it
+    has no handler for, so the runner's SIGTERM would not stop pytest, and it would have to
+    reap the orphans the tests leave.)
     """
     words = [program, "--unshare-all", "--die-with-parent", "--new-session"]
     for folder in SYSTEM_FOLDERS:
