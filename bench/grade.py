@@ -68,11 +68,11 @@ def run(quick: bool) -> list[Result]:
     with tempfile.TemporaryDirectory(prefix="clawbook-bench-grade-") as scratch:
         work = grade.submissions(build_class(Path(scratch), size, with_stubs))
         serial, _ = _time(course, work, 1)
-        parallel, _ = _time(course, work, cpus)
         plain = None
-        if course.isolation.program is not None:
+        if course.isolation.program is not None:  # right after, under the same load
             off = sandbox.Isolation(None, "turned off to measure what bubblewrap costs")
             plain, _ = _time(dataclasses.replace(course, isolation=off), work, 1)
+        parallel, _ = _time(course, work, cpus)
     tests = sum(len(ids) for ids in course.expected.values())
     chapters_text = f"{chapters[0].id}..{chapters[-1].id}" if chapters else "none"
     context = {
