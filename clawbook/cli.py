@@ -656,9 +656,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
     )
     course = grade.Course(curriculum, chapters, limits=limits)
     work = grade.submissions(Path(p) for p in args.submissions)
+    isolation = course.isolation
+    if isolation.program is None:  # the first line, where no one can miss it
+        console.print(f"[yellow]Warning:[/] {escape(isolation.summary())}.", soft_wrap=True)
     console.print(
         f"Grading {len(work)} submission(s) on {', '.join(c.id for c in chapters)} "
-        f"with {args.workers} worker(s)."
+        f"with {args.workers} worker(s)"
+        + (", each in a bubblewrap sandbox." if isolation.program else "."),
+        soft_wrap=True,
     )
     if args.workers < 1:
         return _usage_error("--workers must be at least 1")

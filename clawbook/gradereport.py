@@ -96,6 +96,11 @@ def render(course: Course, grades: Sequence[Grade], complete: bool = True) -> st
         f"{course.limits.test_timeout:g} s per test, "
         f"{course.limits.memory / 1024**3:g} GiB of memory.</p>",
     ]
+    isolation = course.isolation
+    if isolation.program is None:
+        out.append(f'<p class="warning">Graded without bubblewrap: {_e(isolation.summary())}.</p>')
+    else:
+        out.append(f'<p class="muted">Isolation: {_e(isolation.summary())}.</p>')
     if not complete:
         out.append(
             '<p class="warning">Grading was interrupted: only the submissions that finished '
