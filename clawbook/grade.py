@@ -211,6 +211,34 @@ class Grade:
         """The chapters whose every test passes."""
         return [c.chapter for c in self.chapters if c.complete]
 
+    @property
+    def started(self) -> bool:
+        """True once any test passes or fails: a learner who changed nothing has only todo."""
+        return any(c.passed or c.failing for c in self.chapters)
+
+    @property
+    def stuck_at(self) -> str | None:
+        """The first chapter, in the course's order, that is not complete (None when all are)."""
+        return next((c.chapter for c in self.chapters if not c.complete), None)
+
+    @property
+    def standing(self) -> str:
+        """One line for an instructor: where this learner is, and what holds them there."""
+        if self.status not in ("ok",):
+            return f"{self.status}: {self.detail}" if self.detail else self.status
+        if not self.started:
+            return "not started: every test still waits for a stub"
+        chapter = self.stuck_at
+        if chapter is None:
+            return "done: every chapter passes"
+        score = next(c for c in self.chapters if c.chapter == chapter)
+        first = next((f for f in self.failures if f.chapter == chapter), None)
+        if first is not None:
+            where = f" at {first.where}" if first.where else ""
+            name = first.test.split("::")[-1]
+            return f"stuck at {chapter}: {score.failing} failing (first: {name}{where})"
+        return f"working on {chapter}: {score.passed}/{score.total}, {score.todo} todo"
+
     def to_json(self) -> dict[str, Any]:
         """The row as ``gradebook.json`` holds it."""
         return {
@@ -223,6 +251,7 @@ class Grade:
             "failing": self.failing,
             "seconds": round(self.seconds, 2),
             "completed": self.completed,
+            "standing": self.standing,
             "chapters": {
                 c.chapter: {k: v for k, v in asdict(c).items() if k != "chapter"}
                 for c in self.chapters
