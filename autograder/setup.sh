@@ -14,7 +14,9 @@ CLAWBOOK_REPO="${CLAWBOOK_REPO:-https://github.com/YOUR-COURSE/clawbook.git}"
 CLAWBOOK_REF="${CLAWBOOK_REF:-main}"
 PYTHON="${PYTHON:-python3.11}"
 
-apt-get install -y "$PYTHON" "$PYTHON-venv" git
+# bubblewrap: `clawbook grade` runs the submission in a sandbox of its own where the container
+# lets it create namespaces; where not, it says so in report.html and grades without it.
+apt-get install -y "$PYTHON" "$PYTHON-venv" git bubblewrap
 
 if [ -f /autograder/source/pyproject.toml ] && [ -d /autograder/source/tests ]; then
     course=/autograder/source

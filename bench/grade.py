@@ -5,19 +5,21 @@ afternoon, and more cores should make it faster. This benchmark builds a synthet
 starters from the solution (the regions of chapters <= k filled in, k going round every
 chapter with stubs, so the class is spread over the book as a real one is), grades it once with
 one worker and once with one worker per CPU, and reports the total time, the time per
-submission and the speed-up. Both runs grade the same submissions with the same course, in
-the same process, so the ratio reads the same on any machine; the reference run against the
-solution (done once) is not timed.
+submission and the speed-up. Where bubblewrap can run, it also grades the class with one
+worker without it, and reports what the sandbox costs per submission. The runs grade the
+same submissions with the same course, in the same process, so the ratios read the same on
+any machine; the reference run against the solution (done once) is not timed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 import time
 from pathlib import Path
 
-from clawbook import grade, stubgen
+from clawbook import grade, sandbox, stubgen
 from clawbook.chapters import load
 from clawbook.runner import run_pytest
 
@@ -66,6 +68,10 @@ def run(quick: bool) -> list[Result]:
     with tempfile.TemporaryDirectory(prefix="clawbook-bench-grade-") as scratch:
         work = grade.submissions(build_class(Path(scratch), size, with_stubs))
         serial, _ = _time(course, work, 1)
+        plain = None
+        if course.isolation.program is not None:  # right after, under the same load
+            off = sandbox.Isolation(None, "turned off to measure what bubblewrap costs")
+            plain, _ = _time(dataclasses.replace(course, isolation=off), work, 1)
         parallel, _ = _time(course, work, cpus)
     tests = sum(len(ids) for ids in course.expected.values())
     chapters_text = f"{chapters[0].id}..{chapters[-1].id}" if chapters else "none"
@@ -85,7 +91,27 @@ def run(quick: bool) -> list[Result]:
         "parallel": parallel,
         "floor": floor,
     }
+    sandboxed = []
+    if plain is None:
+        context["isolation"] = course.isolation.summary()
+    else:
+        sandboxed.append(
+            Result(
+                benchmark="grade: bubblewrap cost",
+                metric="one worker's time per submission, in bubblewrap / without it",
+                value=serial / plain,
+                unit="×",
+                target=1.25,
+                better="lower",
+                context={
+                    "in bubblewrap": f"{serial / size:.2f} s per submission",
+                    "without it": f"{plain / size:.2f} s per submission (limits only)",
+                },
+                raw={**raw, "plain": plain},
+            )
+        )
     return [
+        *sandboxed,
         Result(
             benchmark="grade: class",
             metric=f"wall time, {size} submissions, {cpus} workers",

@@ -40,6 +40,9 @@ from .runner import (
 
 OK, FAILED, USAGE, TODO = 0, 1, 2, 3
 INTERRUPTED = 130
+QUICK_EXAMPLES_ENV = "CLAWBOOK_EXAMPLES"
+"""Set to ``quick`` for the learner's runs: property tests try a tenth of their examples
+(``tests/budget.py``); ``verify``, CI and a plain ``pytest`` try them all."""
 EXIT_CODES = """exit codes (for scripts):
   0    done: every test asked about passes (or the command succeeded)
   1    a test fails, a run broke off, or a check does not hold
@@ -96,8 +99,37 @@ def _run(label: str, args: Sequence[str], implementation: str, timeout: float | 
             args,
             implementation=implementation,
             timeout=timeout,
+            extra_env={QUICK_EXAMPLES_ENV: "quick"},
             watch=lambda report, elapsed: _show_progress(status, label, report, elapsed),
         )
+
+
+def _cached_run(
+    curriculum: Curriculum, implementation: str, timeout: float | None, *, fresh: bool = False
+) -> Run:
+    """Every chapter's tests, re-running only the test files whose code changed (``cache``)."""
+    from . import cache
+
+    label = f"running the tests against {implementation}/"
+    limit = timeout or default_timeout()
+    run, reuse = cache.cached_run(
+        curriculum,
+        implementation,
+        limit,
+        lambda files: _run(label, files, implementation, timeout),
+        fresh=fresh,
+    )
+    if reuse.reused and not reuse.rerun_files:
+        console.print(
+            f"[dim]Nothing changed since the last run: its {reuse.reused} results are shown "
+            "(--fresh runs every test again).[/]"
+        )
+    elif reuse.reused:
+        console.print(
+            f"[dim]Ran again the {len(reuse.rerun_files)} test file(s) whose code changed; "
+            f"{reuse.reused} results of the others are from the last run (--fresh runs all).[/]"
+        )
+    return run
 
 
 def _show_progress(status: Status, label: str, report: Report, elapsed: float) -> None:
@@ -151,7 +183,7 @@ def _code_line(where: Location) -> str:
 def cmd_status(args: argparse.Namespace) -> int:
     """A table of every chapter and the next one to work on."""
     curriculum = load()
-    run = _run(f"running the tests against {args.impl}/", [], args.impl, args.timeout)
+    run = _cached_run(curriculum, args.impl, args.timeout, fresh=args.fresh)
     report = progress(curriculum, run)
     _print_problems(run)
     title = f"Clawbook · your progress ({args.impl}/)"
@@ -530,7 +562,7 @@ def _watch_next(
     curriculum: Curriculum, implementation: str, timeout: float | None
 ) -> tuple[Chapter | None, int, Progress]:
     """One run of the whole suite: show the first unfinished chapter's results from it."""
-    run = _run(f"running the tests against {implementation}/", [], implementation, timeout)
+    run = _cached_run(curriculum, implementation, timeout)
     _print_problems(run)
     upcoming = next_chapter(progress(curriculum, run))
     if upcoming is None:
@@ -624,9 +656,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
     )
     course = grade.Course(curriculum, chapters, limits=limits)
     work = grade.submissions(Path(p) for p in args.submissions)
+    isolation = course.isolation
+    if isolation.program is None:  # the first line, where no one can miss it
+        console.print(f"[yellow]Warning:[/] {escape(isolation.summary())}.", soft_wrap=True)
     console.print(
         f"Grading {len(work)} submission(s) on {', '.join(c.id for c in chapters)} "
-        f"with {args.workers} worker(s)."
+        f"with {args.workers} worker(s)"
+        + (", each in a bubblewrap sandbox." if isolation.program else "."),
+        soft_wrap=True,
     )
     if args.workers < 1:
         return _usage_error("--workers must be at least 1")
@@ -754,6 +791,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     status = add("status", cmd_status, "show every chapter's progress and what to do next")
     status.add_argument("--all", action="store_true", help="also list chapters not written yet")
+    status.add_argument(
+        "--fresh",
+        action="store_true",
+        help="run every test again, even those whose code did not change since the last run",
+    )
     run_options(status)
     check = add("check", cmd_check, "run one chapter's tests")
     check.add_argument("chapter", help="a chapter id, such as ch01")

@@ -10,11 +10,15 @@ Each submission (a directory holding a learner's ``starter/`` package, or a ``.z
         tests/           the instructor's tests, never the submission's
         starter/         the course's current starter, with the submission's files on top
       home/ tmp/      HOME and TMPDIR of the test process
+      runs/           each run's results file and output
 
-The test process runs in its own process group, under ``clawbook.sandbox``'s limits (address
-space, no core files, file size), with a scrubbed environment (no API keys, tokens, secrets or
-proxies) and the plugin's network guard; the runner's watchdog stops a test that loops, and a
-wall-time limit stops a run that takes too long. A run that stops early (a loop, a crash) is
+The test process runs in a bubblewrap sandbox of its own where ``bwrap`` can run (its own
+mount, PID and network namespaces: only the scratch folder writable, the instructor's checkout
+and the other submissions absent, every process ended with the run; ``clawbook.sandbox``), and
+in any case under ``clawbook.sandbox``'s limits (address space, no core files, file size), with
+a scrubbed environment (no API keys, tokens, secrets or proxies) and the plugin's network
+guard; the runner's watchdog stops a test that loops, and a wall-time limit stops a run that
+takes too long. A run that stops early (a loop, a crash) is
 resumed with the tests that did not run yet, so one endless loop costs a learner that test, not
 every test after it.
 
@@ -24,7 +28,8 @@ reference (the instructor's tests run against ``solution/``, minus those it skip
 learner is graded against the same denominator, even when their code cannot be imported.
 
 What this does not defend against: code written to tamper with the test process it runs in (it
-runs in that process, and can rewrite results). See ``book/appendix-grading.md``.
+runs in that process, and can rewrite its own results); and, where bubblewrap cannot run, code
+that reaches out of its run (see ``book/appendix-grading.md``).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import os
 import re
 import shutil
 import stat
+import sys
 import tarfile
 import tempfile
 import threading
@@ -205,6 +211,34 @@ class Grade:
         """The chapters whose every test passes."""
         return [c.chapter for c in self.chapters if c.complete]
 
+    @property
+    def started(self) -> bool:
+        """True once any test passes or fails: a learner who changed nothing has only todo."""
+        return any(c.passed or c.failing for c in self.chapters)
+
+    @property
+    def stuck_at(self) -> str | None:
+        """The first chapter, in the course's order, that is not complete (None when all are)."""
+        return next((c.chapter for c in self.chapters if not c.complete), None)
+
+    @property
+    def standing(self) -> str:
+        """One line for an instructor: where this learner is, and what holds them there."""
+        if self.status not in ("ok",):
+            return f"{self.status}: {self.detail}" if self.detail else self.status
+        if not self.started:
+            return "not started: every test still waits for a stub"
+        chapter = self.stuck_at
+        if chapter is None:
+            return "done: every chapter passes"
+        score = next(c for c in self.chapters if c.chapter == chapter)
+        first = next((f for f in self.failures if f.chapter == chapter), None)
+        if first is not None:
+            where = f" at {first.where}" if first.where else ""
+            name = first.test.split("::")[-1]
+            return f"stuck at {chapter}: {score.failing} failing (first: {name}{where})"
+        return f"working on {chapter}: {score.passed}/{score.total}, {score.todo} todo"
+
     def to_json(self) -> dict[str, Any]:
         """The row as ``gradebook.json`` holds it."""
         return {
@@ -217,6 +251,7 @@ class Grade:
             "failing": self.failing,
             "seconds": round(self.seconds, 2),
             "completed": self.completed,
+            "standing": self.standing,
             "chapters": {
                 c.chapter: {k: v for k, v in asdict(c).items() if k != "chapter"}
                 for c in self.chapters
@@ -302,22 +337,46 @@ def extract(archive: Path, into: Path) -> None:
 
 
 def _extract_zip(archive: Path, into: Path) -> None:
+    """Extract member by member, in order, each checked against what is already on disk.
+
+    A name or a link target can stay inside the archive as written and still lead out once
+    the links before it exist (``a -> .``, then ``a/a/b -> ../..``): like tarfile's ``data``
+    filter, every member's real path, links resolved, must lie inside ``into``, and so must
+    every link's target.
+    """
+    top = into.resolve()
     with zipfile.ZipFile(archive) as zipped:
         members = zipped.infolist()
         _check_sizes(len(members), sum(m.file_size for m in members))
-        links = []
         for member in members:
             _check_member(member.filename)
+        for member in members:
+            name = PurePosixPath(member.filename.replace("\\", "/"))
             if stat.S_ISLNK(member.external_attr >> 16):
                 target = zipped.read(member).decode("utf-8", "replace")
                 _check_link(member.filename, target)
-                links.append((member.filename, target))
-        linked = {name for name, _ in links}
-        zipped.extractall(into, [m for m in members if m.filename not in linked])
-        for name, target in links:
-            with contextlib.suppress(OSError):
-                (into / name).parent.mkdir(parents=True, exist_ok=True)
-                os.symlink(target, into / name)
+                where = _inside(top, str(name.parent), member.filename) / name.name
+                _inside(top, str(name.parent / target), member.filename, target)
+                where.parent.mkdir(parents=True, exist_ok=True)
+                with contextlib.suppress(FileExistsError):
+                    os.symlink(target, where)
+                continue
+            where = _inside(top, str(name), member.filename)
+            if member.is_dir():
+                where.mkdir(parents=True, exist_ok=True)
+            else:
+                where.parent.mkdir(parents=True, exist_ok=True)
+                with zipped.open(member) as source, where.open("wb") as target_file:
+                    shutil.copyfileobj(source, target_file)
+
+
+def _inside(top: Path, name: str, member: str, target: str | None = None) -> Path:
+    """``top / name`` with every link in it resolved; refused unless it stays in ``top``."""
+    real = Path(os.path.realpath(top / name))
+    if real != top and top not in real.parents:
+        what = f"link {member!r} points to {target!r}" if target else f"member {member!r}"
+        raise InvalidSubmission(f"unsafe archive: {what}, outside it through its links")
+    return real
 
 
 def _extract_tar(archive: Path, into: Path) -> None:
@@ -360,7 +419,7 @@ def find_starter(root: Path) -> Path:
         found = sorted(
             p.parent
             for p in root.glob(pattern)
-            if "__MACOSX" not in p.parts and not p.parent.is_symlink()
+            if "__MACOSX" not in p.parts and not _through_link(root, p.parent)
         )
         if len(found) == 1:
             return found[0]
@@ -372,23 +431,50 @@ def find_starter(root: Path) -> Path:
     raise InvalidSubmission("no starter/ package (a folder starter/ with __init__.py) in it")
 
 
-def _ignore_for(top: Path) -> Callable[[str, list[str]], set[str]]:
-    """What not to copy from a learner's package: caches, conftest files, links leading out."""
-    top = top.resolve()
+def _through_link(root: Path, path: Path) -> bool:
+    """True if ``path``, or a folder on the way to it from ``root``, is a link."""
+    while path != root:
+        if path.is_symlink():
+            return True
+        path = path.parent
+    return False
 
-    def ignore(folder: str, names: list[str]) -> set[str]:
-        skipped = set()
-        for name in names:
-            path = Path(folder) / name
-            if name in ("__pycache__", "conftest.py") or name.endswith(".pyc"):
-                skipped.add(name)
-            elif path.is_symlink():
-                target = path.resolve()
-                if target != top and top not in target.parents:
-                    skipped.add(name)
-        return skipped
 
-    return ignore
+def copy_package(package: Path, into: Path) -> None:
+    """Copy a learner's package over ``into`` without following a single link.
+
+    Files and folders are copied; caches, ``conftest.py`` files and links are not. A link is
+    never followed, so one to a folder above it (``a -> .``) cannot make the copy recurse; and
+    none is copied, since a chain of links that each stay inside the package can still lead
+    out of it once they all exist. More than ``MAX_MEMBERS`` files or ``MAX_UNPACKED`` bytes
+    make the submission invalid, as for an archive.
+    """
+    top = package.resolve()
+    count = size = 0
+    pending = [(top, into)]
+    while pending:
+        source, target = pending.pop()
+        target.mkdir(parents=True, exist_ok=True)
+        with os.scandir(source) as entries:
+            for entry in entries:
+                if entry.name in ("__pycache__", "conftest.py") or entry.name.endswith(".pyc"):
+                    continue
+                count += 1
+                destination = target / entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((Path(entry.path), destination))
+                elif entry.is_file(follow_symlinks=False):
+                    size += entry.stat(follow_symlinks=False).st_size
+                    _check_copy(count, size)
+                    shutil.copyfile(entry.path, destination, follow_symlinks=False)
+                _check_copy(count, size)
+
+
+def _check_copy(count: int, size: int) -> None:
+    if count > MAX_MEMBERS:
+        raise InvalidSubmission(f"its starter/ holds more than {MAX_MEMBERS} files")
+    if size > MAX_UNPACKED:
+        raise InvalidSubmission(f"its starter/ holds more than {MAX_UNPACKED // 1024**2} MB")
 
 
 def copy_repository(into: Path, names: Sequence[str], root: Path = ROOT) -> Path:
@@ -444,6 +530,8 @@ class Course:
     """Per chapter, the ids of its tests: those the solution runs (not the ones it skips)."""
     starter: dict[str, str | bytes] = field(default_factory=dict)
     """The course's current starter, under the submission's files."""
+    isolation: sandbox.Isolation = field(default_factory=sandbox.isolation)
+    """bubblewrap, if it can run here; otherwise why not (the fallback: limits only)."""
 
     @property
     def test_files(self) -> list[str]:
@@ -539,8 +627,8 @@ def _set_up(course: Course, submission: Submission, scratch: Path) -> Path:
     work = copy_repository(scratch / "work", ("pyproject.toml", "tests"), course.root)
     stubgen.write_tree(course.starter, work / "starter")
     try:
-        shutil.copytree(package, work / "starter", ignore=_ignore_for(package), dirs_exist_ok=True)
-    except (OSError, shutil.Error) as error:
+        copy_package(package, work / "starter")
+    except OSError as error:
         raise InvalidSubmission(f"cannot copy its starter/: {error}") from None
     for name in ("home", "tmp"):
         (scratch / name).mkdir()
@@ -559,7 +647,12 @@ def _run(
     """Run the tests, resuming after an early stop, and score what they said."""
     limits = course.limits
     env = scrubbed_environment(scratch / "home", scratch / "tmp")
-    wrapper = sandbox.command(memory=limits.memory, file_size=limits.file_size)
+    wrapper = [
+        *_bwrap(course, scratch, work),
+        *sandbox.command(memory=limits.memory, file_size=limits.file_size),
+    ]
+    runs_folder = scratch / "runs"
+    runs_folder.mkdir(exist_ok=True)
     wanted = {nodeid for ids in course.expected.values() for nodeid in ids}
     results: dict[str, TestResult] = {}
     runs: list[Run] = []
@@ -586,6 +679,8 @@ def _run(
             watch=watch,
             wrapper=wrapper,
             wall_time=left,
+            scratch=runs_folder,
+            nested=course.isolation.program is not None,
         )
         runs.append(run)
         results.update({r.nodeid: r for r in run.results})
@@ -601,6 +696,33 @@ def _run(
             break
         args = missing
     return _score(course, submission.name, runs, results)
+
+
+def _bwrap(course: Course, scratch: Path, work: Path) -> list[str]:
+    """The bubblewrap words for one submission: empty where bubblewrap cannot run.
+
+    Read-only: the interpreter, the virtualenv, the ``clawbook`` package (the plugin) and the
+    chapters file if ``CLAWBOOK_CHAPTERS`` names one. Writable: the scratch folder only, with
+    the instructor's tests and ``pyproject.toml`` in it read-only again. Nothing else of the
+    instructor's checkout (``solution/`` above all) exists inside.
+    """
+    program = course.isolation.program
+    if program is None:
+        return []
+    here = Path(__file__).resolve().parent
+    readonly = [Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent]
+    readonly += [here, here.parent / "claw"]  # clawbook, and the ``import claw`` alias
+    chapters = os.environ.get(CHAPTERS_ENV)
+    if chapters:
+        readonly.append(Path(chapters).resolve())
+    readonly = [p for p in dict.fromkeys(readonly) if p.exists()]
+    return sandbox.bwrap_command(
+        program,
+        readonly=readonly,
+        writable=[scratch.resolve()],
+        readonly_inside=[work.resolve() / "tests", work.resolve() / "pyproject.toml"],
+        cwd=work.resolve(),
+    )
 
 
 def _file_failed(nodeid: str, results: dict[str, TestResult]) -> bool:
@@ -667,7 +789,8 @@ def _status(runs: list[Run]) -> tuple[str, str]:
         return "error", next(s.detail for s in stops if s.reason == "error")
     if problems:
         first = problems[0]
-        return "cannot-import", f"cannot import {first.where}: {first.message}"
+        where = first.where if first.where.line else first.where.path
+        return "cannot-import", f"cannot import {where}: {first.message}"
     crashed = [s for s in stops if s.reason == "crashed"]
     if crashed:
         where = f" at {crashed[0].where}" if crashed[0].where else ""
@@ -675,6 +798,10 @@ def _status(runs: list[Run]) -> tuple[str, str]:
     timed_out = [s for s in stops if s.reason == "timeout"]
     if timed_out:
         return "timeout", timed_out[0].detail
+    stuck = [s for s in stops if s.reason == "hung" and s.test is None]
+    if stuck:  # before any test started: importing the submission never finished
+        where = f" at {stuck[0].where}" if stuck[0].where else ""
+        return "timeout", stuck[0].detail + where
     hung = [r for r in results if r.outcome == "hung"]
     if hung:
         where = f" at {hung[0].where}" if hung[0].where else ""
@@ -742,8 +869,52 @@ def csv_header(chapters: Sequence[str]) -> list[str]:
     return [*columns, "passed", "total", "todo", "failing", "status", "seconds", "detail"]
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""A spreadsheet reads a cell that starts with one of these as a formula (CSV injection)."""
+
+
+def as_text(cell: object) -> object:
+    """A CSV cell a spreadsheet shows as the text it is: a ``'`` before a formula's start."""
+    if isinstance(cell, str) and cell.startswith(FORMULA_STARTS):
+        return "'" + cell
+    return cell
+
+
+def secrets() -> list[str]:
+    """The values of this process's secret-looking variables (API keys, tokens, passwords)."""
+    found = {v for k, v in os.environ.items() if _SECRET_WORDS.search(k) and len(v) >= 8}
+    return sorted(found, key=len, reverse=True)
+
+
+def redact(grade: Grade, hidden: Sequence[str] | None = None) -> Grade:
+    """The row with every secret value replaced by ``[redacted]``.
+
+    A second line of defence, for the fallback without bubblewrap, where a submission can read
+    the environment of the grader's process: it stops the key itself from reaching the
+    gradebook, not a submission that encodes it first.
+    """
+    hidden = secrets() if hidden is None else hidden
+
+    def clean(text: str) -> str:
+        for value in hidden:
+            text = text.replace(value, "[redacted]")
+        return text
+
+    if not hidden:
+        return grade
+    failures = [
+        Failure(clean(f.test), f.chapter, f.outcome, clean(f.message),
+                clean(f.where) if f.where else None)
+        for f in grade.failures
+    ]  # fmt: skip
+    return Grade(
+        clean(grade.submission), grade.status, clean(grade.detail), grade.chapters, failures,
+        grade.seconds,
+    )  # fmt: skip
+
+
 def write_csv(path: Path, chapters: Sequence[str], grades: Sequence[Grade]) -> None:
-    """``gradebook.csv``: one row per submission."""
+    """``gradebook.csv``: one row per submission; no text cell can become a formula."""
     import csv
 
     with path.open("w", encoding="utf-8", newline="") as file:
@@ -757,16 +928,26 @@ def write_csv(path: Path, chapters: Sequence[str], grades: Sequence[Grade]) -> N
                 row += [score.passed, score.total] if score else [0, 0]
             row += [grade.passed, grade.total, grade.todo, grade.failing, grade.status]
             row += [f"{grade.seconds:.2f}", grade.detail]
-            writer.writerow(row)
+            writer.writerow([as_text(cell) for cell in row])
 
 
 def write_json(
-    path: Path, chapters: Sequence[str], grades: Sequence[Grade], limits: Limits, complete: bool
+    path: Path,
+    chapters: Sequence[str],
+    grades: Sequence[Grade],
+    limits: Limits,
+    complete: bool,
+    isolation: sandbox.Isolation,
 ) -> None:
     """``gradebook.json``: the rows, with each failing test's name, message and line."""
     data = {
         "chapters": list(chapters),
         "limits": asdict(limits),
+        "isolation": {
+            "sandbox": isolation.sandbox,
+            "program": isolation.program,
+            "problem": isolation.problem,
+        },
         "complete": complete,
         "submissions": [g.to_json() for g in grades],
     }
@@ -833,11 +1014,16 @@ def write_all(
     complete: bool = True,
     gradescope: bool = False,
 ) -> list[Path]:
-    """Write the gradebook (CSV, JSON), the report and, if asked, Gradescope's results."""
+    """Write the gradebook (CSV, JSON), the report and, if asked, Gradescope's results.
+
+    Any value of a secret-looking variable of the grader's environment is blanked out of what
+    the rows say first (``redact``).
+    """
+    grades = [redact(g) for g in grades]
     out.mkdir(parents=True, exist_ok=True)
     chapters = [c.id for c in course.chapters]
     write_csv(out / "gradebook.csv", chapters, grades)
-    write_json(out / "gradebook.json", chapters, grades, course.limits, complete)
+    write_json(out / "gradebook.json", chapters, grades, course.limits, complete, course.isolation)
     from .gradereport import render
 
     (out / "report.html").write_text(render(course, grades, complete), encoding="utf-8")

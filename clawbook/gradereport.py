@@ -20,8 +20,17 @@ h1 { margin-bottom: 0.2rem; } .muted { color: #666; }
 table { border-collapse: collapse; margin: 1rem 0; }
 th, td { border: 1px solid #ddd; padding: 0.25rem 0.5rem; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
+th, td { white-space: nowrap; } th.where, td.where { text-align: left; white-space: normal;
+  min-width: 16rem; }
 td.done { background: #dff3df; } td.part { background: #fff4d6; } td.none { color: #999; }
+td.failing { background: #fde2e1; color: #8a1c1c; font-weight: 600; }
 .status-ok { color: #1a7f37; } .status-bad { color: #c62828; font-weight: 600; }
+.status-idle { color: #666; }
+.scroll { overflow-x: auto; } li code, h3 { overflow-wrap: anywhere; }
+.legend span { margin-right: 1rem; white-space: nowrap; }
+.legend .key { display: inline-block; width: 0.9em; height: 0.9em; vertical-align: -0.1em;
+  border: 1px solid #ccc; margin-right: 0.3em; }
+@media (max-width: 40rem) { body { margin: 1rem 0.6rem; font-size: 14px; } }
 section.learner { border-top: 1px solid #ccc; margin-top: 1.5rem; }
 pre { background: #f6f6f6; padding: 0.4rem 0.6rem; white-space: pre-wrap; margin: 0.2rem 0; }
 .warning { background: #fff4d6; padding: 0.5rem 0.8rem; border-left: 4px solid #e0a800; }
@@ -72,14 +81,70 @@ def chart(course: Course, grades: Sequence[Grade]) -> str:
     return "".join(parts)
 
 
-def _cell(passed: int, total: int) -> str:
-    kind = "done" if total and passed == total else "part" if passed else "none"
-    return f'<td class="{kind}">{passed}/{total}</td>'
+CELLS = {
+    "done": ("✓", "every test passes"),
+    "failing": ("✗", "tests fail (a bug, or code that does not import)"),
+    "part": ("◐", "some pass, the rest wait for stubs"),
+    "none": ("○", "not started: every test waits for a stub"),
+}
+"""Each kind of chapter cell: its mark (so the table reads without colour) and its meaning."""
 
 
-def _status(status: str) -> str:
-    kind = "status-ok" if status == "ok" else "status-bad"
-    return f'<span class="{kind}">{_e(status)}</span>'
+def _cell_kind(passed: int, total: int, failing: int) -> str:
+    if failing:
+        return "failing"
+    if total and passed == total:
+        return "done"
+    return "part" if passed else "none"
+
+
+def _cell(passed: int, total: int, failing: int = 0) -> str:
+    kind = _cell_kind(passed, total, failing)
+    mark, meaning = CELLS[kind]
+    extra = f" ({failing} failing)" if failing else ""
+    return (
+        f'<td class="{kind}" title="{_e(meaning)}{extra}">{mark} {passed}/{total}'
+        f"{f' ✗{failing}' if failing else ''}</td>"
+    )
+
+
+def _legend() -> str:
+    keys = "".join(
+        f'<span><span class="key {kind}" style="background:{colour}"></span>{mark} {_e(text)}'
+        "</span>"
+        for kind, colour, (mark, text) in (
+            (k, {"done": "#dff3df", "failing": "#fde2e1", "part": "#fff4d6", "none": "#fff"}[k], v)
+            for k, v in CELLS.items()
+        )
+    )
+    return f'<p class="legend muted">{keys}</p>'
+
+
+def _status(grade: Grade) -> str:
+    if grade.status != "ok":
+        return f'<span class="status-bad">{_e(grade.status)}</span>'
+    if not grade.started:
+        return '<span class="status-idle">not started</span>'
+    return '<span class="status-ok">ok</span>'
+
+
+def most_failed(grades: Sequence[Grade], limit: int = 10) -> list[tuple[str, int, str]]:
+    """The tests that fail for the most learners: ``(test, learners, a typical message)``."""
+    counts: dict[str, int] = {}
+    messages: dict[str, dict[str, int]] = {}
+    for grade in grades:
+        for test in {f.test for f in grade.failures}:
+            counts[test] = counts.get(test, 0) + 1
+        for failure in grade.failures:
+            first = failure.message.splitlines()[0] if failure.message else ""
+            seen = messages.setdefault(failure.test, {})
+            seen[first] = seen.get(first, 0) + 1
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]
+    return [
+        (test, count, max(messages[test].items(), key=lambda m: m[1])[0])
+        for test, count in ranked
+        if count > 1
+    ]
 
 
 def render(course: Course, grades: Sequence[Grade], complete: bool = True) -> str:
@@ -88,6 +153,7 @@ def render(course: Course, grades: Sequence[Grade], complete: bool = True) -> st
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<title>Clawbook gradebook</title>",
         f"<style>{STYLE}</style></head><body>",
         "<h1>Clawbook gradebook</h1>",
@@ -96,6 +162,11 @@ def render(course: Course, grades: Sequence[Grade], complete: bool = True) -> st
         f"{course.limits.test_timeout:g} s per test, "
         f"{course.limits.memory / 1024**3:g} GiB of memory.</p>",
     ]
+    isolation = course.isolation
+    if isolation.program is None:
+        out.append(f'<p class="warning">Graded without bubblewrap: {_e(isolation.summary())}.</p>')
+    else:
+        out.append(f'<p class="muted">Isolation: {_e(isolation.summary())}.</p>')
     if not complete:
         out.append(
             '<p class="warning">Grading was interrupted: only the submissions that finished '
@@ -103,9 +174,13 @@ def render(course: Course, grades: Sequence[Grade], complete: bool = True) -> st
         )
     out += ["<h2>The class at a glance</h2>", "<h3>Learners who completed each chapter</h3>"]
     out.append(chart(course, grades))
-    out.append("<table><thead><tr><th>submission</th>")
+    out.append(_legend())
+    out.append('<div class="scroll"><table><thead><tr><th>submission</th>')
     out += [f"<th>{_e(c)}</th>" for c in chapters]
-    out.append("<th>passed</th><th>todo</th><th>failing</th><th>status</th><th>seconds</th>")
+    out.append(
+        "<th>passed</th><th>todo</th><th>failing</th><th>status</th><th>seconds</th>"
+        '<th class="where">where they are</th>'
+    )
     out.append("</tr></thead><tbody>")
     for grade in grades:
         by_id = {c.chapter: c for c in grade.chapters}
@@ -114,13 +189,23 @@ def render(course: Course, grades: Sequence[Grade], complete: bool = True) -> st
         )
         for chapter in chapters:
             score = by_id.get(chapter)
-            out.append(_cell(score.passed, score.total) if score else "<td></td>")
+            out.append(_cell(score.passed, score.total, score.failing) if score else "<td></td>")
         out.append(
             f"<td>{grade.passed}/{grade.total}</td><td>{grade.todo}</td>"
-            f"<td>{grade.failing}</td><td>{_status(grade.status)}</td>"
-            f"<td>{grade.seconds:.1f}</td></tr>"
+            f"<td>{grade.failing}</td><td>{_status(grade)}</td>"
+            f'<td>{grade.seconds:.1f}</td><td class="where">{_e(grade.standing)}</td>'
+            "</tr>"
         )
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
+    common = most_failed(grades)
+    if common:
+        out.append("<h3>The tests most of the class fails</h3><ol>")
+        for test, count, message in common:
+            out.append(
+                f"<li><code>{_e(test)}</code>: {count} of {len(grades)} learners"
+                f"<pre>{_e(message)}</pre></li>"
+            )
+        out.append("</ol>")
     out.append("<h2>Learners</h2>")
     for grade in grades:
         out.append(_learner(grade, chapters))
@@ -134,8 +219,9 @@ def _learner(grade: Grade, chapters: Sequence[str]) -> str:
         f'<section class="learner" id="{_anchor(grade.submission)}">',
         f"<h3>{_e(grade.submission)}</h3>",
         f"<p>{grade.passed} of {grade.total} tests pass, {grade.todo} todo, "
-        f"{grade.failing} failing; status {_status(grade.status)} "
+        f"{grade.failing} failing; status {_status(grade)} "
         f'<span class="muted">({grade.seconds:.1f} s)</span></p>',
+        f"<p><strong>{_e(grade.standing)}</strong></p>",
     ]
     if grade.detail:
         out.append(f"<pre>{_e(grade.detail)}</pre>")

@@ -109,6 +109,9 @@ def pytest_configure(config: pytest.Config) -> None:
         # stuck the interpreter is, then every asyncio task's await chain from Python.
         signal.signal(signal.SIGUSR1, _dump_tasks)
         faulthandler.register(signal.SIGUSR1, file=_session.stacks, all_threads=True, chain=True)
+    # The guard goes up before the implementation is imported: code that runs at import time
+    # (a learner's, or a graded submission's) gets no moment with the network unguarded.
+    guard.install()
     try:
         package = impl.use(name)
     except impl.ImplementationError as error:
@@ -119,7 +122,11 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         _session.package_dir = Path(package.__file__ or ".").resolve().parent
         config.stash[_PACKAGE] = impl.describe(package)
-    guard.install()
+        attempts = guard.take_attempts()
+        if attempts:  # refused, and swallowed by the code that tried
+            tried = ", ".join(attempts)
+            blocked = NetworkBlocked(f"importing it tried to reach the network: {tried}")
+            _add_problem(blocked, f"{name}.__init__")
 
 
 def _dump_tasks(signum: int, frame: FrameType | None) -> None:

@@ -38,6 +38,9 @@ ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT_ENV = "CLAWBOOK_TIMEOUT"
 DEFAULT_TIMEOUT = 10.0
 """Seconds a single test may run under ``clawbook`` before it is stopped as a likely loop."""
+OUTPUT_TAIL = 256 * 1024
+"""Bytes of a run's output kept in ``Run.output``: its end, where pytest's summary and a crash's
+stack are. The whole output can be far larger (a test that prints in a loop) and stays on disk."""
 _OWN_VARIABLES = (impl.IMPL_ENV, impl.PATH_ENV, REPORT_ENV, CHAPTERS_ENV)
 
 
@@ -62,6 +65,7 @@ class Run:
     results: tuple[TestResult, ...]
     returncode: int
     output: str
+    """The last ``OUTPUT_TAIL`` bytes of what pytest printed."""
     problems: tuple[Problem, ...] = ()
     """Modules of the implementation that cannot be imported."""
     stopped: Stop | None = None
@@ -137,6 +141,8 @@ def run_pytest(
     base_env: Mapping[str, str] | None = None,
     wrapper: Sequence[str] = (),
     wall_time: float | None = None,
+    scratch: Path | None = None,
+    nested: bool = False,
 ) -> Run:
     """Run pytest on ``args`` against an implementation and collect every test's result.
 
@@ -144,11 +150,15 @@ def run_pytest(
     for longer than that (plus a grace period) is stopped and its stuck test named.
     ``base_env`` is the environment to start from (default ``os.environ``); ``wrapper`` is put
     in front of the command (``clawbook.sandbox``'s limits); ``wall_time`` limits the whole run
-    (a run stopped by it ends with reason ``timeout``).
+    (a run stopped by it ends with reason ``timeout``). ``scratch`` is the folder the run's
+    own files (the results file, the output) are made in (default: the system's temporary
+    folder). ``nested`` says that ``wrapper`` starts pytest in a PID namespace of its own
+    (bubblewrap): the watchdog then signals the first process inside it, and an exit status
+    above 128 is read as the signal that ended pytest.
     """
     timeout = timeout or default_timeout()
-    with tempfile.TemporaryDirectory(prefix="clawbook-") as scratch:
-        report_path = Path(scratch) / "report.jsonl"
+    with tempfile.TemporaryDirectory(prefix="clawbook-", dir=scratch) as folder:
+        report_path = Path(folder) / "report.jsonl"
         # Start from a clean slate: an outer run's settings must not leak into this one.
         source = os.environ if base_env is None else base_env
         env = {k: v for k, v in source.items() if k not in _OWN_VARIABLES}
@@ -160,7 +170,7 @@ def run_pytest(
             "-q", "--tb=line", "--continue-on-collection-errors", f"--timeout={timeout:g}",
             *args,
         )]  # fmt: skip
-        output_path = Path(scratch) / "output.txt"
+        output_path = Path(folder) / "output.txt"
         with output_path.open("wb") as output:
             process = subprocess.Popen(
                 command,
@@ -173,14 +183,17 @@ def run_pytest(
             )
             try:
                 reader = ReportReader(report_path)
-                stopped = _supervise(process, reader, timeout, watch, wall_time)
+                stopped = _supervise(process, reader, timeout, watch, wall_time, nested)
             finally:
-                _end_group(process)
+                _end_group(process, nested)
         reader.poll()
-        text = output_path.read_text(encoding="utf-8", errors="replace")
+        text = _tail(output_path)
         report = reader.report
+        returncode = process.returncode
+        if nested and returncode > 128:
+            returncode = 128 - returncode  # bwrap passes a signal on as 128 + its number
         if stopped is None and not report.finished:
-            stopped = _crash(process.returncode, report, text, impl_path, implementation)
+            stopped = _crash(returncode, report, text, impl_path, implementation)
         if stopped is not None and stopped.reason == "hung" and stopped.where is None:
             stopped = _locate_hang(stopped, Path(str(report_path) + STACKS_SUFFIX), impl_path,
                                    implementation)  # fmt: skip
@@ -189,12 +202,20 @@ def run_pytest(
         results.append(_stopped_result(stopped))
     return Run(
         results=tuple(results),
-        returncode=process.returncode,
+        returncode=returncode,
         output=text,
         problems=tuple(report.problems),
         stopped=stopped,
         collected=report.collected,
     )
+
+
+def _tail(path: Path) -> str:
+    """The last ``OUTPUT_TAIL`` bytes of a file, as text: never the whole of a huge one."""
+    with path.open("rb") as file:
+        file.seek(0, os.SEEK_END)
+        file.seek(max(0, file.tell() - OUTPUT_TAIL))
+        return file.read(OUTPUT_TAIL).decode("utf-8", errors="replace")
 
 
 STARTUP_LIMIT = 120.0
@@ -216,6 +237,7 @@ def _supervise(
     timeout: float,
     watch: Watcher | None,
     wall_time: float | None = None,
+    nested: bool = False,
 ) -> Stop | None:
     """Wait for the process, reading its events; stop it if it goes quiet for too long.
 
@@ -235,7 +257,7 @@ def _supervise(
         # Until the plugin speaks, only pytest itself is starting: no learner code runs yet.
         limit = timeout + grace(timeout) if heard else STARTUP_LIMIT
         if now - last_event > limit:
-            return _stop_hung(process, reader.report, now - last_event)
+            return _stop_hung(process, reader.report, now - last_event, nested)
         if wall_time is not None and now - started > wall_time:
             detail = f"the test run took longer than its limit of {wall_time:g} s"
             return Stop("timeout", detail, reader.report.running)
@@ -243,13 +265,19 @@ def _supervise(
             process.wait(0.05)  # returns as soon as the process ends
 
 
-def _stop_hung(process: subprocess.Popen[bytes], report: Report, quiet: float) -> Stop:
+def _stop_hung(
+    process: subprocess.Popen[bytes], report: Report, quiet: float, nested: bool = False
+) -> Stop:
     """Ask for every thread's stack, then say which test seems to loop forever."""
+    target = _first_inside(process.pid) if nested else process.pid
     with contextlib.suppress(ProcessLookupError):
-        os.kill(process.pid, signal.SIGUSR1)
+        if target is not None:
+            os.kill(target, signal.SIGUSR1)
         time.sleep(0.3)  # faulthandler writes at once; give the file a moment
     test = report.running
-    if test is None:
+    if test is None and report.collected is None:
+        detail = f"importing the code under test never finished: nothing happened for {quiet:.0f} s"
+    elif test is None:
         detail = f"the test run seems to loop forever: nothing happened for {quiet:.0f} s"
     elif test in report.results:  # it failed, and then its cleanup got stuck as well
         detail = (
@@ -261,8 +289,67 @@ def _stop_hung(process: subprocess.Popen[bytes], report: Report, quiet: float) -
     return Stop("hung", detail, test)
 
 
-def _end_group(process: subprocess.Popen[bytes]) -> None:
-    """End the process and everything it started: SIGTERM, a moment, then SIGKILL."""
+def _processes() -> tuple[dict[int, list[tuple[int, int]]], set[int]]:
+    """Every process's children (start time, pid), and which processes are bubblewrap's."""
+    children: dict[int, list[tuple[int, int]]] = {}
+    bwrap: set[int] = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as file:
+                fields = file.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/comm", encoding="utf-8", errors="replace") as file:
+                name = file.read().strip()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append((int(fields[19]), int(entry)))
+        if name == "bwrap":
+            bwrap.add(int(entry))
+    return children, bwrap
+
+
+def _first_inside(pid: int) -> int | None:
+    """The first process below ``pid`` that is not bubblewrap's own: pytest, in a sandbox."""
+    children, bwrap = _processes()
+    level = [pid]
+    while level:
+        below = sorted(child for p in level for child in children.get(p, []))
+        for _started, child in below:
+            if child not in bwrap:
+                return child
+        level = [child for _started, child in below]
+    return None
+
+
+def _below(pid: int) -> list[int]:
+    """Every process below ``pid``: its children, theirs, and so on."""
+    children, _bwrap = _processes()
+    found, level = [], [pid]
+    while level:
+        level = [child for p in level for _started, child in children.get(p, [])]
+        found += level
+    return found
+
+
+def _gone(pid: int) -> bool:
+    """True once ``pid`` has exited (a zombie waiting for its parent counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as file:
+            return file.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def _end_group(process: subprocess.Popen[bytes], nested: bool = False) -> None:
+    """End the process and everything it started: SIGTERM, a moment, then SIGKILL.
+
+    ``nested``: the process is bubblewrap, and what it started is in a session and a PID
+    namespace of its own, out of reach of its process group. Killing bubblewrap makes the
+    kernel kill the namespace, but not at once; so every process below it is killed too, and
+    waited for, so that none is left when this returns.
+    """
+    inside = _below(process.pid) if nested and process.poll() is None else []
     if process.poll() is None:
         for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
             try:
@@ -276,6 +363,13 @@ def _end_group(process: subprocess.Popen[bytes]) -> None:
                 continue
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)  # children the tests left behind in the group
+    for pid in inside:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 5.0
+    while inside and time.monotonic() < deadline:
+        inside = [pid for pid in inside if not _gone(pid)]
+        time.sleep(0.02)
 
 
 def _package_dir(impl_path: Path | None, implementation: str, root: Path = ROOT) -> Path:

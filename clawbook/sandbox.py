@@ -10,16 +10,38 @@ The limits are those of ``resource.setrlimit``: ``RLIMIT_AS`` (address space: an
 beyond it fails with ``MemoryError``), ``RLIMIT_CORE`` 0 (a crash leaves no core file behind)
 and, if asked, ``RLIMIT_NPROC`` (a fork bomb stops at a few hundred processes) and
 ``RLIMIT_FSIZE`` (no file larger than that can be written).
+
+Limits are not isolation: a process under them still sees the whole machine. ``bwrap_command``
+builds the bubblewrap (``bwrap``) command that ``clawbook grade`` puts in front of the limits, so
+each submission runs in mount, PID, network, IPC and UTS namespaces of its own, where only its
+scratch folder is writable, the interpreter, the virtualenv and clawbook itself are read-only,
+and nothing else of the machine exists: not the instructor's checkout, not another submission,
+not the grader's process or its environment. ``isolation`` says whether bubblewrap can run here,
+and if not, why.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import resource
 import shutil
+import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+BWRAP_ENV = "CLAWBOOK_BWRAP"
+"""The ``bwrap`` program to use (default: the one on ``PATH``); ``none`` turns it off."""
+SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+"""Mounted read-only (or re-created as the links they are): the programs and libraries."""
+SYSTEM_FILES = (
+    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/passwd", "/etc/group",
+    "/etc/nsswitch.conf", "/etc/hosts",
+)  # fmt: skip
+"""The few files of ``/etc`` a Python program needs; no other file of ``/etc`` is visible."""
 
 
 def _limit(which: int, value: int) -> None:
@@ -55,6 +77,94 @@ def command(
     if file_size:
         words += ["--file-size", str(file_size)]
     return [*words, "--"]
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """How submissions are kept apart: bubblewrap, or only limits and a scrubbed environment."""
+
+    program: str | None
+    """The ``bwrap`` program, when it can run; None for the fallback."""
+    problem: str | None = None
+    """Why bubblewrap is not used (missing, or it cannot create namespaces here)."""
+
+    @property
+    def sandbox(self) -> str | None:
+        """``bwrap`` when submissions run in bubblewrap, else None."""
+        return "bwrap" if self.program else None
+
+    def summary(self) -> str:
+        """One line for the instructor: what isolates the submissions."""
+        if self.program:
+            return f"each submission runs in a bubblewrap sandbox ({self.program})"
+        return (
+            f"bubblewrap is not available ({self.problem}): submissions run without bubblewrap, "
+            "with only resource limits, a scrubbed environment and the network guard, and can "
+            "see this machine (see the grading appendix)"
+        )
+
+
+def isolation() -> Isolation:
+    """Whether bubblewrap can isolate submissions here (``CLAWBOOK_BWRAP`` picks the program)."""
+    wanted = os.environ.get(BWRAP_ENV, "").strip()
+    if wanted.lower() == "none":
+        return Isolation(None, f"{BWRAP_ENV}=none turns it off")
+    program = shutil.which(wanted or "bwrap")
+    if program is None:
+        where = wanted or "bwrap on PATH"
+        return Isolation(None, f"no program {where} (Debian/Ubuntu: apt-get install bubblewrap)")
+    problem = _probe(program)
+    return Isolation(None, problem) if problem else Isolation(program)
+
+
+def bwrap_problem() -> str | None:
+    """Why bubblewrap cannot isolate submissions here, or None if it can."""
+    return isolation().problem
+
+
+@functools.lru_cache(maxsize=8)
+def _probe(program: str) -> str | None:
+    """Run ``true`` in the namespaces a submission gets; the error if that fails."""
+    command = [*bwrap_command(program, readonly=(), writable=(), cwd=Path("/")), "true"]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"{program} does not run: {error}"
+    if done.returncode != 0:
+        said = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        return f"{program} cannot create its namespaces here: {said}"
+    return None
+
+
+def bwrap_command(
+    program: str, *, readonly: Iterable[Path], writable: Iterable[Path], cwd: Path,
+    readonly_inside: Iterable[Path] = (),
+) -> list[str]:  # fmt: skip
+    """The words that run a command in a fresh bubblewrap sandbox.
+
+    New mount, PID, network, IPC, UTS (and, where needed, user) namespaces; a new session (no
+    terminal to push keystrokes into); killed with its parent; the system's programs and
+    libraries, ``readonly`` and ``readonly_inside`` read-only, ``writable`` read-write, at the
+    same paths as outside; a fresh ``/proc``, ``/dev`` and ``/tmp``. ``readonly_inside`` is
+    mounted last, so it can make part of a ``writable`` folder read-only. bwrap's own init is
+    the namespace's first process: when the command ends, bwrap ends, and the kernel kills
+    every process still in the namespace. (Not ``--as-pid-1``: a PID 1 ignores every signal it
+    has no handler for, so the runner's SIGTERM would not stop pytest, and it would have to
+    reap the orphans the tests leave.)
+    """
+    words = [program, "--unshare-all", "--die-with-parent", "--new-session"]
+    for folder in SYSTEM_FOLDERS:
+        if os.path.islink(folder):
+            words += ["--symlink", os.readlink(folder), folder]
+        elif os.path.isdir(folder):
+            words += ["--ro-bind", folder, folder]
+    words += [w for f in SYSTEM_FILES if os.path.exists(f) for w in ("--ro-bind", f, f)]
+    words += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    for flag, paths in (("--ro-bind", readonly), ("--bind", writable),
+                        ("--ro-bind", readonly_inside)):  # fmt: skip
+        for path in paths:
+            words += [flag, str(path), str(path)]
+    return [*words, "--chdir", str(cwd), "--"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -37,10 +37,12 @@ TRUST_QUESTION = "Do you trust the files in this folder? [y] yes, remember it, [
 
 NOT_TRUSTED = (
     "claw: this folder is not trusted, so its hooks, allow rules and instruction files are not "
-    "used (its deny and ask rules are): {files}. Run claw here at a terminal to be asked, or "
-    "pass --trust-project."
+    "used (its deny and ask rules are): {files}. {how}"
 )
-"""What claw says on stderr when it runs without what the folder brings."""
+"""What claw says on stderr when it runs without what the folder brings; ``how`` says how to
+trust it, which depends on whether claw could ask."""
+HOW_WITHOUT_TERMINAL = "Run claw here at a terminal to be asked, or pass --trust-project."
+HOW_AFTER_NO = "You answered no: claw asks again next time (--trust-project trusts it once)."
 
 
 class BadTrustFile(ClawError):
@@ -141,6 +143,7 @@ async def decide_trust(
     if is_trusted(cwd, store):
         return True
     names = shown(files, cwd)
+    how = HOW_WITHOUT_TERMINAL
     if interactive():
         out.write(f"This folder brings its own files for claw ({terminal_text(str(cwd))}):\n")
         for name in names:
@@ -154,7 +157,8 @@ async def decide_trust(
         if answer in ("y", "yes"):
             remember_trust(cwd, store)
             return True
-    err.write(NOT_TRUSTED.format(files=", ".join(names)) + "\n")
+        how = HOW_AFTER_NO
+    err.write(NOT_TRUSTED.format(files=", ".join(names), how=how) + "\n")
     err.flush()
     return False
 # --8<-- [end:decide]

@@ -12,10 +12,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from budget import QUICK, examples
+from hypothesis import settings
 
 from clawbook.loopback import LoopbackServer
 
 pytest_plugins = ["pytester"]
+
+# Property tests that name no count try Hypothesis's default (100) in CI and verify, and a tenth
+# of it in the learner's quick loop (``tests/budget.py``).
+settings.register_profile("quick", max_examples=examples(100))
+if QUICK:
+    settings.load_profile("quick")
 
 TOOLING = Path(__file__).parent / "tooling"
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from budget import examples
 from history import assert_valid_history
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -310,7 +311,7 @@ def test_bash_keeper_keeps_whole_lines_at_both_ends_and_counts_the_cut():
     assert small.text() == "a\nb\n"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     chunks=st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\r", b"\n")), max_size=12),
     head=st.integers(0, 30),

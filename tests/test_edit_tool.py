@@ -7,6 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from budget import examples
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
@@ -130,7 +131,7 @@ def test_edit_replace_once_with_replace_all_replaces_every_match_and_counts_them
 LINE = st.text(st.characters(blacklist_characters="\r\n", codec="utf-8"), max_size=12)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     lines=st.lists(LINE, min_size=1, max_size=8),
     final_newline=st.booleans(),

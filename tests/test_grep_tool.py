@@ -4,6 +4,7 @@ import re
 from pathlib import Path
 
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from search_tree import (
@@ -157,7 +158,7 @@ def test_grep_literal_of_only_for_plain_case_sensitive_patterns():
 WORDS = st.text(alphabet="abcé \t.*(", min_size=1, max_size=4)
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     files=st.dictionaries(
         st.sampled_from(["a.txt", "b.py", "src/c.py", "src/d/e.md"]),
@@ -225,7 +226,7 @@ def compiles(pattern: str) -> bool:
     return True
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     lines=st.lists(st.text(alphabet="ab \t", max_size=6), min_size=1, max_size=10),
     pattern=st.text(alphabet="ab^$.*?|() \\sS", min_size=1, max_size=6).filter(compiles),

@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -601,7 +602,7 @@ def two_texts(draw: st.DrawFn) -> tuple[list[str], list[str]]:
     return old, new
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(two_texts())
 def test_patch_apply_chunks_a_patch_made_from_a_diff_turns_one_text_into_the_other(texts):
     old, new = texts

@@ -175,7 +175,9 @@ def test_plan_trust_a_no_at_the_terminal_runs_without_them_and_is_not_remembered
 
     assert claw_at_a_terminal(server, project, monkeypatch, "What is it?", answers="n\n") == 0
     assert not (project / "stolen.txt").exists()
-    assert NOT_TRUSTED in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert NOT_TRUSTED in error and "You answered no" in error
+    assert "at a terminal to be asked" not in error  # it was asked: it must not say otherwise
     assert not (home / ".claw" / "trusted-folders.json").exists()
 
     assert claw_at_a_terminal(server, project, monkeypatch, "Hi.", answers="\n") == 0

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from budget import examples
 from confine import INSIDE, SECRET, SEEN, Swapper, keep_calling, tree
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -107,7 +108,7 @@ def linked_tree(draw: st.DrawFn) -> dict[str, Any]:
 
 # No shrinking: a failure is reported at once, as found (shrinking trees of links takes minutes).
 @settings(
-    max_examples=40,
+    max_examples=examples(40),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     phases=[Phase.explicit, Phase.reuse, Phase.generate],

@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -516,7 +517,7 @@ LINE = st.text(
 )
 
 
-@settings(deadline=None, max_examples=50)
+@settings(deadline=None, max_examples=examples(50))
 @given(st.lists(LINE, min_size=1, max_size=20))
 def test_read_any_lines_written_to_a_file_come_back_numbered_in_order(lines):
     async def round_trip() -> ToolOutput:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -253,7 +254,7 @@ def random_tree(draw: st.DrawFn) -> dict[str, Any]:
 TRIED: list[int] = []
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(plan=random_tree())
 def test_safety_sandbox_random_trees_have_no_escape(plan: dict[str, Any]) -> None:
     with tempfile.TemporaryDirectory() as temporary:

@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -676,7 +677,7 @@ def turn_from_pieces(pieces: list[bytes]) -> AssistantTurn:
     return accumulator.turn()
 
 
-@settings(deadline=None, max_examples=50)
+@settings(deadline=None, max_examples=examples(50))
 @given(
     text=TEXT,
     calls=tool_calls(),

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import Field, ValidationError
@@ -429,7 +430,7 @@ def test_tool_more_than_max_problems_are_counted_not_listed():
     assert lines[-1] == "- … and 7 more"
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(st.integers(max_value=0))
 def test_tool_any_offset_below_1_gives_exactly_one_line_naming_offset(offset):
     text = explain(ReadArguments, {"path": "notes.txt", "offset": offset})
@@ -444,7 +445,7 @@ NAMES = st.text(string.ascii_lowercase + "_", min_size=1, max_size=12).filter(
 )
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(st.dictionaries(NAMES, JSON_VALUES, min_size=1, max_size=MAX_PROBLEMS))
 def test_tool_every_invented_argument_gets_its_own_line(invented):
     text = explain(ReadArguments, {"path": "notes.txt", **invented})

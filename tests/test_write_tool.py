@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -131,7 +132,7 @@ def test_write_atomic_write_through_a_symlink_replaces_the_target_and_keeps_the_
     assert real.read_bytes() == b"new\n"
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(old=st.one_of(st.none(), st.binary(max_size=300)), new=st.binary(max_size=300))
 def test_write_atomic_write_always_leaves_exactly_the_new_bytes(old, new):
     with tempfile.TemporaryDirectory() as directory:

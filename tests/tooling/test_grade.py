@@ -520,3 +520,40 @@ def test_grade_report_escapes_everything_a_learner_wrote():
     assert "<script>" not in page and "<b>mallory" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "&lt;b&gt;mallory&lt;/b&gt;" in page
+
+
+def test_grade_report_tells_not_started_broken_stubs_left_and_stuck_apart():
+    course, mallory = handmade()  # ch01: 3/4 with 1 failing; ch02: all todo
+    idle = grade.Grade(
+        "idle", "ok",
+        chapters=[grade.ChapterScore("ch01", 0, 4, 4, 0), grade.ChapterScore("ch02", 0, 5, 5, 0)],
+    )  # fmt: skip
+    broken = grade.Grade(
+        "broken", "cannot-import", "cannot import starter/mock.py:3: SyntaxError",
+        chapters=[grade.ChapterScore("ch01", 0, 4, 0, 4), grade.ChapterScore("ch02", 0, 5, 0, 5)],
+        failures=[grade.Failure("tests/test_mock_provider.py::test_mock_x", "ch01", "error",
+                                "SyntaxError: invalid syntax", "starter/mock.py:3")],
+    )  # fmt: skip
+    halfway = grade.Grade(
+        "halfway", "ok",
+        chapters=[grade.ChapterScore("ch01", 4, 4, 0, 0), grade.ChapterScore("ch02", 2, 5, 3, 0)],
+    )  # fmt: skip
+    from clawbook.gradereport import render
+
+    page = render(course, [mallory, idle, broken, halfway])
+    rows = {name: page[page.index(f">{name}</a>") :].split("</tr>")[0] for name in
+            ("idle", "broken", "halfway")}  # fmt: skip
+    assert 'class="none"' in rows["idle"] and "not started" in rows["idle"]
+    assert 'class="status-ok"' not in rows["idle"]  # no green "ok" for a learner who did nothing
+    assert 'class="failing"' in rows["broken"] and 'class="none"' not in rows["broken"]
+    assert 'class="done"' in rows["halfway"] and 'class="part"' in rows["halfway"]
+    assert "working on ch02: 2/5, 3 todo" in rows["halfway"]
+    assert "stuck at ch01: 1 failing (first: test_mock_x at starter/mock.py:7)" in page
+    assert 'name="viewport"' in page
+    most = page[page.index("The tests most of the class fails") :]
+    assert "test_mock_x</code>: 2 of 4 learners" in most
+
+
+def test_grade_json_says_where_each_learner_is():
+    _course, row = handmade()
+    assert row.to_json()["standing"].startswith("stuck at ch01: 1 failing")

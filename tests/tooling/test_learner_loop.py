@@ -534,3 +534,31 @@ def test_a_failure_in_a_helper_shows_the_rule_the_test_line_and_labels_the_diff(
     assert "from tests/test_mock_zz_helper.py:5" in out  # the helper's assert
     assert "test tests/test_mock_zz_helper.py:9" in out  # and the test's own line
     assert out.index("│ # The greeting") < out.index("from tests/test_mock_zz_helper.py:5")
+
+
+def test_status_reuses_results_until_code_they_depend_on_changes(repo):
+    first = clawbook(repo, "status")
+    assert first.returncode == 3 and "Nothing changed" not in first.stdout
+    second = clawbook(repo, "status")
+    assert "Nothing changed since the last run" in second.stdout
+    table = lambda out: out[out.index("Clawbook · your progress") :]  # noqa: E731
+    assert table(second.stdout) == table(first.stdout)
+    fill(repo, "ch01")
+    edit(repo / "starter" / "mock.py", "self._script.popleft()", "self._script.pop()")
+    third = clawbook(repo, "status")
+    assert "Ran again the" in third.stdout and "results of the others" in third.stdout
+    assert "✗ failing" in third.stdout  # ch01's tests really ran on the new code
+    fourth = clawbook(repo, "status", "--fresh")
+    assert "Nothing changed" not in fourth.stdout and "Ran again" not in fourth.stdout
+    assert table(fourth.stdout) == table(third.stdout)
+
+
+def test_a_test_file_depends_on_the_modules_it_imports_and_what_they_import():
+    from clawbook.cache import Dependencies
+
+    deps = Dependencies(REPO, REPO / "starter")
+    read = {p.relative_to(REPO).as_posix() for p in deps.of(REPO / "tests" / "test_read_tool.py")}
+    assert {"tests/test_read_tool.py", "starter/tools/read.py", "starter/types.py"} <= read
+    assert "starter/permissions.py" not in read and "starter/main.py" not in read
+    command = deps.of(REPO / "tests" / "test_plan_claw_command.py")
+    assert REPO / "starter" / "permissions.py" in command  # it runs the claw command
