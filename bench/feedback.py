@@ -35,10 +35,41 @@ OWN_VARIABLES = ("CLAW_IMPL", "CLAW_IMPL_PATH", "CLAWBOOK_REPORT", "CLAWBOOK_CHA
 
 COMMANDS: list[tuple[str, str, list[str], dict[str, str], float]] = [
     ("pytest", "untouched starter, whole suite", ["-m", "pytest"], {}, 3.0),
-    ("clawbook status", "untouched starter", ["-m", "clawbook", "status"], {}, 3.0),
+    (
+        "clawbook status --fresh",
+        "untouched starter, every test run",
+        ["-m", "clawbook", "status", "--fresh"],
+        {},
+        3.0,
+    ),
+    (
+        "clawbook status",
+        "nothing changed since the last run",
+        ["-m", "clawbook", "status"],
+        {},
+        2.0,
+    ),
     ("clawbook check ch01", "untouched starter", ["-m", "clawbook", "check", "ch01"], {}, 1.0),
+    (
+        "clawbook check ch14",
+        "every test runs (--impl solution)",
+        ["-m", "clawbook", "check", "ch14", "--impl", "solution"],
+        {},
+        3.0,
+    ),
+    (
+        "clawbook check ch09b",
+        "every test runs (--impl solution)",
+        ["-m", "clawbook", "check", "ch09b", "--impl", "solution"],
+        {},
+        3.0,
+    ),
 ]
-"""(name, what, arguments to python, extra environment, target in seconds)."""
+"""(name, what, arguments to python, extra environment, target in seconds). ``status`` after
+``status --fresh`` finds nothing changed: it reuses the results (``clawbook/cache.py``)."""
+
+EDITED = "permissions.py"
+"""The starter file the "one file edited" measurement changes before each ``status``."""
 
 
 def fresh_copy(into: Path) -> Path:
@@ -114,6 +145,14 @@ def run(quick: bool) -> list[Result]:
         for name, what, arguments, extra, target in COMMANDS:
             times = [time_command(repo, arguments, extra)[0] for _ in range(rounds)]
             results.append(_result(name, what, times, target, floor))
+        edited = []
+        for round_ in range(rounds):
+            with (repo / "starter" / EDITED).open("a", encoding="utf-8") as file:
+                file.write(f"# edited {round_}\n")
+            edited.append(time_command(repo, ["-m", "clawbook", "status"], {})[0])
+        results.append(
+            _result("clawbook status", f"after editing starter/{EDITED}", edited, 3.0, floor)
+        )
         watch = [time_watch(repo) for _ in range(rounds)]
         results.append(_result("clawbook watch", "until its first answer", watch, 3.0, floor))
         results.append(_solution_suite(repo, rounds, floor))
