@@ -55,6 +55,8 @@
     svg.setAttribute("width", String(Math.ceil(box.width * scale)));
     svg.setAttribute("height", String(Math.ceil(box.height * scale)));
     svg.style.maxWidth = "none";
+    // A frame that scrolls says so: a diagram cut at the column's edge must not look whole.
+    frame.classList.toggle("clawbook-scrolls", frame.scrollWidth > frame.clientWidth + 1);
   }
 
   document.addEventListener("DOMContentLoaded", function () {
