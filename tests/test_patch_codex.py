@@ -14,7 +14,6 @@ its reason, on the chapter 9b page: the test asserts what claw does, that Codex 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -336,5 +335,5 @@ async def test_patch_codex_deliberate_differences_hold(
     claw_outcome = (output.is_error, {name: now.get(name) for name in names})
     assert claw_outcome != codex_outcome, "claw does what Codex does: no longer a difference"
     assert not Path("/tmp/claw-codex-absolute.txt").exists()
-    page = re.sub(r"\s+", " ", BOOK.read_text())
-    assert difference.page in page, f"list this difference on {BOOK.name}: {difference.page}"
+    # That the page lists each difference is checked by tests/tooling/test_book_lists.py: a
+    # chapter's tests run where the book is not (a graded submission's scratch copy).
