@@ -21,7 +21,7 @@ table { border-collapse: collapse; margin: 1rem 0; }
 th, td { border: 1px solid #ddd; padding: 0.25rem 0.5rem; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 th, td { white-space: nowrap; } th.where, td.where { text-align: left; white-space: normal;
-  min-width: 16rem; }
+  min-width: 16rem; overflow-wrap: anywhere; }
 td.done { background: #dff3df; } td.part { background: #fff4d6; } td.none { color: #999; }
 td.failing { background: #fde2e1; color: #8a1c1c; font-weight: 600; }
 .status-ok { color: #1a7f37; } .status-bad { color: #c62828; font-weight: 600; }
