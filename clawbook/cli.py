@@ -725,10 +725,12 @@ def _print_grades(rows: Sequence[object]) -> None:
         table.add_column(column, justify="left" if column == "submission" else "right")
     for row in rows:
         assert isinstance(row, Grade)
-        style = "green" if row.status == "ok" else "red"
+        status = f"[red]{row.status}[/]"
+        if row.status == "ok":
+            status = "[green]ok[/]" if row.started else "[dim]not started[/]"
         table.add_row(
             escape(row.submission), f"{row.passed}/{row.total}", str(row.todo),
-            str(row.failing), f"[{style}]{row.status}[/]", f"{row.seconds:.1f}",
+            str(row.failing), status, f"{row.seconds:.1f}",
         )  # fmt: skip
     console.print(table)
     for row in rows:
