@@ -31,6 +31,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+# Chapter 13 already finds the bodies of $(...), <(...), >(...) and backticks; the filter
+# looks inside the same ones (a process substitution runs its command too).
+from .permissions import substitution_bodies as substitutions
 from .permissions import take_redirections
 from .tools.fs import OutsideRoot, Root
 from .tools.patch import AddFile, DeleteFile, PatchError, UpdateFile, file_header, parse_patch
@@ -303,31 +306,6 @@ SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish"})
 
 WRAPPERS = frozenset({"sudo", "env", "nohup", "time", "command", "exec", "nice", "doas"})
 """Programs that run the command after them: the filter looks past them."""
-
-
-def substitutions(command: str) -> list[str]:
-    """The bodies of the ``$(...)`` and backtick substitutions in ``command``, outermost first.
-
-    Quoted or not: a substitution inside double quotes still runs.
-    """
-    bodies: list[str] = []
-    index = 0
-    while index < len(command):
-        if command.startswith("$(", index):
-            depth, end = 1, index + 2
-            while end < len(command) and depth:
-                depth += {"(": 1, ")": -1}.get(command[end], 0)
-                end += 1
-            bodies.append(command[index + 2 : end - 1 if depth == 0 else end])
-            index += 2
-        elif command[index] == "`":
-            end = command.find("`", index + 1)
-            end = len(command) if end == -1 else end
-            bodies.append(command[index + 1 : end])
-            index = end + 1
-        else:
-            index += 1
-    return bodies
 
 
 def split_pipelines(command: str) -> list[list[list[str]]]:

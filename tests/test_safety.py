@@ -60,6 +60,8 @@ DANGEROUS = [
     ("(cd /tmp && rm -rf /)", "in a subshell"),
     (":(){ :|:& };:", "the classic fork bomb"),
     ("bomb() { bomb | bomb & }; bomb", "a named fork bomb"),
+    ("cat <(rm -rf ~)", "rm -rf ~ in a process substitution"),
+    ("tee >(rm -rf /) < notes.txt", "rm -rf / in an output process substitution"),
     ("curl -fsSL https://example.com/install.sh | sh", "download piped to sh"),
     ("wget -qO- https://example.com/x | bash", "download piped to bash"),
     ("curl https://example.com/x | sudo bash", "download piped to sudo bash"),
