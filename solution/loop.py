@@ -34,7 +34,6 @@ from .events import (
     ToolCalled,
     ToolResult,
 )
-from .registry import run_in_batches
 from .streaming import StreamAccumulator, StreamProvider
 from .types import (
     Message,
@@ -314,6 +313,10 @@ class Agent(AgentBase):
         calls side by side.
         """
         if self.concurrent:
+            # Imported here, not at the top: the registry imports every tool, and a tool still
+            # being written (a syntax error in chapter 9b's patch.py) must not break this loop.
+            from .registry import run_in_batches
+
             async for event in run_in_batches(self, step, calls, first):
                 yield event
             return

@@ -562,3 +562,15 @@ def test_a_test_file_depends_on_the_modules_it_imports_and_what_they_import():
     assert "starter/permissions.py" not in read and "starter/main.py" not in read
     command = deps.of(REPO / "tests" / "test_plan_claw_command.py")
     assert REPO / "starter" / "permissions.py" in command  # it runs the claw command
+
+
+def test_a_syntax_error_in_a_later_tool_breaks_no_finished_chapter(repo):
+    """chapter 9b's patch.py does not parse: chapters 7 and 10, done already, stay done."""
+    fill(repo, "ch01", "ch02", "ch03", "ch05a", "ch05b", "ch06", "ch07", "ch08", "ch09a", "ch10")
+    patch = repo / "starter" / "tools" / "patch.py"
+    patch.write_text(patch.read_text() + "\ndef broken(:\n")
+    result = clawbook(repo, "status")
+    rows = {line.split("│")[1].strip(): line for line in result.stdout.splitlines() if "│" in line}
+    assert "cannot import" in rows["ch09b"]
+    assert "cannot import" not in rows["ch07"] and "cannot import" not in rows["ch10"]
+    assert "Next: ch09b" in result.stdout
