@@ -239,6 +239,7 @@ OTHER_WRAPPERS = frozenset(
         "env", "sudo", "doas", "exec", "xargs", "watch", "setsid", "ionice", "flock", "chrt",
         "taskset", "nocorrect", "unbuffer", "chronic", "eatmydata", "fakeroot", "chroot",
         "runuser", "nsenter", "unshare", "strace", "ltrace", "caffeinate", "systemd-run",
+        "parallel",
     }
 )  # fmt: skip
 """Other programs that run the command after them: deny and ask rules look through them too,
@@ -503,6 +504,12 @@ def spellings(words: Sequence[str], limit: int = SPELLING_LIMIT) -> list[list[st
             pending.append([name, *current[1:]])
         if name in STRIPPED_WRAPPERS | OTHER_WRAPPERS:
             pending.extend(current[index:] for index in range(1, len(current)))
+        elif name == "find":  # find ... -exec rm -rf {} + runs rm
+            pending.extend(
+                current[index + 1 :]
+                for index, word in enumerate(current)
+                if word in ("-exec", "-execdir", "-ok", "-okdir")
+            )
     return found
 
 

@@ -393,7 +393,7 @@ PREFIXES = st.sampled_from(
     ["timeout 5", "timeout -s KILL 5", "nice", "nice -n 5", "nohup", "env", "env -i A=1",
      "sudo", "sudo -u root", "command", "builtin", "exec", "xargs", "xargs -n1", "A=1",
      "PATH=/x", "stdbuf -oL", "time -p", "setsid", "watch -n 1", "flock /tmp/l", "noglob",
-     "/usr/bin/env"]
+     "/usr/bin/env", "find . -exec", "find src -name x -execdir", "find / -ok", "parallel"]
 )  # fmt: skip
 SPELLINGS = st.sampled_from(["rm", "/bin/rm", "\\rm", "'rm'", "r''m", '"rm"'])
 WRAPS = st.sampled_from(
