@@ -7,7 +7,7 @@ import textwrap
 import pytest
 from fake_course import make_course
 
-from clawbook import demands, verify
+from clawbook.instructor import demands, verify
 
 ERRORS = """\
 import pytest
@@ -77,7 +77,7 @@ def test_a_word_no_page_states_fails_the_check_with_test_demand_and_page(course)
 
 def test_the_command_prints_one_line_per_unstated_demand_and_exits_1(course):
     result = subprocess.run(
-        [sys.executable, "-m", "clawbook.demands", "--root", str(course.root), "ch01"],
+        [sys.executable, "-m", "clawbook.instructor.demands", "--root", str(course.root), "ch01"],
         capture_output=True,
         text=True,
         check=False,

@@ -4,7 +4,7 @@ A learner must be able to pass every test from the lesson text alone; the folded
 checking, not for discovering the contract. So every word a test demands of the learner's output
 must be stated in the chapter's page (or an earlier one) outside the collapsed blocks.
 
-``python -m clawbook.demands [chapter-id ...]`` prints one line per unstated demand;
+``python -m clawbook.instructor.demands [chapter-id ...]`` prints one line per unstated demand;
 ``clawbook verify`` runs the same check.
 
 What counts as a demand
@@ -41,7 +41,7 @@ Echoed data is not a demand
     literal is echoed when it is a whole word or phrase of an input, or when inputs cover all of
     it but punctuation.
 
-What counts as stating a demand is ``clawbook.lesson``'s business.
+What counts as stating a demand is ``clawbook.course.lesson``'s business.
 """
 
 from __future__ import annotations
@@ -54,9 +54,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .chapters import Chapter, Curriculum, load, load_file
-from .lesson import Lesson, contains, fold, read_lesson
-from .runner import ROOT, chapter_test_files
+from clawbook.course.chapters import Chapter, Curriculum, load, load_file
+from clawbook.course.lesson import Lesson, contains, fold, read_lesson
+from clawbook.harness.runner import ROOT, chapter_test_files
 
 # ---------------------------------------------------------------- demands
 
@@ -813,7 +813,7 @@ HOW_TO_STATE = (
 def main(argv: Sequence[str] | None = None) -> int:
     """Print every unstated demand of the chapters named (every written one by default)."""
     parser = argparse.ArgumentParser(
-        prog="python -m clawbook.demands",
+        prog="python -m clawbook.instructor.demands",
         description="Check that every word a test demands is stated in the lesson text.",
     )
     parser.add_argument("chapters", nargs="*", help="chapter ids (default: every written one)")
@@ -822,7 +822,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     root: Path = args.root.resolve()
-    curriculum = load() if root == ROOT else load_file(root / "clawbook" / "chapters.toml")
+    chapters_file = root / "clawbook" / "chapters.toml"
+    curriculum = load() if root == ROOT else load_file(chapters_file)
     try:
         found = findings(root, curriculum, args.chapters)
     except KeyError as error:

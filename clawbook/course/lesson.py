@@ -1,6 +1,6 @@
 """The lesson text of a page: what a learner reads before opening any folded block.
 
-``clawbook.demands`` asks of it whether a piece of wording a test demands is stated there.
+``instructor.demands`` asks of it whether a piece of wording a test demands is stated there.
 
 The lesson text is the page with every ``???``/``???+`` block (the folded solutions and
 examples) and every ``<quiz>`` removed, and with the ``--8<--`` includes left outside those
@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import stubgen
+from clawbook.course import stubgen
 
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})\s*(?P<info>.*)$")
 COLLAPSED = re.compile(r"^(?P<indent>\s*)\?\?\?\+?\s")
