@@ -420,7 +420,10 @@ def _collect_count(project: Project, args: list[str]) -> int:
 
 
 def check_test_demands(project: Project) -> Outcome:
-    """Every word a test demands is stated in its chapter's page, outside folded solutions."""
+    """Every word a test demands is stated in the step that lists its test, outside folds.
+
+    Wording stated on an earlier chapter's page counts too (see ``instructor.demands``).
+    """
     found = demands.findings(project.root, project.curriculum)
     missing = [str(finding) for finding in found if not finding.stated]
     if missing:
@@ -432,8 +435,8 @@ def check_test_demands(project: Project) -> Outcome:
     chapters = len({finding.chapter for finding in found})
     return Outcome(
         True,
-        f"{len(found)} demands in {chapters} chapters are stated in the lesson text, "
-        "outside folded solutions",
+        f"{len(found)} demands in {chapters} chapters are stated in the lesson text, each in "
+        "the step that lists its test, outside folded solutions",
     )
 
 
