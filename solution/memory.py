@@ -51,28 +51,28 @@ class Memory:
 
 
 # --8<-- [start:schema]
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS memories (
-    id INTEGER PRIMARY KEY,
-    scope TEXT NOT NULL CHECK (scope IN ('project', 'user')),
-    project TEXT NOT NULL,
-    text TEXT NOT NULL,
-    created REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS memories_by_project ON memories (scope, project);
-"""
+SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS memories (
+        id INTEGER PRIMARY KEY,
+        scope TEXT NOT NULL CHECK (scope IN ('project', 'user')),
+        project TEXT NOT NULL,
+        text TEXT NOT NULL,
+        created REAL NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS memories_by_project ON memories (scope, project)",
+)
 """The table of memories. ``project`` is the project's real path; ``""`` for a user memory."""
 
-FTS_SCHEMA = """
-CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts
-    USING fts5(text, content='memories', content_rowid='id');
-CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
-    INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
-END;
-CREATE TRIGGER IF NOT EXISTS memories_fts_delete AFTER DELETE ON memories BEGIN
-    INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
-END;
-"""
+FTS_SCHEMA = (
+    """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts
+        USING fts5(text, content='memories', content_rowid='id')""",
+    """CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS memories_fts_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    END""",
+)
 """The full-text index of the memories' text, kept up to date by triggers inside the database,
 so every writer keeps it right, in the same transaction as the row."""
 # --8<-- [end:schema]
@@ -119,10 +119,13 @@ def fts_query(text: str) -> str:
     ``column:``, quotes, parentheses); the model's words must not be read as it. Each word
     becomes a string in double quotes, with a ``"`` inside doubled, and the strings are joined
     with ``OR``: ``salt AND "x`` becomes ``"salt" OR "AND" OR \"\"\"x\"``. Empty for no words.
+    A NUL character ends a string for FTS5's parser ("unterminated string"), so it separates
+    words, as a space does.
     """
-    # region ch20: split on whitespace; wrap each word in double quotes, doubling any inside
+    # region ch20: NUL as a space; split; wrap each word in double quotes, doubling any inside
     # more: '"' + word.replace('"', '""') + '"'; " OR ".join(...)
-    return " OR ".join('"' + word.replace('"', '""') + '"' for word in text.split())
+    words = text.replace("\0", " ").split()
+    return " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
     # endregion
 # --8<-- [end:fts-query]
 
@@ -175,9 +178,8 @@ class MemoryStore:
                 self.full_text = has_fts5(connection)
             connection.execute("BEGIN IMMEDIATE")  # two first uses at once make them once
             try:
-                connection.executescript(SCHEMA)
-                if self.full_text:
-                    connection.executescript(FTS_SCHEMA)
+                for statement in SCHEMA + (FTS_SCHEMA if self.full_text else ()):
+                    connection.execute(statement)
             except BaseException:
                 connection.execute("ROLLBACK")
                 connection.close()
@@ -223,7 +225,7 @@ class MemoryStore:
         """
         # region ch20: no words: []; FTS5: MATCH fts_query ORDER BY rank; else LIKE per word
         # more: JOIN memories_fts ON rowid = id; WHERE (scope = 'user' OR project = ?)
-        words = query.split()
+        words = query.replace("\0", " ").split()  # NUL separates words, as in fts_query
         if not words:
             return []
         visible = "(m.scope = 'user' OR m.project = ?)"
