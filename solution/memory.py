@@ -118,7 +118,8 @@ def fts_query(text: str) -> str:
     FTS5 has a query language (``AND``, ``OR``, ``NOT``, ``NEAR(...)``, ``*``, ``^``,
     ``column:``, quotes, parentheses); the model's words must not be read as it. Each word
     becomes a string in double quotes, with a ``"`` inside doubled, and the strings are joined
-    with ``OR``: ``salt AND "x`` becomes ``"salt" OR "AND" OR \"\"\"x\"``. Empty for no words.
+    with ``OR``. So ``salt AND x`` becomes ``"salt" OR "AND" OR "x"``, and the word ``"x``
+    becomes a string whose inner quote is doubled. Empty for no words.
     A NUL character ends a string for FTS5's parser ("unterminated string"), so it separates
     words, as a space does.
     """

@@ -198,10 +198,11 @@ def default_tools(root: Path | str = ".", *, web: bool = False) -> ToolSet:
 
 # --8<-- [start:assistant-tools]
 def assistant_tools(ask: AskHandler, memory: MemoryStore, todos: TodoList) -> list[Tool]:
-    """Chapter 20's tools: ``ask_user`` through ``ask``, ``remember`` and ``recall`` in
-    ``memory``, ``todo_write`` keeping its list in ``todos``.
+    """Chapter 20's tools, which the ``claw`` command adds to ``default_tools``.
 
-    Building them touches nothing: the memory's database opens on the first call.
+    ``ask_user`` asks through ``ask``, ``remember`` and ``recall`` use ``memory``, and
+    ``todo_write`` keeps its list in ``todos``. Building them touches nothing: the memory's
+    database opens on the first call.
     """
     return [AskUserTool(ask), RememberTool(memory), RecallTool(memory), TodoWriteTool(todos)]
 # --8<-- [end:assistant-tools]

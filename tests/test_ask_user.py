@@ -159,6 +159,8 @@ async def test_ask_two_questions_at_once_are_asked_one_after_the_other() -> None
     tool = AskUserTool(TerminalAsker(err, read_line, is_interactive=lambda: True))
     both = asyncio.gather(tool.run({"question": "One?"}), tool.run({"question": "Two?"}))
     await asyncio.sleep(0.01)
+    if both.done():
+        await both  # it ended before any answer: raise what ended it
     assert "One?" in err.getvalue() and "Two?" not in err.getvalue()  # the second waits
     gates[0].set()
     await asyncio.sleep(0.01)

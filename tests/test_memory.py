@@ -232,7 +232,9 @@ async def test_memory_tools_keep_and_find_memories(tmp_path: Path) -> None:
     assert found.content == "#1 (user) Run make db before the tests."
     assert (missing.is_error, missing.content) == (False, "no memory matches 'kubernetes'")
     assert blank.is_error
-    assert blank.content == "nothing was remembered: there is nothing to remember: the text is blank"
+    assert blank.content == (
+        "nothing was remembered: there is nothing to remember: the text is blank"
+    )
     assert bad.is_error and bad.content.startswith("invalid arguments for remember:")
     assert len(store.all()) == 1
 
