@@ -122,8 +122,8 @@ async def test_ask_terminal_asker_writes_only_to_err_escaped_and_reads_the_reply
 
     assert output.content == "The user chose: keep it"
     shown = err.getvalue()
-    assert "? claw asks: Reset the \\x1b[2Jscreen?" in shown
-    assert "  1. keep it\n  2. wipe\\r it\n" in shown
+    assert shown.splitlines()[0] == "? claw asks: Reset the \\x1b[2Jscreen?"
+    assert shown.splitlines()[1:3] == ["  1. keep it", "  2. wipe\\r it"]
     assert "\x1b" not in shown and "\r" not in shown
 
 
