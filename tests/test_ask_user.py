@@ -8,6 +8,13 @@ time, nothing read without a terminal), the permissions (never asked about), and
 
 import asyncio
 import io
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +22,7 @@ from claw_command import calls, run_claw, says, tool_results
 
 from claw.control import Controls
 from claw.permissions import Approval, Mode, Permissions
+from claw.todo import Todo
 from claw.tools.ask import (
     NOT_INTERACTIVE,
     AskUserTool,
@@ -25,6 +33,8 @@ from claw.tools.ask import (
 )
 from claw.types import ToolCall, ToolSet
 from clawbook.loopback import LoopbackServer
+
+TODO_LINE = re.compile(r"claw: this needs code you have not written yet: (ch\w+): (.*) \(see ")
 
 
 async def test_ask_open_question_returns_the_users_answer() -> None:
@@ -219,3 +229,60 @@ def test_ask_claw_command_never_takes_piped_input_for_an_answer(
     captured = capsys.readouterr()
     assert "? claw asks" not in captured.out + captured.err  # nobody was asked
     assert "→ ask_user(question='Which database?'" in captured.out
+
+
+def read_screen(terminal: int, until: str, seconds: float) -> str:
+    """What the program wrote on the terminal until ``until`` showed, it closed, or time ran out."""
+    screen = b""
+    deadline = time.monotonic() + seconds
+    while until.encode() not in screen and time.monotonic() < deadline:
+        ready, _, _ = select.select([terminal], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(terminal, 4096)
+            except OSError:  # the program closed the terminal: it exited
+                break
+            if not chunk:
+                break
+            screen += chunk
+    return screen.decode(errors="replace")
+
+
+@pytest.mark.timeout(40)  # it starts claw, a new Python process, on a machine that may be busy
+def test_ask_claw_command_at_a_real_terminal_asks_on_it_and_reads_the_keyboard(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    server.add(
+        calls("ask_user", {"question": "Which database?", "choices": ["Postgres", "SQLite"]}),
+        says("Using SQLite."),
+    )
+    project = tmp_path / "shop"
+    project.mkdir()
+    env = {**os.environ, "OPENROUTER_API_KEY": "sk-or-test", "HOME": str(tmp_path / "home")}
+    command = [sys.executable, "-c", "from claw.main import cli; cli()", "Set up the database."]
+    command += ["--model", "test/model", "--base-url", server.base_url]
+    terminal, device = pty.openpty()  # standard input and error are a terminal; output a file
+    with (tmp_path / "stdout.txt").open("w") as out:
+        claw = subprocess.Popen(command, cwd=project, env=env, stdin=device, stdout=out,
+                                stderr=device)
+    os.close(device)
+    try:
+        screen = read_screen(terminal, "no answer) > ", 30)
+        todo = TODO_LINE.search(screen)
+        if todo:
+            raise Todo(todo[1], todo[2])
+        os.write(terminal, b"2\n")
+        claw.wait(timeout=30)
+        screen += read_screen(terminal, "never shown", 1)  # the rest, now that it exited
+    finally:
+        if claw.poll() is None:
+            claw.kill()
+        os.close(terminal)
+
+    assert claw.returncode == 0, screen
+    assert tool_results(server) == ["The user chose: SQLite"]
+    assert "? claw asks: Which database?" in screen
+    assert "  2. SQLite" in screen
+    stdout = (tmp_path / "stdout.txt").read_text()
+    assert "claw asks" not in stdout  # the question went to the terminal, not to the output
+    assert "Using SQLite." in stdout
