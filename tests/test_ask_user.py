@@ -281,7 +281,8 @@ def test_ask_claw_command_at_a_real_terminal_asks_on_it_and_reads_the_keyboard(
 
     assert claw.returncode == 0, screen
     assert tool_results(server) == ["The user chose: SQLite"]
-    assert "? claw asks: Which database?" in screen
+    [question] = [line for line in screen.splitlines() if "claw asks" in line]
+    assert question.strip() == "? claw asks: Which database?"
     assert "  2. SQLite" in screen
     stdout = (tmp_path / "stdout.txt").read_text()
     assert "claw asks" not in stdout  # the question went to the terminal, not to the output
