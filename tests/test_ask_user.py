@@ -32,7 +32,7 @@ from claw.tools.ask import (
     no_one_to_ask,
 )
 from claw.types import ToolCall, ToolSet
-from clawbook.loopback import LoopbackServer
+from clawbook.harness.loopback import LoopbackServer
 
 TODO_LINE = re.compile(r"claw: this needs code you have not written yet: (ch\w+): (.*) \(see ")
 

@@ -25,7 +25,7 @@ from claw.memory import MemoryStore, Scope, fts_query, like_pattern
 from claw.permissions import Approval, Mode, Permissions
 from claw.tools.memory_tools import RecallTool, RememberTool
 from claw.types import ToolCall, ToolSet
-from clawbook.loopback import LoopbackServer
+from clawbook.harness.loopback import LoopbackServer
 
 WRITER = Path(__file__).parent / "memory_writer.py"
 SEARCHES = pytest.mark.parametrize("full_text", [None, False], ids=["fts5", "like"])

@@ -22,7 +22,7 @@ from claw.providers.openrouter import OpenRouterProvider
 from claw.tools.ask import ScriptedAnswers
 from claw.tools.todo_write import TodoItem, TodoList, TodoWriteTool, render, todos
 from claw.types import ToolCall, ToolSet
-from clawbook.loopback import LoopbackServer
+from clawbook.harness.loopback import LoopbackServer
 
 STATUSES = ("pending", "in_progress", "completed")
 
