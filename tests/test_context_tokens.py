@@ -39,6 +39,8 @@ def test_context_the_report_is_the_anchor_and_only_new_messages_are_estimated() 
     new = Message.assistant("x" * 300)
     expected = 1_000 + math.ceil(message_chars(new) / counter.ratio("m"))
     assert counter.estimate([*sent, new], "m") == expected
+    counter.ratios["m"] = 2.0  # a ratio from other text: the anchor still counts as reported
+    assert counter.estimate([*sent, new], "m") == 1_000 + math.ceil(message_chars(new) / 2)
 
 
 def test_context_a_ratio_per_model_and_a_report_of_nothing_teaches_nothing() -> None:
