@@ -41,6 +41,8 @@ DEFAULT_KEEP = 4
 """How many of the most recent turns are kept word for word."""
 DEFAULT_CHARS_PER_TOKEN = 4.0
 """The ratio used before the provider has reported anything for this model."""
+CALIBRATE_CHARS = 200
+"""The fewest new characters between two reports that recalibrate a ratio (fewer are noise)."""
 MESSAGE_FRAMING = 16
 """Characters counted for each message's framing (role markers, separators, ids)."""
 TRIM_HEAD = 2_000
@@ -79,7 +81,8 @@ class TokenCounter:
 
     The last reported count is the anchor: a request that starts with the messages of the
     request it was reported for costs that many tokens plus an estimate for the rest. The
-    estimate divides characters by a ratio calibrated per model from each report.
+    estimate divides characters by a ratio per model, calibrated from how much the reports
+    grow as messages are added.
     """
 
     def __init__(self, chars_per_token: float = DEFAULT_CHARS_PER_TOKEN) -> None:
@@ -101,25 +104,42 @@ class TokenCounter:
     def observe(
         self, sent: Sequence[Message], prompt_tokens: int, model: str | None = None
     ) -> None:
-        """The provider reported ``prompt_tokens`` for the request that sent ``sent``."""
-        # region ch18: anchor on the report, and calibrate the model's ratio from the same numbers
-        # more: a report of 0 teaches nothing; ratios[model or ""] = request_chars / prompt_tokens
+        """The provider reported ``prompt_tokens`` for the request that sent ``sent``.
+
+        The report becomes the anchor. If ``sent`` extends the previous anchor by at least
+        ``CALIBRATE_CHARS`` characters, the difference between the two reports is what those
+        new characters cost, and it calibrates the model's ratio.
+        """
+        # region ch18: calibrate from the growth between two reports, then anchor on this one
+        # more: self.anchored(sent); new chars / (prompt_tokens - self.reported); 0 means no report
         if prompt_tokens <= 0 or not sent:
-            return
-        self.ratios[model or ""] = request_chars(sent) / prompt_tokens
+            return  # a provider that reports no usage teaches nothing
+        if self.anchored(sent):
+            chars = request_chars(sent[len(self.sent) :])
+            tokens = prompt_tokens - self.reported
+            if chars >= CALIBRATE_CHARS and tokens > 0:
+                self.ratios[model or ""] = chars / tokens
         self.sent = tuple(sent)
         self.reported = prompt_tokens
+        # endregion
+
+    def anchored(self, messages: Sequence[Message]) -> bool:
+        """Whether ``messages`` start with the messages of the last report."""
+        # region ch18: a report exists, and every message it was for starts `messages`, unchanged
+        # more: compare with `is` first (cheap), then == (a copy is the same message)
+        known = len(self.sent)
+        return (
+            0 < known <= len(messages)
+            and all(a is b or a == b for a, b in zip(self.sent, messages, strict=False))
+        )
         # endregion
 
     def estimate(self, messages: Sequence[Message], model: str | None = None) -> int:
         """The prompt tokens a request with ``messages`` will cost, as near as we can tell."""
         # region ch18: the report if messages start with what was sent, plus the new chars / ratio
-        # more: compare the prefix with `is` (or ==); a history compacted since has no anchor
-        known = len(self.sent)
-        if known and known <= len(messages) and all(
-            a is b or a == b for a, b in zip(self.sent, messages, strict=False)
-        ):
-            anchor, new = self.reported, messages[known:]
+        # more: self.anchored(messages); math.ceil(request_chars(rest) / self.ratio(model))
+        if self.anchored(messages):
+            anchor, new = self.reported, messages[len(self.sent) :]
         else:
             anchor, new = 0, messages
         return anchor + math.ceil(request_chars(new) / self.ratio(model))

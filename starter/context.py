@@ -41,6 +41,8 @@ DEFAULT_KEEP = 4
 """How many of the most recent turns are kept word for word."""
 DEFAULT_CHARS_PER_TOKEN = 4.0
 """The ratio used before the provider has reported anything for this model."""
+CALIBRATE_CHARS = 200
+"""The fewest new characters between two reports that recalibrate a ratio (fewer are noise)."""
 MESSAGE_FRAMING = 16
 """Characters counted for each message's framing (role markers, separators, ids)."""
 TRIM_HEAD = 2_000
@@ -67,7 +69,8 @@ class TokenCounter:
 
     The last reported count is the anchor: a request that starts with the messages of the
     request it was reported for costs that many tokens plus an estimate for the rest. The
-    estimate divides characters by a ratio calibrated per model from each report.
+    estimate divides characters by a ratio per model, calibrated from how much the reports
+    grow as messages are added.
     """
 
     def __init__(self, chars_per_token: float = DEFAULT_CHARS_PER_TOKEN) -> None:
@@ -89,10 +92,19 @@ class TokenCounter:
     def observe(
         self, sent: Sequence[Message], prompt_tokens: int, model: str | None = None
     ) -> None:
-        """The provider reported ``prompt_tokens`` for the request that sent ``sent``."""
+        """The provider reported ``prompt_tokens`` for the request that sent ``sent``.
+
+        The report becomes the anchor. If ``sent`` extends the previous anchor by at least
+        ``CALIBRATE_CHARS`` characters, the difference between the two reports is what those
+        new characters cost, and it calibrates the model's ratio.
+        """
+        raise Todo("ch18", "calibrate from the growth between two reports, then anchor on this one")
+
+    def anchored(self, messages: Sequence[Message]) -> bool:
+        """Whether ``messages`` start with the messages of the last report."""
         raise Todo(
             "ch18",
-            "anchor on the report, and calibrate the model's ratio from the same numbers",
+            "a report exists, and every message it was for starts `messages`, unchanged",
         )
 
     def estimate(self, messages: Sequence[Message], model: str | None = None) -> int:

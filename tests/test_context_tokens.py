@@ -32,28 +32,34 @@ def test_context_message_chars_counts_text_calls_and_framing() -> None:
 def test_context_the_report_is_the_anchor_and_only_new_messages_are_estimated() -> None:
     counter = TokenCounter()
     sent = [Message.system("You are claw."), Message.user("Fix the tests.")]
-    assert counter.estimate(sent) == math.ceil(request_chars(sent) / 4)  # the default 4 per token
+    assert counter.estimate(sent) == math.ceil(request_chars(sent) / 4), "4 a token at first"
     counter.observe(sent, 1_000, "m")
     assert counter.estimate(sent, "m") == 1_000, "the report is exact for what it was for"
-    assert counter.ratio("m") == pytest.approx(request_chars(sent) / 1_000)
+    assert counter.ratio("m") == 4.0, "one report alone calibrates nothing"
     new = Message.assistant("x" * 300)
-    expected = 1_000 + math.ceil(message_chars(new) / counter.ratio("m"))
-    assert counter.estimate([*sent, new], "m") == expected
-    counter.ratios["m"] = 2.0  # a ratio from other text: the anchor still counts as reported
+    assert counter.estimate([*sent, new], "m") == 1_000 + math.ceil(message_chars(new) / 4)
+    counter.ratios["m"] = 2.0
     assert counter.estimate([*sent, new], "m") == 1_000 + math.ceil(message_chars(new) / 2)
 
 
-def test_context_a_ratio_per_model_and_a_report_of_nothing_teaches_nothing() -> None:
+def test_context_the_growth_between_reports_calibrates_each_models_ratio() -> None:
     counter = TokenCounter(chars_per_token=4.0)
-    sent = [Message.user("y" * 400)]
-    counter.observe(sent, 200, "small-tokens")
-    counter.observe(sent, 50, "big-tokens")
-    assert counter.ratio("small-tokens") == pytest.approx(request_chars(sent) / 200)
-    assert counter.ratio("big-tokens") == pytest.approx(request_chars(sent) / 50)
+    first = [Message.user("y" * 400)]
+    read = Message.tool_result("c1", "z" * 984)  # 1,000 characters with the framing and id
+    for model, tokens in (("small-tokens", 500), ("big-tokens", 125)):
+        counter.observe(first, 300, model)
+        counter.observe(
+            [*first, Message.assistant(tool_calls=[_call()]), read], 300 + tokens, model
+        )
+    grown = request_chars([Message.assistant(tool_calls=[_call()]), read])
+    assert counter.ratio("small-tokens") == pytest.approx(grown / 500)
+    assert counter.ratio("big-tokens") == pytest.approx(grown / 125)
     assert counter.ratio("never-seen") == 4.0
     before = (counter.sent, counter.reported, dict(counter.ratios))
-    counter.observe([Message.user("z")], 0, "big-tokens")  # a provider that reports no usage
+    counter.observe([*counter.sent, Message.user("z")], 0, "big-tokens")  # no usage reported
     assert (counter.sent, counter.reported, dict(counter.ratios)) == before
+    counter.observe([*counter.sent, Message.user("ok")], counter.reported + 5, "big-tokens")
+    assert counter.ratios == before[2], "a few characters more are too few to calibrate on"
     with pytest.raises(ValueError, match="chars_per_token must be positive"):
         TokenCounter(chars_per_token=0)
 
@@ -65,6 +71,12 @@ def test_context_a_history_changed_since_the_report_loses_its_anchor() -> None:
     compacted = [sent[0], Message.user("summary")]
     assert counter.estimate(compacted) == math.ceil(request_chars(compacted) / counter.ratio())
     assert counter.estimate(sent[:1]) < 10_000, "a shorter history is not the reported one"
+    copy = [Message.user("a" * 100), Message.assistant("b" * 100)]
+    assert counter.estimate(copy) == 10_000, "equal messages, not only the same objects"
+
+
+def _call() -> ToolCall:
+    return ToolCall(id="c1", name="read", arguments={"path": "a.py"})
 
 
 def test_context_estimate_error_on_recorded_sessions_is_small() -> None:
@@ -81,6 +93,7 @@ def test_context_estimate_error_on_recorded_sessions_is_small() -> None:
             counter.observe(sent, truth, session["model"])
     assert len(anchored) >= 70
     assert statistics.median(anchored) <= 0.10
+    assert max(anchored) <= 0.25, "calibrating on growth keeps even the worst estimate close"
     assert statistics.median(anchored) < statistics.median(plain) / 4, (
         "anchoring on the report must beat dividing by four by far"
     )
