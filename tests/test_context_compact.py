@@ -125,7 +125,8 @@ async def test_context_the_summary_request_is_the_prompt_and_a_transcript() -> N
     shown = transcript(old)
     assert "[user]\nRename mean to average." in shown
     assert '[tool call c0] read {"path": "f0.py"}' in shown
-    assert "[tool result c0]\ncontents 0" in shown
+    lines = shown.splitlines()
+    assert lines[lines.index("[tool result c0]") + 1] == "contents 0", "the result follows"
     for duty in ("file paths", "what remains to be done", "Do not call tools"):
         assert duty in SUMMARY_PROMPT
 
