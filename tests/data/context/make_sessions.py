@@ -4,7 +4,7 @@
 Each session is a realistic coding-agent history (a system prompt, a task, tool calls that read
 claw's own source files, run tests and edit code, the results, the model's remarks), with the
 prompt size of every request counted by a real BPE tokenizer: the ``tokenizer.json`` that the
-``anthropic`` Python SDK shipped up to version 0.34 (Claude's tokenizer of that time), run by
+``anthropic`` Python SDK ships in version 0.34.2 for its old, local token counting, run by
 the ``tokenizers`` library. Neither is a dependency of claw, and nothing is downloaded when the
 tests run: the counts are stored in the JSON file. To remake it::
 
@@ -72,6 +72,16 @@ def source_files() -> list[Path]:
     return sorted((ROOT / "solution").glob("*.py"))
 
 
+MARKERS = ("# --8<--", "# region ", "# endregion", "# more: ")
+"""The book's and the course's markers: left out, so no tool mistakes this data for code."""
+
+
+def read_source(path: Path) -> str:
+    """A source file without the course's marker lines."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return "\n".join(line for line in lines if not line.strip().startswith(MARKERS))
+
+
 def pytest_output(rng: random.Random) -> str:
     """Output shaped like a pytest run."""
     lines = ["============================= test session starts =============================="]
@@ -105,7 +115,7 @@ def make_session(rng: random.Random, task: str, steps: int) -> list[Message]:
             kind = rng.choice(["read", "read", "bash", "grep", "edit"])
             if kind == "read":
                 path = rng.choice(files)
-                text = path.read_text(encoding="utf-8")
+                text = read_source(path)
                 start = rng.randint(0, max(0, len(text) - 200))
                 body = text[start : start + rng.randint(200, 9000)]
                 args = {"path": str(path.relative_to(ROOT))}
@@ -114,7 +124,7 @@ def make_session(rng: random.Random, task: str, steps: int) -> list[Message]:
                 args = {"command": "pytest -q tests/test_agent_loop.py"}
             elif kind == "grep":
                 path = rng.choice(files)
-                lines = path.read_text(encoding="utf-8").splitlines()
+                lines = read_source(path).splitlines()
                 picked = rng.sample(range(len(lines)), min(len(lines), rng.randint(2, 25)))
                 body = "\n".join(f"{path.name}:{i + 1}:{lines[i]}" for i in sorted(picked))
                 args = {"pattern": rng.choice(["def ", "history", "usage", "raise "])}
