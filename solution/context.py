@@ -52,17 +52,20 @@ TRIM_TAIL = 1_000
 # --8<-- [end:defaults]
 
 
+_ARGUMENTS = json.JSONEncoder(ensure_ascii=False)
+"""Encodes tool-call arguments as a provider sends them; one encoder, made once, is faster."""
+
+
 # --8<-- [start:message-chars]
 def message_chars(message: Message) -> int:
     """How many characters ``message`` adds to a request: its text, its calls, its framing."""
     # region ch18: the text, plus a reasoning and each tool call's id, name and JSON arguments
-    # more: MESSAGE_FRAMING + len(message.text); isinstance AssistantMessage; json.dumps(arguments)
+    # more: MESSAGE_FRAMING + len(message.text); isinstance; _ARGUMENTS.encode(call.arguments)
     size = MESSAGE_FRAMING + len(message.text)
     if isinstance(message, AssistantMessage):
         size += len(message.reasoning_content)
         for call in message.tool_calls:
-            arguments = json.dumps(call.arguments, ensure_ascii=False)
-            size += len(call.id) + len(call.name) + len(arguments)
+            size += len(call.id) + len(call.name) + len(_ARGUMENTS.encode(call.arguments))
     elif isinstance(message, ToolResultMessage):
         size += len(message.tool_call_id)
     return size
@@ -73,6 +76,20 @@ def message_chars(message: Message) -> int:
 def request_chars(messages: Sequence[Message]) -> int:
     """The characters of a whole history, as ``message_chars`` counts them."""
     return sum(message_chars(message) for message in messages)
+
+
+def fits(messages: Sequence[Message], wanted: int) -> int:
+    """``request_chars(messages)``, or a number above ``wanted`` as soon as it is one.
+
+    Counting stops once the answer to "is there room for ``wanted`` characters?" is known,
+    so a short summary of a long history does not measure all of it.
+    """
+    total = 0
+    for message in messages:
+        total += message_chars(message)
+        if total > wanted:
+            break
+    return total
 
 
 # --8<-- [start:counter]
@@ -209,7 +226,7 @@ def trim_tool_results(
     trimmed = 0
     for index in range(min(before, len(result))):
         message = result[index]
-        if isinstance(message, ToolResultMessage):
+        if isinstance(message, ToolResultMessage) and len(message.content) > head + tail:
             content = trim_text(message.content, head, tail)
             if content != message.content:
                 result[index] = message.model_copy(update={"content": content})
@@ -237,7 +254,7 @@ def turn_starts(messages: Sequence[Message]) -> list[int]:
     return [
         index
         for index, message in enumerate(messages)
-        if isinstance(message, UserMessage | AssistantMessage)
+        if isinstance(message, (UserMessage, AssistantMessage))
     ]
 
 
@@ -257,7 +274,7 @@ def plan_compaction(messages: Sequence[Message], keep: int = DEFAULT_KEEP) -> Co
     summarized: list[int] = []
     for index in range(recent):
         message = messages[index]
-        if isinstance(message, SystemMessage | DeveloperMessage) or index == first_user:
+        if isinstance(message, (SystemMessage, DeveloperMessage)) or index == first_user:
             pinned.append(index)
         else:
             summarized.append(index)
@@ -418,22 +435,26 @@ class ContextWindow:
         before = self.tokens(messages)
         plan = plan_compaction(messages, self.keep)
         trimmed, count = trim_tool_results(messages, plan.recent, self.trim_head, self.trim_tail)
-        trim_only = None
-        if count:
-            after = self.tokens(trimmed)
-            trim_only = Compaction(trimmed, Compacted(0, len(trimmed), before, after, count))
-            if not force and after <= self.limit:
-                return trim_only
+
+        def trim_only() -> Compaction | None:
+            if not count:
+                return None
+            event = Compacted(0, len(trimmed), before, self.tokens(trimmed), count)
+            return Compaction(trimmed, event)
+
+        if count and not force and self.tokens(trimmed) <= self.limit:
+            return trim_only()
         if not plan.summarized:
-            return trim_only
+            return trim_only()
         old = [m for m in trimmed[: plan.recent] if not isinstance(m, SystemMessage)]
         summary = await self.summarize(old)
         removed = [trimmed[i] for i in plan.summarized]
         # The model's summary is not trusted to be short: cut it so the history never grows.
-        room = request_chars(removed) - message_chars(summary_message("", len(removed))) - 1
+        wrapper = message_chars(summary_message("", len(removed)))
+        room = fits(removed, wrapper + len(summary)) - wrapper - 1
         summary = summary[: safe_cut(summary, room)].rstrip() if room > 0 else ""
         if not summary:
-            return trim_only
+            return trim_only()
         compacted = [
             *(trimmed[i] for i in plan.pinned),
             summary_message(summary, len(removed)),

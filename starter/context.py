@@ -51,6 +51,10 @@ TRIM_TAIL = 1_000
 """Characters kept from the end of a trimmed tool result."""
 
 
+_ARGUMENTS = json.JSONEncoder(ensure_ascii=False)
+"""Encodes tool-call arguments as a provider sends them; one encoder, made once, is faster."""
+
+
 def message_chars(message: Message) -> int:
     """How many characters ``message`` adds to a request: its text, its calls, its framing."""
     raise Todo(
@@ -62,6 +66,20 @@ def message_chars(message: Message) -> int:
 def request_chars(messages: Sequence[Message]) -> int:
     """The characters of a whole history, as ``message_chars`` counts them."""
     return sum(message_chars(message) for message in messages)
+
+
+def fits(messages: Sequence[Message], wanted: int) -> int:
+    """``request_chars(messages)``, or a number above ``wanted`` as soon as it is one.
+
+    Counting stops once the answer to "is there room for ``wanted`` characters?" is known,
+    so a short summary of a long history does not measure all of it.
+    """
+    total = 0
+    for message in messages:
+        total += message_chars(message)
+        if total > wanted:
+            break
+    return total
 
 
 class TokenCounter:
@@ -170,7 +188,7 @@ def turn_starts(messages: Sequence[Message]) -> list[int]:
     return [
         index
         for index, message in enumerate(messages)
-        if isinstance(message, UserMessage | AssistantMessage)
+        if isinstance(message, (UserMessage, AssistantMessage))
     ]
 
 
