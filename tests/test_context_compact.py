@@ -114,9 +114,12 @@ async def test_context_compaction_summarises_old_turns_into_one_message_that_say
 
 async def test_context_the_summary_request_is_the_prompt_and_a_transcript() -> None:
     provider = MockStreamProvider(["Summary: renamed nothing yet."])
-    summarize = summarize_with(provider)
-    old = session(2)[1:]
-    assert await summarize(old) == "Summary: renamed nothing yet."
+    messages = session(4, result="contents " * 40)
+    window = ContextWindow(100, summarize_with(provider), keep=2)
+    compaction = await window.compact(messages, force=True)
+    assert compaction is not None
+    assert compaction.messages[3].text.endswith("\n\nSummary: renamed nothing yet.")
+    old = messages[1:-4]
     (sent,) = provider.calls
     assert sent.tools == (), "no tools: the summary request must not call any"
     system, user = sent.messages
@@ -126,7 +129,7 @@ async def test_context_the_summary_request_is_the_prompt_and_a_transcript() -> N
     assert "[user]\nRename mean to average." in shown
     assert '[tool call c0] read {"path": "f0.py"}' in shown
     lines = shown.splitlines()
-    assert lines[lines.index("[tool result c0]") + 1] == "contents 0", "the result follows"
+    assert lines[lines.index("[tool result c0]") + 1] == "contents " * 40 + " 0", "the result"
     for duty in ("file paths", "what remains to be done", "Do not call tools"):
         assert duty in SUMMARY_PROMPT
 
