@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 import math
 import unicodedata
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .events import Compacted, StepUsage
 from .types import (
@@ -339,15 +339,26 @@ def summary_message(summary: str, removed: int) -> UserMessage:
 
 
 # --8<-- [start:summarize]
-Summarize = Callable[[Sequence[Message]], Awaitable[str]]
-"""Writes the summary of some messages: usually ``summarize_with(provider)``."""
+class Summarize(Protocol):
+    """Writes the summary of some messages: usually ``summarize_with(provider)``."""
+
+    async def __call__(self, messages: Sequence[Message], focus: str = "") -> str:
+        """The summary of ``messages``; ``focus``, if given, says what matters most."""
+        ...
+
+
+def summary_prompt(focus: str = "") -> str:
+    """``SUMMARY_PROMPT``, and the user's focus (``/compact focus on ...``) if there is one."""
+    if not focus.strip():
+        return SUMMARY_PROMPT
+    return f"{SUMMARY_PROMPT}\n\nThe user asks the summary to focus on: {focus.strip()}"
 
 
 def summarize_with(provider: Provider) -> Summarize:
-    """A ``Summarize`` that asks ``provider`` with ``SUMMARY_PROMPT`` and a transcript."""
+    """A ``Summarize`` that asks ``provider`` with ``summary_prompt`` and a transcript."""
 
-    async def summarize(messages: Sequence[Message]) -> str:
-        request = [Message.system(SUMMARY_PROMPT), Message.user(transcript(messages))]
+    async def summarize(messages: Sequence[Message], focus: str = "") -> str:
+        request = [Message.system(summary_prompt(focus)), Message.user(transcript(messages))]
         turn = await provider.complete(request, [])
         return turn.text.strip()
 
@@ -423,12 +434,12 @@ class ContextWindow:
 
     # --8<-- [start:compact]
     async def compact(
-        self, messages: Sequence[Message], *, force: bool = False
+        self, messages: Sequence[Message], *, force: bool = False, focus: str = ""
     ) -> Compaction | None:
         """Make ``messages`` smaller: trim old tool results, then summarise old turns if needed.
 
         Without ``force``, the summary is asked for only if trimming did not bring the history
-        under the limit. ``None`` means nothing could be made smaller.
+        under the limit; ``focus`` goes to the summary. ``None``: nothing could be smaller.
         """
         # region ch18: trim first; summarise only if still over the limit (or forced); never grow
         # more: plan_compaction; trim_tool_results(..., plan.recent, ...); pinned + summary + recent
@@ -447,7 +458,7 @@ class ContextWindow:
         if not plan.summarized:
             return trim_only()
         old = [m for m in trimmed[: plan.recent] if not isinstance(m, SystemMessage)]
-        summary = await self.summarize(old)
+        summary = await self.summarize(old, focus)
         removed = [trimmed[i] for i in plan.summarized]
         # The model's summary is not trusted to be short: cut it so the history never grows.
         wrapper = message_chars(summary_message("", len(removed)))
@@ -487,13 +498,14 @@ class ContextWindow:
     # --8<-- [end:prepare]
 
     # --8<-- [start:compact-now]
-    async def compact_now(self, agent: Agent) -> Compacted | None:
-        """Compact ``agent``'s history now, whatever its size (``/compact``); report it.
+    async def compact_now(self, agent: Agent, focus: str = "") -> Compacted | None:
+        """Compact ``agent``'s history now, whatever its size (``/compact [focus]``); report it.
 
-        Returns the event (also given to the agent's observers), or ``None`` when there was
-        nothing to compact: too few turns, and no tool result large enough to trim.
+        ``focus`` tells the summary what matters most. Returns the event (also given to the
+        agent's observers), or ``None`` when there was nothing to compact: too few turns, and
+        no tool result large enough to trim.
         """
-        compaction = await self.compact(agent.history, force=True)
+        compaction = await self.compact(agent.history, force=True, focus=focus)
         if compaction is None:
             return None
         agent.history[:] = compaction.messages

@@ -13,7 +13,7 @@ from typing import Any
 from context_histories import assert_valid_for_every_provider
 
 from claw.agent import Finish
-from claw.context import ContextWindow, summarize_with
+from claw.context import SUMMARY_PROMPT, ContextWindow, summarize_with
 from claw.events import Compacted, Event, StepUsage
 from claw.loop import Agent
 from claw.streaming import MockStreamProvider, StreamEvent, UsageUpdate
@@ -140,9 +140,14 @@ async def test_context_compact_now_on_demand_and_prepare_leaves_small_histories_
     seen: list[Event] = []
     agent.sink.add(seen.append)
     before = list(agent.history)
-    event = await window.compact_now(agent)
+    event = await window.compact_now(agent, focus="which parts were read")
     assert isinstance(event, Compacted) and event.removed > 0
     assert seen == [event]
+    (asked,) = summaries.calls
+    prompt = asked.messages[0].text
+    assert prompt.startswith(SUMMARY_PROMPT)
+    assert "The user asks the summary to focus on:" in prompt
+    assert prompt.endswith(": which parts were read"), "the focus ends the prompt"
     assert len(agent.history) == event.kept < len(before)
     assert agent.history[-1] == before[-1]
     assert_valid_for_every_provider(agent.history)

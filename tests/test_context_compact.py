@@ -60,7 +60,7 @@ class Summarizer:
         self.summary = summary
         self.asked: list[list[Message]] = []
 
-    async def __call__(self, messages: Sequence[Message]) -> str:
+    async def __call__(self, messages: Sequence[Message], focus: str = "") -> str:
         self.asked.append(list(messages))
         return self.summary
 
