@@ -46,7 +46,7 @@ def make_history(messages: int) -> list[Message]:
     return history
 
 
-async def instant_summary(messages: Sequence[Message]) -> str:
+async def instant_summary(messages: Sequence[Message], focus: str = "") -> str:
     """The model's place: a short summary, at once."""
     return f"{len(messages)} earlier messages: files read, all fine."
 
