@@ -23,6 +23,7 @@ from rich.table import Table
 
 from . import (
     bash_overhead,
+    context_compaction,
     feedback,
     grade,
     grep_memory,
@@ -46,6 +47,7 @@ BENCHMARKS: list[tuple[str, Callable[[bool], Result | list[Result]]]] = [
     ("bash_overhead", bash_overhead.run),
     ("parallel_tools", parallel_tools.run),
     ("grade", grade.run),
+    ("context_compaction", context_compaction.run),
 ]
 """Each benchmark's key and its ``run(quick)`` function (one result, or several), in order."""
 
