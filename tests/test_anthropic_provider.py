@@ -10,7 +10,6 @@ import json
 from typing import Any
 
 import pytest
-
 from anthropic_wire import (
     SIGNATURE,
     error,
@@ -23,6 +22,7 @@ from anthropic_wire import (
     tool_use,
     usage,
 )
+
 from claw.errors import (
     AuthenticationError,
     BadRequestError,
@@ -99,7 +99,7 @@ async def test_anthropic_sends_a_conversation_as_content_blocks(server):
     request = server.requests[0]
     assert request.path == "/v1/messages"
     assert request.headers["x-api-key"] == KEY
-    assert request.headers["anthropic-version"] == "2023-06-01"
+    assert request.headers["anthropic-version"] == "2026-10-21"
     body = request.json
     assert body["model"] == "claude-test-1"
     assert body["max_tokens"] == 8192
@@ -123,7 +123,11 @@ async def test_anthropic_sends_a_conversation_as_content_blocks(server):
         {
             "role": "user",
             "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_01", "content": "     1\tprint('hi')"},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_01",
+                    "content": "     1\tprint('hi')",
+                },
                 {
                     "type": "tool_result",
                     "tool_use_id": "toolu_02",
@@ -139,17 +143,16 @@ async def test_anthropic_sends_a_conversation_as_content_blocks(server):
     ]
 
 
-async def test_anthropic_sends_thinking_and_temperature_only_when_set(server):
+async def test_anthropic_sends_thinking_only_when_asked(server):
     server.add(JSONReply(message([text("a")])), JSONReply(message([text("b")])))
     async with make(server) as provider:
         await provider.complete([Message.user("hi")], [])
-    async with make(server, thinking_budget=2048, temperature=0) as provider:
+    async with make(server, thinking_budget=2048) as provider:
         await provider.complete([Message.user("hi")], [])
 
     plain, thoughtful = (request.json for request in server.requests)
-    assert not {"system", "tools", "stream", "thinking", "temperature"} & plain.keys()
+    assert not {"system", "tools", "stream", "thinking"} & plain.keys()
     assert thoughtful["thinking"] == {"type": "enabled", "budget_tokens": 2048}
-    assert thoughtful["temperature"] == 0
     with pytest.raises(ValueError, match="thinking_budget must be at least 1024"):
         make(server, thinking_budget=512)
 
@@ -278,7 +281,10 @@ async def test_anthropic_an_error_event_mid_stream_is_a_stream_error_with_its_ty
 
 async def test_anthropic_a_bad_json_event_is_a_clear_error(server):
     events = stream_events([text("Hi")])
-    body = "".join(event(e) for e in events[:2]) + 'event: content_block_start\ndata: {"type": "con\n\n'
+    body = (
+        "".join(event(e) for e in events[:2])
+        + 'event: content_block_start\ndata: {"type": "con\n\n'
+    )
     server.add(StreamReply([body.encode()]))
     async with make(server) as provider:
         with pytest.raises(MalformedResponseError, match=r"not JSON: '\{\"type\": \"con'"):

@@ -84,7 +84,7 @@ from .openrouter import (
 
 ANTHROPIC_URL = "https://api.anthropic.com"
 API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
-ANTHROPIC_VERSION = "2023-06-01"
+ANTHROPIC_VERSION = "2026-10-21"
 """The API version claw speaks, sent as the ``anthropic-version`` header."""
 DEFAULT_MAX_TOKENS = 8192
 """The Messages API requires ``max_tokens``; this many when none is configured."""
@@ -479,7 +479,6 @@ class AnthropicProvider:
         base_url: str = ANTHROPIC_URL,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         thinking_budget: int | None = None,
-        temperature: float | None = None,
         timeout: float = READ_TIMEOUT,
         deadline: float = DEADLINE,
         idle_timeout: float = IDLE_TIMEOUT,
@@ -494,7 +493,8 @@ class AnthropicProvider:
         """Configure the provider, as chapter 5b's; the key from ``ANTHROPIC_API_KEY``.
 
         ``thinking_budget`` turns extended thinking on with that many tokens (at least 1024,
-        fewer than ``max_tokens``); ``None`` leaves it off.
+        fewer than ``max_tokens``); ``None`` leaves it off. There is no ``temperature``: the
+        official SDK's request types no longer have one, and claw sends what they accept.
         """
         if api_key is None:
             api_key = os.environ.get(API_KEY_VARIABLE, "")
@@ -515,7 +515,6 @@ class AnthropicProvider:
         self.base_url = base_url.rstrip("/")
         self.max_tokens = max_tokens
         self.thinking_budget = thinking_budget
-        self.temperature = temperature
         self.retry = retry or RetryPolicy()
         self.timeout, self.deadline, self.idle_timeout = timeout, deadline, idle_timeout
         self.max_body_bytes, self.max_event_chars = max_body_bytes, max_event_chars
@@ -573,8 +572,6 @@ class AnthropicProvider:
             body["stream"] = True
         if self.thinking_budget is not None:
             body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
-        if self.temperature is not None:
-            body["temperature"] = self.temperature
         return body
         # endregion
     # --8<-- [end:request-body]
