@@ -4,8 +4,8 @@ import io
 from pathlib import Path
 
 import pytest
-
 from anthropic_wire import stream, text, thinking, tool_use
+
 from claw.main import main
 from clawbook.loopback import LoopbackServer, StreamReply, split
 

@@ -27,6 +27,7 @@ from claw.errors import (
     AuthenticationError,
     BadRequestError,
     MalformedResponseError,
+    PermissionDeniedError,
     RateLimitError,
     ServerError,
     StreamError,
@@ -204,13 +205,24 @@ async def test_anthropic_counts_cache_reads_and_writes_in_the_usage(server):
 
 
 async def test_anthropic_later_usage_counts_replace_earlier_ones(server):
-    events = stream_events([text("ok")], "end_turn", usage(10, 3))
+    events = stream_events([text("ok")], "end_turn", usage(10, 3, read=30))
     # Newer servers repeat the input counts in message_delta, some with null for "unchanged".
     events[-2]["usage"] = {"output_tokens": 50, "input_tokens": 11, "cache_read_input_tokens": None}
     server.add(StreamReply(["".join(event(e) for e in events).encode()]))
     async with make(server) as provider:
         turn = await provider.stream_turn([Message.user("hi")], [])
-    assert turn.usage == TokenUsage(input_tokens=11, output_tokens=50)
+    assert turn.usage == TokenUsage(input_tokens=41, output_tokens=50, cached_input_tokens=30)
+
+
+async def test_anthropic_an_error_body_under_status_200_is_its_typed_error(server):
+    server.add(JSONReply(error("overloaded_error", "Overloaded")))
+    server.add(JSONReply(error("permission_error", "not for this key")))
+    async with make(server) as provider:
+        with pytest.raises(ServerError, match="overloaded_error: Overloaded") as overloaded:
+            await provider.complete([Message.user("hi")], [])
+        with pytest.raises(PermissionDeniedError, match="permission_error") as denied:
+            await provider.complete([Message.user("hi")], [])
+    assert (overloaded.value.status, denied.value.status) == (529, 403)
 
 
 async def test_anthropic_reads_a_whole_message_like_a_stream(server):
@@ -356,7 +368,6 @@ async def test_anthropic_gives_up_after_the_retries_with_the_last_error(server):
             await provider.complete([Message.user("hi")], [])
     assert raised.value.retry_after == 1
     assert len(server.requests) == 3
-    assert isinstance(ServerError(529, "x"), ServerError)
 
 
 async def test_anthropic_never_shows_the_key_and_refuses_it_over_plain_http(server):
