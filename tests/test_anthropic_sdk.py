@@ -295,3 +295,58 @@ async def test_anthropic_sdk_and_claw_both_fail_on_an_error_event_mid_stream(ser
     async with provider(server) as claw:
         with pytest.raises(ProviderError, match="overloaded_error: Overloaded"):
             await claw.stream_turn([Message.user("hi")], [])
+
+
+@pytest.mark.parametrize("name", ["thinking, text and a call", "two calls, nested input"])
+async def test_anthropic_sdk_and_claw_send_a_turn_back_the_same_way(server, name):
+    """The SDK's way to continue: the response's content blocks, as they came, as the
+    assistant's message. claw's history, sent back, must carry the same blocks."""
+    blocks, reason, counts = TURNS[name]
+    body = stream(blocks, reason, counts)
+    server.add(StreamReply([body]), StreamReply([body]))
+    client = sdk_client(server)
+    with client.messages.stream(
+        model="claude-test-1", max_tokens=1024, messages=[{"role": "user", "content": "go"}]
+    ) as sdk_stream:
+        final = sdk_stream.get_final_message()
+    async with provider(server) as claw:
+        turn = await claw.stream_turn([Message.user("go")], [READ, GREP])
+
+    results = [
+        (block.id, f"output of {block.name}") for block in final.content if block.type == "tool_use"
+    ]
+    server.add(StreamReply([stream([text("ok")])]), StreamReply([stream([text("ok")])]))
+    sdk_messages: list[Any] = [
+        {"role": "user", "content": [{"type": "text", "text": "go"}]},
+        {"role": "assistant", "content": final.content},
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": call_id, "content": output}
+                for call_id, output in results
+            ],
+        },
+    ]
+    with client.messages.stream(
+        model="claude-test-1", max_tokens=1024, messages=sdk_messages
+    ) as sdk_stream:
+        sdk_stream.get_final_message()
+    history = [
+        Message.user("go"),
+        turn.to_message(),
+        *(Message.tool_result(call_id, output) for call_id, output in results),
+    ]
+    async with provider(server) as claw:
+        await claw.stream_turn(history, [READ, GREP])
+
+    def without_nulls(value: Any) -> Any:
+        # The SDK writes the optional fields of its response models as null; both mean "none".
+        if isinstance(value, dict):
+            return {k: without_nulls(v) for k, v in value.items() if v is not None}
+        if isinstance(value, list):
+            return [without_nulls(item) for item in value]
+        return value
+
+    sdk_sent, claw_sent = (request.json["messages"] for request in server.requests[-2:])
+    assert without_nulls(claw_sent) == without_nulls(sdk_sent)
+    assert len(sdk_sent[1]["content"]) == len(blocks)
