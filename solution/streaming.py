@@ -83,11 +83,13 @@ class Done:
     stop_reason: StopReason
 
 
+# --8<-- [start:block-done]
 @dataclass(frozen=True, slots=True)
 class BlockDone:
     """A block only its provider understands is complete, to be kept verbatim (chapter 24)."""
 
     block: ProviderBlock
+# --8<-- [end:block-done]
 
 
 StreamEvent = (
@@ -416,9 +418,11 @@ class StreamAccumulator:
     # --8<-- [start:accumulator-add]
     def add(self, event: StreamEvent) -> None:
         """Take one event into account."""
+        # --8<-- [start:add-block]
         if isinstance(event, BlockDone):  # chapter 24: a provider's block, kept whole
             self.blocks.append(event.block)
             return
+        # --8<-- [end:add-block]
         # region ch05a: one case per event type; pieces of tool calls are filed by their index
         # more: a start at an unused index, or with a different id, is a new PartialToolCall
         match event:
@@ -458,6 +462,7 @@ class StreamAccumulator:
         calls, whose arguments are almost certainly incomplete. Blocks kept for the provider
         (chapter 24) ride along in ``provider_blocks``.
         """
+        # --8<-- [start:turn-blocks]
         if self.blocks:
             # Chapter 5a's assembly below knows nothing of them: run it without, then attach.
             blocks, self.blocks = self.blocks, []
@@ -466,6 +471,7 @@ class StreamAccumulator:
             finally:
                 self.blocks = blocks
             return turn.model_copy(update={"provider_blocks": tuple(blocks)})
+        # --8<-- [end:turn-blocks]
         # region ch05a: no Done is an error; a cut-off turn runs no calls; calls mean TOOL_USE
         # more: parse_arguments per call in start order; id-less is f"call_{n}"; a seen id raises
         if self.stop_reason is None:

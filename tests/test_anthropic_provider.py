@@ -299,8 +299,9 @@ async def test_anthropic_a_bad_json_event_is_a_clear_error(server):
     )
     server.add(StreamReply([body.encode()]))
     async with make(server) as provider:
-        with pytest.raises(MalformedResponseError, match=r"not JSON: '\{\"type\": \"con'"):
+        with pytest.raises(MalformedResponseError, match="not JSON") as raised:
             await provider.stream_turn([Message.user("hi")], [])
+    assert '{"type": "con' in str(raised.value)  # the data is quoted
 
 
 async def test_anthropic_a_delta_for_a_block_that_never_started_is_malformed(server):
