@@ -70,7 +70,7 @@ def build_workload(text_deltas: int, fragments_per_call: int, seed: int = 24) ->
     text = [words(1, 2) for _ in range(text_deltas)]
     arguments = [arguments_for(name, rng, fragments_per_call * 7) for name in ("alpha", "beta")]
     usage = {"input_tokens": 1200, "output_tokens": 1, "cache_read_input_tokens": 30000}
-    message = {
+    message: dict[str, Any] = {
         "id": "msg_bench",
         "type": "message",
         "role": "assistant",
