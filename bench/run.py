@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import (
+    anthropic_sse,
     bash_overhead,
     context_compaction,
     feedback,
@@ -38,6 +39,7 @@ from .common import Result
 
 BENCHMARKS: list[tuple[str, Callable[[bool], Result | list[Result]]]] = [
     ("sse_throughput", sse_throughput.run),
+    ("anthropic_sse", anthropic_sse.run),
     ("loop_overhead", loop_overhead.run),
     ("stream_latency", stream_latency.run),
     ("feedback", feedback.run),

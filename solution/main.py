@@ -39,6 +39,8 @@ from .instructions import load_instructions
 from .loop import Agent, Limits
 from .memory import MEMORY_FILE, MemoryStore
 from .prompt import gather_environment, system_prompt
+from .providers.anthropic import ANTHROPIC_URL, AnthropicProvider
+from .providers.anthropic import API_KEY_VARIABLE as ANTHROPIC_KEY_VARIABLE
 from .providers.openrouter import API_KEY_VARIABLE, OPENROUTER_URL, OpenRouterProvider
 from .registry import assistant_tools, default_tools
 from .secrets_env import hide_secrets, secret
@@ -60,6 +62,11 @@ DEFAULT_MODEL = "anthropic/claude-sonnet-4.5"
 BASE_URL_VARIABLE = "CLAW_BASE_URL"
 """The environment variable that sets the server, like ``--base-url``."""
 
+PROVIDERS = ("openrouter", "anthropic")
+"""The APIs ``--provider`` chooses from: chapter 5b's OpenAI format, chapter 24's Messages API."""
+PROVIDER_VARIABLE = "CLAW_PROVIDER"
+"""The environment variable that sets the provider, like ``--provider``."""
+
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions")
 """Chapter 13's ``Mode`` values. Named here, not imported, so that the command line of
 chapter 12's claw works while chapters 13 to 16 are still being written (or do not import)."""
@@ -77,6 +84,12 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--base-url",
         default=os.environ.get(BASE_URL_VARIABLE, OPENROUTER_URL),
         help=f"an OpenAI-compatible server (default: ${BASE_URL_VARIABLE} or OpenRouter)",
+    )
+    parser.add_argument(
+        "--provider",
+        choices=PROVIDERS,
+        default=os.environ.get(PROVIDER_VARIABLE, "openrouter"),
+        help=f"whose API to speak (chapter 24; default: ${PROVIDER_VARIABLE} or openrouter)",
     )
     parser.add_argument("--web", action="store_true", help="also give claw the web_fetch tool")
     parser.add_argument(
@@ -102,6 +115,21 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
 # --8<-- [end:arguments]
 
 
+def anthropic_provider(arguments: argparse.Namespace) -> AnthropicProvider:
+    """Chapter 24's provider for ``--provider anthropic``: Anthropic's model ids and URL.
+
+    The key comes from ``ANTHROPIC_API_KEY``; an OpenRouter model id (``anthropic/claude-...``)
+    loses its vendor prefix, and OpenRouter's URL, the default, becomes Anthropic's.
+    """
+    base_url = arguments.base_url
+    if base_url == OPENROUTER_URL:
+        base_url = ANTHROPIC_URL
+    model = arguments.model.removeprefix("anthropic/")
+    if model == DEFAULT_MODEL.removeprefix("anthropic/"):
+        model = "claude-sonnet-4-5"  # OpenRouter's claude-sonnet-4.5, in Anthropic's spelling
+    return AnthropicProvider(model, base_url=base_url, api_key=secret(ANTHROPIC_KEY_VARIABLE))
+
+
 # --8<-- [start:show]
 def show(event: Event, out: TextIO) -> None:
     """Print ``event`` for a person at a terminal: text as it streams, a line per tool step."""
@@ -122,7 +150,7 @@ def show(event: Event, out: TextIO) -> None:
 
 # --8<-- [start:build]
 def build_agent(
-    provider: OpenRouterProvider,
+    provider: OpenRouterProvider | AnthropicProvider,
     cwd: Path,
     *,
     web: bool = False,
@@ -179,9 +207,12 @@ async def run(
     cwd = Path.cwd()
     err = err or sys.stderr
     key = secret(API_KEY_VARIABLE)  # hidden by ``cli``, or still in the environment
-    async with OpenRouterProvider(
-        arguments.model, base_url=arguments.base_url, api_key=key
-    ) as provider:
+    provider: OpenRouterProvider | AnthropicProvider
+    if arguments.provider == "anthropic":
+        provider = anthropic_provider(arguments)
+    else:
+        provider = OpenRouterProvider(arguments.model, base_url=arguments.base_url, api_key=key)
+    async with provider:
         trusted = await decide_trust(
             cwd,
             flag=arguments.trust_project,
