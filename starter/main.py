@@ -18,33 +18,43 @@ the key never goes over plain ``http`` except to this machine (``OpenRouterProvi
 
 The settings and instruction files a repository brings are used only once you trust the
 folder (``trust.py``): the first time, claw asks; ``--trust-project`` trusts it for one run.
+
+Chapter 17 layers the settings (``settings.py``: defaults, ``~/.claw/settings.json``, the
+project's two files, ``CLAW_*`` variables, these options), counts what each run costs
+(``cost.py``), keeps to ``--max-cost``, and prints a summary after each run; ``claw config``
+shows the settings in force and, with ``--explain KEY``, where each value came from.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 import sys
+import time
 from collections.abc import Callable, Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from .agent import Finish
+from .configure import USER_INSTRUCTIONS, config_main, configure, start_costs
+from .cost import RunSummary
 from .display import arguments_text, one_line, terminal_text
 from .errors import ClawError
 from .events import AssistantText, Event, RunFinished, ToolCalled, ToolResult
-from .instructions import load_instructions
+from .instructions import format_instructions, load_instructions, read_instruction_file
 from .loop import Agent, Limits
+from .preflight import PreflightAgent
 from .prompt import gather_environment, system_prompt
-from .providers.openrouter import API_KEY_VARIABLE, OPENROUTER_URL, OpenRouterProvider
+from .providers.openrouter import API_KEY_VARIABLE, OpenRouterProvider
 from .registry import default_tools
 from .secrets_env import hide_secrets, secret
 from .streaming import TextDelta
 from .terminal import read_stdin_line
 from .todo import Todo
 from .trust import decide_trust
+from .types import DeveloperMessage
 
 if TYPE_CHECKING:
     from .guard import Guarded
@@ -67,14 +77,23 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="claw", description="Run claw, a coding agent, on the current directory."
     )
-    parser.add_argument("prompt", help="what you want done")
-    parser.add_argument("--model", default=DEFAULT_MODEL, help="an OpenRouter model id")
+    parser.add_argument("prompt", help="what you want done (claw config: see the settings)")
+    parser.add_argument("--model", help=f"an OpenRouter model id (default: {DEFAULT_MODEL})")
     parser.add_argument(
         "--base-url",
-        default=os.environ.get(BASE_URL_VARIABLE, OPENROUTER_URL),
         help=f"an OpenAI-compatible server (default: ${BASE_URL_VARIABLE} or OpenRouter)",
     )
-    parser.add_argument("--web", action="store_true", help="also give claw the web_fetch tool")
+    parser.add_argument(
+        "--web", action="store_true", default=None, help="also give claw the web_fetch tool"
+    )
+    parser.add_argument(
+        "--max-cost", type=Decimal, help="end the run before the session spends more (US dollars)"
+    )
+    parser.add_argument(
+        "--summary",
+        choices=("line", "json", "off"),
+        help="the summary after each run: one line (default), one JSON object, or none",
+    )
     parser.add_argument(
         "--max-steps", type=int, default=None, help="end the run after this many model calls"
     )
@@ -86,7 +105,6 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--permission-mode",
         choices=PERMISSION_MODES,
-        default="default",
         help="what runs without asking (chapter 13); plan: plan first, change nothing (chapter 16)",
     )
     parser.add_argument(
@@ -121,15 +139,22 @@ def build_agent(
     limits: Limits | None = None,
     instructions: bool = True,
     warn: Callable[[str], None] | None = None,
+    user_file: Path | None = None,
 ) -> Agent:
     """The agent ``claw`` runs: claw's tools in ``cwd``, chapter 8's prompt and instructions.
 
-    ``instructions=False`` leaves the project's instruction files out (an untrusted folder);
-    ``warn`` is told about an instruction file cut or left out.
+    ``user_file`` is the user's own instruction file (``~/.claw/AGENTS.md``), read first;
+    ``instructions=False`` leaves the project's instruction files out (an untrusted folder),
+    but not the user's; ``warn`` is told about an instruction file cut or left out.
     """
     tools = default_tools(cwd, web=web)
-    found = load_instructions(cwd, warn=warn) if instructions else None
-    return Agent(
+    found = load_instructions(cwd, user_file, warn=warn) if instructions else None
+    if not instructions and user_file is not None and user_file.is_file():
+        own = read_instruction_file(user_file)
+        if own.note is not None and warn is not None:
+            warn(own.note)
+        found = DeveloperMessage(content=format_instructions([own]))
+    return PreflightAgent(
         provider,
         tools,
         system=system_prompt(gather_environment(cwd), tools.definitions()),
@@ -160,25 +185,32 @@ async def run(
     cwd = Path.cwd()
     err = err or sys.stderr
     key = secret(API_KEY_VARIABLE)  # hidden by ``cli``, or still in the environment
+    trusted = await decide_trust(
+        cwd,
+        flag=arguments.trust_project,
+        read_line=read_line or read_stdin_line,
+        out=out,
+        err=err,
+    )
+    # chapter 17: the settings in force (a wrong layer stops claw here, before any request)
+    configured = configure(arguments, cwd, trusted=trusted, err=err)
+    settings = configured.settings
     async with OpenRouterProvider(
-        arguments.model, base_url=arguments.base_url, api_key=key
+        settings.model, base_url=settings.base_url, api_key=key
     ) as provider:
-        trusted = await decide_trust(
-            cwd,
-            flag=arguments.trust_project,
-            read_line=read_line or read_stdin_line,
-            out=out,
-            err=err,
-        )
-        limits = Limits() if arguments.max_steps is None else Limits(arguments.max_steps)
+        limits = Limits() if settings.max_steps is None else Limits(settings.max_steps)
         agent = build_agent(
             provider,
             cwd,
-            web=arguments.web,
+            web=settings.web,
             limits=limits,
             instructions=trusted,
             warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
+            user_file=Path.home() / USER_INSTRUCTIONS,
         )
+        costs = None
+        if configured.loaded is not None:
+            costs = await start_costs(agent, settings, err=err)
         guarded: Guarded | None = None
         if not arguments.unguarded:
             # Chapters 13-16 are imported only here: with --unguarded, claw runs (and chapter
@@ -186,16 +218,25 @@ async def run(
             from .guard import TerminalApprover, guard
             from .permissions import Mode
 
-            mode = Mode(arguments.permission_mode)
+            mode = Mode(settings.permissions.default_mode or "default")
             approve = TerminalApprover(out, read_line)
-            guarded = guard(agent, cwd, mode=mode, approve=approve, trusted=trusted)
+            layered = settings if configured.loaded is not None else None
+            guarded = guard(
+                agent, cwd, mode=mode, approve=approve, trusted=trusted, settings=layered
+            )
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, agent.cancel)
         hooks = guarded.hooks if guarded is not None else None
         try:
             prompt: str | None = arguments.prompt
             while prompt is not None:
+                started = time.monotonic()
                 finished = await run_once(agent, hooks, prompt, out, err)
+                if costs is not None and finished is not None and settings.summary != "off":
+                    seconds = time.monotonic() - started
+                    summary = RunSummary(finished, costs.tracker.last_run, settings.model, seconds)
+                    text = summary.json() if settings.summary == "json" else summary.line()
+                    print(text, file=err)
                 if finished is None or finished.reason != Finish.PLAN_PENDING:
                     return finished
                 assert guarded is not None, "only plan mode ends a run plan_pending"
@@ -247,6 +288,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     130 when Ctrl-C stopped claw before a run began (at the trust question, say). A stub of
     yours that claw needs raises ``Todo`` out of here (``cli`` says it politely).
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["config"]:  # chapter 17: claw config [--explain KEY]
+        return config_main(argv[1:])
     arguments = parse_arguments(argv)
     try:
         finished = asyncio.run(run(arguments, sys.stdout))
