@@ -86,7 +86,6 @@ def configure(
     except NotImplementedError:  # chapter 17's Todo: chapter 16's claw, options only
         given = {key: value for key, value in options.items() if value is not None}
         given.setdefault("base_url", environ.get("CLAW_BASE_URL") or OPENROUTER_URL)
-        given.pop("permissions.defaultMode", None)
         return Configured(Settings.model_validate(nest(given)), None)
     return Configured(loaded.settings, loaded)
 
