@@ -23,6 +23,7 @@ from rich.table import Table
 
 from . import (
     bash_overhead,
+    cost_overhead,
     feedback,
     grade,
     grep_memory,
@@ -45,6 +46,7 @@ BENCHMARKS: list[tuple[str, Callable[[bool], Result | list[Result]]]] = [
     ("grep_memory", grep_memory.run),
     ("bash_overhead", bash_overhead.run),
     ("parallel_tools", parallel_tools.run),
+    ("cost_overhead", cost_overhead.run),
     ("grade", grade.run),
 ]
 """Each benchmark's key and its ``run(quick)`` function (one result, or several), in order."""

@@ -101,11 +101,17 @@ def test_config_permission_lists_and_hooks_merge_across_layers(home: Path, proje
     hook = {"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}
     write(
         home / ".claw" / "settings.json",
-        {"permissions": {"deny": ["Bash(rm *)"], "allow": ["Bash(git *)"]}, "hooks": {"Stop": [hook]}},
+        {
+            "permissions": {"deny": ["Bash(rm *)"], "allow": ["Bash(git *)"]},
+            "hooks": {"Stop": [hook]},
+        },
     )
     write(
         project / ".claw" / "settings.json",
-        {"permissions": {"allow": ["Bash(rm *)", "Bash(make test)"]}, "hooks": {"PreToolUse": [hook]}},
+        {
+            "permissions": {"allow": ["Bash(rm *)", "Bash(make test)"]},
+            "hooks": {"PreToolUse": [hook]},
+        },
     )
     write(project / ".claw" / "settings.local.json", {"permissions": {"allow": ["Bash(git *)"]}})
     settings = load_settings(project, home=home, environ={}).settings
@@ -144,9 +150,7 @@ def test_config_a_file_that_is_not_a_json_object_is_an_error_that_names_it(
     assert load_settings(project, home=home, environ={}).settings.model == "x/y"
 
 
-def test_config_environment_variables_are_a_layer_checked_like_the_files(
-    home: Path, project: Path
-):
+def test_config_environment_variables_are_a_layer_checked_like_the_files(home: Path, project: Path):
     environ = {"CLAW_MAX_COST": "0.25", "CLAW_MAX_STEPS": "12", "CLAW_IMPL": "solution"}
     settings = load_settings(project, home=home, environ=environ).settings
     assert (settings.max_cost, settings.max_steps) == (Decimal("0.25"), 12)
@@ -171,7 +175,10 @@ def test_config_unknown_keys_are_warnings_that_name_the_key(home: Path, project:
 
 
 def test_config_explain_says_which_layer_set_each_value(home: Path, project: Path):
-    write(home / ".claw" / "settings.json", {"model": "user/model", "permissions": {"allow": ["Read"]}})
+    write(
+        home / ".claw" / "settings.json",
+        {"model": "user/model", "permissions": {"allow": ["Read"]}},
+    )
     write(project / ".claw" / "settings.json", {"permissions": {"allow": ["Bash(make test)"]}})
     loaded = load_settings(project, home=home, environ={"CLAW_MODEL": "env/model"})
     assert explain(loaded, "model") == [
@@ -210,7 +217,9 @@ def test_config_context_section_for_chapter_18(home: Path, project: Path):
     context = load_settings(project, home=home, environ={}).settings.context
     assert (context.window, context.compact_threshold, context.keep_turns) == (None, 0.8, 4)
     write(project / ".claw" / "settings.json", {"context": {"window": 32000, "keep_turns": 2}})
-    context = load_settings(project, home=home, environ={"CLAW_CONTEXT_WINDOW": "8000"}).settings.context
+    context = load_settings(
+        project, home=home, environ={"CLAW_CONTEXT_WINDOW": "8000"}
+    ).settings.context
     assert (context.window, context.compact_threshold, context.keep_turns) == (8000, 0.8, 2)
     assert Settings().context.compact_threshold == 0.8
 
@@ -219,14 +228,19 @@ def test_config_command_prints_the_settings_and_explains_a_key(
     home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ):
     monkeypatch.chdir(project)
-    write(home / ".claw" / "settings.json", {"max_cost": "1.50", "permissions": {"deny": ["Read(./.env)"]}})
+    write(
+        home / ".claw" / "settings.json",
+        {"max_cost": "1.50", "permissions": {"deny": ["Read(./.env)"]}},
+    )
     out, err = io.StringIO(), io.StringIO()
     assert config_main([], out, err) == 0
     shown = json.loads(out.getvalue())
     assert shown["max_cost"] == "1.50" and shown["permissions"]["deny"] == ["Read(./.env)"]
     out = io.StringIO()
     assert config_main(["--explain", "permissions.deny"], out, err) == 0
-    assert out.getvalue() == 'permissions.deny[0] = "Read(./.env)"  (user (~/.claw/settings.json))\n'
+    assert (
+        out.getvalue() == 'permissions.deny[0] = "Read(./.env)"  (user (~/.claw/settings.json))\n'
+    )
     assert config_main(["--explain", "nope"], io.StringIO(), err) == 2
     assert "the settings have no key 'nope'" in err.getvalue()
     write(home / ".claw" / "settings.json", {"max_cost": -1})
@@ -282,7 +296,9 @@ def test_config_project_approvals_go_to_the_local_file_which_git_ignores(
     (project / ".gitignore").write_text("build/")  # no final newline
     for _ in range(2):
         server.add(calls("bash", {"command": "touch made"}), says("Made."))
-        assert run_claw(server, project, monkeypatch, "make it", "--trust-project", answers="p\n") == 0
+        assert (
+            run_claw(server, project, monkeypatch, "make it", "--trust-project", answers="p\n") == 0
+        )
     local = json.loads((project / ".claw" / "settings.local.json").read_text())
     assert local == {"permissions": {"allow": ["Bash(touch made)"]}}
     shared = json.loads((project / ".claw" / "settings.json").read_text())

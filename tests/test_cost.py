@@ -66,7 +66,11 @@ MODEL_LIST = {
             "context_length": 128000,
             "pricing": {"prompt": "0.00000015", "completion": "0.0000006"},
         },
-        {"id": "openrouter/auto", "context_length": 2000000, "pricing": {"prompt": "-1", "completion": "-1"}},
+        {
+            "id": "openrouter/auto",
+            "context_length": 2000000,
+            "pricing": {"prompt": "-1", "completion": "-1"},
+        },
         {"name": "an entry without an id"},
     ]
 }
@@ -85,7 +89,11 @@ def usage(
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
-        "prompt_tokens_details": {"cached_tokens": cached, "cache_write_tokens": 0, "audio_tokens": 0},
+        "prompt_tokens_details": {
+            "cached_tokens": cached,
+            "cache_write_tokens": 0,
+            "audio_tokens": 0,
+        },
         "completion_tokens_details": {"reasoning_tokens": reasoning},
     }
     if cost is not None:
@@ -97,7 +105,9 @@ def usage(
 def says(text: str, used: dict[str, Any]) -> StreamReply:
     """A streamed answer with ``text`` and the usage ``used``."""
     return StreamReply(
-        pieces=[sse(*text_chunks(text), chunk(finish_reason="stop"), chunk(choices=False, usage=used))]
+        pieces=[
+            sse(*text_chunks(text), chunk(finish_reason="stop"), chunk(choices=False, usage=used))
+        ]
     )
 
 
@@ -219,7 +229,9 @@ def test_cost_of_a_call_prefers_the_reported_cost_then_the_prices():
     # 200 uncached x 0.000003 + 800 cached x 0.0000003 + 100 out x 0.000015, exactly
     assert cost_of(priced, info) == Decimal("0.0006") + Decimal("0.00024") + Decimal("0.0015")
     no_cache_price = parse_model_list(MODEL_LIST)["openai/gpt-4o-mini"]
-    assert cost_of(priced, no_cache_price) == 1000 * Decimal("0.00000015") + 100 * Decimal("0.0000006")
+    assert cost_of(priced, no_cache_price) == 1000 * Decimal("0.00000015") + 100 * Decimal(
+        "0.0000006"
+    )
     assert cost_of(priced, None) is None
     assert cost_of(priced, parse_model_list(MODEL_LIST)["openrouter/auto"]) is None
 
@@ -324,11 +336,17 @@ async def test_cost_budget_ends_the_run_before_the_call_that_would_pass_it(
 
 async def test_cost_budget_counts_the_prompt_about_to_be_sent(server: LoopbackServer):
     tracker_written()
+
     # $0.001 per 1000 prompt tokens. After one call ($0.001 of $0.002), a small tool result
     # leaves room for the next call; a tool result of 40,000 characters (~10,000 tokens) does not.
     async def second_call_made(result_size: int) -> bool:
-        server.add(calls_bash("cat big", usage(1000, 0, cost=0.001)), says("ok", usage(1010, 0, cost=0.001)))
-        async with OpenRouterProvider(MODEL, base_url=server.base_url, api_key="sk-test") as provider:
+        server.add(
+            calls_bash("cat big", usage(1000, 0, cost=0.001)),
+            says("ok", usage(1010, 0, cost=0.001)),
+        )
+        async with OpenRouterProvider(
+            MODEL, base_url=server.base_url, api_key="sk-test"
+        ) as provider:
             tracker = CostTracker(MODEL)
             agent = PreflightAgent(provider, [Echo(result_size)], observers=[tracker])
             agent.preflight.append(Budget(Decimal("0.00250"), tracker).check)
@@ -363,18 +381,27 @@ def test_cost_claw_prints_a_summary_after_the_run_and_keeps_to_max_cost(
     tracker_written()
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("CLAW_MODELS_URL", f"{server.base_url}/models")
-    server.add(JSONReply(MODEL_LIST), says("Hello!", usage(1234, 56, cached=1000, reasoning=7, cost=0.0123)))
+    server.add(
+        JSONReply(MODEL_LIST),
+        says("Hello!", usage(1234, 56, cached=1000, reasoning=7, cost=0.0123)),
+    )
     assert run_claw(server, tmp_path, monkeypatch, "hi", "--unguarded") == 0
     out, err = capsys.readouterr()
     assert out.endswith("Hello!\n[done after 1 step(s)]\n")
     line = err.splitlines()[-1]
-    assert line.startswith("[1,234 tokens in (1,000 cached), 56 out (7 reasoning) · cost $0.0123 · ")
+    assert line.startswith(
+        "[1,234 tokens in (1,000 cached), 56 out (7 reasoning) · cost $0.0123 · "
+    )
     assert line.endswith(" s]")
     server.add(says("Hello!", usage(1000, 10)))  # no cost reported: priced from the list
     assert run_claw(server, tmp_path, monkeypatch, "hi", "--unguarded", "--summary", "json") == 0
     shown = json.loads(capsys.readouterr().err.splitlines()[-1])
     assert shown["model"] == "test/model" and shown["cost_usd"] is None  # not in the list
-    assert (shown["finish"], shown["input_tokens"], shown["calls_without_price"]) == ("done", 1000, 1)
+    assert (shown["finish"], shown["input_tokens"], shown["calls_without_price"]) == (
+        "done",
+        1000,
+        1,
+    )
     server.add(says("never", usage(1, 1)))
     assert run_claw(server, tmp_path, monkeypatch, "hi", "--unguarded", "--max-cost", "0") == 1
     out, err = capsys.readouterr()
