@@ -22,6 +22,7 @@ from claw.settings import (
     load_settings,
     merge,
 )
+from claw.settings_file import ignore_in_git
 from clawbook.loopback import LoopbackServer
 
 
@@ -324,3 +325,13 @@ def test_config_claw_reads_the_users_own_instructions(
     assert run_claw(server, project, monkeypatch, "hello", "--trust-project") == 0
     second = server.requests[1].json["messages"][1]["content"]
     assert second.index("Always answer in French.") < second.index("Use tabs.")  # general first
+
+
+def test_config_the_local_file_is_added_to_gitignore_once(home: Path, project: Path):
+    settings_loader_written(project, home)
+    local = project / ".claw" / "settings.local.json"
+    ignore_in_git(local)
+    assert (project / ".gitignore").read_text() == ".claw/settings.local.json\n"
+    (project / ".gitignore").write_text("/.claw/settings.local.json\n*.pyc")
+    ignore_in_git(local)  # already named (with a leading slash): nothing added
+    assert (project / ".gitignore").read_text() == "/.claw/settings.local.json\n*.pyc"

@@ -31,7 +31,7 @@ from claw.events import RunFinished, StepUsage
 from claw.models import ModelCatalog, ModelInfo, parse_model_list, price
 from claw.preflight import PreflightAgent
 from claw.providers.openrouter import OpenRouterProvider
-from claw.types import TokenUsage, UserMessage
+from claw.types import Message, TokenUsage, UserMessage
 from clawbook.loopback import (
     MODEL,
     JSONReply,
@@ -407,3 +407,17 @@ def test_cost_claw_prints_a_summary_after_the_run_and_keeps_to_max_cost(
     out, err = capsys.readouterr()
     assert out.endswith("[budget after 0 step(s)]\n")
     assert len([r for r in server.requests if r.path.endswith("/chat/completions")]) == 2
+
+
+def test_cost_budget_counts_only_what_was_added_since_the_last_call():
+    tracker_written()
+    tracker = CostTracker(MODEL)
+    budget = Budget(Decimal(1), tracker)
+    history: list[Message] = [UserMessage(content="x" * 40_000)]
+    assert budget.check(history) is None and budget.estimate is None  # no price known yet
+    tracker(StepUsage(1, TokenUsage(input_tokens=10_000, cost=Decimal("0.01"))))
+    history.append(UserMessage(content="y" * 400))
+    assert budget.check(history) is None
+    # the 40,000 characters are in the 10,000 reported tokens: only the new message is added
+    expected = estimate_prompt_tokens(10_000, history[1:]) * Decimal("0.01") / 10_000
+    assert budget.estimate == expected
