@@ -251,6 +251,22 @@ def read_layer(name: str, path: Path, shown: str) -> Layer | None:
     return Layer(name, shown, data)
 
 
+def check_rules(layer: Layer, check_rule: Callable[[str, str], None]) -> None:
+    """Check each permission rule of the (already validated) ``layer`` with ``check_rule``.
+
+    Raises ``SettingsError`` as ``SOURCE: permissions.LIST[i]: PROBLEM``.
+    """
+    permissions = layer.data.get("permissions") or {}
+    for list_name in ("allow", "ask", "deny"):
+        for index, rule in enumerate(permissions.get(list_name) or []):
+            try:
+                check_rule(list_name, rule)
+            except ValueError as error:
+                raise SettingsError(
+                    f"{layer.source}: permissions.{list_name}[{index}]: {error}"
+                ) from None
+
+
 def nest(flat: Mapping[str, Any]) -> dict[str, Any]:
     """``{"context.window": 8}`` as ``{"context": {"window": 8}}``."""
     data: dict[str, Any] = {}
@@ -307,6 +323,7 @@ def load_settings(
     options: Mapping[str, Any] | None = None,
     trusted: bool = True,
     warn: Callable[[str], None] | None = None,
+    check_rule: Callable[[str, str], None] | None = None,
 ) -> LoadedSettings:
     """The settings in force for the project at ``root``: every layer checked, then merged.
 
@@ -314,7 +331,9 @@ def load_settings(
     left out). While the folder is not ``trusted`` (chapter 16), the project and local files
     may only add ``deny`` and ``ask`` rules: the rest of what a repository brings waits for
     trust. Raises ``SettingsError`` at the first layer that is wrong; ``warn`` (and the result's
-    ``warnings``) gets each unknown key.
+    ``warnings``) gets each unknown key. ``check_rule(list_name, rule)``, if given, checks each
+    permission rule of each file, withheld ones too, and raises ``ValueError`` for a bad one
+    (chapter 13's parser, passed in by the ``claw`` command).
     """
     home = home if home is not None else Path.home()
     environ = environ if environ is not None else os.environ
@@ -325,6 +344,10 @@ def load_settings(
         ("local", root / LOCAL_SETTINGS, LOCAL_SETTINGS.as_posix()),
     ):
         layer = read_layer(name, path, shown)
+        if layer is not None:
+            check_layer(layer)  # the whole file, before trust takes parts of it away
+            if check_rule is not None:
+                check_rules(layer, check_rule)
         if layer is not None and name != "user" and not trusted:
             permissions = layer.data.get("permissions")
             kept = {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -66,6 +66,7 @@ def configure(
     err: TextIO,
     home: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    check_rule: Callable[[str, str], None] | None = None,
 ) -> Configured:
     """The settings for this run: all six layers, or chapter 16's options if 17 is not written.
 
@@ -82,12 +83,23 @@ def configure(
             options=options,
             trusted=trusted,
             warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
+            check_rule=check_rule,
         )
     except NotImplementedError:  # chapter 17's Todo: chapter 16's claw, options only
         given = {key: value for key, value in options.items() if value is not None}
         given.setdefault("base_url", environ.get("CLAW_BASE_URL") or OPENROUTER_URL)
         return Configured(Settings.model_validate(nest(given)), None)
     return Configured(loaded.settings, loaded)
+
+
+def rule_checker() -> Callable[[str, str], None]:
+    """Chapter 13's check of one rule in one list, for ``load_settings``'s ``check_rule``."""
+    from .permissions import Decision, check_rule, parse_rule
+
+    def check(list_name: str, rule: str) -> None:
+        check_rule(parse_rule(rule), Decision(list_name))
+
+    return check
 
 
 def models_url(settings: Settings) -> str | None:

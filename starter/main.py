@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from .agent import Finish
-from .configure import USER_INSTRUCTIONS, config_main, configure, start_costs
+from .configure import USER_INSTRUCTIONS, config_main, configure, rule_checker, start_costs
 from .cost import RunSummary
 from .display import arguments_text, one_line, terminal_text
 from .errors import ClawError
@@ -193,7 +193,8 @@ async def run(
         err=err,
     )
     # chapter 17: the settings in force (a wrong layer stops claw here, before any request)
-    configured = configure(arguments, cwd, trusted=trusted, err=err)
+    checker = None if arguments.unguarded else rule_checker()  # chapter 13's rule syntax
+    configured = configure(arguments, cwd, trusted=trusted, err=err, check_rule=checker)
     settings = configured.settings
     async with OpenRouterProvider(
         settings.model, base_url=settings.base_url, api_key=key

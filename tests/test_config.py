@@ -335,3 +335,18 @@ def test_config_the_local_file_is_added_to_gitignore_once(home: Path, project: P
     (project / ".gitignore").write_text("/.claw/settings.local.json\n*.pyc")
     ignore_in_git(local)  # already named (with a leading slash): nothing added
     assert (project / ".gitignore").read_text() == "/.claw/settings.local.json\n*.pyc"
+
+
+def test_config_a_bad_rule_is_reported_even_where_it_would_be_withheld(home: Path, project: Path):
+    from claw.configure import rule_checker
+
+    write(
+        project / ".claw" / "settings.json", {"permissions": {"deny": ["Read"], "allow": ["Bash("]}}
+    )
+    for trusted in (True, False):
+        with pytest.raises(SettingsError) as caught:
+            load_settings(
+                project, home=home, environ={}, trusted=trusted, check_rule=rule_checker()
+            )
+        assert str(caught.value).startswith(".claw/settings.json: permissions.allow[0]: ")
+        assert "Bash(" in str(caught.value)
