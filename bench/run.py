@@ -25,6 +25,7 @@ from . import (
     anthropic_sse,
     bash_overhead,
     context_compaction,
+    cost_overhead,
     feedback,
     grade,
     grep_memory,
@@ -48,6 +49,7 @@ BENCHMARKS: list[tuple[str, Callable[[bool], Result | list[Result]]]] = [
     ("grep_memory", grep_memory.run),
     ("bash_overhead", bash_overhead.run),
     ("parallel_tools", parallel_tools.run),
+    ("cost_overhead", cost_overhead.run),
     ("grade", grade.run),
     ("context_compaction", context_compaction.run),
 ]
