@@ -32,6 +32,7 @@ from .settings import (
     load_settings,
     nest,
 )
+from .todo import Todo
 
 USER_INSTRUCTIONS = Path(".claw") / "AGENTS.md"
 """The user's own instruction file, relative to the home folder (chapter 8)."""
@@ -142,6 +143,33 @@ async def start_costs(
         budget = Budget(settings.max_cost, tracker)
         agent.preflight.append(budget.check)
     return Costs(tracker, budget)
+
+
+def start_context(agent: Any, settings: Settings, provider: Any, costs: Costs) -> int | None:
+    """Keep ``agent``'s history inside the model's window (chapter 18); the window, if known.
+
+    The window is the ``context.window`` setting, or the model list's ``context_length`` for
+    the model. With neither, claw has no window to keep to and does not compact.
+    """
+    from .context import ContextWindow, message_chars, summarize_with
+    from .types import UserMessage
+
+    try:
+        message_chars(UserMessage(content="?"))  # chapter 18's first step
+    except Todo:
+        return None  # chapter 18 is not written yet: claw behaves as chapter 17's did
+    info = costs.tracker.info()
+    window = settings.context.window or (info.context_length if info is not None else None)
+    if window is None:
+        return None
+    ContextWindow(
+        window,
+        summarize_with(provider),
+        threshold=settings.context.compact_threshold,
+        keep=settings.context.keep_turns,
+        model=settings.model,
+    ).attach(agent)
+    return window
 
 
 def config_main(argv: Sequence[str], out: TextIO | None = None, err: TextIO | None = None) -> int:

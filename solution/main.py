@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 import time
@@ -38,11 +39,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from .agent import Finish
-from .configure import USER_INSTRUCTIONS, config_main, configure, rule_checker, start_costs
+from .configure import (
+    USER_INSTRUCTIONS,
+    config_main,
+    configure,
+    rule_checker,
+    start_context,
+    start_costs,
+)
 from .cost import RunSummary
 from .display import arguments_text, one_line, terminal_text
 from .errors import ClawError
-from .events import AssistantText, Event, RunFinished, ToolCalled, ToolResult
+from .events import AssistantText, Compacted, Event, RunFinished, ToolCalled, ToolResult
 from .instructions import format_instructions, load_instructions, read_instruction_file
 from .loop import Agent, Limits
 from .memory import MEMORY_FILE, MemoryStore
@@ -159,6 +167,13 @@ def show(event: Event, out: TextIO) -> None:
     elif isinstance(event, ToolResult):
         mark = "✗" if event.is_error else "✓"
         out.write(f"  {mark} {event.name}: {one_line(event.output)}\n")
+    elif isinstance(event, Compacted):
+        out.write(
+            f"[context compacted: {event.tokens_before:,} → {event.tokens_after:,} tokens"
+            + (f", {event.removed} messages summarised" if event.removed else "")
+            + (f", {event.trimmed} tool results trimmed" if event.trimmed else "")
+            + "]\n"
+        )
     elif isinstance(event, RunFinished):
         out.write(f"[{event.reason} after {event.steps} step(s)]\n")
     out.flush()
@@ -263,6 +278,7 @@ async def run(
         costs = None
         if configured.loaded is not None:
             costs = await start_costs(agent, settings, err=err)
+            start_context(agent, settings, provider, costs)
         guarded: Guarded | None = None
         if not arguments.unguarded:
             # Chapters 13-16 are imported only here: with --unguarded, claw runs (and chapter

@@ -64,7 +64,7 @@ class ContextSettings(_Section):
     """The window in tokens; ``None`` takes it from the model list (``models.ModelInfo``)."""
     compact_threshold: float = Field(default=0.8, gt=0, le=1)
     """Compact when the next request would fill more than this fraction of the window."""
-    keep_turns: int = Field(default=4, ge=0)
+    keep_turns: int = Field(default=4, ge=1)
     """How many of the most recent turns compaction keeps as they are."""
 
 

@@ -23,7 +23,7 @@ from claw.settings import (
     merge,
 )
 from claw.settings_file import ignore_in_git
-from clawbook.loopback import LoopbackServer
+from clawbook.harness.loopback import LoopbackServer
 
 
 def write(path: Path, data: Any) -> Path:

@@ -32,7 +32,7 @@ from claw.models import ModelCatalog, ModelInfo, parse_model_list, price
 from claw.preflight import PreflightAgent
 from claw.providers.openrouter import OpenRouterProvider
 from claw.types import Message, TokenUsage, UserMessage
-from clawbook.loopback import (
+from clawbook.harness.loopback import (
     MODEL,
     JSONReply,
     LoopbackServer,
