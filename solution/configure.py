@@ -145,6 +145,7 @@ async def start_costs(
     return Costs(tracker, budget)
 
 
+# --8<-- [start:start-context]
 def start_context(agent: Any, settings: Settings, provider: Any, costs: Costs) -> int | None:
     """Keep ``agent``'s history inside the model's window (chapter 18); the window, if known.
 
@@ -170,6 +171,7 @@ def start_context(agent: Any, settings: Settings, provider: Any, costs: Costs) -
         model=settings.model,
     ).attach(agent)
     return window
+# --8<-- [end:start-context]
 
 
 def config_main(argv: Sequence[str], out: TextIO | None = None, err: TextIO | None = None) -> int:
