@@ -17,20 +17,34 @@ if TYPE_CHECKING:
 STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; color: #222; }
 h1 { margin-bottom: 0.2rem; } .muted { color: #666; }
-table { border-collapse: collapse; margin: 1rem 0; }
-th, td { border: 1px solid #ddd; padding: 0.25rem 0.5rem; text-align: right; }
+table { border-collapse: separate; border-spacing: 0; margin: 1rem 0;
+  border-top: 1px solid #ddd; border-left: 1px solid #ddd; }
+th, td { border: solid #ddd; border-width: 0 1px 1px 0; padding: 0.25rem 0.5rem;
+  text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 th, td { white-space: nowrap; } th.where, td.where { text-align: left; white-space: normal;
   min-width: 16rem; overflow-wrap: anywhere; }
-td.done { background: #dff3df; } td.part { background: #fff4d6; } td.none { color: #999; }
-td.failing { background: #fde2e1; color: #8a1c1c; font-weight: 600; }
+td.done, .key.done { background: #dff3df; } td.part, .key.part { background: #fff4d6; }
+td.none { color: #999; } .key.none { background: #fff; }
+td.failing, .key.failing { background: #fde2e1; } td.failing { color: #8a1c1c; font-weight: 600; }
 .status-ok { color: #1a7f37; } .status-bad { color: #c62828; font-weight: 600; }
 .status-idle { color: #666; }
 .scroll { overflow-x: auto; } li code, h3 { overflow-wrap: anywhere; }
+
 .legend span { margin-right: 1rem; white-space: nowrap; }
 .legend .key { display: inline-block; width: 0.9em; height: 0.9em; vertical-align: -0.1em;
   border: 1px solid #ccc; margin-right: 0.3em; }
 @media (max-width: 40rem) { body { margin: 1rem 0.6rem; font-size: 14px; } }
+@media (prefers-color-scheme: dark) {
+  body { background: #1b1c20; color: #ddd; } .muted, .status-idle, td.none { color: #999; }
+  a { color: #8ab4f8; } table, th, td { border-color: #3a3b40; }
+  td.done, .key.done { background: #1f3b25; } td.part, .key.part { background: #3d3418; }
+  td.failing, .key.failing { background: #4a1f1f; } td.failing { color: #ffb4ab; }
+  .key.none { background: #1b1c20; } .status-ok { color: #6dd58c; }
+  .status-bad { color: #ff8a80; } pre { background: #26272c; }
+  .warning { background: #3d3418; } section.learner { border-color: #3a3b40; }
+  .legend .key { border-color: #555; }
+}
 section.learner { border-top: 1px solid #ccc; margin-top: 1.5rem; }
 pre { background: #f6f6f6; padding: 0.4rem 0.6rem; white-space: pre-wrap; margin: 0.2rem 0; }
 .warning { background: #fff4d6; padding: 0.5rem 0.8rem; border-left: 4px solid #e0a800; }
@@ -56,7 +70,7 @@ def chart(course: Course, grades: Sequence[Grade]) -> str:
     width = left + len(chapters) * (bar + gap) + gap
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
-        f'height="{top + height + bottom}" role="img" '
+        f'height="{top + height + bottom}" role="img" fill="currentColor" '
         f'aria-label="Learners who completed each chapter">',
         f'<line x1="{left}" y1="{top + height}" x2="{width}" y2="{top + height}" stroke="#888"/>',
         f'<text x="{left - 6}" y="{top + 4}" text-anchor="end" font-size="11">{learners}</text>',
@@ -78,7 +92,7 @@ def chart(course: Course, grades: Sequence[Grade]) -> str:
             f'font-size="12">{_e(chapter)}</text>'
         )
     parts.append("</svg>")
-    return "".join(parts)
+    return '<div class="scroll">' + "".join(parts) + "</div>"  # thirty chapters are wide
 
 
 CELLS = {
@@ -110,12 +124,8 @@ def _cell(passed: int, total: int, failing: int = 0) -> str:
 
 def _legend() -> str:
     keys = "".join(
-        f'<span><span class="key {kind}" style="background:{colour}"></span>{mark} {_e(text)}'
-        "</span>"
-        for kind, colour, (mark, text) in (
-            (k, {"done": "#dff3df", "failing": "#fde2e1", "part": "#fff4d6", "none": "#fff"}[k], v)
-            for k, v in CELLS.items()
-        )
+        f'<span><span class="key {kind}"></span>{mark} {_e(text)}</span>'
+        for kind, (mark, text) in CELLS.items()
     )
     return f'<p class="legend muted">{keys}</p>'
 
@@ -175,27 +185,28 @@ def render(course: Course, grades: Sequence[Grade], complete: bool = True) -> st
     out += ["<h2>The class at a glance</h2>", "<h3>Learners who completed each chapter</h3>"]
     out.append(chart(course, grades))
     out.append(_legend())
-    out.append('<div class="scroll"><table><thead><tr><th>submission</th>')
-    out += [f"<th>{_e(c)}</th>" for c in chapters]
+    # Who, where they are and the totals first: with thirty chapters the table scrolls sideways,
+    # and what an instructor reads first must not be off the screen.
+    out.append('<div class="scroll"><table><thead><tr><th class="who">submission</th>')
     out.append(
-        "<th>passed</th><th>todo</th><th>failing</th><th>status</th><th>seconds</th>"
-        '<th class="where">where they are</th>'
+        '<th class="where">where they are</th><th>status</th><th>passed</th><th>todo</th>'
+        "<th>failing</th>"
     )
-    out.append("</tr></thead><tbody>")
+    out += [f"<th>{_e(c)}</th>" for c in chapters]
+    out.append("<th>seconds</th></tr></thead><tbody>")
     for grade in grades:
         by_id = {c.chapter: c for c in grade.chapters}
         out.append(
-            f'<tr><td><a href="#{_anchor(grade.submission)}">{_e(grade.submission)}</a></td>'
+            f'<tr><td class="who"><a href="#{_anchor(grade.submission)}">'
+            f"{_e(grade.submission)}</a></td>"
+            f'<td class="where">{_e(grade.standing)}</td><td>{_status(grade)}</td>'
+            f"<td>{grade.passed}/{grade.total}</td><td>{grade.todo}</td>"
+            f"<td>{grade.failing}</td>"
         )
         for chapter in chapters:
             score = by_id.get(chapter)
             out.append(_cell(score.passed, score.total, score.failing) if score else "<td></td>")
-        out.append(
-            f"<td>{grade.passed}/{grade.total}</td><td>{grade.todo}</td>"
-            f"<td>{grade.failing}</td><td>{_status(grade)}</td>"
-            f'<td>{grade.seconds:.1f}</td><td class="where">{_e(grade.standing)}</td>'
-            "</tr>"
-        )
+        out.append(f"<td>{grade.seconds:.1f}</td></tr>")
     out.append("</tbody></table></div>")
     common = most_failed(grades)
     if common:
