@@ -1,0 +1,147 @@
+"""How the terminal app shows a run: markdown rendered as it streams, a line per tool call.
+
+Rendering markdown needs the whole of a block: half a code fence or half a table renders as
+something else. Re-rendering the whole answer at every chunk would cost time that grows with
+the square of its length (a long answer arrives in thousands of chunks). So ``BlockSplitter``
+cuts the stream into blocks, paragraphs and fenced code separated by blank lines, and
+``MarkdownStream`` renders each completed block once, with ``rich``, as soon as it is
+complete; only the last, open block waits for more text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.text import Text
+
+from .display import arguments_text, one_line, terminal_text
+from .events import AssistantText, Event, RunFinished, ToolCalled, ToolResult
+from .preview import SCREENFUL, cut_lines
+from .streaming import TextDelta
+
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+"""A line that opens or closes a fenced code block: three or more backticks or tildes."""
+
+CHANGING_TOOLS = frozenset({"edit", "write", "apply_patch"})
+"""The tools whose result is (or ends with) a diff the user should see."""
+
+
+# --8<-- [start:splitter]
+class BlockSplitter:
+    """Cuts streamed markdown into complete blocks, looking at each character once.
+
+    A block ends at a blank line outside a code fence, or at the line that closes a fence.
+    """
+
+    def __init__(self) -> None:
+        """Start with nothing."""
+        self.pending: list[str] = []
+        """The complete lines of the open block."""
+        self.partial = ""
+        """The text after the last newline: a line still being streamed."""
+        self.fence: str | None = None
+        """The marker (```` ``` ````, ``~~~~``...) of the open code fence, if inside one."""
+
+    def feed(self, text: str) -> list[str]:
+        """Add streamed ``text``; return the blocks it completed, in order."""
+        # region ch19: split complete lines; a blank line outside a fence or a closing fence ends a block
+        # more: lines = (self.partial + text).split("\n"); the last piece is the new partial
+        *lines, self.partial = (self.partial + text).split("\n")
+        done: list[str] = []
+        for line in lines:
+            opener = FENCE.match(line)
+            if self.fence is None and not line.strip():
+                if self.pending:
+                    done.append("\n".join(self.pending))
+                    self.pending = []
+                continue
+            self.pending.append(line)
+            if opener is None:
+                continue
+            marker = opener.group(1)
+            if self.fence is None:
+                self.fence = marker
+            elif marker[0] == self.fence[0] and len(marker) >= len(self.fence):
+                if not line.strip()[len(marker) :].strip():  # a closing fence has no info string
+                    self.fence = None
+                    done.append("\n".join(self.pending))
+                    self.pending = []
+        return done
+        # endregion
+
+    def close(self) -> str:
+        """The rest: the open block with the unfinished line, once the stream has ended."""
+        rest = "\n".join([*self.pending, self.partial]) if self.partial else "\n".join(self.pending)
+        self.pending, self.partial, self.fence = [], "", None
+        return rest
+# --8<-- [end:splitter]
+
+
+class MarkdownStream:
+    """Renders streamed markdown on ``console``, each block once, as soon as it is complete."""
+
+    def __init__(self, console: Console) -> None:
+        """Render on ``console``."""
+        self.console = console
+        self.splitter = BlockSplitter()
+
+    def feed(self, text: str) -> None:
+        """Add ``text``; render the blocks it completed."""
+        for block in self.splitter.feed(terminal_text(text)):
+            self.console.print(Markdown(block))
+
+    def close(self) -> None:
+        """The answer is complete: render the open block too."""
+        rest = self.splitter.close()
+        if rest.strip():
+            self.console.print(Markdown(rest))
+
+
+def diff_text(diff: str) -> Text:
+    """A unified diff coloured as ``git diff`` colours it."""
+    text = Text()
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        elif line.startswith("@@"):
+            style = "cyan"
+        else:
+            style = ""
+        text.append(line + "\n", style=style)
+    return text
+
+
+class RunView:
+    """Shows a run's events on a ``rich`` console: markdown, a line per tool call, diffs."""
+
+    def __init__(self, console: Console) -> None:
+        """Show on ``console``."""
+        self.console = console
+        self.answer = MarkdownStream(console)
+
+    def show(self, event: Event) -> None:
+        """Show ``event``."""
+        if isinstance(event, TextDelta):
+            self.answer.feed(event.text)
+        elif isinstance(event, AssistantText):
+            self.answer.close()
+        elif isinstance(event, ToolCalled):
+            self.answer.close()
+            line = f"→ {event.name}({one_line(arguments_text(event.arguments))})"
+            self.console.print(Text(line, style="dim"))
+        elif isinstance(event, ToolResult):
+            mark, style = ("✗", "red") if event.is_error else ("✓", "green")
+            first, _, rest = event.output.partition("\n")
+            self.console.print(Text(f"  {mark} {event.name}: {one_line(first)}", style=style))
+            if event.name in CHANGING_TOOLS and not event.is_error and rest.strip():
+                self.console.print(diff_text(cut_lines(terminal_text(rest), SCREENFUL)))
+        elif isinstance(event, RunFinished):
+            self.answer.close()
+            if event.reason != "done":
+                self.console.print(Text(f"[{event.reason} after {event.steps} step(s)]", "yellow"))
