@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from rich.console import Console
+from rich.live import Live
 from rich.markdown import Markdown
 from rich.text import Text
 
@@ -80,20 +81,47 @@ class BlockSplitter:
 
 
 class MarkdownStream:
-    """Renders streamed markdown on ``console``, each block once, as soon as it is complete."""
+    """Renders streamed markdown on ``console``, each block once, as soon as it is complete.
+
+    At a terminal the open block is shown too, live, as plain text that ``rich.live.Live``
+    redraws a few times a second (not at every chunk) and replaces with the rendered block
+    once it is complete.
+    """
 
     def __init__(self, console: Console) -> None:
         """Render on ``console``."""
         self.console = console
         self.splitter = BlockSplitter()
+        self.live: Live | None = None
 
     def feed(self, text: str) -> None:
         """Add ``text``; render the blocks it completed."""
-        for block in self.splitter.feed(terminal_text(text)):
+        blocks = self.splitter.feed(terminal_text(text))
+        if blocks:
+            self._stop_live()
+        for block in blocks:
             self.console.print(Markdown(block))
+        if self.console.is_terminal:
+            self._show_open()
+
+    def _show_open(self) -> None:
+        open_text = "\n".join([*self.splitter.pending, self.splitter.partial])
+        if not open_text.strip():
+            return
+        if self.live is None:
+            self.live = Live(console=self.console, transient=True, refresh_per_second=8)
+            self.live.start()
+        self.live.update(Text(open_text))
+
+    def _stop_live(self) -> None:
+        if self.live is not None:
+            self.live.update(Text(""))
+            self.live.stop()
+            self.live = None
 
     def close(self) -> None:
         """The answer is complete: render the open block too."""
+        self._stop_live()
         rest = self.splitter.close()
         if rest.strip():
             self.console.print(Markdown(rest))

@@ -211,7 +211,7 @@ class Repl:
         self.running = False
         self.terminated: int | None = None
         """The SIGTERM or SIGHUP that ends the REPL, once it came."""
-        self._prompting: asyncio.Future[str] | None = None
+        self._prompting: asyncio.Task[object] | None = None
 
     def terminate(self, signum: int) -> None:
         """SIGTERM or SIGHUP: cancel the run in progress, or the prompt; then claw exits."""
@@ -225,15 +225,25 @@ class Repl:
         """The next line typed; ``None`` to leave (Ctrl-D, Ctrl-C twice, a signal)."""
         presses = ExitPresses()
         while self.terminated is None:
-            self._prompting = asyncio.ensure_future(self.session.prompt_async(PROMPT))
+            # Awaited here, not in a task of its own: a task would hand prompt_toolkit's
+            # KeyboardInterrupt to the event loop, which lets it end the program.
+            self._prompting = asyncio.current_task()
             try:
-                line = await self._prompting
+                line = await self.session.prompt_async(PROMPT)
             except KeyboardInterrupt:
                 if presses.press(self.session.default_buffer.text):
                     return None
-                self.err.write(EXIT_HINT + "\n")
+                if presses.armed:
+                    self.err.write(EXIT_HINT + "\n")
                 continue
-            except (EOFError, asyncio.CancelledError):
+            except EOFError:
+                return None
+            except asyncio.CancelledError:
+                if self.terminated is None:
+                    raise  # cancelled from outside, not by a signal of ours
+                this = asyncio.current_task()
+                if this is not None:
+                    this.uncancel()
                 return None
             finally:
                 self._prompting = None
