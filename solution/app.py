@@ -54,7 +54,7 @@ async def open_agent(
     read_line: ReadLine = no_answer,
 ) -> AsyncIterator[Opened]:
     """The agent for ``arguments``, as ``main.run`` builds it; ``approve`` answers the questions."""
-    from .main import build_agent  # main imports this module lazily: no cycle at 
+    from .main import build_agent  # main imports this module lazily: no cycle at
     cwd = Path.cwd()
     async with OpenRouterProvider(
         arguments.model, base_url=arguments.base_url, api_key=secret(API_KEY_VARIABLE)

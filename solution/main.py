@@ -86,7 +86,10 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--web", action="store_true", help="also give claw the web_fetch tool")
     parser.add_argument(
-        "--max-steps", type=positive_int, default=None, help="end the run after this many model calls"
+        "--max-steps",
+        type=positive_int,
+        default=None,
+        help="end the run after this many model calls",
     )
     parser.add_argument(
         "--unguarded",

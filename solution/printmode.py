@@ -70,7 +70,7 @@ def read_prompt(prompt: str | None, stdin: TextIO) -> str:
 
 
 class NoTerminalApprover:
-    """Chapter 13's ``Approver`` where nobody can answer: every question is a no, said on ``err``."""
+    """Chapter 13's ``Approver`` where nobody can answer: each question is a no, told on ``err``."""
 
     def __init__(self, err: TextIO) -> None:
         """Tell the refusals on ``err``."""
@@ -195,7 +195,8 @@ class PrintOutput:
         """The run is over: the answer, or the result object."""
         if self.format == "text":
             if finished.text:
-                self.out.write(finished.text if finished.text.endswith("\n") else finished.text + "\n")
+                ending = "" if finished.text.endswith("\n") else "\n"
+                self.out.write(finished.text + ending)
                 self.out.flush()
             return
         duration_ms = round((time.monotonic() - self.started) * 1000)

@@ -47,7 +47,7 @@ class BlockSplitter:
 
     def feed(self, text: str) -> list[str]:
         """Add streamed ``text``; return the blocks it completed, in order."""
-        # region ch19: split complete lines; a blank line outside a fence or a closing fence ends a block
+        # region ch19: cut complete lines; a blank line outside a fence or a closing fence ends one
         # more: lines = (self.partial + text).split("\n"); the last piece is the new partial
         *lines, self.partial = (self.partial + text).split("\n")
         done: list[str] = []
@@ -64,11 +64,14 @@ class BlockSplitter:
             marker = opener.group(1)
             if self.fence is None:
                 self.fence = marker
-            elif marker[0] == self.fence[0] and len(marker) >= len(self.fence):
-                if not line.strip()[len(marker) :].strip():  # a closing fence has no info string
-                    self.fence = None
-                    done.append("\n".join(self.pending))
-                    self.pending = []
+            elif (
+                marker[0] == self.fence[0]
+                and len(marker) >= len(self.fence)
+                and not line.strip()[len(marker) :].strip()  # a closing fence has no info string
+            ):
+                self.fence = None
+                done.append("\n".join(self.pending))
+                self.pending = []
         return done
         # endregion
 

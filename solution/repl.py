@@ -1,8 +1,8 @@
-"""The terminal app's conversation: a prompt, the streamed answer, again, until you leave.
+r"""The terminal app's conversation: a prompt, the streamed answer, again, until you leave.
 
 ``claw`` at a terminal (with or without a first prompt) runs a REPL. The prompt is
 ``prompt_toolkit``'s: history kept across sessions in ``~/.claw/history``, Alt-Enter (or a
-line ending in ``\\``) for a new line, Tab to complete slash commands and file paths. A line
+line ending in ``\``) for a new line, Tab to complete slash commands and file paths. A line
 that starts with ``/`` is a slash command (``slash.py``); anything else is sent to the model,
 in the same conversation as before. The answer is shown by ``render.RunView``.
 
@@ -112,7 +112,7 @@ class ReplCompleter(Completer):
 
 
 def key_bindings() -> KeyBindings:
-    """Enter sends; Alt-Enter, or Enter after a ``\\``, starts a new line."""
+    r"""Enter sends; Alt-Enter, or Enter after a ``\``, starts a new line."""
     bindings = KeyBindings()
 
     @bindings.add("escape", "enter")
@@ -163,8 +163,10 @@ class ReplApprover:
             preview = change_preview(call, self.root)
             arguments = "" if preview is not None else arguments_text(call.arguments)
             shown = f"{call.name}({one_line(arguments)})" if arguments else call.name
-            where = f" {call.arguments['path']}" if preview is not None and "path" in call.arguments else ""
-            self.err.write(f"? {terminal_text(shown)}{terminal_text(where)} needs approval: {why}\n")
+            path = call.arguments.get("path") if preview is not None else None
+            where = f" {path}" if path is not None else ""
+            shown = terminal_text(shown + where)
+            self.err.write(f"? {shown} needs approval: {why}\n")
             if preview:
                 self.err.write(terminal_text(preview) + "\n")
             self.err.flush()
@@ -212,10 +214,11 @@ class Repl:
         self.terminated: int | None = None
         """The SIGTERM or SIGHUP that ends the REPL, once it came."""
         self._prompting: asyncio.Task[object] | None = None
+        self.stopper = Stopper(self.terminate, (signal.SIGTERM, signal.SIGHUP))
 
-    def terminate(self, signum: int) -> None:
+    def terminate(self) -> None:
         """SIGTERM or SIGHUP: cancel the run in progress, or the prompt; then claw exits."""
-        self.terminated = signum
+        self.terminated = self.stopper.signalled
         if self.running:
             self.state.agent.cancel()
         elif self._prompting is not None:
@@ -287,7 +290,7 @@ class Repl:
 
     async def run(self, first: str | None = None) -> int:
         """Converse until the user leaves; the exit status (128 + a signal that ended it)."""
-        with Stopper(self.terminate, (signal.SIGTERM, signal.SIGHUP)):
+        with self.stopper:
             line = first
             while self.terminated is None and not self.state.exit_requested:
                 if line is None:

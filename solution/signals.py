@@ -24,7 +24,7 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 # --8<-- [start:exit-status]
 def exit_status(finished: RunFinished | None, signalled: int | None = None) -> int:
-    """claw's exit status: 128 + the signal that stopped it, else 0 for ``done``, else 1.
+    """Claw's exit status: 128 + the signal that stopped it, else 0 for ``done``, else 1.
 
     ``finished`` is ``None`` when no run finished (a hook blocked the prompt): 1.
     """

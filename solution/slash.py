@@ -89,7 +89,7 @@ class SlashCommands:
         in the table raises ``UnknownCommand`` with the names there are.
         """
         # region ch19: not "/..." or "//..." -> False; split off the name; look it up; await handler
-        # more: name, _, rest = line.strip().partition(" "); await command.handler(state, rest.strip())
+        # more: name, _, rest = line.strip().partition(" "); await handler(state, rest.strip())
         if not line.startswith("/") or line.startswith("//"):
             return False
         name, _, rest = line.strip().partition(" ")
@@ -137,7 +137,9 @@ def default_commands() -> SlashCommands:
             provider.model = rest  # type: ignore[attr-defined]
         state.out.write(f"model: {terminal_text(str(getattr(provider, 'model', '?')))}\n")
 
-    @commands.register("/permissions", "show the permission mode and rules, or set: /permissions MODE")
+    @commands.register(
+        "/permissions", "show the permission mode and rules, or set one: /permissions MODE"
+    )
     async def permissions(state: AppState, rest: str) -> None:
         if state.guarded is None:
             state.out.write("no permissions: claw runs --unguarded\n")

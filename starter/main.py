@@ -37,12 +37,13 @@ from .errors import ClawError
 from .events import AssistantText, Event, RunFinished, ToolCalled, ToolResult
 from .instructions import load_instructions
 from .loop import Agent, Limits
+from .options import EXIT_CODES, OneLineParser, add_app_arguments, http_url, model_id, positive_int
 from .prompt import gather_environment, system_prompt
 from .providers.openrouter import API_KEY_VARIABLE, OPENROUTER_URL, OpenRouterProvider
 from .registry import default_tools
 from .secrets_env import hide_secrets, secret
 from .streaming import TextDelta
-from .terminal import read_stdin_line
+from .terminal import interactive, read_stdin_line
 from .todo import Todo
 from .trust import decide_trust
 
@@ -64,19 +65,30 @@ chapter 12's claw works while chapters 13 to 16 are still being written (or do n
 
 def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command line: a prompt, and optionally the model, the server and web access."""
-    parser = argparse.ArgumentParser(
-        prog="claw", description="Run claw, a coding agent, on the current directory."
+    parser = OneLineParser(
+        prog="claw",
+        description="Run claw, a coding agent, on the current directory.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("prompt", help="what you want done")
-    parser.add_argument("--model", default=DEFAULT_MODEL, help="an OpenRouter model id")
+    parser.add_argument(
+        "prompt", nargs="?", help="what you want done (none: start a conversation)"
+    )
+    parser.add_argument(
+        "--model", default=DEFAULT_MODEL, type=model_id, help="an OpenRouter model id"
+    )
     parser.add_argument(
         "--base-url",
+        type=http_url,
         default=os.environ.get(BASE_URL_VARIABLE, OPENROUTER_URL),
         help=f"an OpenAI-compatible server (default: ${BASE_URL_VARIABLE} or OpenRouter)",
     )
     parser.add_argument("--web", action="store_true", help="also give claw the web_fetch tool")
     parser.add_argument(
-        "--max-steps", type=int, default=None, help="end the run after this many model calls"
+        "--max-steps",
+        type=positive_int,
+        default=None,
+        help="end the run after this many model calls",
     )
     parser.add_argument(
         "--unguarded",
@@ -94,6 +106,7 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="use this folder's settings, hooks and instructions in this run, without asking",
     )
+    add_app_arguments(parser)  # chapter 19: -p, --output-format
     return parser.parse_args(argv)
 
 
@@ -248,6 +261,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     yours that claw needs raises ``Todo`` out of here (``cli`` says it politely).
     """
     arguments = parse_arguments(argv)
+    if arguments.print or arguments.prompt is None or interactive():
+        from .app import run_app  # chapter 19: print mode, or the REPL at a terminal
+
+        return run_app(arguments)
     try:
         finished = asyncio.run(run(arguments, sys.stdout))
     except ClawError as error:
@@ -268,11 +285,25 @@ def cli() -> None:
     try:
         hide_secrets()
         sys.exit(main())
+    except BrokenPipeError:  # chapter 19: `claw ... | head -1` closed stdout early
+        quiet_broken_pipe()
     except Todo as todo:
         print(f"claw: this needs code you have not written yet: {todo}", file=sys.stderr)
         if todo.chapter in GUARD_CHAPTERS:
             print("claw: --unguarded runs claw without chapters 13 to 16", file=sys.stderr)
         sys.exit(1)
+
+
+def quiet_broken_pipe() -> None:
+    """End quietly after stdout's reader went away: no traceback, no second error at exit.
+
+    Python flushes stdout once more when it exits, which would fail again; pointing stdout at
+    ``/dev/null`` first makes that flush harmless. The status is 141 (128 + SIGPIPE), what a
+    shell reports for a command the closed pipe ended.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(128 + signal.SIGPIPE)
 
 
 if __name__ == "__main__":

@@ -32,8 +32,16 @@ def claw_environment(home: Path) -> dict[str, str]:
 
 def claw_command(server: LoopbackServer, *arguments: str) -> list[str]:
     """The command line that runs claw with ``arguments`` against ``server``."""
-    return [sys.executable, "-c", SCRIPT, *arguments, "--model", "test/model",
-            "--base-url", server.base_url]
+    return [
+        sys.executable,
+        "-c",
+        SCRIPT,
+        *arguments,
+        "--model",
+        "test/model",
+        "--base-url",
+        server.base_url,
+    ]
 
 
 def raise_todo(text: str) -> None:
@@ -48,8 +56,13 @@ def run_piped(
 ) -> subprocess.CompletedProcess[str]:
     """claw with ``arguments``, ``stdin`` piped in, stdout and stderr captured."""
     done = subprocess.run(
-        claw_command(server, *arguments), cwd=project, env=claw_environment(project),
-        input=stdin, capture_output=True, text=True, timeout=TIMEOUT,
+        claw_command(server, *arguments),
+        cwd=project,
+        env=claw_environment(project),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
     )
     raise_todo(done.stderr)
     return done
@@ -62,8 +75,13 @@ class Terminal:
         """Start claw with ``arguments`` in ``project``, in a terminal of 30 rows, 100 columns."""
         command = claw_command(server, *arguments)
         self.child = pexpect.spawn(
-            command[0], command[1:], cwd=str(project), env=claw_environment(project),
-            encoding="utf-8", timeout=TIMEOUT, dimensions=(30, 100),
+            command[0],
+            command[1:],
+            cwd=str(project),
+            env=claw_environment(project),
+            encoding="utf-8",
+            timeout=TIMEOUT,
+            dimensions=(30, 100),
         )
         self.seen = ""
 
@@ -73,7 +91,8 @@ class Terminal:
             self.child.expect_exact(text)
         except (pexpect.EOF, pexpect.TIMEOUT):
             raise_todo(str(self.child.before))
-            raise AssertionError(f"claw never showed {text!r}; it showed:\n{self.child.before}")
+            shown = self.child.before
+            raise AssertionError(f"claw never showed {text!r}; it showed:\n{shown}") from None
         self.seen += str(self.child.before) + text
 
     def type(self, line: str) -> None:

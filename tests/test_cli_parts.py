@@ -4,6 +4,7 @@ Each is tested alone here; ``test_cli_terminal.py`` tests them together in a rea
 """
 
 import io
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,7 @@ def test_cli_blocks_do_not_depend_on_how_the_answer_was_cut_into_chunks(cuts: li
     points = sorted({0, len(ANSWER), *cuts})
     splitter = BlockSplitter()
     blocks: list[str] = []
-    for start, end in zip(points, points[1:]):
+    for start, end in itertools.pairwise(points):
         blocks += splitter.feed(ANSWER[start:end])
     assert blocks == BLOCKS
     assert splitter.close() == "Last line without a newline"
@@ -97,8 +98,11 @@ def test_cli_markdown_renders_each_block_once_as_soon_as_it_is_complete() -> Non
 
 def test_cli_an_edit_or_write_is_previewed_as_a_diff_cut_to_a_screenful(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("x = 1\ny = 2\n")
-    edit = ToolCall(id="1", name="edit", arguments={
-        "path": "app.py", "old_string": "y = 2", "new_string": "y = 3"})
+    edit = ToolCall(
+        id="1",
+        name="edit",
+        arguments={"path": "app.py", "old_string": "y = 2", "new_string": "y = 3"},
+    )
     assert change_preview(edit, tmp_path) == (
         "--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 3"
     )
@@ -109,7 +113,9 @@ def test_cli_an_edit_or_write_is_previewed_as_a_diff_cut_to_a_screenful(tmp_path
     lines = shown.splitlines()
     assert len(lines) == 41 and lines[3] == "+line 0"
     assert lines[-1] == "… (63 more lines)"  # 3 header lines and 100 added lines, 40 shown
-    assert change_preview(ToolCall(id="3", name="bash", arguments={"command": "ls"}), tmp_path) is None
+    assert (
+        change_preview(ToolCall(id="3", name="bash", arguments={"command": "ls"}), tmp_path) is None
+    )
 
 
 def test_cli_exit_status_follows_the_documented_table() -> None:
@@ -216,7 +222,10 @@ async def test_cli_commands_registered_later_appear_in_help_and_run(tmp_path: Pa
     [
         (["x", "--max-steps", "0"], "argument --max-steps: must be at least 1, not 0"),
         (["x", "--max-steps", "many"], "argument --max-steps: expected a whole number, not 'many'"),
-        (["x", "--base-url", "openrouter.ai"], "argument --base-url: expected an http:// or https://"),
+        (
+            ["x", "--base-url", "openrouter.ai"],
+            "argument --base-url: expected an http:// or https://",
+        ),
         (["x", "--model", ""], "argument --model: expected a model id"),
         (["x", "--output-format", "xml"], "argument --output-format: invalid choice: 'xml'"),
         (["x", "--colour"], "unrecognized arguments: --colour"),

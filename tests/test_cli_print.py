@@ -83,7 +83,10 @@ def test_cli_print_mode_without_a_prompt_is_a_one_line_usage_error(
 ) -> None:
     assert run_print(server, tmp_path, monkeypatch, "-p", "-", stdin="") == 2
     err = capsys.readouterr().err
-    assert err == "claw: error: no prompt: give one, or pipe it in with the prompt - (see claw --help)\n"
+    assert (
+        err
+        == "claw: error: no prompt: give one, or pipe it in with the prompt - (see claw --help)\n"
+    )
     assert server.requests == []
     # Without -p and without a terminal there is no one to converse with: a usage error too.
     assert run_print(server, tmp_path, monkeypatch) == 2
@@ -126,7 +129,9 @@ def test_cli_print_mode_stream_json_is_one_object_per_event_then_the_result(
     (tmp_path / "a.txt").write_text("alpha\n")
     server.add(calls("read", {"path": "a.txt"}), says("It says alpha."))
 
-    code = run_print(server, tmp_path, monkeypatch, "-p", "read a", "--output-format", "stream-json")
+    code = run_print(
+        server, tmp_path, monkeypatch, "-p", "read a", "--output-format", "stream-json"
+    )
 
     assert code == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
@@ -159,5 +164,7 @@ def test_cli_print_mode_never_takes_an_answer_from_piped_input(
     captured = capsys.readouterr()
     assert captured.out == "I could not.\n"
     assert "needs approval" in captured.err and "there is no terminal to ask" in captured.err
-    assert "so it was not allowed; allow it with an allow rule in .claw/settings.json" in captured.err
+    assert (
+        "so it was not allowed; allow it with an allow rule in .claw/settings.json" in captured.err
+    )
     assert "the user refused it" in tool_results(server)[0]

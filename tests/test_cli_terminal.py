@@ -9,7 +9,6 @@ import json
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,8 +25,10 @@ marker = pytest.fixture(unique_marker)
 
 def stalling(first: str) -> StreamReply:
     """A turn that streams ``first`` and then nothing for a long time (until cancelled)."""
-    return StreamReply(pieces=[sse(*text_chunks(first), done=False), sse(chunk(finish_reason="stop"))],
-                       pause=TIMEOUT)
+    return StreamReply(
+        pieces=[sse(*text_chunks(first), done=False), sse(chunk(finish_reason="stop"))],
+        pause=TIMEOUT,
+    )
 
 
 def users(server: LoopbackServer, request: int) -> list[str]:
@@ -85,7 +86,9 @@ def test_cli_terminal_asks_with_a_diff_and_writes_after_a_yes(
 ) -> None:
     (tmp_path / "app.py").write_text("DEBUG = True\n")
     server.add(
-        calls("edit", {"path": "app.py", "old_string": "DEBUG = True", "new_string": "DEBUG = False"}),
+        calls(
+            "edit", {"path": "app.py", "old_string": "DEBUG = True", "new_string": "DEBUG = False"}
+        ),
         says("Debugging is off."),
     )
     server.add(calls("read", {"path": "app.py"}, call_id="r"))  # the edit needs a read first
@@ -122,3 +125,78 @@ def test_cli_terminal_ctrl_c_cancels_the_answer_and_keeps_the_conversation(
     claw.child.sendintr()
     assert claw.exit_status() == 0
     assert users(server, 1) == ["Explain everything.", "Just the answer."]
+
+
+def test_cli_print_mode_piped_into_head_ends_quietly(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    answer = "".join(f"line {n} of a long answer\n" for n in range(20_000))  # > a pipe's buffer
+    server.add(
+        StreamReply(pieces=[sse(*text_chunks(answer, size=64), chunk(finish_reason="stop"))])
+    )
+    claw = subprocess.Popen(
+        claw_command(server, "-p", "Write a lot.", "--output-format", "stream-json"),
+        cwd=tmp_path,
+        env=claw_environment(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert claw.stdout is not None and claw.stderr is not None
+    first = claw.stdout.readline()
+    if not first:
+        raise_todo(claw.stderr.read().decode())
+    assert json.loads(first)["type"] == "system"  # one event a line
+    claw.stdout.close()  # what `head -1` does after its line
+    err = claw.stderr.read().decode()
+    raise_todo(err)
+    assert claw.wait(TIMEOUT) == 141  # 128 + SIGPIPE, as a shell reports it
+    assert err == ""  # no BrokenPipeError, no traceback
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_cli_a_signal_cancels_the_run_kills_its_commands_and_exits(
+    server: LoopbackServer, tmp_path: Path, marker: str, signum: signal.Signals
+) -> None:
+    # The marker is an argument of both shells, which stay while sleep runs.
+    server.add(calls("bash", {"command": f"sh -c 'sleep 300; :' {marker}; :", "timeout": 600}))
+    claw = subprocess.Popen(
+        claw_command(
+            server,
+            "-p",
+            "Wait.",
+            "--output-format",
+            "json",
+            "--permission-mode",
+            "bypassPermissions",
+        ),
+        cwd=tmp_path,
+        env=claw_environment(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + TIMEOUT
+    while not marked(marker) and claw.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # polling for the command to start, not waiting a fixed time
+    if claw.poll() is not None:
+        raise_todo(claw.communicate()[1])
+    assert marked(marker), "the bash command never started"
+
+    claw.send_signal(signum)
+    out, err = claw.communicate(timeout=TIMEOUT)
+
+    assert claw.returncode == 128 + signum
+    assert_none_marked(marker)  # the bash tool's process group was killed
+    result = json.loads(out)
+    assert result["finish_reason"] == "cancelled" and result["is_error"] is True
+    assert "Traceback" not in err
+
+
+def test_cli_terminal_ends_on_sighup_at_the_prompt(server: LoopbackServer, tmp_path: Path) -> None:
+    claw = Terminal(server, tmp_path)
+    claw.expect("claw>")
+    claw.child.kill(signal.SIGHUP)  # the terminal window was closed
+    assert claw.exit_status() == 128 + signal.SIGHUP
+    assert "Traceback" not in claw.seen

@@ -1,0 +1,132 @@
+"""The terminal app's front door: print mode for scripts, the REPL for a person.
+
+``main.main`` hands the command line here unless it is chapter 12's one-shot claw (a prompt,
+standard input not a terminal, no ``-p``). ``open_agent`` builds the agent the way
+``main.run`` does (trust, instructions, chapters 13-16 in front of the tools), with the
+approver each mode needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from .display import terminal_text
+from .events import RunFinished
+from .loop import Agent, Limits
+from .options import EXIT_USAGE
+from .permissions import Approver
+from .printmode import NoTerminalApprover, PrintOutput, UsageError, read_prompt
+from .providers.openrouter import API_KEY_VARIABLE, OpenRouterProvider
+from .secrets_env import secret
+from .signals import Stopper, exit_status
+from .terminal import ReadLine, interactive
+from .trust import decide_trust
+
+if TYPE_CHECKING:
+    from .guard import Guarded
+
+
+@dataclass
+class Opened:
+    """The agent an app runs, and chapters 13-16 around it (``None`` when ``--unguarded``)."""
+
+    agent: Agent
+    guarded: Guarded | None
+
+
+async def no_answer() -> str:
+    """A ``ReadLine`` for when nobody is there: the end of input at once."""
+    return ""
+
+
+@asynccontextmanager
+async def open_agent(
+    arguments: argparse.Namespace,
+    approve: Approver,
+    err: TextIO,
+    read_line: ReadLine = no_answer,
+) -> AsyncIterator[Opened]:
+    """The agent for ``arguments``, as ``main.run`` builds it; ``approve`` answers the questions."""
+    from .main import build_agent  # main imports this module lazily: no cycle at
+    cwd = Path.cwd()
+    async with OpenRouterProvider(
+        arguments.model, base_url=arguments.base_url, api_key=secret(API_KEY_VARIABLE)
+    ) as provider:
+        trusted = await decide_trust(
+            cwd, flag=arguments.trust_project, read_line=read_line, out=err, err=err
+        )
+        limits = Limits() if arguments.max_steps is None else Limits(arguments.max_steps)
+        agent = build_agent(
+            provider,
+            cwd,
+            web=arguments.web,
+            limits=limits,
+            instructions=trusted,
+            warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
+        )
+        guarded = None
+        if not arguments.unguarded:
+            from .guard import guard
+            from .permissions import Mode
+
+            mode = Mode(arguments.permission_mode)
+            guarded = guard(agent, cwd, mode=mode, approve=approve, trusted=trusted)
+        yield Opened(agent, guarded)
+
+
+async def run_print(
+    arguments: argparse.Namespace, prompt: str, out: TextIO, err: TextIO
+) -> int:
+    """Print mode: run ``prompt`` once, write it as ``--output-format`` says; the exit status."""
+    from .hooks import PromptBlocked, run_with_hooks
+
+    output = PrintOutput(arguments.output_format, out)
+    async with open_agent(arguments, NoTerminalApprover(err), err) as opened:
+        agent, guarded = opened.agent, opened.guarded
+        hooks = guarded.hooks if guarded is not None else None
+        output.start(
+            {"model": arguments.model, "cwd": str(Path.cwd()), "tools": list(agent.tools.names),
+             "permission_mode": arguments.permission_mode}
+        )
+        finished: RunFinished | None = None
+        with Stopper(agent.cancel) as stopper:
+            events = run_with_hooks(agent, hooks, prompt) if hooks else agent.events(prompt)
+            async for event in events:
+                if isinstance(event, PromptBlocked):
+                    err.write(f"claw: a UserPromptSubmit hook blocked the prompt: "
+                              f"{terminal_text(event.reason)}\n")
+                    return exit_status(None)
+                output.event(event)
+                if isinstance(event, RunFinished):
+                    finished = event
+        assert finished is not None, "events() always ends with RunFinished"
+        output.finish(finished)
+        if finished.reason != "done":
+            err.write(f"claw: the run ended {finished.reason} after {finished.steps} step(s)\n")
+        return exit_status(finished, stopper.signalled)
+
+
+def run_app(arguments: argparse.Namespace) -> int:
+    """Print mode with ``-p``, else the REPL; a usage error ends with status 2."""
+    try:
+        if arguments.print:
+            prompt = read_prompt(arguments.prompt, sys.stdin)
+            return asyncio.run(run_print(arguments, prompt, sys.stdout, sys.stderr))
+        if arguments.output_format != "text":
+            raise UsageError("--output-format needs -p (print mode)")
+        if not interactive():
+            raise UsageError("no prompt and no terminal: give a prompt, or use -p for scripts")
+        from .repl import run_repl
+
+        return asyncio.run(run_repl(arguments))
+    except UsageError as error:
+        print(f"claw: error: {error} (see claw --help)", file=sys.stderr)
+        return EXIT_USAGE
+
