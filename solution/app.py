@@ -26,7 +26,7 @@ from .printmode import NoTerminalApprover, PrintOutput, UsageError, read_prompt
 from .providers.openrouter import API_KEY_VARIABLE, OpenRouterProvider
 from .secrets_env import secret
 from .signals import Stopper, exit_status
-from .terminal import ReadLine, interactive
+from .terminal import ReadLine, at_terminal
 from .trust import decide_trust
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ def run_app(arguments: argparse.Namespace) -> int:
             return asyncio.run(run_print(arguments, prompt, sys.stdout, sys.stderr))
         if arguments.output_format != "text":
             raise UsageError("--output-format needs -p (print mode)")
-        if not interactive():
+        if not at_terminal():
             raise UsageError("no prompt and no terminal: give a prompt, or use -p for scripts")
         from .repl import run_repl
 

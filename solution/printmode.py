@@ -35,8 +35,8 @@ SUBTYPES = {Finish.DONE: "success", Finish.MAX_TURNS: "error_max_turns"}
 ``error_during_execution``."""
 
 HOW_TO_ALLOW = (
-    "allow it with an allow rule in .claw/settings.json, or a --permission-mode "
-    "(acceptEdits, bypassPermissions), or run claw at a terminal to be asked"
+    "allow it with an allow rule in .claw/settings.json, a --permission-mode such as "
+    "acceptEdits or bypassPermissions, or run claw at a terminal to be asked"
 )
 """What the refusal of a question nobody can answer tells the user to do."""
 
@@ -81,7 +81,7 @@ class NoTerminalApprover:
         shown = one_line(f"{call.name}({arguments_text(call.arguments)})")
         self.err.write(
             f"claw: {shown} needs approval ({one_line(why)}), but there is no terminal to ask, "
-            f"so it was not allowed; {HOW_TO_ALLOW}\n"
+            f"so it was not allowed ({HOW_TO_ALLOW})\n"
         )
         self.err.flush()
         return Approval.DENY

@@ -255,6 +255,7 @@ class Repl:
                 return line
         return None
 
+    # --8<-- [start:turn]
     async def turn(self, prompt: str) -> RunFinished | None:
         """Run ``prompt`` in the conversation; show it; Ctrl-C cancels it. ``None``: blocked."""
         from .hooks import PromptBlocked, run_with_hooks
@@ -287,6 +288,7 @@ class Repl:
         finally:
             self.running = False
         return finished
+    # --8<-- [end:turn]
 
     async def run(self, first: str | None = None) -> int:
         """Converse until the user leaves; the exit status (128 + a signal that ended it)."""

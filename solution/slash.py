@@ -96,7 +96,7 @@ class SlashCommands:
         command = self.commands.get(name)
         if command is None:
             raise UnknownCommand(
-                f"unknown command {name}; the commands are {', '.join(self.names())}"
+                f"unknown command {name}: the commands are {', '.join(self.names())}"
             )
         await command.handler(state, rest.strip())
         return True

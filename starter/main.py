@@ -43,7 +43,7 @@ from .providers.openrouter import API_KEY_VARIABLE, OPENROUTER_URL, OpenRouterPr
 from .registry import default_tools
 from .secrets_env import hide_secrets, secret
 from .streaming import TextDelta
-from .terminal import interactive, read_stdin_line
+from .terminal import at_terminal, read_stdin_line
 from .todo import Todo
 from .trust import decide_trust
 
@@ -261,7 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     yours that claw needs raises ``Todo`` out of here (``cli`` says it politely).
     """
     arguments = parse_arguments(argv)
-    if arguments.print or arguments.prompt is None or interactive():
+    if arguments.print or arguments.prompt is None or at_terminal():
         from .app import run_app  # chapter 19: print mode, or the REPL at a terminal
 
         return run_app(arguments)

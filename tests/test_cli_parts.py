@@ -180,7 +180,7 @@ async def test_cli_slash_lines_that_are_not_commands(tmp_path: Path) -> None:
     commands = default_commands()
     assert await commands.dispatch("fix the /tmp handling", state) is False
     assert await commands.dispatch("//etc/hosts is wrong", state) is False  # "//": a prompt
-    with pytest.raises(UnknownCommand, match="unknown command /nope; the commands are /help, "):
+    with pytest.raises(UnknownCommand, match="unknown command /nope: the commands are /help, "):
         await commands.dispatch("/nope", state)
 
 

@@ -165,6 +165,6 @@ def test_cli_print_mode_never_takes_an_answer_from_piped_input(
     assert captured.out == "I could not.\n"
     assert "needs approval" in captured.err and "there is no terminal to ask" in captured.err
     assert (
-        "so it was not allowed; allow it with an allow rule in .claw/settings.json" in captured.err
+        "so it was not allowed (allow it with an allow rule in .claw/settings.json" in captured.err
     )
     assert "the user refused it" in tool_results(server)[0]

@@ -75,7 +75,7 @@ def test_cli_terminal_runs_slash_commands_without_asking_the_model(
     claw.type("/model test/other")
     claw.expect("model: test/other")
     claw.type("/nope")
-    claw.expect("unknown command /nope; the commands are /help, /clear, /model")
+    claw.expect("unknown command /nope: the commands are /help, /clear, /model")
     claw.type("/exit")
     assert claw.exit_status() == 0
     assert len(server.requests) == 1
