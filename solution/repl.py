@@ -17,9 +17,10 @@ import argparse
 import asyncio
 import signal
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable
+from contextlib import aclosing
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, cast
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
@@ -32,7 +33,7 @@ from rich.console import Console
 from .agent import Finish
 from .app import open_agent
 from .display import arguments_text, one_line, terminal_text
-from .events import RunFinished
+from .events import Event, RunFinished
 from .options import EXIT_DONE
 from .permissions import Approval
 from .preview import change_preview
@@ -42,7 +43,7 @@ from .slash import AppState, SlashCommands, UnknownCommand, default_commands, pr
 from .types import ToolCall
 
 if TYPE_CHECKING:
-    from .hooks import Hooks
+    from .hooks import Hooks, PromptBlocked
 
 PROMPT = "claw> "
 """What the REPL's prompt looks like."""
@@ -268,15 +269,20 @@ class Repl:
             while prompt:
                 view = RunView(self.console)
                 with Stopper(agent.cancel, (signal.SIGINT,)):
-                    events = run_with_hooks(agent, hooks, prompt) if hooks else agent.events(prompt)
-                    async for event in events:
-                        if isinstance(event, PromptBlocked):
-                            self.err.write(f"[the prompt was blocked by a UserPromptSubmit hook: "
-                                           f"{terminal_text(event.reason)}]\n")
-                            return None
-                        view.show(event)
-                        if isinstance(event, RunFinished):
-                            finished = event
+                    events = cast(  # both are async generators: they have aclose()
+                        "AsyncGenerator[Event | PromptBlocked, None]",
+                        run_with_hooks(agent, hooks, prompt) if hooks else agent.events(prompt),
+                    )
+                    async with aclosing(events):
+                        async for event in events:
+                            if isinstance(event, PromptBlocked):
+                                reason = terminal_text(event.reason)
+                                self.err.write(f"[the prompt was blocked by a UserPromptSubmit "
+                                               f"hook: {reason}]\n")
+                                return None
+                            view.show(event)
+                            if isinstance(event, RunFinished):
+                                finished = event
                 if finished is None or finished.reason != Finish.PLAN_PENDING or guarded is None:
                     break
                 if self.terminated is not None:

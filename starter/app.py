@@ -11,14 +11,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, cast
 
 from .display import terminal_text
-from .events import RunFinished
+from .events import Event, RunFinished
 from .loop import Agent, Limits
 from .options import EXIT_USAGE
 from .permissions import Approver
@@ -31,6 +31,7 @@ from .trust import decide_trust
 
 if TYPE_CHECKING:
     from .guard import Guarded
+    from .hooks import PromptBlocked
 
 
 @dataclass
@@ -97,15 +98,21 @@ async def run_print(
         )
         finished: RunFinished | None = None
         with Stopper(agent.cancel) as stopper:
-            events = run_with_hooks(agent, hooks, prompt) if hooks else agent.events(prompt)
-            async for event in events:
-                if isinstance(event, PromptBlocked):
-                    err.write(f"claw: a UserPromptSubmit hook blocked the prompt: "
-                              f"{terminal_text(event.reason)}\n")
-                    return exit_status(None)
-                output.event(event)
-                if isinstance(event, RunFinished):
-                    finished = event
+            events = cast(  # both are async generators: they have aclose()
+                "AsyncGenerator[Event | PromptBlocked, None]",
+                run_with_hooks(agent, hooks, prompt) if hooks else agent.events(prompt),
+            )
+            # aclosing: a write that fails (a closed pipe) closes the run's generators here,
+            # in this task, and not later while asyncio shuts down.
+            async with aclosing(events):
+                async for event in events:
+                    if isinstance(event, PromptBlocked):
+                        reason = terminal_text(event.reason)
+                        err.write(f"claw: a UserPromptSubmit hook blocked the prompt: {reason}\n")
+                        return exit_status(None)
+                    output.event(event)
+                    if isinstance(event, RunFinished):
+                        finished = event
         assert finished is not None, "events() always ends with RunFinished"
         output.finish(finished)
         if finished.reason != "done":

@@ -41,8 +41,15 @@ def parse(text):
 2. Strip spaces.
 
 ~~~
-a fence of tildes, with ``` inside
+```
+a fence of tildes, with a backtick fence inside
 ~~~
+
+````markdown
+```
+
+not closed by three
+````
 Last line without a newline"""
 
 BLOCKS = [
@@ -50,7 +57,8 @@ BLOCKS = [
     "The bug is in `parse`:",
     "```python\ndef parse(text):\n\n    return text.split()\n```",
     "1. Split on commas.\n2. Strip spaces.",
-    "~~~\na fence of tildes, with ``` inside\n~~~",
+    "~~~\n```\na fence of tildes, with a backtick fence inside\n~~~",
+    "````markdown\n```\n\nnot closed by three\n````",
 ]
 
 
