@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from rich.console import Console
+from rich.markdown import Markdown
 
 from claw.agent import Finish
 from claw.events import RunFinished
@@ -102,6 +104,19 @@ def test_cli_markdown_renders_each_block_once_as_soon_as_it_is_complete() -> Non
     assert [block.markup for block in console.printed] == [*BLOCKS, "Last line without a newline"]
     # The heading was on screen as soon as the blank line after it arrived.
     assert rendered_after[len("# Fixing the parser\n\n") - 1] == 1
+
+
+def test_cli_a_streamed_block_renders_exactly_as_rich_renders_it() -> None:
+    # The oracle is rich's own Markdown: the shared parser must not change a single cell.
+    for block in [*BLOCKS, "| a | b |\n|---|---|\n| 1 | ~~2~~ |", "Some *em*, **strong**, `code`."]:
+        ours, theirs = (
+            Console(file=io.StringIO(), width=60, color_system="truecolor") for _ in "ab"
+        )
+        stream = MarkdownStream(ours)
+        stream.feed(block + "\n\n")
+        stream.close()
+        theirs.print(Markdown(block))
+        assert ours.file.getvalue() == theirs.file.getvalue()  # type: ignore[attr-defined]
 
 
 def test_cli_an_edit_or_write_is_previewed_as_a_diff_cut_to_a_screenful(tmp_path: Path) -> None:
