@@ -32,6 +32,7 @@ from . import (
     read_memory,
     sse_throughput,
     stream_latency,
+    terminal_app,
 )
 from .common import Result
 
@@ -46,6 +47,7 @@ BENCHMARKS: list[tuple[str, Callable[[bool], Result | list[Result]]]] = [
     ("bash_overhead", bash_overhead.run),
     ("parallel_tools", parallel_tools.run),
     ("grade", grade.run),
+    ("terminal_app", terminal_app.run),
 ]
 """Each benchmark's key and its ``run(quick)`` function (one result, or several), in order."""
 
