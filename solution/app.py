@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TextIO, cast
 from .display import terminal_text
 from .events import Event, RunFinished
 from .loop import Agent, Limits
-from .options import EXIT_USAGE
+from .options import EXIT_INTERRUPTED, EXIT_USAGE
 from .permissions import Approver
 from .printmode import NoTerminalApprover, PrintOutput, UsageError, read_prompt
 from .providers.openrouter import API_KEY_VARIABLE, OpenRouterProvider
@@ -138,4 +138,7 @@ def run_app(arguments: argparse.Namespace) -> int:
     except UsageError as error:
         print(f"claw: error: {error} (see claw --help)", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:  # Ctrl-C before a run began: at the trust question, say
+        print(file=sys.stderr)
+        return EXIT_INTERRUPTED
 

@@ -141,7 +141,8 @@ class Asker:
 
     async def __call__(self, question: str) -> str:
         """The answer to ``question``; ``KeyboardInterrupt`` on Ctrl-C, ``EOFError`` on Ctrl-D."""
-        return await self.session.prompt_async(question)
+        # handle_sigint=False: the REPL's own SIGINT handler stays in place (see Repl.run).
+        return await self.session.prompt_async(question, handle_sigint=False)
 
 
 class ReplApprover:
@@ -215,7 +216,19 @@ class Repl:
         self.terminated: int | None = None
         """The SIGTERM or SIGHUP that ends the REPL, once it came."""
         self._prompting: asyncio.Task[object] | None = None
-        self.stopper = Stopper(self.terminate, (signal.SIGTERM, signal.SIGHUP))
+        self.stopper = Stopper(self.on_signal)
+
+    def on_signal(self) -> None:
+        """A signal arrived: Ctrl-C cancels the run, SIGTERM or SIGHUP end claw.
+
+        At the prompt the terminal is in raw mode, where Ctrl-C is a key, not a signal; one
+        that comes as a signal between a run and the next prompt is dropped.
+        """
+        if self.stopper.signalled == signal.SIGINT:
+            if self.running:
+                self.state.agent.cancel()
+            return
+        self.terminate()
 
     def terminate(self) -> None:
         """SIGTERM or SIGHUP: cancel the run in progress, or the prompt; then claw exits."""
@@ -233,7 +246,7 @@ class Repl:
             # KeyboardInterrupt to the event loop, which lets it end the program.
             self._prompting = asyncio.current_task()
             try:
-                line = await self.session.prompt_async(PROMPT)
+                line = await self.session.prompt_async(PROMPT, handle_sigint=False)
             except KeyboardInterrupt:
                 if presses.press(self.session.default_buffer.text):
                     return None
@@ -268,21 +281,21 @@ class Repl:
         try:
             while prompt:
                 view = RunView(self.console)
-                with Stopper(agent.cancel, (signal.SIGINT,)):
-                    events = cast(  # both are async generators: they have aclose()
-                        "AsyncGenerator[Event | PromptBlocked, None]",
-                        run_with_hooks(agent, hooks, prompt) if hooks else agent.events(prompt),
-                    )
-                    async with aclosing(events):
-                        async for event in events:
-                            if isinstance(event, PromptBlocked):
-                                reason = terminal_text(event.reason)
-                                self.err.write(f"[the prompt was blocked by a UserPromptSubmit "
-                                               f"hook: {reason}]\n")
-                                return None
-                            view.show(event)
-                            if isinstance(event, RunFinished):
-                                finished = event
+                # Ctrl-C during the run arrives as SIGINT: Repl.on_signal cancels it.
+                events = cast(  # both are async generators: they have aclose()
+                    "AsyncGenerator[Event | PromptBlocked, None]",
+                    run_with_hooks(agent, hooks, prompt) if hooks else agent.events(prompt),
+                )
+                async with aclosing(events):
+                    async for event in events:
+                        if isinstance(event, PromptBlocked):
+                            reason = terminal_text(event.reason)
+                            self.err.write(f"[the prompt was blocked by a UserPromptSubmit "
+                                           f"hook: {reason}]\n")
+                            return None
+                        view.show(event)
+                        if isinstance(event, RunFinished):
+                            finished = event
                 if finished is None or finished.reason != Finish.PLAN_PENDING or guarded is None:
                     break
                 if self.terminated is not None:

@@ -122,6 +122,7 @@ def test_cli_terminal_ctrl_c_cancels_the_answer_and_keeps_the_conversation(
     claw.expect("claw>")
     claw.child.sendintr()  # at an empty prompt: a hint first
     claw.expect("press Ctrl-C again to exit")
+    claw.expect("claw>")  # the prompt is back (a Ctrl-C in between would be a signal, dropped)
     claw.child.sendintr()
     assert claw.exit_status() == 0
     assert users(server, 1) == ["Explain everything.", "Just the answer."]
