@@ -103,9 +103,23 @@ class ReplCompleter(Completer):
         yield from self.paths.get_completions(Document(word, len(word)), complete_event)
 
 
-def key_bindings() -> KeyBindings:
-    r"""Enter sends; Alt-Enter, or Enter after a ``\``, starts a new line."""
+def key_bindings(cleared: Callable[[str], object] | None = None) -> KeyBindings:
+    r"""Enter sends; Alt-Enter, or Enter after a ``\``, starts a new line; Ctrl-C clears.
+
+    Ctrl-C with text typed clears it without leaving the prompt (``cleared`` is told what was
+    cleared); at an empty prompt it raises ``KeyboardInterrupt`` from the prompt, as usual.
+    """
     bindings = KeyBindings()
+
+    @bindings.add("c-c")
+    def _(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.text:
+            if cleared is not None:
+                cleared(buffer.text)
+            buffer.reset()
+        else:
+            event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
 
     @bindings.add("escape", "enter")
     def _(event: KeyPressEvent) -> None:
@@ -197,11 +211,12 @@ class Repl:
         self.state, self.commands, self.console, self.err, self.ask = (
             state, commands, console, err, ask,
         )
+        self.presses = ExitPresses()
         self.session: PromptSession[str] = PromptSession(
             history=FileHistory(str(history)) if history is not None else None,
             completer=ReplCompleter(commands.names),
             complete_while_typing=False,
-            key_bindings=key_bindings(),
+            key_bindings=key_bindings(cleared=self.presses.press),
         )
         self.running = False
         self.terminated: int | None = None
@@ -231,7 +246,8 @@ class Repl:
 
     async def read(self) -> str | None:
         """The next line typed; ``None`` to leave (Ctrl-D, Ctrl-C twice, a signal)."""
-        presses = ExitPresses()
+        presses = self.presses
+        presses.reset()
         while self.terminated is None:
             # Awaited here, not in a task of its own: a task would hand prompt_toolkit's
             # KeyboardInterrupt to the event loop, which lets it end the program.
