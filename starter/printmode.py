@@ -125,6 +125,8 @@ class PrintOutput:
         self.format = output_format
         self.out = out
         self.started = time.monotonic()
+        self.extra: dict[str, Any] = {}
+        """Fields to add to the result object (a later chapter's ``session_id``, say)."""
 
     def line(self, value: Mapping[str, Any]) -> None:
         """One JSON object on a line of its own, flushed so a reader sees it at once."""
@@ -152,4 +154,4 @@ class PrintOutput:
                 self.out.flush()
             return
         duration_ms = round((time.monotonic() - self.started) * 1000)
-        self.line(result_object(finished, duration_ms))
+        self.line(result_object(finished, duration_ms, self.extra))
