@@ -261,7 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     yours that claw needs raises ``Todo`` out of here (``cli`` says it politely).
     """
     arguments = parse_arguments(argv)
-    if arguments.print or arguments.prompt is None or at_terminal():
+    app = arguments.print or arguments.prompt is None or arguments.output_format != "text"
+    if app or at_terminal():
         from .app import run_app  # chapter 19: print mode, or the REPL at a terminal
 
         return run_app(arguments)

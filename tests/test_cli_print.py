@@ -91,6 +91,9 @@ def test_cli_print_mode_without_a_prompt_is_a_one_line_usage_error(
     # Without -p and without a terminal there is no one to converse with: a usage error too.
     assert run_print(server, tmp_path, monkeypatch) == 2
     assert "no prompt and no terminal" in capsys.readouterr().err
+    # A format for scripts without print mode: an error, not a format quietly ignored.
+    assert run_print(server, tmp_path, monkeypatch, "hi", "--output-format", "json") == 2
+    assert "--output-format needs -p" in capsys.readouterr().err
 
 
 def test_cli_print_mode_json_is_one_result_object_with_the_finish_reason_and_usage(
