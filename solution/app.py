@@ -27,6 +27,7 @@ from .providers.openrouter import API_KEY_VARIABLE, OpenRouterProvider
 from .secrets_env import secret
 from .signals import Stopper, exit_status
 from .terminal import ReadLine, at_terminal
+from .tools.ask import TerminalAsker
 from .trust import decide_trust
 
 if TYPE_CHECKING:
@@ -71,6 +72,8 @@ async def open_agent(
             limits=limits,
             instructions=trusted,
             warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
+            # chapter 20's ask_user: on the terminal in the REPL; print mode has nobody to ask
+            ask=TerminalAsker(err, read_line, is_interactive=lambda: read_line is not no_answer),
         )
         guarded = None
         if not arguments.unguarded:

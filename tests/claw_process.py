@@ -15,7 +15,7 @@ from pathlib import Path
 import pexpect
 
 from claw.todo import Todo
-from clawbook.loopback import LoopbackServer
+from clawbook.harness.loopback import LoopbackServer
 
 TODO_LINE = re.compile(r"claw: this needs code you have not written yet: (ch\w+): (.*) \(see ")
 SCRIPT = "from claw.main import cli; cli()"

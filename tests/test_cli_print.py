@@ -12,7 +12,7 @@ import pytest
 from claw_command import calls, says, tool_results
 
 from claw.main import main
-from clawbook.loopback import LoopbackServer
+from clawbook.harness.loopback import LoopbackServer
 
 
 def run_print(

@@ -16,7 +16,7 @@ from claw_command import calls, says
 from claw_process import TIMEOUT, Terminal, claw_command, claw_environment, raise_todo
 from marked_processes import assert_none_marked, marked, unique_marker
 
-from clawbook.loopback import LoopbackServer, StreamReply, chunk, sse, text_chunks
+from clawbook.harness.loopback import LoopbackServer, StreamReply, chunk, sse, text_chunks
 
 pytestmark = pytest.mark.timeout(120)  # real processes on a machine that may be busy
 
