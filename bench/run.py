@@ -35,6 +35,7 @@ from . import (
     read_memory,
     sse_throughput,
     stream_latency,
+    terminal_app,
 )
 from .common import Result
 
@@ -52,6 +53,7 @@ BENCHMARKS: list[tuple[str, Callable[[bool], Result | list[Result]]]] = [
     ("cost_overhead", cost_overhead.run),
     ("grade", grade.run),
     ("context_compaction", context_compaction.run),
+    ("terminal_app", terminal_app.run),
 ]
 """Each benchmark's key and its ``run(quick)`` function (one result, or several), in order."""
 

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import httpx
 
@@ -33,6 +33,9 @@ from .settings import (
     nest,
 )
 from .todo import Todo
+
+if TYPE_CHECKING:
+    from .context import ContextWindow
 
 USER_INSTRUCTIONS = Path(".claw") / "AGENTS.md"
 """The user's own instruction file, relative to the home folder (chapter 8)."""
@@ -146,8 +149,10 @@ async def start_costs(
 
 
 # --8<-- [start:start-context]
-def start_context(agent: Any, settings: Settings, provider: Any, costs: Costs) -> int | None:
-    """Keep ``agent``'s history inside the model's window (chapter 18); the window, if known.
+def start_context(
+    agent: Any, settings: Settings, provider: Any, costs: Costs
+) -> ContextWindow | None:
+    """Keep ``agent``'s history inside the model's window (chapter 18); ``None``: no window.
 
     The window is the ``context.window`` setting, or the model list's ``context_length`` for
     the model. With neither, claw has no window to keep to and does not compact.
@@ -163,14 +168,15 @@ def start_context(agent: Any, settings: Settings, provider: Any, costs: Costs) -
     window = settings.context.window or (info.context_length if info is not None else None)
     if window is None:
         return None
-    ContextWindow(
+    context = ContextWindow(
         window,
         summarize_with(provider),
         threshold=settings.context.compact_threshold,
         keep=settings.context.keep_turns,
         model=settings.model,
-    ).attach(agent)
-    return window
+    )
+    context.attach(agent)
+    return context
 # --8<-- [end:start-context]
 
 

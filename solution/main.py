@@ -29,11 +29,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -41,6 +43,7 @@ from typing import TYPE_CHECKING, TextIO
 from .agent import Finish
 from .configure import (
     USER_INSTRUCTIONS,
+    Costs,
     config_main,
     configure,
     rule_checker,
@@ -54,6 +57,7 @@ from .events import AssistantText, Compacted, Event, RunFinished, ToolCalled, To
 from .instructions import format_instructions, load_instructions, read_instruction_file
 from .loop import Agent, Limits
 from .memory import MEMORY_FILE, MemoryStore
+from .options import EXIT_CODES, OneLineParser, add_app_arguments, http_url, model_id, positive_int
 from .preflight import PreflightAgent
 from .prompt import gather_environment, system_prompt
 from .providers.anthropic import ANTHROPIC_URL, AnthropicProvider
@@ -62,7 +66,7 @@ from .providers.openrouter import API_KEY_VARIABLE, OPENROUTER_URL, OpenRouterPr
 from .registry import assistant_tools, default_tools
 from .secrets_env import hide_secrets, secret
 from .streaming import TextDelta
-from .terminal import read_stdin_line
+from .terminal import at_terminal, read_stdin_line
 from .todo import Todo
 from .tools.ask import AskHandler, TerminalAsker
 from .tools.todo_write import TodoList
@@ -70,8 +74,11 @@ from .trust import decide_trust
 from .types import DeveloperMessage
 
 if TYPE_CHECKING:
+    from .context import ContextWindow
     from .guard import Guarded
     from .hooks import Hooks
+    from .permissions import Approver
+    from .settings import Settings
     from .terminal import ReadLine
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4.5"
@@ -93,13 +100,23 @@ chapter 12's claw works while chapters 13 to 16 are still being written (or do n
 # --8<-- [start:arguments]
 def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command line: a prompt, and optionally the model, the server and web access."""
-    parser = argparse.ArgumentParser(
-        prog="claw", description="Run claw, a coding agent, on the current directory."
+    parser = OneLineParser(
+        prog="claw",
+        description="Run claw, a coding agent, on the current directory.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("prompt", help="what you want done (claw config: see the settings)")
-    parser.add_argument("--model", help=f"an OpenRouter model id (default: {DEFAULT_MODEL})")
+    parser.add_argument(
+        "prompt",
+        nargs="?",
+        help="what you want done (none: start a conversation; claw config: see the settings)",
+    )
+    parser.add_argument(
+        "--model", type=model_id, help=f"an OpenRouter model id (default: {DEFAULT_MODEL})"
+    )
     parser.add_argument(
         "--base-url",
+        type=http_url,
         help=f"an OpenAI-compatible server (default: ${BASE_URL_VARIABLE} or OpenRouter)",
     )
     parser.add_argument(
@@ -120,7 +137,10 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="the summary after each run: one line (default), one JSON object, or none",
     )
     parser.add_argument(
-        "--max-steps", type=int, default=None, help="end the run after this many model calls"
+        "--max-steps",
+        type=positive_int,
+        default=None,
+        help="end the run after this many model calls",
     )
     parser.add_argument(
         "--unguarded",
@@ -137,6 +157,7 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="use this folder's settings, hooks and instructions in this run, without asking",
     )
+    add_app_arguments(parser)  # chapter 19: -p, --output-format
     return parser.parse_args(argv)
 # --8<-- [end:arguments]
 
@@ -230,22 +251,40 @@ GUARD_CHAPTERS = frozenset({"ch13", "ch14", "ch15", "ch16"})
 """The chapters ``guard`` uses, which ``--unguarded`` leaves out."""
 
 
-async def run(
-    arguments: argparse.Namespace,
-    out: TextIO,
-    err: TextIO | None = None,
-    read_line: ReadLine | None = None,
-) -> RunFinished | None:
-    """Run the prompt to the end, printing every event; Ctrl-C cancels the run.
+@dataclass
+class Opened:
+    """What ``open_claw`` sets up: the agent, chapters 13-16 around it, settings and costs."""
 
-    Returns how the last run finished, or ``None`` when a hook blocked the prompt. First,
-    if the folder brings settings or instructions of its own, claw makes sure it is trusted
-    (``trust.decide_trust``). In plan mode, a presented plan is shown and the user is asked to
-    approve it; an approved plan is carried out, a rejected one goes back to the model with
-    the user's words. ``read_line`` reads the user's answers (default: standard input).
+    agent: Agent
+    guarded: Guarded | None
+    """Chapters 13-16 (permissions, safety, hooks, plan mode); ``None`` with ``--unguarded``."""
+    settings: Settings
+    costs: Costs | None
+    """Chapter 17's tracker and budget; ``None`` while chapter 17 is not written."""
+    context: ContextWindow | None = None
+    """Chapter 18's window keeper; ``None`` when no window is known (or 18 is not written)."""
+
+
+@contextlib.asynccontextmanager
+async def open_claw(
+    arguments: argparse.Namespace,
+    *,
+    out: TextIO,
+    err: TextIO,
+    read_line: ReadLine | None = None,
+    approve: Approver | None = None,
+    ask: AskHandler | None = None,
+) -> AsyncIterator[Opened]:
+    """The agent ``claw`` runs for ``arguments``, open for as long as the block lasts.
+
+    First, if the folder brings settings or instructions of its own, claw makes sure it is
+    trusted (``trust.decide_trust``); then it reads the settings (chapter 17: a wrong layer
+    stops claw here, before any request), opens the provider, builds the agent, counts its
+    costs, keeps it inside its window (chapter 18) and guards it (chapters 13-16).
+    ``approve`` answers the permission questions (default: at the terminal, on ``out``), and
+    ``ask`` the model's questions (default: at the terminal, on ``err``).
     """
     cwd = Path.cwd()
-    err = err or sys.stderr
     key = secret(API_KEY_VARIABLE)  # hidden by ``cli``, or still in the environment
     trusted = await decide_trust(
         cwd,
@@ -254,7 +293,6 @@ async def run(
         out=out,
         err=err,
     )
-    # chapter 17: the settings in force (a wrong layer stops claw here, before any request)
     checker = None if arguments.unguarded else rule_checker()  # chapter 13's rule syntax
     configured = configure(arguments, cwd, trusted=trusted, err=err, check_rule=checker)
     settings = configured.settings
@@ -272,13 +310,13 @@ async def run(
             limits=limits,
             instructions=trusted,
             warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
-            ask=TerminalAsker(err, read_line),
+            ask=ask or TerminalAsker(err, read_line),
             user_file=Path.home() / USER_INSTRUCTIONS,
         )
-        costs = None
+        costs, context = None, None
         if configured.loaded is not None:
             costs = await start_costs(agent, settings, err=err)
-            start_context(agent, settings, provider, costs)
+            context = start_context(agent, settings, provider, costs)
         guarded: Guarded | None = None
         if not arguments.unguarded:
             # Chapters 13-16 are imported only here: with --unguarded, claw runs (and chapter
@@ -287,11 +325,44 @@ async def run(
             from .permissions import Mode
 
             mode = Mode(settings.permissions.default_mode or "default")
-            approve = TerminalApprover(out, read_line)
             layered = settings if configured.loaded is not None else None
             guarded = guard(
-                agent, cwd, mode=mode, approve=approve, trusted=trusted, settings=layered
+                agent,
+                cwd,
+                mode=mode,
+                approve=approve or TerminalApprover(out, read_line),
+                trusted=trusted,
+                settings=layered,
             )
+        yield Opened(agent, guarded, settings, costs, context)
+
+
+def print_summary(session: Opened, finished: RunFinished, seconds: float, err: TextIO) -> None:
+    """Chapter 17's summary of one run on ``err``: a line, JSON, or nothing, as set."""
+    settings, costs = session.settings, session.costs
+    if costs is None or settings.summary == "off":
+        return
+    summary = RunSummary(finished, costs.tracker.last_run, settings.model, seconds)
+    print(summary.json() if settings.summary == "json" else summary.line(), file=err)
+
+
+async def run(
+    arguments: argparse.Namespace,
+    out: TextIO,
+    err: TextIO | None = None,
+    read_line: ReadLine | None = None,
+) -> RunFinished | None:
+    """Run the prompt to the end, printing every event; Ctrl-C cancels the run.
+
+    Returns how the last run finished, or ``None`` when a hook blocked the prompt. First,
+    if the folder brings settings or instructions of its own, claw makes sure it is trusted
+    (``trust.decide_trust``). In plan mode, a presented plan is shown and the user is asked to
+    approve it; an approved plan is carried out, a rejected one goes back to the model with
+    the user's words. ``read_line`` reads the user's answers (default: standard input).
+    """
+    err = err or sys.stderr
+    async with open_claw(arguments, out=out, err=err, read_line=read_line) as session:
+        agent, guarded = session.agent, session.guarded
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, agent.cancel)
         hooks = guarded.hooks if guarded is not None else None
@@ -300,11 +371,8 @@ async def run(
             while prompt is not None:
                 started = time.monotonic()
                 finished = await run_once(agent, hooks, prompt, out, err)
-                if costs is not None and finished is not None and settings.summary != "off":
-                    seconds = time.monotonic() - started
-                    summary = RunSummary(finished, costs.tracker.last_run, settings.model, seconds)
-                    text = summary.json() if settings.summary == "json" else summary.line()
-                    print(text, file=err)
+                if finished is not None:
+                    print_summary(session, finished, time.monotonic() - started, err)
                 if finished is None or finished.reason != Finish.PLAN_PENDING:
                     return finished
                 assert guarded is not None, "only plan mode ends a run plan_pending"
@@ -360,6 +428,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["config"]:  # chapter 17: claw config [--explain KEY]
         return config_main(argv[1:])
     arguments = parse_arguments(argv)
+    app = arguments.print or arguments.prompt is None or arguments.output_format != "text"
+    if app or at_terminal():
+        from .app import run_app  # chapter 19: print mode, or the REPL at a terminal
+
+        return run_app(arguments)
     try:
         finished = asyncio.run(run(arguments, sys.stdout))
     except ClawError as error:
@@ -380,12 +453,26 @@ def cli() -> None:
     try:
         hide_secrets()
         sys.exit(main())
+    except BrokenPipeError:  # chapter 19: `claw ... | head -1` closed stdout early
+        quiet_broken_pipe()
     except Todo as todo:
         print(f"claw: this needs code you have not written yet: {todo}", file=sys.stderr)
         if todo.chapter in GUARD_CHAPTERS:
             print("claw: --unguarded runs claw without chapters 13 to 16", file=sys.stderr)
         sys.exit(1)
 # --8<-- [end:run]
+
+
+def quiet_broken_pipe() -> None:
+    """End quietly after stdout's reader went away: no traceback, no second error at exit.
+
+    Python flushes stdout once more when it exits, which would fail again; pointing stdout at
+    ``/dev/null`` first makes that flush harmless. The status is 141 (128 + SIGPIPE), what a
+    shell reports for a command the closed pipe ended.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(128 + signal.SIGPIPE)
 
 
 if __name__ == "__main__":

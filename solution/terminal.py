@@ -25,6 +25,18 @@ def interactive() -> bool:
         return False
 
 
+def at_terminal() -> bool:
+    """Whether claw can converse: standard input and standard output are both a terminal.
+
+    ``claw "prompt"`` with its output captured or piped is a one-shot run, never the REPL
+    (chapter 19), even when standard input is still the terminal.
+    """
+    try:
+        return sys.stdin.isatty() and sys.stdout.isatty()
+    except (OSError, ValueError):
+        return False
+
+
 async def read_stdin_line() -> str:
     """One line from standard input, read in a daemon thread so the event loop goes on.
 

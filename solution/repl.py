@@ -1,0 +1,368 @@
+r"""The terminal app's conversation: a prompt, the streamed answer, again, until you leave.
+
+``claw`` at a terminal (with or without a first prompt) runs a REPL. The prompt is
+``prompt_toolkit``'s: history kept across sessions in ``~/.claw/history``, Alt-Enter (or a
+line ending in ``\``) for a new line, Tab to complete slash commands and file paths. A line
+that starts with ``/`` is a slash command (``slash.py``); anything else is sent to the model,
+in the same conversation as before. The answer is shown by ``render.RunView``.
+
+Ctrl-C while a run goes on cancels the run (chapter 7) and keeps the conversation; Ctrl-C at
+the prompt clears the line, and a second one at an empty prompt leaves, as Ctrl-D does.
+Approval questions go to stderr (the terminal), with the diff of an edit or a write.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+import time
+from collections.abc import AsyncGenerator, Callable, Iterable
+from contextlib import aclosing
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO, cast
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.output import create_output
+from rich.console import Console
+
+from .agent import Finish
+from .app import open_agent
+from .display import arguments_text, one_line, terminal_text
+from .events import Event, RunFinished
+from .options import EXIT_DONE
+from .permissions import Approval
+from .preview import change_preview
+from .render import RunView
+from .signals import Stopper
+from .slash import AppState, SlashCommands, UnknownCommand, default_commands, prompt_of
+from .types import ToolCall
+
+if TYPE_CHECKING:
+    from .hooks import Hooks, PromptBlocked
+
+PROMPT = "claw> "
+"""What the REPL's prompt looks like."""
+
+HISTORY_FILE = Path(".claw") / "history"
+"""Where, under the home folder, the prompts typed in earlier sessions are kept."""
+
+QUESTION = "  allow? [y] once, [a] always this session, [p] always in this project, [n] no: "
+"""The approval question, as chapter 13's ``TerminalApprover`` asks it."""
+
+EXIT_HINT = "(press Ctrl-C again to exit, or Ctrl-D)"
+"""What a Ctrl-C at an empty prompt says."""
+
+
+# --8<-- [start:presses]
+class ExitPresses:
+    """Counts Ctrl-C at the prompt: the second in a row at an empty prompt means leave."""
+
+    def __init__(self) -> None:
+        """No Ctrl-C yet."""
+        self.armed = False
+
+    def press(self, line: str) -> bool:
+        """A Ctrl-C with ``line`` typed: whether claw should exit now.
+
+        With text typed, Ctrl-C only clears it. At an empty prompt the first one arms, the
+        second exits.
+        """
+        # region ch19: text typed -> disarm, False; empty -> exit if already armed, else arm
+        # more: if line.strip(): self.armed = False; return False; then leave = self.armed ...
+        if line.strip():
+            self.armed = False
+            return False
+        leave = self.armed
+        self.armed = True
+        return leave
+        # endregion
+
+    def reset(self) -> None:
+        """Something else was typed: start counting again."""
+        self.armed = False
+# --8<-- [end:presses]
+
+
+class ReplCompleter(Completer):
+    """Completes slash command names at the start of the line, file paths anywhere else."""
+
+    def __init__(self, commands: Callable[[], Iterable[str]]) -> None:
+        """Complete the names ``commands()`` gives."""
+        self.commands = commands
+        self.paths = PathCompleter(expanduser=True)
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterable[Completion]:
+        """The completions of the word before the cursor."""
+        before = document.text_before_cursor
+        if before.startswith("/") and " " not in before:
+            for name in self.commands():
+                if name.startswith(before):
+                    yield Completion(name, start_position=-len(before))
+            return
+        word = document.get_word_before_cursor(WORD=True).lstrip("@")
+        if not word:
+            return
+        yield from self.paths.get_completions(Document(word, len(word)), complete_event)
+
+
+def key_bindings(cleared: Callable[[str], object] | None = None) -> KeyBindings:
+    r"""Enter sends; Alt-Enter, or Enter after a ``\``, starts a new line; Ctrl-C clears.
+
+    Ctrl-C with text typed clears it without leaving the prompt (``cleared`` is told what was
+    cleared); at an empty prompt it raises ``KeyboardInterrupt`` from the prompt, as usual.
+    """
+    bindings = KeyBindings()
+
+    @bindings.add("c-c")
+    def _(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.text:
+            if cleared is not None:
+                cleared(buffer.text)
+            buffer.reset()
+        else:
+            event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
+
+    @bindings.add("escape", "enter")
+    def _(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @bindings.add("enter")
+    def _(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.text.endswith("\\"):
+            buffer.delete_before_cursor(1)
+            buffer.insert_text("\n")
+        else:
+            buffer.validate_and_handle()
+
+    return bindings
+
+
+class Asker:
+    """Asks the user a question on stderr with ``prompt_toolkit`` (one line, no history)."""
+
+    def __init__(self) -> None:
+        """A prompt on stderr, so that stdout holds only what claw answers."""
+        self.session: PromptSession[str] = PromptSession(output=create_output(stdout=sys.stderr))
+
+    async def __call__(self, question: str) -> str:
+        """The answer to ``question``; ``KeyboardInterrupt`` on Ctrl-C, ``EOFError`` on Ctrl-D."""
+        # handle_sigint=False: the REPL's own SIGINT handler stays in place (see Repl.run).
+        return await self.session.prompt_async(question, handle_sigint=False)
+
+
+class ReplApprover:
+    """Chapter 13's ``Approver`` for the REPL: the call, its diff, the question, on ``err``.
+
+    Ctrl-C at the question cancels the run (and refuses the call); Ctrl-D is a no.
+    """
+
+    def __init__(self, err: TextIO, ask: Asker, root: Path, cancel: Callable[[], None]) -> None:
+        """Ask on ``err`` with ``ask``; ``root`` is the project; ``cancel`` stops the run."""
+        from .guard import ANSWERS
+
+        self.answers = ANSWERS
+        self.err, self.ask, self.root, self.cancel = err, ask, root, cancel
+        self._one_at_a_time = asyncio.Lock()
+
+    async def __call__(self, call: ToolCall, why: str) -> Approval:
+        """Show ``call`` (as a diff when it changes a file), then ask until a valid answer."""
+        async with self._one_at_a_time:
+            preview = change_preview(call, self.root)
+            arguments = "" if preview is not None else arguments_text(call.arguments)
+            shown = f"{call.name}({one_line(arguments)})" if arguments else call.name
+            path = call.arguments.get("path") if preview is not None else None
+            where = f" {path}" if path is not None else ""
+            shown = terminal_text(shown + where)
+            self.err.write(f"? {shown} needs approval: {why}\n")
+            if preview:
+                self.err.write(terminal_text(preview) + "\n")
+            self.err.flush()
+            while True:
+                try:
+                    line = await self.ask(QUESTION)
+                except KeyboardInterrupt:
+                    self.err.write("  (Ctrl-C: the run is cancelled)\n")
+                    self.cancel()
+                    return Approval.DENY
+                except EOFError:
+                    self.err.write("  (no answer: not allowed)\n")
+                    return Approval.DENY
+                if not line.strip():
+                    self.err.write("  (no answer: not allowed)\n")
+                    return Approval.DENY
+                answer = self.answers.get(line.strip().lower())
+                if answer is not None:
+                    return answer
+
+
+class Repl:
+    """The conversation loop: read a line, run a command or a prompt, show the run."""
+
+    def __init__(
+        self,
+        state: AppState,
+        commands: SlashCommands,
+        console: Console,
+        err: TextIO,
+        ask: Asker,
+        history: Path | None = None,
+    ) -> None:
+        """Talk through ``console`` (answers) and ``err`` (everything about them)."""
+        self.state, self.commands, self.console, self.err, self.ask = (
+            state, commands, console, err, ask,
+        )
+        self.presses = ExitPresses()
+        self.session: PromptSession[str] = PromptSession(
+            history=FileHistory(str(history)) if history is not None else None,
+            completer=ReplCompleter(commands.names),
+            complete_while_typing=False,
+            key_bindings=key_bindings(cleared=self.presses.press),
+        )
+        self.running = False
+        self.terminated: int | None = None
+        """The SIGTERM or SIGHUP that ends the REPL, once it came."""
+        self._prompting: asyncio.Task[object] | None = None
+        self.stopper = Stopper(self.on_signal)
+
+    def on_signal(self) -> None:
+        """A signal arrived: Ctrl-C cancels the run, SIGTERM or SIGHUP end claw.
+
+        At the prompt the terminal is in raw mode, where Ctrl-C is a key, not a signal; one
+        that comes as a signal between a run and the next prompt is dropped.
+        """
+        if self.stopper.signalled == signal.SIGINT:
+            if self.running:
+                self.state.agent.cancel()
+            return
+        self.terminate()
+
+    def terminate(self) -> None:
+        """SIGTERM or SIGHUP: cancel the run in progress, or the prompt; then claw exits."""
+        self.terminated = self.stopper.signalled
+        if self.running:
+            self.state.agent.cancel()
+        elif self._prompting is not None:
+            self._prompting.cancel()
+
+    async def read(self) -> str | None:
+        """The next line typed; ``None`` to leave (Ctrl-D, Ctrl-C twice, a signal)."""
+        presses = self.presses
+        presses.reset()
+        while self.terminated is None:
+            # Awaited here, not in a task of its own: a task would hand prompt_toolkit's
+            # KeyboardInterrupt to the event loop, which lets it end the program.
+            self._prompting = asyncio.current_task()
+            try:
+                line = await self.session.prompt_async(PROMPT, handle_sigint=False)
+            except KeyboardInterrupt:
+                if presses.press(self.session.default_buffer.text):
+                    return None
+                if presses.armed:
+                    self.err.write(EXIT_HINT + "\n")
+                continue
+            except EOFError:
+                return None
+            except asyncio.CancelledError:
+                if self.terminated is None:
+                    raise  # cancelled from outside, not by a signal of ours
+                this = asyncio.current_task()
+                if this is not None:
+                    this.uncancel()
+                return None
+            finally:
+                self._prompting = None
+            presses.reset()
+            if line.strip():
+                return line
+        return None
+
+    # --8<-- [start:turn]
+    async def turn(self, prompt: str) -> RunFinished | None:
+        """Run ``prompt`` in the conversation; show it; Ctrl-C cancels it. ``None``: blocked."""
+        from .hooks import PromptBlocked, run_with_hooks
+
+        agent, guarded = self.state.agent, self.state.guarded
+        hooks: Hooks | None = guarded.hooks if guarded is not None else None
+        finished: RunFinished | None = None
+        started = time.monotonic()
+        self.running = True
+        try:
+            while prompt:
+                view = RunView(self.console)
+                # Ctrl-C during the run arrives as SIGINT: Repl.on_signal cancels it.
+                events = cast(  # both are async generators: they have aclose()
+                    "AsyncGenerator[Event | PromptBlocked, None]",
+                    run_with_hooks(agent, hooks, prompt) if hooks else agent.events(prompt),
+                )
+                async with aclosing(events):
+                    async for event in events:
+                        if isinstance(event, PromptBlocked):
+                            reason = terminal_text(event.reason)
+                            self.err.write(f"[the prompt was blocked by a UserPromptSubmit "
+                                           f"hook: {reason}]\n")
+                            return None
+                        view.show(event)
+                        if isinstance(event, RunFinished):
+                            finished = event
+                if finished is None or finished.reason != Finish.PLAN_PENDING or guarded is None:
+                    break
+                if self.terminated is not None:
+                    break
+                try:
+                    prompt = await guarded.ask_about_plan(self.err, lambda: self.ask("")) or ""
+                except (KeyboardInterrupt, EOFError):
+                    prompt = ""
+        finally:
+            self.running = False
+        session = self.state.extras.get("session")
+        if finished is not None and session is not None:  # chapter 17's summary, on stderr
+            from .main import print_summary
+
+            print_summary(session, finished, time.monotonic() - started, self.err)
+        return finished
+    # --8<-- [end:turn]
+
+    async def run(self, first: str | None = None) -> int:
+        """Converse until the user leaves; the exit status (128 + a signal that ended it)."""
+        with self.stopper:
+            line = first
+            while self.terminated is None and not self.state.exit_requested:
+                if line is None:
+                    line = await self.read()
+                    if line is None:
+                        break
+                try:
+                    if not await self.commands.dispatch(line, self.state):
+                        await self.turn(prompt_of(line))
+                except UnknownCommand as error:
+                    self.err.write(f"{error}\n")
+                line = None
+        return 128 + self.terminated if self.terminated is not None else EXIT_DONE
+
+
+async def run_repl(arguments: argparse.Namespace, commands: SlashCommands | None = None) -> int:
+    """The REPL for ``arguments``, with ``commands`` (default: chapter 19's)."""
+    err = sys.stderr
+    ask = Asker()
+    cancel: list[Callable[[], None]] = []
+    approver = ReplApprover(err, ask, Path.cwd(), lambda: cancel[0]())
+    async with open_agent(arguments, approver, err, read_line=lambda: ask("")) as opened:
+        cancel.append(opened.agent.cancel)
+        state = AppState(
+            opened.agent, sys.stdout, opened.guarded, start=list(opened.agent.history)
+        )
+        state.extras["session"] = opened  # for /cost, /compact and the run summary
+        history = Path.home() / HISTORY_FILE
+        history.parent.mkdir(parents=True, exist_ok=True)
+        repl = Repl(state, commands or default_commands(), Console(), err, ask, history)
+        return await repl.run(arguments.prompt)

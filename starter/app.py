@@ -1,0 +1,121 @@
+"""The terminal app's front door: print mode for scripts, the REPL for a person.
+
+``main.main`` hands the command line here unless it is chapter 12's one-shot claw (a prompt,
+standard input not a terminal, no ``-p``). ``open_agent`` builds the agent the way
+``main.run`` does (trust, instructions, chapters 13-16 in front of the tools), with the
+approver each mode needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing, asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO, cast
+
+from .display import terminal_text
+from .events import Event, RunFinished
+from .options import EXIT_INTERRUPTED, EXIT_USAGE
+from .permissions import Approver
+from .printmode import NoTerminalApprover, PrintOutput, UsageError, read_prompt
+from .signals import Stopper, exit_status
+from .terminal import ReadLine, at_terminal
+from .tools.ask import TerminalAsker
+
+if TYPE_CHECKING:
+    from .hooks import PromptBlocked
+    from .main import Opened
+
+
+async def no_answer() -> str:
+    """A ``ReadLine`` for when nobody is there: the end of input at once."""
+    return ""
+
+
+@asynccontextmanager
+async def open_agent(
+    arguments: argparse.Namespace,
+    approve: Approver,
+    err: TextIO,
+    read_line: ReadLine = no_answer,
+) -> AsyncIterator[Opened]:
+    """The agent for ``arguments``, as ``main.run`` builds it; ``approve`` answers the questions.
+
+    Everything goes to ``err``: in print mode stdout holds only the answer, and in the REPL
+    the answer is rendered there by ``rich``.
+    """
+    from .main import open_claw  # main imports this module lazily: no cycle at import
+
+    # chapter 20's ask_user: on the terminal in the REPL; print mode has nobody to ask
+    ask = TerminalAsker(err, read_line, is_interactive=lambda: read_line is not no_answer)
+    async with open_claw(
+        arguments, out=err, err=err, read_line=read_line, approve=approve, ask=ask
+    ) as session:
+        yield session
+
+
+async def run_print(
+    arguments: argparse.Namespace, prompt: str, out: TextIO, err: TextIO
+) -> int:
+    """Print mode: run ``prompt`` once, write it as ``--output-format`` says; the exit status."""
+    from .hooks import PromptBlocked, run_with_hooks
+
+    output = PrintOutput(arguments.output_format, out)
+    async with open_agent(arguments, NoTerminalApprover(err), err) as opened:
+        agent, guarded = opened.agent, opened.guarded
+        hooks = guarded.hooks if guarded is not None else None
+        output.start(
+            {"model": opened.settings.model, "cwd": str(Path.cwd()),
+             "tools": list(agent.tools.names),
+             "permission_mode": opened.settings.permissions.default_mode or "default"}
+        )
+        finished: RunFinished | None = None
+        with Stopper(agent.cancel) as stopper:
+            events = cast(  # both are async generators: they have aclose()
+                "AsyncGenerator[Event | PromptBlocked, None]",
+                run_with_hooks(agent, hooks, prompt) if hooks else agent.events(prompt),
+            )
+            # aclosing: a write that fails (a closed pipe) closes the run's generators here,
+            # in this task, and not later while asyncio shuts down.
+            async with aclosing(events):
+                async for event in events:
+                    if isinstance(event, PromptBlocked):
+                        reason = terminal_text(event.reason)
+                        err.write(f"claw: a UserPromptSubmit hook blocked the prompt: {reason}\n")
+                        return exit_status(None)
+                    output.event(event)
+                    if isinstance(event, RunFinished):
+                        finished = event
+        assert finished is not None, "events() always ends with RunFinished"
+        if opened.costs is not None:  # chapter 17 prices what the provider did not report
+            spent = opened.costs.tracker.last_run
+            output.extra["total_cost_usd"] = None if spent.unpriced else float(spent.cost)
+        output.finish(finished)
+        if finished.reason != "done":
+            err.write(f"claw: the run ended {finished.reason} after {finished.steps} step(s)\n")
+        return exit_status(finished, stopper.signalled)
+
+
+def run_app(arguments: argparse.Namespace) -> int:
+    """Print mode with ``-p``, else the REPL; a usage error ends with status 2."""
+    try:
+        if arguments.print:
+            prompt = read_prompt(arguments.prompt, sys.stdin)
+            return asyncio.run(run_print(arguments, prompt, sys.stdout, sys.stderr))
+        if arguments.output_format != "text":
+            raise UsageError("--output-format needs -p (print mode)")
+        if not at_terminal():
+            raise UsageError("no prompt and no terminal: give a prompt, or use -p for scripts")
+        from .repl import run_repl
+
+        return asyncio.run(run_repl(arguments))
+    except UsageError as error:
+        print(f"claw: error: {error} (see claw --help)", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:  # Ctrl-C before a run began: at the trust question, say
+        print(file=sys.stderr)
+        return EXIT_INTERRUPTED
+

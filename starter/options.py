@@ -1,0 +1,92 @@
+"""The ``claw`` command line of chapter 19: print mode, output formats, one-line errors.
+
+``main.parse_arguments`` builds the parser with ``OneLineParser`` and hands it to
+``add_app_arguments``, which adds the options of the terminal app. Every option is checked
+where it is parsed (a ``type=`` function), so that a wrong value ends claw with one line that
+names the option and says what it takes, and exit status 2, before anything runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import NoReturn
+from urllib.parse import urlsplit
+
+from .todo import Todo
+
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+"""What ``--output-format`` takes: the answer alone, one JSON result, or a JSON line per event."""
+
+EXIT_DONE = 0
+"""The run ended ``done``: the model answered."""
+EXIT_FAILED = 1
+"""The run ended for another reason: a limit (steps, stuck, denials), an error, a blocked prompt."""
+EXIT_USAGE = 2
+"""The command line was wrong; nothing ran."""
+EXIT_INTERRUPTED = 130
+"""Ctrl-C (SIGINT) stopped claw: 128 + 2, as a shell reports it."""
+
+EXIT_CODES = f"""\
+exit status:
+  {EXIT_DONE}    the run ended done (the model answered)
+  {EXIT_FAILED}    the run ended by a limit or an error (max steps, stuck, denials, a server error)
+  {EXIT_USAGE}    usage error: a wrong option or value; nothing ran
+  {EXIT_INTERRUPTED}  interrupted by Ctrl-C; SIGTERM and SIGHUP give 143 and 129 (128 + signal)
+"""
+"""The exit status table ``claw --help`` ends with (and chapter 19 documents)."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line on stderr, then exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        """Say what is wrong in one line (``claw: error: ...``) and exit with status 2."""
+        raise Todo("ch19", "one line on stderr naming the problem and pointing at --help; exit 2")
+
+
+def positive_int(text: str) -> int:
+    """``text`` as a whole number of at least 1, for ``--max-steps``."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {number}")
+    return number
+
+
+def http_url(text: str) -> str:
+    """``text`` if it is an ``http`` or ``https`` address with a host, for ``--base-url``."""
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise argparse.ArgumentTypeError(
+            f"expected an http:// or https:// address, such as https://openrouter.ai/api/v1, "
+            f"not {text!r}"
+        )
+    return text
+
+
+def model_id(text: str) -> str:
+    """``text`` if it can be a model id: not empty, no spaces."""
+    if not text.strip() or any(character.isspace() for character in text):
+        raise argparse.ArgumentTypeError(f"expected a model id such as openai/gpt-4o, not {text!r}")
+    return text
+
+
+def add_app_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add print mode (``-p``) and ``--output-format`` to ``claw``'s parser."""
+    parser.add_argument(
+        "-p",
+        "--print",
+        action="store_true",
+        help="print mode, for scripts: print only the answer and exit; piped stdin is added "
+        "as context; the prompt - reads the prompt from stdin",
+    )
+    parser.add_argument(
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        default="text",
+        help="with -p: text (the answer), json (one result object) or stream-json "
+        "(one JSON object per event, then the result)",
+    )

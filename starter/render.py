@@ -1,0 +1,177 @@
+"""How the terminal app shows a run: markdown rendered as it streams, a line per tool call.
+
+Rendering markdown needs the whole of a block: half a code fence or half a table renders as
+something else. Re-rendering the whole answer at every chunk would cost time that grows with
+the square of its length (a long answer arrives in thousands of chunks). So ``BlockSplitter``
+cuts the stream into blocks, paragraphs and fenced code separated by blank lines, and
+``MarkdownStream`` renders each completed block once, with ``rich``, as soon as it is
+complete; only the last, open block waits for more text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from markdown_it import MarkdownIt
+from rich.console import Console
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.text import Text
+
+from .display import arguments_text, one_line, terminal_text
+from .events import AssistantText, Event, RunFinished, ToolCalled, ToolResult
+from .preview import SCREENFUL, cut_lines
+from .streaming import TextDelta
+from .todo import Todo
+
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+"""A line that opens or closes a fenced code block: three or more backticks or tildes."""
+
+CHANGING_TOOLS = frozenset({"edit", "write", "apply_patch"})
+"""The tools whose result is (or ends with) a diff the user should see."""
+
+
+class BlockSplitter:
+    """Cuts streamed markdown into complete blocks, looking at each character once.
+
+    A block ends at a blank line outside a code fence, or at the line that closes a fence.
+    """
+
+    def __init__(self) -> None:
+        """Start with nothing."""
+        self.pending: list[str] = []
+        """The complete lines of the open block."""
+        self.partial = ""
+        """The text after the last newline: a line still being streamed."""
+        self.fence: str | None = None
+        """The marker (```` ``` ````, ``~~~~``...) of the open code fence, if inside one."""
+
+    def feed(self, text: str) -> list[str]:
+        """Add streamed ``text``; return the blocks it completed, in order."""
+        raise Todo(
+            "ch19",
+            "cut complete lines; a blank line outside a fence or a closing fence ends one",
+        )
+
+    def close(self) -> str:
+        """The rest: the open block with the unfinished line, once the stream has ended."""
+        rest = "\n".join([*self.pending, self.partial]) if self.partial else "\n".join(self.pending)
+        self.pending, self.partial, self.fence = [], "", None
+        return rest
+
+
+class BlockMarkdown(Markdown):
+    """``rich``'s ``Markdown`` for one block, with one parser shared by all blocks.
+
+    ``Markdown.__init__`` builds a new ``MarkdownIt`` parser each time, which costs more than
+    parsing a short block; an answer of two thousand blocks would pay for it two thousand
+    times. This sets the same attributes with a parser built once.
+    """
+
+    parser = MarkdownIt().enable("strikethrough").enable("table")
+
+    def __init__(self, markup: str) -> None:
+        """Parse ``markup`` with the shared parser; the rest as ``Markdown``'s defaults."""
+        self.markup = markup
+        self.parsed = self.parser.parse(markup)
+        self.code_theme = "monokai"
+        self.justify = None
+        self.style = "none"
+        self.hyperlinks = True
+        self.inline_code_lexer = None
+        self.inline_code_theme = self.code_theme
+
+
+class MarkdownStream:
+    """Renders streamed markdown on ``console``, each block once, as soon as it is complete.
+
+    At a terminal the open block is shown too, live, as plain text that ``rich.live.Live``
+    redraws a few times a second (not at every chunk) and replaces with the rendered block
+    once it is complete.
+    """
+
+    def __init__(self, console: Console) -> None:
+        """Render on ``console``."""
+        self.console = console
+        self.splitter = BlockSplitter()
+        self.live: Live | None = None
+
+    def feed(self, text: str) -> None:
+        """Add ``text``; render the blocks it completed."""
+        blocks = self.splitter.feed(terminal_text(text))
+        if blocks:
+            self._stop_live()
+        for block in blocks:
+            self.console.print(BlockMarkdown(block))
+        if self.console.is_terminal:
+            self._show_open()
+
+    def _show_open(self) -> None:
+        open_text = "\n".join([*self.splitter.pending, self.splitter.partial])
+        if not open_text.strip():
+            return
+        if self.live is None:
+            self.live = Live(console=self.console, transient=True, refresh_per_second=8)
+            self.live.start()
+        self.live.update(Text(open_text))
+
+    def _stop_live(self) -> None:
+        if self.live is not None:
+            self.live.update(Text(""))
+            self.live.stop()
+            self.live = None
+
+    def close(self) -> None:
+        """The answer is complete: render the open block too."""
+        self._stop_live()
+        rest = self.splitter.close()
+        if rest.strip():
+            self.console.print(BlockMarkdown(rest))
+
+
+def diff_text(diff: str) -> Text:
+    """A unified diff coloured as ``git diff`` colours it."""
+    text = Text()
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        elif line.startswith("@@"):
+            style = "cyan"
+        else:
+            style = ""
+        text.append(line + "\n", style=style)
+    return text
+
+
+class RunView:
+    """Shows a run's events on a ``rich`` console: markdown, a line per tool call, diffs."""
+
+    def __init__(self, console: Console) -> None:
+        """Show on ``console``."""
+        self.console = console
+        self.answer = MarkdownStream(console)
+
+    def show(self, event: Event) -> None:
+        """Show ``event``."""
+        if isinstance(event, TextDelta):
+            self.answer.feed(event.text)
+        elif isinstance(event, AssistantText):
+            self.answer.close()
+        elif isinstance(event, ToolCalled):
+            self.answer.close()
+            line = f"→ {event.name}({one_line(arguments_text(event.arguments))})"
+            self.console.print(Text(line, style="dim"))
+        elif isinstance(event, ToolResult):
+            mark, style = ("✗", "red") if event.is_error else ("✓", "green")
+            first, _, rest = event.output.partition("\n")
+            self.console.print(Text(f"  {mark} {event.name}: {one_line(first)}", style=style))
+            if event.name in CHANGING_TOOLS and not event.is_error and rest.strip():
+                self.console.print(diff_text(cut_lines(terminal_text(rest), SCREENFUL)))
+        elif isinstance(event, RunFinished):
+            self.answer.close()
+            if event.reason != "done":
+                self.console.print(Text(f"[{event.reason} after {event.steps} step(s)]", "yellow"))

@@ -1,0 +1,212 @@
+"""Slash commands: what the user types at the terminal app's prompt to talk to claw itself.
+
+A line that starts with ``/`` is not sent to the model: ``/help``, ``/clear``, ``/model``,
+``/permissions``, ``/plan`` and ``/exit`` act on the app. Each command is an entry in a
+``SlashCommands`` table: a name, a one-line help and an async handler that receives the
+``AppState`` and the rest of the line. Later chapters add theirs with ``register`` (the cost
+so far, compaction, resuming a session) without touching the REPL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TextIO
+
+from .display import terminal_text
+from .loop import Agent
+from .todo import Todo
+from .types import Message
+
+if TYPE_CHECKING:
+    from .guard import Guarded
+
+
+@dataclass
+class AppState:
+    """What a slash command may look at and change: the agent and the app around it."""
+
+    agent: Agent
+    out: TextIO
+    """Where a command writes what it has to say."""
+    guarded: Guarded | None = None
+    """Chapters 13-16 around the agent; ``None`` with ``--unguarded``."""
+    start: list[Message] = field(default_factory=list)
+    """The history a new conversation starts with (system prompt, instructions)."""
+    exit_requested: bool = False
+    """Set by ``/exit``: the REPL ends after this command."""
+    extras: dict[str, Any] = field(default_factory=dict)
+    """What later chapters keep for their commands (a cost tracker, a session)."""
+
+
+Handler = Callable[[AppState, str], Awaitable[None]]
+"""A command's handler: the app's state and the text after the command's name."""
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    """One command: its name with the slash, a line of help, and its handler."""
+
+    name: str
+    help: str
+    handler: Handler
+
+
+class UnknownCommand(Exception):
+    """A line names a command that is not in the table."""
+
+
+class SlashCommands:
+    """The table of commands, in the order they were registered."""
+
+    def __init__(self) -> None:
+        """An empty table."""
+        self.commands: dict[str, SlashCommand] = {}
+
+    def register(self, name: str, help: str) -> Callable[[Handler], Handler]:
+        """A decorator that adds its function as the handler of ``/name``.
+
+        >>> @commands.register("/cost", "show what this session has cost so far")
+        ... async def cost(state: AppState, rest: str) -> None: ...
+        """
+        if not name.startswith("/") or " " in name:
+            raise ValueError(f"a command's name starts with / and has no spaces, not {name!r}")
+
+        def add(handler: Handler) -> Handler:
+            self.commands[name] = SlashCommand(name, help, handler)
+            return handler
+
+        return add
+
+    def names(self) -> list[str]:
+        """Every command's name, for completion and ``/help``."""
+        return list(self.commands)
+
+    async def dispatch(self, line: str, state: AppState) -> bool:
+        """Run the command ``line`` names, if it is one: whether it was (else it is a prompt).
+
+        ``//text`` is the prompt ``/text``, for a prompt that starts with a slash. A name not
+        in the table raises ``UnknownCommand`` with the names there are.
+        """
+        raise Todo(
+            "ch19",
+            "not \"/...\" or \"//...\" -> False; split off the name; look it up; await handler",
+        )
+
+
+def prompt_of(line: str) -> str:
+    """The prompt a line that is not a command sends: ``//x`` sends ``/x``."""
+    return line[1:] if line.startswith("//") else line
+
+
+def default_commands() -> SlashCommands:
+    """The commands of chapter 19: ``/help /clear /model /permissions /plan /exit``."""
+    commands = SlashCommands()
+
+    @commands.register("/help", "list the commands")
+    async def help_(state: AppState, rest: str) -> None:
+        width = max(len(name) for name in commands.names())
+        for command in commands.commands.values():
+            state.out.write(f"  {command.name.ljust(width)}  {command.help}\n")
+        state.out.write("  Enter sends; Alt-Enter or a line ending in \\ adds a line; "
+                        "Ctrl-C stops a run; Ctrl-D exits.\n")
+
+    @commands.register("/clear", "start a new conversation (forget everything said so far)")
+    async def clear(state: AppState, rest: str) -> None:
+        state.agent.history[:] = list(state.start)
+        state.out.write("(conversation cleared)\n")
+
+    @commands.register("/model", "show the model, or switch to another: /model NAME")
+    async def model(state: AppState, rest: str) -> None:
+        provider = state.agent.provider
+        if rest:
+            if any(character.isspace() for character in rest):
+                state.out.write(f"not a model id: {terminal_text(rest)!r}\n")
+                return
+            provider.model = rest  # type: ignore[attr-defined]
+        state.out.write(f"model: {terminal_text(str(getattr(provider, 'model', '?')))}\n")
+
+    @commands.register(
+        "/permissions", "show the permission mode and rules, or set one: /permissions MODE"
+    )
+    async def permissions(state: AppState, rest: str) -> None:
+        if state.guarded is None:
+            state.out.write("no permissions: claw runs --unguarded\n")
+            return
+        from .permissions import Mode
+
+        rules = state.guarded.permissions
+        if rest:
+            try:
+                rules.mode = Mode(rest)
+            except ValueError:
+                names = ", ".join(mode.value for mode in Mode)
+                state.out.write(f"unknown mode {terminal_text(rest)!r}; the modes are {names}\n")
+                return
+        state.out.write(f"mode: {rules.mode}\n")
+        for decision, listed in rules.rules.items():
+            for rule in listed:
+                state.out.write(f"  {decision}: {terminal_text(str(rule))}\n")
+
+    @commands.register("/plan", "plan first: only read-only tools run until you approve a plan")
+    async def plan(state: AppState, rest: str) -> None:
+        if state.guarded is None:
+            state.out.write("plan mode needs the guard: claw runs --unguarded\n")
+            return
+        from .plan import PlanModeError, plan_mode_message
+
+        try:
+            state.guarded.plan.enter()
+        except PlanModeError as error:
+            state.out.write(f"{error}\n")
+            return
+        state.agent.history.append(plan_mode_message())
+        state.out.write("plan mode: claw explores and presents a plan; nothing changes yet\n")
+
+    @commands.register("/exit", "leave claw (Ctrl-D does too)")
+    async def exit_(state: AppState, rest: str) -> None:
+        state.exit_requested = True
+
+    session_commands(commands)
+    return commands
+
+
+def session_commands(commands: SlashCommands) -> None:
+    """``/cost`` (chapter 17) and ``/compact`` (chapter 18), on the session in ``extras``.
+
+    ``state.extras["session"]`` is the ``main.Opened`` the REPL runs; without it (a test that
+    builds an ``AppState`` by hand), or before those chapters are written, each says so.
+    """
+
+    @commands.register("/cost", "tokens and cost of this session so far")
+    async def cost(state: AppState, rest: str) -> None:
+        from .cost import describe_cost
+
+        session = state.extras.get("session")
+        costs = getattr(session, "costs", None)
+        if costs is None:
+            state.out.write("no costs are counted (chapter 17 is not written yet)\n")
+            return
+        t, model = costs.tracker.session, costs.tracker.model
+        cached = f" ({t.cached_tokens:,} cached)" if t.cached_tokens else ""
+        state.out.write(
+            f"session: {t.calls} call(s), {t.input_tokens:,} tokens in{cached}, "
+            f"{t.output_tokens:,} out · cost {describe_cost(t, model)}\n"
+        )
+
+    @commands.register("/compact", "summarise the conversation so far: /compact [focus]")
+    async def compact(state: AppState, rest: str) -> None:
+        window = getattr(state.extras.get("session"), "context", None)
+        if window is None:
+            state.out.write(
+                "no context window is known for this model (set context.window in the "
+                "settings), so there is nothing to compact to\n"
+            )
+            return
+        event = await window.compact_now(state.agent, focus=rest)
+        if event is None:
+            state.out.write("(nothing to compact yet)\n")
+        else:
+            state.out.write(
+                f"(compacted: {event.tokens_before:,} → {event.tokens_after:,} tokens)\n"
+            )

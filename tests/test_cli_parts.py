@@ -1,0 +1,265 @@
+"""ch19 · The pieces of the terminal app, one at a time: blocks, diffs, commands, Ctrl-C.
+
+Each is tested alone here; ``test_cli_terminal.py`` tests them together in a real terminal.
+"""
+
+import io
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from rich.console import Console
+from rich.markdown import Markdown
+
+from claw.agent import Finish
+from claw.events import RunFinished
+from claw.guard import guard
+from claw.loop import Agent
+from claw.main import parse_arguments
+from claw.permissions import Mode
+from claw.plan import PlanState
+from claw.preview import change_preview
+from claw.render import BlockSplitter, MarkdownStream
+from claw.repl import ExitPresses
+from claw.signals import exit_status
+from claw.slash import AppState, UnknownCommand, default_commands
+from claw.streaming import MockStreamProvider
+from claw.types import SystemMessage, TokenUsage, ToolCall, UserMessage
+
+ANSWER = """# Fixing the parser
+
+The bug is in `parse`:
+
+```python
+def parse(text):
+
+    return text.split()
+```
+
+1. Split on commas.
+2. Strip spaces.
+
+~~~
+```
+a fence of tildes, with a backtick fence inside
+~~~
+
+````markdown
+```
+
+not closed by three
+````
+Last line without a newline"""
+
+BLOCKS = [
+    "# Fixing the parser",
+    "The bug is in `parse`:",
+    "```python\ndef parse(text):\n\n    return text.split()\n```",
+    "1. Split on commas.\n2. Strip spaces.",
+    "~~~\n```\na fence of tildes, with a backtick fence inside\n~~~",
+    "````markdown\n```\n\nnot closed by three\n````",
+]
+
+
+def test_cli_blocks_end_at_blank_lines_outside_fences_and_at_a_closing_fence() -> None:
+    splitter = BlockSplitter()
+    assert splitter.feed(ANSWER) == BLOCKS
+    assert splitter.close() == "Last line without a newline"
+
+
+@given(st.lists(st.integers(min_value=0, max_value=len(ANSWER)), max_size=30))
+def test_cli_blocks_do_not_depend_on_how_the_answer_was_cut_into_chunks(cuts: list[int]) -> None:
+    points = sorted({0, len(ANSWER), *cuts})
+    splitter = BlockSplitter()
+    blocks: list[str] = []
+    for start, end in itertools.pairwise(points):
+        blocks += splitter.feed(ANSWER[start:end])
+    assert blocks == BLOCKS
+    assert splitter.close() == "Last line without a newline"
+
+
+class Recorder:
+    """A console, not a terminal, that records what it was asked to print."""
+
+    is_terminal = False
+
+    def __init__(self) -> None:
+        self.printed: list[Any] = []
+
+    def print(self, thing: Any) -> None:
+        self.printed.append(thing)
+
+
+def test_cli_markdown_renders_each_block_once_as_soon_as_it_is_complete() -> None:
+    console = Recorder()
+    stream = MarkdownStream(console)  # type: ignore[arg-type]
+    rendered_after: list[int] = []
+    for character in ANSWER:  # one character a chunk: the worst case
+        stream.feed(character)
+        rendered_after.append(len(console.printed))
+    stream.close()
+    assert [block.markup for block in console.printed] == [*BLOCKS, "Last line without a newline"]
+    # The heading was on screen as soon as the blank line after it arrived.
+    assert rendered_after[len("# Fixing the parser\n\n") - 1] == 1
+
+
+def test_cli_a_streamed_block_renders_exactly_as_rich_renders_it() -> None:
+    # The oracle is rich's own Markdown: the shared parser must not change a single cell.
+    for block in [*BLOCKS, "| a | b |\n|---|---|\n| 1 | ~~2~~ |", "Some *em*, **strong**, `code`."]:
+        ours, theirs = (
+            Console(file=io.StringIO(), width=60, color_system="truecolor") for _ in "ab"
+        )
+        stream = MarkdownStream(ours)
+        stream.feed(block + "\n\n")
+        stream.close()
+        theirs.print(Markdown(block))
+        assert ours.file.getvalue() == theirs.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_cli_an_edit_or_write_is_previewed_as_a_diff_cut_to_a_screenful(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("x = 1\ny = 2\n")
+    edit = ToolCall(
+        id="1",
+        name="edit",
+        arguments={"path": "app.py", "old_string": "y = 2", "new_string": "y = 3"},
+    )
+    assert change_preview(edit, tmp_path) == (
+        "--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 3"
+    )
+    content = "".join(f"line {n}\n" for n in range(100))
+    write = ToolCall(id="2", name="write", arguments={"path": "new.py", "content": content})
+    shown = change_preview(write, tmp_path, rows=40)
+    assert shown is not None
+    lines = shown.splitlines()
+    assert len(lines) == 41 and lines[3] == "+line 0"
+    assert lines[-1] == "… (63 more lines)"  # 3 header lines and 100 added lines, 40 shown
+    assert (
+        change_preview(ToolCall(id="3", name="bash", arguments={"command": "ls"}), tmp_path) is None
+    )
+
+
+def test_cli_exit_status_follows_the_documented_table() -> None:
+    def finished(reason: Finish) -> RunFinished:
+        return RunFinished(reason, 1, "", TokenUsage())
+
+    assert exit_status(finished(Finish.DONE)) == 0
+    for reason in (Finish.MAX_TURNS, Finish.STUCK, Finish.ERROR, Finish.PERMISSION_DENIALS):
+        assert exit_status(finished(reason)) == 1
+    assert exit_status(None) == 1  # a hook blocked the prompt
+    assert exit_status(finished(Finish.CANCELLED), 2) == 130  # Ctrl-C
+    assert exit_status(finished(Finish.CANCELLED), 15) == 143  # SIGTERM
+
+
+def test_cli_ctrl_c_twice_at_an_empty_prompt_exits_and_text_in_between_disarms() -> None:
+    presses = ExitPresses()
+    assert presses.press("") is False
+    assert presses.press("") is True
+    presses = ExitPresses()
+    assert presses.press("") is False
+    assert presses.press("half a prompt") is False  # Ctrl-C cleared the line
+    assert presses.press("") is False
+    presses.reset()  # a prompt was sent
+    assert presses.press("") is False
+
+
+def app_state(tmp_path: Path) -> AppState:
+    provider = MockStreamProvider([])
+    agent = Agent(provider, system="You are claw.")
+    out = io.StringIO()
+    return AppState(agent, out, start=list(agent.history))
+
+
+async def command(state: AppState, line: str) -> str:
+    """Run ``line`` as a slash command; what it wrote."""
+    assert isinstance(state.out, io.StringIO)
+    state.out.seek(0)
+    state.out.truncate()
+    assert await default_commands().dispatch(line, state) is True
+    return state.out.getvalue()
+
+
+async def test_cli_slash_help_clear_model_and_exit(tmp_path: Path) -> None:
+    state = app_state(tmp_path)
+    shown = await command(state, "/help")
+    for name in ("/help", "/clear", "/model", "/permissions", "/plan", "/exit"):
+        assert name in shown
+    state.agent.history.append(UserMessage(content="earlier"))
+    assert await command(state, "/clear") == "(conversation cleared)\n"
+    assert state.agent.history == [SystemMessage(content="You are claw.")]
+    state.agent.provider.model = "test/one"  # type: ignore[attr-defined]
+    assert await command(state, "/model") == "model: test/one\n"
+    assert await command(state, "/model test/two") == "model: test/two\n"
+    assert state.agent.provider.model == "test/two"  # type: ignore[attr-defined]
+    assert not state.exit_requested
+    await command(state, "/exit")
+    assert state.exit_requested
+
+
+async def test_cli_slash_lines_that_are_not_commands(tmp_path: Path) -> None:
+    state = app_state(tmp_path)
+    commands = default_commands()
+    assert await commands.dispatch("fix the /tmp handling", state) is False
+    assert await commands.dispatch("//etc/hosts is wrong", state) is False  # "//": a prompt
+    with pytest.raises(UnknownCommand, match="unknown command /nope: the commands are /help, "):
+        await commands.dispatch("/nope", state)
+
+
+async def test_cli_slash_permissions_and_plan_change_the_guard(tmp_path: Path) -> None:
+    state = app_state(tmp_path)
+    state.guarded = guard(state.agent, tmp_path, approve=None)
+    assert (await command(state, "/permissions")).startswith("mode: default\n")
+    assert await command(state, "/permissions acceptEdits") == "mode: acceptEdits\n"
+    assert state.guarded.permissions.mode is Mode.ACCEPT_EDITS
+    assert "unknown mode 'sometimes'" in await command(state, "/permissions sometimes")
+    assert state.guarded.permissions.mode is Mode.ACCEPT_EDITS
+
+    assert state.guarded.plan.state is PlanState.EXECUTING
+    assert "plan mode" in await command(state, "/plan")
+    assert state.guarded.plan.state is PlanState.PLANNING
+    assert "plan mode" in str(state.agent.history[-1])  # the model is told it plans now
+    assert "cannot enter while planning" in await command(state, "/plan")
+
+
+async def test_cli_commands_registered_later_appear_in_help_and_run(tmp_path: Path) -> None:
+    state = app_state(tmp_path)
+    commands = default_commands()
+    ran: list[str] = []
+
+    @commands.register("/cost", "show what this session has cost so far")
+    async def cost(state: AppState, rest: str) -> None:
+        ran.append(rest)
+
+    assert await commands.dispatch("/cost  details ", state) is True
+    assert ran == ["details"]
+    await commands.dispatch("/help", state)
+    assert "/cost" in state.out.getvalue() and "what this session has cost" in state.out.getvalue()
+    with pytest.raises(ValueError, match="starts with /"):
+        commands.register("cost", "no slash")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["x", "--max-steps", "0"], "argument --max-steps: must be at least 1, not 0"),
+        (["x", "--max-steps", "many"], "argument --max-steps: expected a whole number, not 'many'"),
+        (
+            ["x", "--base-url", "openrouter.ai"],
+            "argument --base-url: expected an http:// or https://",
+        ),
+        (["x", "--model", ""], "argument --model: expected a model id"),
+        (["x", "--output-format", "xml"], "argument --output-format: invalid choice: 'xml'"),
+        (["x", "--colour"], "unrecognized arguments: --colour"),
+    ],
+)
+def test_cli_every_option_is_checked_with_a_one_line_error(
+    arguments: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit:
+        parse_arguments(arguments)
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"claw: error: {message}")
+    assert err.endswith(" (see claw --help)\n")
