@@ -30,6 +30,7 @@ from . import (
     loop_overhead,
     parallel_tools,
     read_memory,
+    session_resume,
     sse_throughput,
     stream_latency,
 )
@@ -45,6 +46,7 @@ BENCHMARKS: list[tuple[str, Callable[[bool], Result | list[Result]]]] = [
     ("grep_memory", grep_memory.run),
     ("bash_overhead", bash_overhead.run),
     ("parallel_tools", parallel_tools.run),
+    ("session_resume", session_resume.run),
     ("grade", grade.run),
 ]
 """Each benchmark's key and its ``run(quick)`` function (one result, or several), in order."""

@@ -32,9 +32,10 @@ from .transcript import (
     event_record,
     history_record,
     message_record,
+    decode_event,
+    event_records,
     read_transcript,
     rebuild_history,
-    recorded_events,
 )
 from .types import AssistantMessage, Message, TokenUsage
 
@@ -147,11 +148,24 @@ class Session:
     id: str
     path: Path
     history: list[Message]
-    events: list[object] = field(default_factory=list)
-    """Every recorded event, decoded, oldest first."""
+    event_records: list[Record] = field(default_factory=list)
+    """Every recorded event, oldest first, as read (``events()`` decodes them)."""
     notices: list[str] = field(default_factory=list)
     """What the reader skipped (a torn last line): tell the person."""
     forked_from: str | None = None
+
+    def events(self, *kinds: type) -> list[object]:
+        """The recorded events, decoded; only those of ``kinds`` (by type name) if given.
+
+        Decoding is left until asked for: a long session has thousands of events, and
+        resuming needs none of them.
+        """
+        names = {kind.__name__ for kind in kinds}
+        return [
+            decode_event(record)
+            for record in self.event_records
+            if not names or record["event"] in names
+        ]
 
 
 def new_session_id() -> str:
@@ -182,13 +196,13 @@ def start_session(cwd: Path, home: Path | None = None) -> tuple[str, TranscriptW
 def load_session(path: Path) -> Session:
     """Read the transcript at ``path`` and rebuild its session."""
     # region ch22: read_transcript, rebuild_history, recorded_events; keep the notices
-    # more: Session(header["id"], path, history, events, notices, header.get("forked_from"))
+    # more: Session(header["id"], path, history, event_records, notices, header["forked_from"])
     transcript = read_transcript(path)
     return Session(
         id=str(transcript.header["id"]),
         path=path,
         history=rebuild_history(transcript),
-        events=recorded_events(transcript),
+        event_records=event_records(transcript),
         notices=transcript.notices,
         forked_from=transcript.header.get("forked_from"),
     )
@@ -200,10 +214,10 @@ def load_session(path: Path) -> Session:
 def session_usage(session: Session) -> TokenUsage:
     """The tokens and cost of the whole session: the sum of its recorded ``StepUsage``."""
     # region ch22: add up event.usage over the StepUsage events
-    # more: sum(..., TokenUsage()) works: TokenUsage has __add__
+    # more: session.events(StepUsage) decodes only those; TokenUsage has __add__
     total = TokenUsage()
-    for event in session.events:
-        if isinstance(event, StepUsage):
+    for event in session.events(StepUsage):
+        if isinstance(event, StepUsage):  # an UnknownEvent if its data no longer fits
             total += event.usage
     return total
     # endregion
@@ -307,14 +321,17 @@ def find_session(cwd: Path, session_id: str, home: Path | None = None) -> Sessio
 def fork_session(
     source: Session, cwd: Path, home: Path | None = None
 ) -> tuple[str, TranscriptWriter]:
-    """A new session that starts where ``source`` is: every record of it copied under a new
-    ``session`` record that names ``source`` in ``forked_from``. ``source`` is not changed."""
-    # region ch22: read the source's records; a new id and writer; header with forked_from; copy
-    # more: read_transcript(source.path).records; start a writer at sessions_folder/<new id>.jsonl
-    records = read_transcript(source.path).records
+    """A new session that starts where ``source`` is: every line of its transcript after the
+    ``session`` record copied, byte for byte, under a new ``session`` record that names
+    ``source`` in ``forked_from``. ``source`` is not changed."""
+    # region ch22: a new id and writer; its session record, then the source's lines, as bytes
+    # more: data = path.read_bytes(); the lines after the first, up to the last b"\n"; writer.write
+    data = source.path.read_bytes()
+    lines = data[data.index(b"\n") + 1 : data.rfind(b"\n") + 1]  # no session record, no torn tail
     session_id = new_session_id()
     writer = TranscriptWriter(sessions_folder(cwd, home) / f"{session_id}.jsonl")
-    writer.append([header(session_id, cwd, forked_from=source.id), *records])
+    writer.append([header(session_id, cwd, forked_from=source.id)], sync=False)
+    writer.write(lines)
     return session_id, writer
     # endregion
 # --8<-- [end:fork]

@@ -14,15 +14,21 @@ is damage, and is an error, never silently dropped.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import os
-from collections.abc import Iterable, Sequence
+from decimal import Decimal
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from typing_extensions import TypedDict
+
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic_core import from_json, to_jsonable_python
 
 from . import events as events_module
 from .errors import ClawError
@@ -42,6 +48,29 @@ STREAM_EVENTS: tuple[type, ...] = StreamEvent.__args__
 """The stream's pieces (text deltas and the like): the turn they build is recorded instead."""
 
 
+class MessageRecord(TypedDict):
+    """A ``message`` record as read: the message itself, validated."""
+
+    type: Literal["message"]
+    message: Message
+
+
+class HistoryRecord(TypedDict):
+    """A ``history`` record as read: the whole new history, validated."""
+
+    type: Literal["history"]
+    messages: list[Message]
+
+
+HISTORY_RECORDS: TypeAdapter[MessageRecord | HistoryRecord] = TypeAdapter(
+    MessageRecord | HistoryRecord  # type: ignore[arg-type]
+)
+"""Parses and validates a ``message`` or ``history`` line in one pass (no dicts in between)."""
+
+FAST_PREFIXES = (b'{"type":"message"', b'{"type":"history"')
+"""How ``encode`` starts those lines; others (hand-made ones too) take the general path."""
+
+
 class TranscriptError(ClawError):
     """A transcript cannot be read: a damaged line (not the torn last one) or a missing file."""
 
@@ -49,12 +78,12 @@ class TranscriptError(ClawError):
 # --8<-- [start:records]
 def message_record(message: Message) -> Record:
     """The ``message`` record of one message added to the history."""
-    return {"type": "message", "message": MESSAGE.dump_python(message, mode="json")}
+    return {"type": "message", "message": MESSAGE.dump_python(message)}
 
 
 def history_record(messages: Sequence[Message]) -> Record:
     """The ``history`` record: the whole history, which replaces everything before it."""
-    return {"type": "history", "messages": MESSAGES.dump_python(list(messages), mode="json")}
+    return {"type": "history", "messages": MESSAGES.dump_python(list(messages))}
 
 
 @cache
@@ -70,12 +99,12 @@ def event_record(event: object) -> Record | None:
     recorded as a message).
     """
     # region ch22: the type name and the event's fields as JSON data; skip stream events
-    # more: dataclasses.is_dataclass or BaseModel; TypeAdapter(type(event)).dump_python(mode="json")
+    # more: dataclasses.is_dataclass or BaseModel; TypeAdapter(type(event)).dump_python(event)
     if isinstance(event, STREAM_EVENTS):
         return None
     if not (dataclasses.is_dataclass(event) or isinstance(event, BaseModel)):
         return None
-    data = _adapter(type(event)).dump_python(event, mode="json")
+    data = _adapter(type(event)).dump_python(event)
     return {"type": "event", "event": type(event).__name__, "data": data}
     # endregion
 # --8<-- [end:records]
@@ -114,10 +143,22 @@ def encode(record: Record) -> bytes:
     a model's JSON escapes can produce, and UTF-8 cannot hold): that one is all ``\\u`` escapes.
     """
     try:
-        text = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode()
+        text = json.dumps(record, ensure_ascii=False, separators=SEPARATORS, default=_plain)
+        data = text.encode()
     except UnicodeEncodeError:
-        text = json.dumps(record, separators=(",", ":")).encode()
-    return text + b"\n"
+        data = json.dumps(record, separators=SEPARATORS, default=_plain).encode()
+    return data + b"\n"
+
+
+SEPARATORS = (",", ":")
+"""No spaces: a transcript is read by programs, and ``jq`` shows it to people."""
+
+
+def _plain(value: object) -> object:
+    """What ``json`` cannot write itself: a ``Decimal`` (money, exact) as its string."""
+    if isinstance(value, Decimal):
+        return str(value)
+    return to_jsonable_python(value)
 # --8<-- [end:line]
 
 
@@ -138,9 +179,12 @@ class TranscriptWriter:
 
     def append(self, records: Iterable[Record], *, sync: bool = True) -> None:
         """Write ``records`` at the end of the file; with ``sync``, wait until they are on disk."""
-        # region ch22: one write of all the lines, flush, and os.fsync when sync is asked for
-        # more: b"".join(encode(r) for r in records); file.write; file.flush(); os.fsync(fileno)
-        data = b"".join(encode(record) for record in records)
+        self.write(b"".join(encode(record) for record in records), sync=sync)
+
+    def write(self, data: bytes, *, sync: bool = True) -> None:
+        """Append ``data`` (whole lines) in one write and flush it; with ``sync``, ``fsync`` too."""
+        # region ch22: one write of all the bytes, flush, and os.fsync when sync is asked for
+        # more: file.write(data); file.flush() (out of Python); os.fsync(file.fileno()) (to disk)
         if data:
             self.file.write(data)
             self.file.flush()  # out of Python's buffer: a kill -9 can no longer lose it
@@ -201,6 +245,52 @@ def torn_notice(path: Path, line: int) -> str:
     )
 
 
+def parse_line(line: bytes, where: str) -> Record:
+    """One line as a record; messages in it validated. ``where`` (``file:line``) starts errors.
+
+    The fast path parses and validates in one pass in pydantic's Rust code. It refuses a lone
+    surrogate (``"\\ud800"``), which Python's ``json`` reads, so anything it refuses takes
+    the careful path, which either reads the line or says exactly what is wrong with it.
+    """
+    if line.startswith(FAST_PREFIXES):
+        try:
+            return dict(HISTORY_RECORDS.validate_json(line))
+        except ValueError:
+            pass
+    try:
+        record = from_json(line)
+    except ValueError:
+        try:
+            record = json.loads(line)
+        except ValueError as error:
+            raise TranscriptError(f"{where}: not a JSON record ({error})") from None
+    if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+        raise TranscriptError(f"{where}: not a record (an object with a type)")
+    if record["type"] in ("message", "history"):
+        try:
+            return dict(HISTORY_RECORDS.validate_python(record))
+        except ValidationError as error:
+            raise TranscriptError(f"{where}: not a valid {record['type']} record: {error}") from None
+    return record
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic garbage collection inside: for building many objects that all stay alive.
+
+    Every collection would walk all the records built so far, only to find that none is
+    garbage; a long session would then take more than ten times as long as one a tenth its
+    size. Reference counting still frees what is dropped; the collector resumes afterwards.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def read_transcript(path: Path) -> Transcript:
     """Read every record of the transcript at ``path``.
 
@@ -209,24 +299,20 @@ def read_transcript(path: Path) -> Transcript:
     ``TranscriptError`` naming the file and the line; so does a first line that is not the
     ``session`` record.
     """
-    # region ch22: split into lines; a last line without newline is torn; parse each as JSON
-    # more: data.split(b"\n") leaves the fragment after the last newline; json.loads per line
+    # region ch22: read line by line; a last line without its newline is torn; parse each one
+    # more: for number, line in enumerate(file, 1); line.endswith(b"\n"); parse_line(line, where)
+    records: list[Record] = []
+    notices: list[str] = []
     try:
-        data = path.read_bytes()
+        file = path.open("rb")
     except FileNotFoundError:
         raise TranscriptError(f"{path}: no such session transcript") from None
-    lines = data.split(b"\n")
-    fragment = lines.pop()  # what follows the last newline: b"" unless the last line is torn
-    notices = [torn_notice(path, len(lines) + 1)] if fragment else []
-    records: list[Record] = []
-    for number, line in enumerate(lines, start=1):
-        try:
-            record = json.loads(line)
-        except ValueError as error:
-            raise TranscriptError(f"{path}:{number}: not a JSON record ({error})") from None
-        if not isinstance(record, dict) or not isinstance(record.get("type"), str):
-            raise TranscriptError(f"{path}:{number}: not a record (an object with a type)")
-        records.append(record)
+    with file, paused_gc():
+        for number, line in enumerate(file, start=1):
+            if not line.endswith(b"\n"):  # only the last line can lack it: torn by a crash
+                notices.append(torn_notice(path, number))
+                break
+            records.append(parse_line(line, f"{path}:{number}"))
     if not records or records[0]["type"] != "session":
         raise TranscriptError(f"{path}:1: not a claw session transcript (no session record)")
     return Transcript(path, records[0], records[1:], notices)
@@ -238,25 +324,21 @@ def read_transcript(path: Path) -> Transcript:
 def rebuild_history(transcript: Transcript) -> list[Message]:
     """The history the records describe: each ``message`` appended, each ``history`` a restart.
 
-    All messages are validated in one call (fast for long sessions); a record that does not
-    hold a valid message raises ``TranscriptError`` naming the file.
+    The reader has already validated every message (``parse_line``).
     """
-    # region ch22: collect message dicts; a history record replaces them; validate all at once
-    # more: if type == "message": append; elif "history": replace the list; MESSAGES.validate_python
-    raw: list[Any] = []
+    # region ch22: each message record appends, each history record starts over
+    # more: if type == "message": append record["message"]; elif "history": list(record["messages"])
+    history: list[Message] = []
     for record in transcript.records:
         if record["type"] == "message":
-            raw.append(record["message"])
+            history.append(record["message"])
         elif record["type"] == "history":
-            raw = list(record["messages"])
-    try:
-        return MESSAGES.validate_python(raw)
-    except ValidationError as error:
-        raise TranscriptError(f"{transcript.path}: a message record is not valid: {error}") from None
+            history = list(record["messages"])
+    return history
     # endregion
 # --8<-- [end:rebuild]
 
 
-def recorded_events(transcript: Transcript) -> list[object]:
-    """Every event of the transcript, decoded (``UnknownEvent`` for a type this claw lacks)."""
-    return [decode_event(r) for r in transcript.records if r["type"] == "event"]
+def event_records(transcript: Transcript) -> list[Record]:
+    """The transcript's ``event`` records, not yet decoded (``decode_event`` does that)."""
+    return [record for record in transcript.records if record["type"] == "event"]

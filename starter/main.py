@@ -94,7 +94,13 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="use this folder's settings, hooks and instructions in this run, without asking",
     )
-    return parser.parse_args(argv)
+    # Chapter 22's sessions: imported here so a broken sessions.py cannot stop claw --help.
+    from .session_start import add_session_arguments, check_session_arguments
+
+    add_session_arguments(parser)
+    arguments = parser.parse_args(argv)
+    check_session_arguments(parser, arguments)
+    return arguments
 
 
 def show(event: Event, out: TextIO) -> None:
@@ -179,6 +185,11 @@ async def run(
             instructions=trusted,
             warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
         )
+        from .session_start import open_session  # chapter 22
+
+        recorder = await open_session(arguments, agent, cwd, read_line or read_stdin_line, err)
+        if recorder is not None:
+            agent.sink.add(recorder)
         guarded: Guarded | None = None
         if not arguments.unguarded:
             # Chapters 13-16 are imported only here: with --unguarded, claw runs (and chapter
@@ -215,6 +226,8 @@ async def run(
             return finished
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+            if recorder is not None:
+                recorder.writer.close()
 
 
 async def run_once(

@@ -37,6 +37,7 @@ from claw.transcript import (
     TranscriptWriter,
     UnknownEvent,
     decode_event,
+    encode,
     event_record,
     read_transcript,
 )
@@ -102,15 +103,17 @@ class Compacted:
 def test_session_any_event_is_recorded_under_its_type_name() -> None:
     usage = TokenUsage(input_tokens=3, output_tokens=2, cost=Decimal("0.000125"))
     record = event_record(StepUsage(2, usage))
-    assert record == {
+    assert record is not None
+    line = json.loads(encode(record))
+    assert line == {
         "type": "event",
         "event": "StepUsage",
-        "data": {"step": 2, "usage": json.loads(usage.model_dump_json())},
+        "data": {"step": 2, "usage": json.loads(usage.model_dump_json())},  # cost as "0.000125"
     }
-    assert decode_event(json.loads(json.dumps(record))) == StepUsage(2, usage)
+    assert decode_event(line) == StepUsage(2, usage)
     new = event_record(Compacted(40, 3, "we fixed the parser ✓"))
     assert new is not None and new["event"] == "Compacted"
-    assert new["data"] == {"before": 40, "after": 3, "summary": "we fixed the parser ✓"}
+    assert json.loads(encode(new))["data"] == {"before": 40, "after": 3, "summary": "we fixed the parser ✓"}
     assert decode_event(new) == UnknownEvent("Compacted", new["data"])  # not in claw's events
     assert event_record(TextDelta("hel")) is None  # the assembled turn is recorded instead
     finished = event_record(RunFinished(Finish.DONE, 1, "ok", usage))
