@@ -40,9 +40,11 @@ def session_records(messages: int) -> list[Record]:
     """The records of a session of ``messages`` messages (after its ``session`` record)."""
     history: list[Message] = [
         SystemMessage(content="You are claw, a coding agent. " * 40),
-        UserMessage(content="Rename `mean` to `average` everywhere — and run the tests, s'il te plaît."),
+        UserMessage(
+            content="Rename `mean` to `average` everywhere — and run the tests, s'il te plaît."
+        ),
     ]
-    records = [message_record(m) for m in history]
+    records: list[Record | None] = [message_record(m) for m in history]
     step = 0
     while len(history) < messages:
         step += 1
@@ -55,9 +57,15 @@ def session_records(messages: int) -> list[Record]:
             history.append(question)
             records.append(message_record(question))
             continue
-        call = ToolCall(id=f"call-{step}", name="grep", arguments={"pattern": r"\bmean\(", "path": f"src/m{step}.py"})
+        call = ToolCall(
+            id=f"call-{step}",
+            name="grep",
+            arguments={"pattern": r"\bmean\(", "path": f"src/m{step}.py"},
+        )
         turn = AssistantMessage(
-            content="", tool_calls=(call,), reasoning_content="Find every use first; naïve replace breaks `meaning`."
+            content="",
+            tool_calls=(call,),
+            reasoning_content="Find every use first; naïve replace breaks `meaning`.",
         )
         output = "".join(f"src/m{step}.py:{n}: x = mean(values)  # ‘mean’ #{n}\n" for n in range(8))
         result = ToolResultMessage(tool_call_id=call.id, content=output)
@@ -109,7 +117,9 @@ def run(quick: bool = False) -> list[Result]:
         if len(load_session(long).history) < 10_000:
             raise RuntimeError("the long session did not rebuild 10,000 messages")
         time_load(long), time_load(short)  # warm-up: imports, pydantic's validators
-        long_times, short_times, floor = [], [], []
+        long_times: list[float] = []
+        short_times: list[float] = []
+        floor: list[float] = []
         for number in range(rounds):
             pair = [(long_times, long), (short_times, short)]
             for times, path in pair if number % 2 == 0 else reversed(pair):
@@ -132,7 +142,16 @@ def run(quick: bool = False) -> list[Result]:
         "long_bytes": size,
     }
     return [
-        Result("Session resume", "load_session, 10,000 messages", long_ms, "ms", 300.0, "lower", context, raw),
+        Result(
+            "Session resume",
+            "load_session, 10,000 messages",
+            long_ms,
+            "ms",
+            300.0,
+            "lower",
+            context,
+            raw,
+        ),
         Result(
             "Session resume scaling",
             "time for 10,000 / time for 1,000 messages",

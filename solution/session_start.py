@@ -33,7 +33,7 @@ from .todo import Todo
 
 
 def add_session_arguments(parser: argparse.ArgumentParser) -> None:
-    """``-c/--continue``, ``-r/--resume [ID]`` and ``--fork-session``, as Claude Code spells them."""
+    """``-c/--continue``, ``-r/--resume [ID]`` and ``--fork-session``, spelled as Claude Code."""
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
         "-c",
@@ -58,7 +58,9 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def check_session_arguments(parser: argparse.ArgumentParser, arguments: argparse.Namespace) -> None:
+def check_session_arguments(
+    parser: argparse.ArgumentParser, arguments: argparse.Namespace
+) -> None:
     """A usage error (exit status 2) for ``--fork-session`` without a session to fork."""
     if arguments.fork_session and not (arguments.continue_session or arguments.resume is not None):
         parser.error("--fork-session needs --continue or --resume (the session to fork)")
@@ -81,7 +83,8 @@ async def pick(
         return load_session(find_session(cwd, arguments.resume).path)
     sessions = list_sessions(cwd)
     if not sessions:
-        raise TranscriptError(f"no session to resume: this folder has none yet ({sessions_folder(cwd)})")
+        folder = sessions_folder(cwd)
+        raise TranscriptError(f"no session to resume: this folder has none yet ({folder})")
     if not interactive():
         raise TranscriptError(
             "--resume without an id asks which session, and there is no terminal to ask at; "

@@ -29,11 +29,11 @@ from .transcript import (
     Transcript,
     TranscriptError,
     TranscriptWriter,
+    decode_event,
     event_record,
+    event_records,
     history_record,
     message_record,
-    decode_event,
-    event_records,
     read_transcript,
     rebuild_history,
 )
@@ -44,16 +44,18 @@ CONFIG_DIR_VARIABLE = "CLAW_CONFIG_DIR"
 
 
 def claw_home() -> Path:
-    """claw's own folder: ``$CLAW_CONFIG_DIR`` if set, else ``~/.claw``."""
+    """Claw's own folder: ``$CLAW_CONFIG_DIR`` if set, else ``~/.claw``."""
     configured = os.environ.get(CONFIG_DIR_VARIABLE)
     return Path(configured) if configured else Path.home() / ".claw"
 
 
 # --8<-- [start:folder]
 def project_folder_name(cwd: Path) -> str:
-    """The folder name of the project at ``cwd``: its absolute path, every character that is
-    not an ASCII letter or digit replaced by ``-`` (``/home/ada/my_app`` is
-    ``-home-ada-my-app``)."""
+    """The folder name of the project at ``cwd``, as Claude Code makes it.
+
+    Its real absolute path, every character that is not an ASCII letter or digit replaced by
+    ``-``: ``/home/ada/my_app`` is ``-home-ada-my-app``.
+    """
     # region ch22: the resolved absolute path with each non [A-Za-z0-9] character made "-"
     # more: re.sub(r"[^A-Za-z0-9]", "-", str(cwd.resolve()))
     return re.sub(r"[^A-Za-z0-9]", "-", str(cwd.resolve()))
@@ -74,9 +76,12 @@ class HasHistory(Protocol):
 
 
 def unsettled(history: Sequence[Message], start: int, answered: set[str]) -> int:
-    """The end of the settled part of ``history[start:]``: the position of the first
-    assistant message with a tool call that has no ``ToolResult`` event yet (``answered``),
-    or ``len(history)`` when every call so far is answered."""
+    """Where the settled part of ``history`` ends, looking from ``start`` on.
+
+    That is the position of the first assistant message with a tool call that has no
+    ``ToolResult`` event yet (its id not in ``answered``), or ``len(history)`` when every call
+    so far is answered.
+    """
     for position in range(start, len(history)):
         message = history[position]
         if isinstance(message, AssistantMessage) and any(
@@ -98,7 +103,7 @@ class SessionRecorder:
     """
 
     def __init__(self, agent: HasHistory, writer: TranscriptWriter, written: int = 0) -> None:
-        """Record ``agent``'s history into ``writer``; its first ``written`` messages already are."""
+        """Record ``agent``'s history in ``writer``, whose transcript has ``written`` of them."""
         self.agent = agent
         self.writer = writer
         self.written: list[Message] = list(agent.history[:written])
@@ -321,9 +326,11 @@ def find_session(cwd: Path, session_id: str, home: Path | None = None) -> Sessio
 def fork_session(
     source: Session, cwd: Path, home: Path | None = None
 ) -> tuple[str, TranscriptWriter]:
-    """A new session that starts where ``source`` is: every line of its transcript after the
-    ``session`` record copied, byte for byte, under a new ``session`` record that names
-    ``source`` in ``forked_from``. ``source`` is not changed."""
+    """A new session that starts where ``source`` is; ``source`` is not changed.
+
+    Every line of its transcript after the ``session`` record is copied, byte for byte, under
+    a new ``session`` record that names ``source`` in ``forked_from``.
+    """
     # region ch22: a new id and writer; its session record, then the source's lines, as bytes
     # more: data = path.read_bytes(); the lines after the first, up to the last b"\n"; writer.write
     data = source.path.read_bytes()

@@ -17,18 +17,17 @@ import dataclasses
 import gc
 import json
 import os
-from decimal import Decimal
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
-from typing_extensions import TypedDict
-
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import from_json, to_jsonable_python
+from typing_extensions import TypedDict
 
 from . import events as events_module
 from .errors import ClawError
@@ -63,7 +62,7 @@ class HistoryRecord(TypedDict):
 
 
 HISTORY_RECORDS: TypeAdapter[MessageRecord | HistoryRecord] = TypeAdapter(
-    MessageRecord | HistoryRecord  # type: ignore[arg-type]
+    MessageRecord | HistoryRecord
 )
 """Parses and validates a ``message`` or ``history`` line in one pass (no dicts in between)."""
 
@@ -104,7 +103,8 @@ def event_record(event: object) -> Record | None:
         return None
     if not (dataclasses.is_dataclass(event) or isinstance(event, BaseModel)):
         return None
-    data = _adapter(type(event)).dump_python(event)
+    kind: type = type(event)
+    data = _adapter(kind).dump_python(event)
     return {"type": "event", "event": type(event).__name__, "data": data}
     # endregion
 # --8<-- [end:records]
@@ -137,10 +137,10 @@ def decode_event(record: Record) -> object:
 
 # --8<-- [start:line]
 def encode(record: Record) -> bytes:
-    """``record`` as one line of UTF-8 JSON, ending in a newline (and holding no other).
+    r"""``record`` as one line of UTF-8 JSON, ending in a newline (and holding no other).
 
     Text is written as itself (readable), except in a record holding a lone surrogate (which
-    a model's JSON escapes can produce, and UTF-8 cannot hold): that one is all ``\\u`` escapes.
+    a model's JSON escapes can produce, and UTF-8 cannot hold): that one is all ``\u`` escapes.
     """
     try:
         text = json.dumps(record, ensure_ascii=False, separators=SEPARATORS, default=_plain)
@@ -197,7 +197,7 @@ class TranscriptWriter:
         self.file.close()
 
 
-def cut_torn_tail(file: Any) -> None:
+def cut_torn_tail(file: BinaryIO) -> None:
     """Truncate ``file`` (open for appending) after its last newline, if it does not end in one."""
     size = file.seek(0, os.SEEK_END)
     if size == 0:
@@ -210,7 +210,7 @@ def cut_torn_tail(file: Any) -> None:
     file.truncate(end)
 
 
-def _last_newline_end(reader: Any, size: int, block: int = 65536) -> int:
+def _last_newline_end(reader: BinaryIO, size: int, block: int = 65536) -> int:
     """The offset just after the last newline before ``size`` (0 if there is none)."""
     position = size
     while position > 0:
@@ -246,10 +246,10 @@ def torn_notice(path: Path, line: int) -> str:
 
 
 def parse_line(line: bytes, where: str) -> Record:
-    """One line as a record; messages in it validated. ``where`` (``file:line``) starts errors.
+    r"""One line as a record; messages in it validated. ``where`` (``file:line``) starts errors.
 
     The fast path parses and validates in one pass in pydantic's Rust code. It refuses a lone
-    surrogate (``"\\ud800"``), which Python's ``json`` reads, so anything it refuses takes
+    surrogate (``"\ud800"``), which Python's ``json`` reads, so anything it refuses takes
     the careful path, which either reads the line or says exactly what is wrong with it.
     """
     if line.startswith(FAST_PREFIXES):
@@ -270,7 +270,8 @@ def parse_line(line: bytes, where: str) -> Record:
         try:
             return dict(HISTORY_RECORDS.validate_python(record))
         except ValidationError as error:
-            raise TranscriptError(f"{where}: not a valid {record['type']} record: {error}") from None
+            kind = record["type"]
+            raise TranscriptError(f"{where}: not a valid {kind} record: {error}") from None
     return record
 
 

@@ -30,12 +30,13 @@ from .transcript import (
     Transcript,
     TranscriptError,
     TranscriptWriter,
+    decode_event,
     event_record,
+    event_records,
     history_record,
     message_record,
     read_transcript,
     rebuild_history,
-    recorded_events,
 )
 from .types import AssistantMessage, Message, TokenUsage
 
@@ -44,15 +45,17 @@ CONFIG_DIR_VARIABLE = "CLAW_CONFIG_DIR"
 
 
 def claw_home() -> Path:
-    """claw's own folder: ``$CLAW_CONFIG_DIR`` if set, else ``~/.claw``."""
+    """Claw's own folder: ``$CLAW_CONFIG_DIR`` if set, else ``~/.claw``."""
     configured = os.environ.get(CONFIG_DIR_VARIABLE)
     return Path(configured) if configured else Path.home() / ".claw"
 
 
 def project_folder_name(cwd: Path) -> str:
-    """The folder name of the project at ``cwd``: its absolute path, every character that is
-    not an ASCII letter or digit replaced by ``-`` (``/home/ada/my_app`` is
-    ``-home-ada-my-app``)."""
+    """The folder name of the project at ``cwd``, as Claude Code makes it.
+
+    Its real absolute path, every character that is not an ASCII letter or digit replaced by
+    ``-``: ``/home/ada/my_app`` is ``-home-ada-my-app``.
+    """
     raise Todo("ch22", "the resolved absolute path with each non [A-Za-z0-9] character made \"-\"")
 
 
@@ -68,9 +71,12 @@ class HasHistory(Protocol):
 
 
 def unsettled(history: Sequence[Message], start: int, answered: set[str]) -> int:
-    """The end of the settled part of ``history[start:]``: the position of the first
-    assistant message with a tool call that has no ``ToolResult`` event yet (``answered``),
-    or ``len(history)`` when every call so far is answered."""
+    """Where the settled part of ``history`` ends, looking from ``start`` on.
+
+    That is the position of the first assistant message with a tool call that has no
+    ``ToolResult`` event yet (its id not in ``answered``), or ``len(history)`` when every call
+    so far is answered.
+    """
     for position in range(start, len(history)):
         message = history[position]
         if isinstance(message, AssistantMessage) and any(
@@ -92,7 +98,7 @@ class SessionRecorder:
     """
 
     def __init__(self, agent: HasHistory, writer: TranscriptWriter, written: int = 0) -> None:
-        """Record ``agent``'s history into ``writer``; its first ``written`` messages already are."""
+        """Record ``agent``'s history in ``writer``, whose transcript has ``written`` of them."""
         self.agent = agent
         self.writer = writer
         self.written: list[Message] = list(agent.history[:written])
@@ -121,11 +127,24 @@ class Session:
     id: str
     path: Path
     history: list[Message]
-    events: list[object] = field(default_factory=list)
-    """Every recorded event, decoded, oldest first."""
+    event_records: list[Record] = field(default_factory=list)
+    """Every recorded event, oldest first, as read (``events()`` decodes them)."""
     notices: list[str] = field(default_factory=list)
     """What the reader skipped (a torn last line): tell the person."""
     forked_from: str | None = None
+
+    def events(self, *kinds: type) -> list[object]:
+        """The recorded events, decoded; only those of ``kinds`` (by type name) if given.
+
+        Decoding is left until asked for: a long session has thousands of events, and
+        resuming needs none of them.
+        """
+        names = {kind.__name__ for kind in kinds}
+        return [
+            decode_event(record)
+            for record in self.event_records
+            if not names or record["event"] in names
+        ]
 
 
 def new_session_id() -> str:
@@ -243,12 +262,12 @@ def find_session(cwd: Path, session_id: str, home: Path | None = None) -> Sessio
 def fork_session(
     source: Session, cwd: Path, home: Path | None = None
 ) -> tuple[str, TranscriptWriter]:
-    """A new session that starts where ``source`` is: every record of it copied under a new
-    ``session`` record that names ``source`` in ``forked_from``. ``source`` is not changed."""
-    raise Todo(
-        "ch22",
-        "read the source's records; a new id and writer; header with forked_from; copy",
-    )
+    """A new session that starts where ``source`` is; ``source`` is not changed.
+
+    Every line of its transcript after the ``session`` record is copied, byte for byte, under
+    a new ``session`` record that names ``source`` in ``forked_from``.
+    """
+    raise Todo("ch22", "a new id and writer; its session record, then the source's lines, as bytes")
 
 
 def reopen(session: Session) -> TranscriptWriter:

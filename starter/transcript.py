@@ -14,15 +14,20 @@ is damage, and is an error, never silently dropped.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Literal
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import from_json, to_jsonable_python
+from typing_extensions import TypedDict
 
 from . import events as events_module
 from .errors import ClawError
@@ -43,18 +48,41 @@ STREAM_EVENTS: tuple[type, ...] = StreamEvent.__args__
 """The stream's pieces (text deltas and the like): the turn they build is recorded instead."""
 
 
+class MessageRecord(TypedDict):
+    """A ``message`` record as read: the message itself, validated."""
+
+    type: Literal["message"]
+    message: Message
+
+
+class HistoryRecord(TypedDict):
+    """A ``history`` record as read: the whole new history, validated."""
+
+    type: Literal["history"]
+    messages: list[Message]
+
+
+HISTORY_RECORDS: TypeAdapter[MessageRecord | HistoryRecord] = TypeAdapter(
+    MessageRecord | HistoryRecord
+)
+"""Parses and validates a ``message`` or ``history`` line in one pass (no dicts in between)."""
+
+FAST_PREFIXES = (b'{"type":"message"', b'{"type":"history"')
+"""How ``encode`` starts those lines; others (hand-made ones too) take the general path."""
+
+
 class TranscriptError(ClawError):
     """A transcript cannot be read: a damaged line (not the torn last one) or a missing file."""
 
 
 def message_record(message: Message) -> Record:
     """The ``message`` record of one message added to the history."""
-    return {"type": "message", "message": MESSAGE.dump_python(message, mode="json")}
+    return {"type": "message", "message": MESSAGE.dump_python(message)}
 
 
 def history_record(messages: Sequence[Message]) -> Record:
     """The ``history`` record: the whole history, which replaces everything before it."""
-    return {"type": "history", "messages": MESSAGES.dump_python(list(messages), mode="json")}
+    return {"type": "history", "messages": MESSAGES.dump_python(list(messages))}
 
 
 @cache
@@ -96,16 +124,28 @@ def decode_event(record: Record) -> object:
 
 
 def encode(record: Record) -> bytes:
-    """``record`` as one line of UTF-8 JSON, ending in a newline (and holding no other).
+    r"""``record`` as one line of UTF-8 JSON, ending in a newline (and holding no other).
 
     Text is written as itself (readable), except in a record holding a lone surrogate (which
-    a model's JSON escapes can produce, and UTF-8 cannot hold): that one is all ``\\u`` escapes.
+    a model's JSON escapes can produce, and UTF-8 cannot hold): that one is all ``\u`` escapes.
     """
     try:
-        text = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode()
+        text = json.dumps(record, ensure_ascii=False, separators=SEPARATORS, default=_plain)
+        data = text.encode()
     except UnicodeEncodeError:
-        text = json.dumps(record, separators=(",", ":")).encode()
-    return text + b"\n"
+        data = json.dumps(record, separators=SEPARATORS, default=_plain).encode()
+    return data + b"\n"
+
+
+SEPARATORS = (",", ":")
+"""No spaces: a transcript is read by programs, and ``jq`` shows it to people."""
+
+
+def _plain(value: object) -> object:
+    """What ``json`` cannot write itself: a ``Decimal`` (money, exact) as its string."""
+    if isinstance(value, Decimal):
+        return str(value)
+    return to_jsonable_python(value)
 
 
 class TranscriptWriter:
@@ -124,14 +164,18 @@ class TranscriptWriter:
 
     def append(self, records: Iterable[Record], *, sync: bool = True) -> None:
         """Write ``records`` at the end of the file; with ``sync``, wait until they are on disk."""
-        raise Todo("ch22", "one write of all the lines, flush, and os.fsync when sync is asked for")
+        self.write(b"".join(encode(record) for record in records), sync=sync)
+
+    def write(self, data: bytes, *, sync: bool = True) -> None:
+        """Append ``data`` (whole lines) in one write and flush it; with ``sync``, ``fsync`` too."""
+        raise Todo("ch22", "one write of all the bytes, flush, and os.fsync when sync is asked for")
 
     def close(self) -> None:
         """Close the file (what was appended is already on disk)."""
         self.file.close()
 
 
-def cut_torn_tail(file: Any) -> None:
+def cut_torn_tail(file: BinaryIO) -> None:
     """Truncate ``file`` (open for appending) after its last newline, if it does not end in one."""
     size = file.seek(0, os.SEEK_END)
     if size == 0:
@@ -144,7 +188,7 @@ def cut_torn_tail(file: Any) -> None:
     file.truncate(end)
 
 
-def _last_newline_end(reader: Any, size: int, block: int = 65536) -> int:
+def _last_newline_end(reader: BinaryIO, size: int, block: int = 65536) -> int:
     """The offset just after the last newline before ``size`` (0 if there is none)."""
     position = size
     while position > 0:
@@ -177,6 +221,53 @@ def torn_notice(path: Path, line: int) -> str:
     )
 
 
+def parse_line(line: bytes, where: str) -> Record:
+    r"""One line as a record; messages in it validated. ``where`` (``file:line``) starts errors.
+
+    The fast path parses and validates in one pass in pydantic's Rust code. It refuses a lone
+    surrogate (``"\ud800"``), which Python's ``json`` reads, so anything it refuses takes
+    the careful path, which either reads the line or says exactly what is wrong with it.
+    """
+    if line.startswith(FAST_PREFIXES):
+        try:
+            return dict(HISTORY_RECORDS.validate_json(line))
+        except ValueError:
+            pass
+    try:
+        record = from_json(line)
+    except ValueError:
+        try:
+            record = json.loads(line)
+        except ValueError as error:
+            raise TranscriptError(f"{where}: not a JSON record ({error})") from None
+    if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+        raise TranscriptError(f"{where}: not a record (an object with a type)")
+    if record["type"] in ("message", "history"):
+        try:
+            return dict(HISTORY_RECORDS.validate_python(record))
+        except ValidationError as error:
+            kind = record["type"]
+            raise TranscriptError(f"{where}: not a valid {kind} record: {error}") from None
+    return record
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic garbage collection inside: for building many objects that all stay alive.
+
+    Every collection would walk all the records built so far, only to find that none is
+    garbage; a long session would then take more than ten times as long as one a tenth its
+    size. Reference counting still frees what is dropped; the collector resumes afterwards.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def read_transcript(path: Path) -> Transcript:
     """Read every record of the transcript at ``path``.
 
@@ -185,21 +276,17 @@ def read_transcript(path: Path) -> Transcript:
     ``TranscriptError`` naming the file and the line; so does a first line that is not the
     ``session`` record.
     """
-    raise Todo("ch22", "split into lines; a last line without newline is torn; parse each as JSON")
+    raise Todo("ch22", "read line by line; a last line without its newline is torn; parse each one")
 
 
 def rebuild_history(transcript: Transcript) -> list[Message]:
     """The history the records describe: each ``message`` appended, each ``history`` a restart.
 
-    All messages are validated in one call (fast for long sessions); a record that does not
-    hold a valid message raises ``TranscriptError`` naming the file.
+    The reader has already validated every message (``parse_line``).
     """
-    raise Todo(
-        "ch22",
-        "collect message dicts; a history record replaces them; validate all at once",
-    )
+    raise Todo("ch22", "each message record appends, each history record starts over")
 
 
-def recorded_events(transcript: Transcript) -> list[object]:
-    """Every event of the transcript, decoded (``UnknownEvent`` for a type this claw lacks)."""
-    return [decode_event(r) for r in transcript.records if r["type"] == "event"]
+def event_records(transcript: Transcript) -> list[Record]:
+    """The transcript's ``event`` records, not yet decoded (``decode_event`` does that)."""
+    return [record for record in transcript.records if record["type"] == "event"]

@@ -64,7 +64,9 @@ def server() -> Iterator[LoopbackServer]:
 
 
 @pytest.fixture(autouse=True)
-def claw_config_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def claw_config_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
     """claw's own folder (``CLAW_CONFIG_DIR``), fresh for each test: sessions never land in ~/.claw.
 
     Every ``claw`` run records a session (chapter 22); without this, the tests of any chapter

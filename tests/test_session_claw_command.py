@@ -1,4 +1,4 @@
-"""ch22 · Sessions in the ``claw`` command: every run recorded; --continue, --resume, --fork-session.
+"""ch22 · Sessions in the ``claw`` command: each run recorded; --continue, --resume, --fork-session.
 
 The oracle for "resuming rebuilds exactly the history that was sent" is the wire: the messages
 the loopback server received in the first run, plus the answer it gave, must be what the
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 from claw_command import calls, run_claw, says
-from clawbook.loopback import LoopbackServer, StreamReply, chunk, sse, text_chunks, usage_body
 
 from claw.sessions import list_sessions, load_session, session_usage, sessions_folder
 from claw.types import TokenUsage
+from clawbook.loopback import LoopbackServer, StreamReply, chunk, sse, text_chunks, usage_body
 
 
 def costs(text: str, cost: float) -> StreamReply:
@@ -68,7 +68,9 @@ def test_session_continue_sends_exactly_the_history_of_the_last_run(
     answer = {"role": "assistant", "content": "It says: buy milk — и хлеб."}
     server.add(says("Milk and bread."))
 
-    assert run_claw(server, tmp_path, monkeypatch, "And in English?", "--continue", "--unguarded") == 0
+    assert (
+        run_claw(server, tmp_path, monkeypatch, "And in English?", "--continue", "--unguarded") == 0
+    )
 
     resumed = server.requests[-1].json["messages"]
     assert resumed == [*sent, answer, {"role": "user", "content": "And in English?"}]
@@ -121,7 +123,7 @@ def test_session_resume_without_an_id_lists_them_to_choose_from(
     )
     assert code == 0
     error = capsys.readouterr().err
-    assert f"  2. " in error and "Resume which session? (1-2, Enter for none)" in error
+    assert "  2. " in error and "Resume which session? (1-2, Enter for none)" in error
     assert "'7' is not a number from 1 to 2." in error
     assert load_session(older).history[-1].text == "Milk."
 
@@ -135,7 +137,9 @@ def test_session_fork_goes_on_in_a_new_session_and_leaves_the_old_one(
     sent = server.requests[-1].json["messages"]
     server.add(says("Forked."))
 
-    code = run_claw(server, tmp_path, monkeypatch, "Try another way.", "-c", "--fork-session", "--unguarded")
+    code = run_claw(
+        server, tmp_path, monkeypatch, "Try another way.", "-c", "--fork-session", "--unguarded"
+    )
 
     assert code == 0
     assert original.read_bytes() == before  # untouched

@@ -113,7 +113,11 @@ def test_session_any_event_is_recorded_under_its_type_name() -> None:
     assert decode_event(line) == StepUsage(2, usage)
     new = event_record(Compacted(40, 3, "we fixed the parser ✓"))
     assert new is not None and new["event"] == "Compacted"
-    assert json.loads(encode(new))["data"] == {"before": 40, "after": 3, "summary": "we fixed the parser ✓"}
+    assert json.loads(encode(new))["data"] == {
+        "before": 40,
+        "after": 3,
+        "summary": "we fixed the parser ✓",
+    }
     assert decode_event(new) == UnknownEvent("Compacted", new["data"])  # not in claw's events
     assert event_record(TextDelta("hel")) is None  # the assembled turn is recorded instead
     finished = event_record(RunFinished(Finish.DONE, 1, "ok", usage))
@@ -133,7 +137,9 @@ def test_session_writer_appends_whole_lines_and_syncs_when_asked(
     writer = TranscriptWriter(path)
     writer.append([{"type": "session", "id": "x"}, {"type": "event", "event": "E", "data": {}}])
     assert len(synced) == 1
-    writer.append([{"type": "message", "message": {"role": "user", "content": "a\nb\u2028c"}}], sync=False)
+    writer.append(
+        [{"type": "message", "message": {"role": "user", "content": "a\nb\u2028c"}}], sync=False
+    )
     assert len(synced) == 1
     writer.close()
     lines = path.read_bytes().split(b"\n")
@@ -310,7 +316,10 @@ def messages(draw: st.DrawFn) -> Message:
         calls = draw(st.lists(tool_calls, max_size=3, unique_by=lambda c: c.id))
         reasoning = draw(ANY_TEXT)
         return AssistantMessage(
-            content=content, tool_calls=tuple(calls), reasoning_content=reasoning, cache_control=marked
+            content=content,
+            tool_calls=tuple(calls),
+            reasoning_content=reasoning,
+            cache_control=marked,
         )
     return ToolResultMessage(
         tool_call_id=draw(NONEMPTY), content=draw(ANY_TEXT), is_error=draw(st.booleans())
