@@ -85,7 +85,14 @@ def test_session_resume_by_id_or_a_unique_start_of_it(
     older = first_run(server, tmp_path, monkeypatch)
     server.add(says("Hello."))
     assert run_claw(server, tmp_path, monkeypatch, "Just say hello.", "--unguarded") == 0
-    assert list_sessions(tmp_path)[0].path != older  # a run without a flag is a new session
+    newer = list_sessions(tmp_path)[0].path
+    assert newer != older  # a run without a flag is a new session
+
+    server.add(says("Hello again."))  # --continue takes the newest
+    assert run_claw(server, tmp_path, monkeypatch, "Again.", "-c", "--unguarded") == 0
+    continued = json.dumps(server.requests[-1].json["messages"], ensure_ascii=False)
+    assert "Just say hello." in continued and "notes.txt" not in continued
+    assert load_session(newer).history[-1].text == "Hello again."
 
     server.add(says("Still milk."))
     code = run_claw(server, tmp_path, monkeypatch, "Again?", "-r", older.stem[:8], "--unguarded")
