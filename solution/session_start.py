@@ -66,6 +66,7 @@ def check_session_arguments(
         parser.error("--fork-session needs --continue or --resume (the session to fork)")
 
 
+# --8<-- [start:pick]
 async def pick(
     arguments: argparse.Namespace, cwd: Path, read_line: ReadLine, err: TextIO
 ) -> Session | None:
@@ -97,6 +98,10 @@ async def pick(
     return load_session(chosen.path)
 
 
+# --8<-- [end:pick]
+
+
+# --8<-- [start:open]
 async def open_session(
     arguments: argparse.Namespace, agent: Agent, cwd: Path, read_line: ReadLine, err: TextIO
 ) -> SessionRecorder | None:
@@ -122,3 +127,4 @@ async def open_session(
     else:
         writer = reopen(session)
     return SessionRecorder(agent, writer, written=len(session.history))
+# --8<-- [end:open]

@@ -110,6 +110,9 @@ class SessionRecorder:
         """The messages the transcript holds, in order (the same objects as in the history)."""
         self.answered: set[str] = set()
 
+    # --8<-- [end:recorder]
+
+    # --8<-- [start:recorder-call]
     def __call__(self, event: object) -> None:
         """Record what ``event`` settled; stream deltas are only checked for a new prompt."""
         # region ch22: note answered calls; write settled new messages (or a history record); event
@@ -136,13 +139,16 @@ class SessionRecorder:
             self.writer.append(records, sync=step_done)
         # endregion
 
+    # --8<-- [end:recorder-call]
+
+    # --8<-- [start:recorder-tail]
     def _still_prefix(self, history: Sequence[Message]) -> bool:
         """Whether ``history`` still begins with exactly the messages written so far."""
         count = len(self.written)
         if len(history) < count:
             return False
         return all(a is b for a, b in zip(history[:count], self.written, strict=True))
-# --8<-- [end:recorder]
+# --8<-- [end:recorder-tail]
 
 
 # --8<-- [start:session]
@@ -198,9 +204,13 @@ def start_session(cwd: Path, home: Path | None = None) -> tuple[str, TranscriptW
     return session_id, writer
 
 
+# --8<-- [end:session]
+
+
+# --8<-- [start:load]
 def load_session(path: Path) -> Session:
     """Read the transcript at ``path`` and rebuild its session."""
-    # region ch22: read_transcript, rebuild_history, recorded_events; keep the notices
+    # region ch22: read_transcript, rebuild_history, event_records; keep the notices
     # more: Session(header["id"], path, history, event_records, notices, header["forked_from"])
     transcript = read_transcript(path)
     return Session(
@@ -212,7 +222,7 @@ def load_session(path: Path) -> Session:
         forked_from=transcript.header.get("forked_from"),
     )
     # endregion
-# --8<-- [end:session]
+# --8<-- [end:load]
 
 
 # --8<-- [start:usage]

@@ -88,8 +88,10 @@ def history_record(messages: Sequence[Message]) -> Record:
 @cache
 def _adapter(kind: type) -> TypeAdapter[Any]:
     return TypeAdapter(kind)
+# --8<-- [end:records]
 
 
+# --8<-- [start:event-record]
 def event_record(event: object) -> Record | None:
     """The ``event`` record of ``event``, or ``None`` for one that is not recorded.
 
@@ -107,7 +109,7 @@ def event_record(event: object) -> Record | None:
     data = _adapter(kind).dump_python(event)
     return {"type": "event", "event": type(event).__name__, "data": data}
     # endregion
-# --8<-- [end:records]
+# --8<-- [end:event-record]
 
 
 # --8<-- [start:decode-event]
@@ -225,7 +227,7 @@ def _last_newline_end(reader: BinaryIO, size: int, block: int = 65536) -> int:
 # --8<-- [end:writer]
 
 
-# --8<-- [start:read]
+# --8<-- [start:transcript]
 @dataclass
 class Transcript:
     """A transcript as read: its ``session`` record, the records after it, and what was wrong."""
@@ -275,6 +277,9 @@ def parse_line(line: bytes, where: str) -> Record:
     return record
 
 
+# --8<-- [end:transcript]
+
+
 @contextmanager
 def paused_gc() -> Iterator[None]:
     """No cyclic garbage collection inside: for building many objects that all stay alive.
@@ -292,6 +297,7 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
+# --8<-- [start:read]
 def read_transcript(path: Path) -> Transcript:
     """Read every record of the transcript at ``path``.
 

@@ -97,6 +97,8 @@ async def pick(
     return load_session(chosen.path)
 
 
+
+
 async def open_session(
     arguments: argparse.Namespace, agent: Agent, cwd: Path, read_line: ReadLine, err: TextIO
 ) -> SessionRecorder | None:

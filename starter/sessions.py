@@ -105,12 +105,14 @@ class SessionRecorder:
         """The messages the transcript holds, in order (the same objects as in the history)."""
         self.answered: set[str] = set()
 
+
     def __call__(self, event: object) -> None:
         """Record what ``event`` settled; stream deltas are only checked for a new prompt."""
         raise Todo(
             "ch22",
             "note answered calls; write settled new messages (or a history record); event",
         )
+
 
     def _still_prefix(self, history: Sequence[Message]) -> bool:
         """Whether ``history`` still begins with exactly the messages written so far."""
@@ -172,9 +174,11 @@ def start_session(cwd: Path, home: Path | None = None) -> tuple[str, TranscriptW
     return session_id, writer
 
 
+
+
 def load_session(path: Path) -> Session:
     """Read the transcript at ``path`` and rebuild its session."""
-    raise Todo("ch22", "read_transcript, rebuild_history, recorded_events; keep the notices")
+    raise Todo("ch22", "read_transcript, rebuild_history, event_records; keep the notices")
 
 
 def session_usage(session: Session) -> TokenUsage:

@@ -251,6 +251,8 @@ def parse_line(line: bytes, where: str) -> Record:
     return record
 
 
+
+
 @contextmanager
 def paused_gc() -> Iterator[None]:
     """No cyclic garbage collection inside: for building many objects that all stay alive.
