@@ -12,6 +12,7 @@ it was sent, ``fork_session`` copies it into a new session, ``list_sessions`` an
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import uuid
@@ -261,8 +262,6 @@ def first_prompt(path: Path, limit: int = TITLE_LIMIT) -> str:
 
     Reads only as far as that message, so a list of long sessions stays quick.
     """
-    import json
-
     with path.open("rb") as file:
         for line in file:
             if not line.endswith(b"\n"):

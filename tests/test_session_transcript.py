@@ -279,7 +279,9 @@ def test_session_usage_totals_every_step_and_sessions_list_newest_first(
 # Every character, lone surrogates too (a model's JSON "\ud800" escape decodes to one).
 ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=30)
 NONEMPTY = st.text(st.characters(codec=None, exclude_categories=()), min_size=1, max_size=20)
-contents = ANY_TEXT | st.lists(st.builds(TextPart, text=NONEMPTY), min_size=1, max_size=3).map(
+# A content part cannot hold a lone surrogate (pydantic refuses it there); plain content can.
+PART_TEXT = st.text(min_size=1, max_size=20)
+contents = ANY_TEXT | st.lists(st.builds(TextPart, text=PART_TEXT), min_size=1, max_size=3).map(
     tuple
 )
 json_values = st.recursive(
@@ -334,7 +336,7 @@ class Holder:
 
 
 @settings(
-    max_examples=examples(150),
+    max_examples=examples(100),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -344,8 +346,11 @@ class Holder:
     )
 )
 def test_session_any_history_written_and_read_back_is_equal(
-    tmp_path: Path, steps: list[tuple[list[Message], bool]]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: list[tuple[list[Message], bool]]
 ) -> None:
+    # What is read back does not depend on fsync (the writer's test checks that it is called);
+    # hundreds of real ones would only measure how busy the disk is.
+    monkeypatch.setattr(os, "fsync", lambda fd: None)
     holder = Holder()
     _, writer = start_session(tmp_path)
     recorder = SessionRecorder(holder, writer)
