@@ -24,8 +24,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from clawbook import stubgen
-from clawbook.grade import copy_repository
+from clawbook.course import stubgen
+from clawbook.instructor.grade import copy_repository
 
 from .common import Result
 
@@ -66,7 +66,7 @@ COMMANDS: list[tuple[str, str, list[str], dict[str, str], float]] = [
     ),
 ]
 """(name, what, arguments to python, extra environment, target in seconds). ``status`` after
-``status --fresh`` finds nothing changed: it reuses the results (``clawbook/cache.py``)."""
+``status --fresh`` finds nothing changed: it reuses the results (``clawbook/learner/cache.py``)."""
 
 EDITED = "permissions.py"
 """The starter file the "one file edited" measurement changes before each ``status``."""

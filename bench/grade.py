@@ -19,9 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from clawbook import grade, sandbox, stubgen
-from clawbook.chapters import load
-from clawbook.runner import run_pytest
+from clawbook.course import stubgen
+from clawbook.course.chapters import load
+from clawbook.harness.runner import run_pytest
+from clawbook.instructor import grade, sandbox
 
 from .common import Result
 

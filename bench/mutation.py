@@ -8,7 +8,7 @@ place, unless the change alters no behaviour at all (an *equivalent* mutant).
 ``mutmut`` (3.x, configured under ``[tool.mutmut]`` in ``pyproject.toml``) makes and runs the
 mutants. This module runs it on a scratch copy of the repository, so the working tree is never
 touched, and then reads its results per chapter: each mutant's changed line is looked up in
-the chapter regions of ``solution/`` (``clawbook.stubgen.all_regions``), and mutants outside
+the chapter regions of ``solution/`` (``clawbook.course.stubgen.all_regions``), and mutants outside
 every region are counted as given code. Survivors listed in ``bench/mutation-survivors.md``
 are shown as listed equivalents. See ``bench/README.md``.
 """
@@ -35,7 +35,7 @@ from pathlib import Path
 
 from mutmut.stats import status_by_exit_code
 
-from clawbook import chapters, stubgen
+from clawbook.course import chapters, stubgen
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "solution"

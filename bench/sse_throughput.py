@@ -20,7 +20,7 @@ from typing import Any
 
 import openai
 
-from clawbook.loopback import (
+from clawbook.harness.loopback import (
     LoopbackServer,
     StreamReply,
     call_delta,

@@ -14,7 +14,7 @@ import asyncio
 import time
 from statistics import median
 
-from clawbook.loopback import LoopbackServer, StreamReply, chunk, sse, usage_body
+from clawbook.harness.loopback import LoopbackServer, StreamReply, chunk, sse, usage_body
 from solution.agent import AgentFinished, StreamingAgent
 from solution.providers.openrouter import OpenRouterProvider
 from solution.streaming import TextDelta

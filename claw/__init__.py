@@ -10,6 +10,6 @@ and then puts the chosen package in its own place, so ``claw`` *is* ``starter`` 
 
 import sys
 
-from clawbook import impl
+from clawbook.harness import impl
 
 sys.modules[__name__] = impl.use()

@@ -110,6 +110,8 @@ TOOL_NAMES: dict[str, frozenset[str]] = {
     "Glob": frozenset({"glob"}),
     "LS": frozenset({"list_dir"}),
     "WebFetch": frozenset({"web_fetch"}),
+    "AskUserQuestion": frozenset({"ask_user"}),
+    "TodoWrite": frozenset({"todo_write"}),
 }
 """The one table of tool names: each Claude Code tool name, and the claw tools that are that
 tool (``apply_patch`` edits files, so it is an ``Edit``). Permission rules and hook matchers
@@ -123,6 +125,14 @@ EDIT_TOOLS = frozenset({"edit", "write", "apply_patch"})
 covers all of them, and a ``Read`` deny rule blocks them too."""
 PATH_TOOLS = LOOKING_TOOLS | EDIT_TOOLS
 """Tools whose rule specifier is a path pattern."""
+
+UNASKED_TOOLS = frozenset({"ask_user", "todo_write", "recall"})
+"""Chapter 20's tools that need no approval in any mode, as Claude Code's AskUserQuestion and
+TodoWrite: asking the user, keeping the model's own list, reading its memory. A deny or ask
+rule that names them still applies."""
+MEMORY_TOOLS = frozenset({"remember"})
+"""Chapter 20's tool that writes the memory later sessions read: the modes treat it as an
+edit (it asks in ``default``, runs in ``acceptEdits``, is denied in ``plan``)."""
 
 UNREAD_PATH_RULES = frozenset({"Write", "Glob", "NotebookEdit", "MultiEdit"})
 """Tool names Claude Code never consults a path rule for: it warns and ignores
@@ -866,11 +876,11 @@ class Verdict:
 # --8<-- [start:mode-default]
 def mode_default(mode: Mode, name: str) -> Decision:
     """What ``mode`` says about a call to the tool ``name`` when no rule matches it."""
-    if name in LOOKING_TOOLS or mode is Mode.BYPASS:
+    if name in LOOKING_TOOLS or name in UNASKED_TOOLS or mode is Mode.BYPASS:
         return Decision.ALLOW
     if mode is Mode.DONT_ASK:
         return Decision.DENY
-    if name in EDIT_TOOLS:
+    if name in EDIT_TOOLS or name in MEMORY_TOOLS:
         return {Mode.ACCEPT_EDITS: Decision.ALLOW, Mode.PLAN: Decision.DENY}.get(mode, Decision.ASK)
     if mode is Mode.PLAN and name != "web_fetch":  # web_fetch only reads, if off the machine
         return Decision.DENY

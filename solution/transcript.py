@@ -25,7 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, PydanticUserError, TypeAdapter, ValidationError
 from pydantic_core import from_json, to_jsonable_python
 from typing_extensions import TypedDict
 
@@ -106,7 +106,10 @@ def event_record(event: object) -> Record | None:
     if not (dataclasses.is_dataclass(event) or isinstance(event, BaseModel)):
         return None
     kind: type = type(event)
-    data = _adapter(kind).dump_python(event)
+    try:
+        data = _adapter(kind).dump_python(event)
+    except PydanticUserError:  # a field's type cannot be resolved here (a TYPE_CHECKING import)
+        data = to_jsonable_python(event)
     return {"type": "event", "event": type(event).__name__, "data": data}
     # endregion
 # --8<-- [end:event-record]
@@ -124,14 +127,15 @@ class UnknownEvent:
 def decode_event(record: Record) -> object:
     """The event an ``event`` record holds: an instance of the class of that name in ``events``.
 
-    A name ``events`` does not define (or data that no longer fits it) gives an
+    A name ``events`` does not define, data that no longer fits it, or a class whose field
+    types pydantic cannot resolve at run time (one imported only for type checkers) gives an
     ``UnknownEvent``: an old transcript stays readable after the event classes change.
     """
     kind = getattr(events_module, record["event"], None)
     if isinstance(kind, type) and (dataclasses.is_dataclass(kind) or issubclass(kind, BaseModel)):
         try:
             return _adapter(kind).validate_python(record["data"])
-        except ValidationError:
+        except (ValidationError, PydanticUserError):  # data that no longer fits; a type unresolved
             pass
     return UnknownEvent(record["event"], record["data"])
 # --8<-- [end:decode-event]

@@ -13,12 +13,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .agent import Finish
 from .streaming import StreamEvent
 from .todo import Todo
 from .types import TokenUsage
+
+if TYPE_CHECKING:
+    from .tools.todo_write import TodoItem
 
 logger = logging.getLogger("claw.events")
 """Where a failing observer is reported (once per observer)."""
@@ -78,7 +81,22 @@ class RunFinished:
 LoopEvent = AssistantText | StepUsage | ToolCalled | ToolResult | RunFinished
 """What the loop itself reports about a step."""
 
-Event = StreamEvent | LoopEvent
+
+@dataclass(frozen=True, slots=True)
+class TodosChanged:
+    """The model replaced its todo list (chapter 20's ``todo_write``): the whole new list.
+
+    Sent to the agent's observers while the ``todo_write`` call runs, so before its
+    ``ToolResult``; never yielded by ``Agent.events`` itself.
+    """
+
+    todos: tuple[TodoItem, ...]
+
+
+ToolEvent = TodosChanged
+"""What a tool reports about the agent's state while it runs."""
+
+Event = StreamEvent | LoopEvent | ToolEvent
 """Everything an ``Agent`` reports, in the order it happens."""
 
 Observer = Callable[[Event], object]

@@ -37,13 +37,16 @@ from .errors import ClawError
 from .events import AssistantText, Event, RunFinished, ToolCalled, ToolResult
 from .instructions import load_instructions
 from .loop import Agent, Limits
+from .memory import MEMORY_FILE, MemoryStore
 from .prompt import gather_environment, system_prompt
 from .providers.openrouter import API_KEY_VARIABLE, OPENROUTER_URL, OpenRouterProvider
-from .registry import default_tools
+from .registry import assistant_tools, default_tools
 from .secrets_env import hide_secrets, secret
 from .streaming import TextDelta
 from .terminal import read_stdin_line
 from .todo import Todo
+from .tools.ask import AskHandler, TerminalAsker
+from .tools.todo_write import TodoList
 from .trust import decide_trust
 
 if TYPE_CHECKING:
@@ -127,15 +130,22 @@ def build_agent(
     limits: Limits | None = None,
     instructions: bool = True,
     warn: Callable[[str], None] | None = None,
+    ask: AskHandler | None = None,
 ) -> Agent:
     """The agent ``claw`` runs: claw's tools in ``cwd``, chapter 8's prompt and instructions.
 
     ``instructions=False`` leaves the project's instruction files out (an untrusted folder);
-    ``warn`` is told about an instruction file cut or left out.
+    ``warn`` is told about an instruction file cut or left out. Chapter 20's tools come too:
+    ``ask_user`` asks through ``ask`` (default: a ``TerminalAsker`` on stderr), the memory is
+    ``~/.claw/memory.db`` seen from ``cwd``, and the todo list's changes go to the observers.
     """
     tools = default_tools(cwd, web=web)
+    todos = TodoList()
+    memory = MemoryStore(Path.home() / MEMORY_FILE, project=cwd)
+    for tool in assistant_tools(ask or TerminalAsker(), memory, todos):
+        tools.add(tool)
     found = load_instructions(cwd, warn=warn) if instructions else None
-    return Agent(
+    agent = Agent(
         provider,
         tools,
         system=system_prompt(gather_environment(cwd), tools.definitions()),
@@ -143,6 +153,8 @@ def build_agent(
         limits=limits or Limits(),
         concurrent=True,
     )
+    todos.subscribe(agent.sink.emit)
+    return agent
 
 
 GUARD_CHAPTERS = frozenset({"ch13", "ch14", "ch15", "ch16"})
@@ -184,6 +196,7 @@ async def run(
             limits=limits,
             instructions=trusted,
             warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
+            ask=TerminalAsker(err, read_line),
         )
         from .session_start import open_session  # chapter 22
 

@@ -13,7 +13,8 @@ consecutive read-only calls form one batch and run side by side in an ``asyncio.
 every other call is a batch of its own, so effects happen in the order the model asked for.
 The results go back in call order, whatever order the calls finished in.
 
-``default_tools`` builds claw's standard set, the tools ``claw`` starts with.
+``default_tools`` builds claw's standard set, the tools ``claw`` starts with;
+``assistant_tools`` the tools of chapter 20 that the ``claw`` command adds to them.
 """
 
 from __future__ import annotations
@@ -25,14 +26,18 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from .events import Event, ToolCalled, ToolResult
+from .memory import MemoryStore
 from .todo import Todo
+from .tools.ask import AskHandler, AskUserTool
 from .tools.bash import BashTool
 from .tools.edit import EditTool
 from .tools.glob import GlobTool
 from .tools.grep import GrepTool
 from .tools.ls import ListDirTool
+from .tools.memory_tools import RecallTool, RememberTool
 from .tools.patch import ApplyPatchTool
 from .tools.read import ReadTool
+from .tools.todo_write import TodoList, TodoWriteTool
 from .tools.tracker import FileTracker
 from .tools.web_fetch import WebFetchTool
 from .tools.write import WriteTool
@@ -135,3 +140,13 @@ def default_tools(root: Path | str = ".", *, web: bool = False) -> ToolSet:
     """
     raise Todo("ch12", "one FileTracker for the four file tools; web_fetch only when asked for")
 
+
+
+def assistant_tools(ask: AskHandler, memory: MemoryStore, todos: TodoList) -> list[Tool]:
+    """Chapter 20's tools, which the ``claw`` command adds to ``default_tools``.
+
+    ``ask_user`` asks through ``ask``, ``remember`` and ``recall`` use ``memory``, and
+    ``todo_write`` keeps its list in ``todos``. Building them touches nothing: the memory's
+    database opens on the first call.
+    """
+    return [AskUserTool(ask), RememberTool(memory), RecallTool(memory), TodoWriteTool(todos)]

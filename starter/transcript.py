@@ -25,7 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, PydanticUserError, TypeAdapter, ValidationError
 from pydantic_core import from_json, to_jsonable_python
 from typing_extensions import TypedDict
 
@@ -111,14 +111,15 @@ class UnknownEvent:
 def decode_event(record: Record) -> object:
     """The event an ``event`` record holds: an instance of the class of that name in ``events``.
 
-    A name ``events`` does not define (or data that no longer fits it) gives an
+    A name ``events`` does not define, data that no longer fits it, or a class whose field
+    types pydantic cannot resolve at run time (one imported only for type checkers) gives an
     ``UnknownEvent``: an old transcript stays readable after the event classes change.
     """
     kind = getattr(events_module, record["event"], None)
     if isinstance(kind, type) and (dataclasses.is_dataclass(kind) or issubclass(kind, BaseModel)):
         try:
             return _adapter(kind).validate_python(record["data"])
-        except ValidationError:
+        except (ValidationError, PydanticUserError):  # data that no longer fits; a type unresolved
             pass
     return UnknownEvent(record["event"], record["data"])
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from claw.main import main
-from clawbook.loopback import (
+from clawbook.harness.loopback import (
     LoopbackServer,
     StreamReply,
     call_delta,

@@ -1,7 +1,7 @@
 """Shared test configuration.
 
-The plugin ``clawbook.pytest_plugin`` (loaded from pyproject.toml) picks the implementation named
-by ``CLAW_IMPL`` and makes it importable as ``claw``.
+The plugin ``clawbook.harness.pytest_plugin`` (loaded from pyproject.toml) picks the
+implementation named by ``CLAW_IMPL`` and makes it importable as ``claw``.
 
 ``tests/tooling`` tests clawbook itself, not your agent. It is slow (it starts many pytest runs)
 and tells a learner nothing, so it runs only with ``--tooling`` or when named on the command line;
@@ -15,7 +15,7 @@ import pytest
 from budget import QUICK, examples
 from hypothesis import settings
 
-from clawbook.loopback import LoopbackServer
+from clawbook.harness.loopback import LoopbackServer
 
 pytest_plugins = ["pytester"]
 
@@ -55,7 +55,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture
 def server() -> Iterator[LoopbackServer]:
-    """A scripted OpenAI-compatible server on 127.0.0.1 (see ``clawbook/loopback.py``).
+    """A scripted OpenAI-compatible server on 127.0.0.1 (see ``clawbook/harness/loopback.py``).
 
     Script replies with ``server.add(...)``; read what clients sent in ``server.requests``.
     """

@@ -633,7 +633,15 @@ async def test_agent_usage_events_add_up_to_the_total():
 
 async def test_agent_over_openrouter_cancels_a_stream_in_flight_and_runs_again(server):
     from claw.providers.openrouter import OpenRouterProvider
-    from clawbook.loopback import MODEL, StreamReply, chunk, split, sse, text_chunks, usage_body
+    from clawbook.harness.loopback import (
+        MODEL,
+        StreamReply,
+        chunk,
+        split,
+        sse,
+        text_chunks,
+        usage_body,
+    )
 
     def reply(text: str, pause: float = 0.0) -> StreamReply:
         body = sse(

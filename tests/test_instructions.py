@@ -55,7 +55,7 @@ from claw.types import (
     ToolDefinition,
     UserMessage,
 )
-from clawbook.loopback import MODEL, JSONReply, LoopbackServer, completion
+from clawbook.harness.loopback import MODEL, JSONReply, LoopbackServer, completion
 
 DAY = datetime.date(2026, 3, 14)
 READ = ToolDefinition(name="read", description="Read a file.").param("path", "string", "The file.")

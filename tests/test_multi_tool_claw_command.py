@@ -6,7 +6,7 @@ import pytest
 from claw_command import calls, run_claw, says
 
 from claw.main import main, parse_arguments
-from clawbook.loopback import LoopbackServer
+from clawbook.harness.loopback import LoopbackServer
 
 
 def test_multi_tool_claw_runs_a_prompt_and_prints_each_step(

@@ -17,7 +17,7 @@ import pytest
 from claw_command import calls, says
 
 from claw.todo import Todo
-from clawbook.loopback import LoopbackServer
+from clawbook.harness.loopback import LoopbackServer
 
 KEY = "sk-or-v1-h5procs-environ-attack"
 TOKEN = "ghp_h5procs_environ_attack"

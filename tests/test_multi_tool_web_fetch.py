@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from claw.tools.web_fetch import WebFetchTool, check_url, page_text
-from clawbook.loopback import EndlessReply, LoopbackServer, StallReply, TextReply
+from clawbook.harness.loopback import EndlessReply, LoopbackServer, StallReply, TextReply
 
 PAGE = """<!doctype html>
 <html><head><title>Release notes</title>

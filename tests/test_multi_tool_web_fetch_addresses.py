@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from claw.tools.web_fetch import WebFetchTool, address_problem, check_url
-from clawbook.loopback import LoopbackServer, TextReply
+from clawbook.harness.loopback import LoopbackServer, TextReply
 
 PUBLIC_ONLY = "web_fetch only fetches from public internet addresses"
 LOOPBACK = "a loopback address (this machine)"

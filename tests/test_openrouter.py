@@ -1,9 +1,10 @@
 """ch05b · OpenRouterProvider: real HTTP to an OpenAI-compatible server, whole and streamed.
 
-Every test talks over real sockets to ``LoopbackServer`` (see ``clawbook/loopback.py``), which
-answers with scripted, realistic OpenRouter traffic: chunked Server-Sent Events with keep-alive
-comments, error bodies, ``Retry-After`` headers, dropped connections. Waiting between retries
-goes through an injected fake ``sleep`` that only records the delays, so no test really waits.
+Every test talks over real sockets to ``LoopbackServer`` (see ``clawbook/harness/loopback.py``),
+which answers with scripted, realistic OpenRouter traffic: chunked Server-Sent Events with
+keep-alive comments, error bodies, ``Retry-After`` headers, dropped connections. Waiting between
+retries goes through an injected fake ``sleep`` that only records the delays, so no test really
+waits.
 """
 
 import email.utils
@@ -54,7 +55,7 @@ from claw.types import (
     ToolResultMessage,
     UserMessage,
 )
-from clawbook.loopback import (
+from clawbook.harness.loopback import (
     MODEL,
     DropReply,
     EndlessReply,

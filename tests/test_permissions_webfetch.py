@@ -24,7 +24,7 @@ from claw.control import Controls
 from claw.permissions import Approval, Decision, Mode, Permissions
 from claw.tools.web_fetch import WebFetchTool
 from claw.types import ToolCall, ToolOutput, ToolSet
-from clawbook.loopback import LoopbackServer, TextReply
+from clawbook.harness.loopback import LoopbackServer, TextReply
 
 
 def fetch(url: str) -> ToolCall:

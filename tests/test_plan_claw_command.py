@@ -14,7 +14,7 @@ from claw_command import calls, run_claw, says, tool_results
 from claw.permissions import Decision, Permissions
 from claw.plan import approval_prompt
 from claw.types import ToolCall
-from clawbook.loopback import LoopbackServer
+from clawbook.harness.loopback import LoopbackServer
 
 
 def project_hooks(project: Path, event: str, command: str, matcher: str | None = None) -> None:

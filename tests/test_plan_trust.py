@@ -14,7 +14,7 @@ import pytest
 from claw_command import calls, run_claw, says, tool_results
 
 from claw.main import main
-from clawbook.loopback import LoopbackServer
+from clawbook.harness.loopback import LoopbackServer
 
 QUESTION = "Do you trust the files in this folder? [y] yes, remember it, [n] no: "
 NOT_TRUSTED = "claw: this folder is not trusted, so its hooks, allow rules and instruction files"

@@ -14,7 +14,7 @@ from claw.loop import Agent
 from claw.streaming import MockStreamProvider
 from claw.tools.web_fetch import WebFetchTool
 from claw.types import AssistantTurn, StopReason, ToolCall, ToolResultMessage
-from clawbook.loopback import LoopbackServer, TextReply
+from clawbook.harness.loopback import LoopbackServer, TextReply
 
 
 async def table(host: str, port: int) -> Sequence[str]:

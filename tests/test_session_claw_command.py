@@ -14,7 +14,14 @@ from claw_command import calls, run_claw, says
 
 from claw.sessions import list_sessions, load_session, session_usage, sessions_folder
 from claw.types import TokenUsage
-from clawbook.loopback import LoopbackServer, StreamReply, chunk, sse, text_chunks, usage_body
+from clawbook.harness.loopback import (
+    LoopbackServer,
+    StreamReply,
+    chunk,
+    sse,
+    text_chunks,
+    usage_body,
+)
 
 
 def costs(text: str, cost: float) -> StreamReply:

@@ -25,7 +25,7 @@ from marked_processes import unique_marker
 from claw.sessions import list_sessions, load_session, sessions_folder
 from claw.todo import Todo
 from claw.types import AssistantMessage, ToolResultMessage
-from clawbook.loopback import LoopbackServer
+from clawbook.harness.loopback import LoopbackServer
 
 TODO_LINE = re.compile(r"claw: this needs code you have not written yet: (ch\w+): (.*) \(see ")
 

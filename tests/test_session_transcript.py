@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from claw.agent import Finish
-from claw.events import RunFinished, StepUsage, ToolCalled, ToolResult
+from claw.events import RunFinished, StepUsage, TodosChanged, ToolCalled, ToolResult
 from claw.loop import Agent
 from claw.sessions import (
     SessionRecorder,
@@ -32,6 +32,7 @@ from claw.sessions import (
     start_session,
 )
 from claw.streaming import MockStreamProvider, TextDelta
+from claw.tools.todo_write import TodoItem
 from claw.transcript import (
     TranscriptError,
     TranscriptWriter,
@@ -122,6 +123,23 @@ def test_session_any_event_is_recorded_under_its_type_name() -> None:
     assert event_record(TextDelta("hel")) is None  # the assembled turn is recorded instead
     finished = event_record(RunFinished(Finish.DONE, 1, "ok", usage))
     assert finished is not None and finished["data"]["reason"] == "done"
+
+
+def test_session_a_todo_list_change_is_recorded_with_its_items(tmp_path: Path) -> None:
+    # Chapter 20's event holds pydantic models its module imports only for type checkers.
+    items = (
+        TodoItem(content="Run the tests", status="completed", activeForm="Running the tests"),
+        TodoItem(content="Fix the parser", status="in_progress", activeForm="Fixing the parser"),
+    )
+    _, writer = start_session(tmp_path)
+    record = event_record(TodosChanged(items))
+    assert record is not None and record["event"] == "TodosChanged"
+    writer.append([record])
+    writer.close()
+    [read] = load_session(writer.path).event_records
+    assert read["data"] == {"todos": [item.model_dump() for item in items]}
+    [event] = load_session(writer.path).events(TodosChanged)
+    assert event in (TodosChanged(items), UnknownEvent("TodosChanged", read["data"]))
 
 
 # --- writing ---------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ from claw.types import (
     ToolResultMessage,
     UserMessage,
 )
-from clawbook.loopback import (
+from clawbook.harness.loopback import (
     MODEL,
     StreamReply,
     call_delta,

@@ -39,7 +39,7 @@ from claw.types import (
     ToolDefinition,
     UserMessage,
 )
-from clawbook.loopback import (
+from clawbook.harness.loopback import (
     call_delta,
     call_start,
     chunk,

@@ -42,7 +42,7 @@ from claw.types import (
     dump_messages,
     load_messages,
 )
-from clawbook.loopback import MODEL, JSONReply, LoopbackServer, completion, tool_call
+from clawbook.harness.loopback import MODEL, JSONReply, LoopbackServer, completion, tool_call
 
 HEADING = "invalid arguments for read:"
 READ_FIELDS = "(its arguments: path, offset, limit)"

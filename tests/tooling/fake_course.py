@@ -4,8 +4,8 @@ import shutil
 import textwrap
 from pathlib import Path
 
-from clawbook import stubgen, stubs
-from clawbook.verify import Project
+from clawbook.course import stubgen, stubs
+from clawbook.instructor.verify import Project
 
 REAL_TODO = Path(__file__).resolve().parents[2] / "solution" / "todo.py"
 
@@ -71,7 +71,7 @@ TESTS = {
 PYPROJECT = """
 [tool.pytest.ini_options]
 testpaths = ["tests"]
-addopts = ["-p", "clawbook.pytest_plugin", "-p", "no:nbval"]
+addopts = ["-p", "clawbook.harness.pytest_plugin", "-p", "no:nbval"]
 """
 
 

@@ -22,7 +22,7 @@ def test_the_chapters_tests_need_only_tests_and_the_package_under_test(tmp_path)
     import sys
     from pathlib import Path
 
-    from clawbook.grade import copy_repository
+    from clawbook.instructor.grade import copy_repository
 
     repo = Path(__file__).resolve().parents[2]
     copy = copy_repository(tmp_path / "repo", ("claw", "clawbook", "tests", "pyproject.toml"), repo)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from clawbook.loopback import (
+from clawbook.harness.loopback import (
     LoopbackServer,
     StreamReply,
     call_delta,

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 from fake_course import make_course
 
-from clawbook import demands, verify
+from clawbook.instructor import demands, verify
 
 ERRORS = """\
 import pytest
@@ -20,10 +20,14 @@ def test_double_refuses_text():
         double("2")
 """
 
-MISSING = (
-    "tests/test_double_errors.py:7 test_double_refuses_text demands 'whole number' (match=): "
-    "not stated in book/ch01.md outside collapsed solutions"
+DEMAND = "tests/test_double_errors.py:7 test_double_refuses_text demands 'whole number' (match=): "
+MISSING = DEMAND + (
+    "not stated in book/ch01.md's section 'Step 1: doubling' outside collapsed solutions"
 )
+UNLISTED = DEMAND + "book/ch01.md: no section lists test_double_refuses_text, so no step states it"
+
+LISTING = "## Step 1: doubling\n\n**Tests:** `test_double_*` and `test_triple_*`.\n\n"
+"""The step that lists the tests: the demand check wants their wording stated in it."""
 
 DOUBLE_WITH_A_SECTION = '''\
 """Doubling."""
@@ -52,8 +56,8 @@ def add_test(course, name, text):
     (course.root / "tests" / name).write_text(textwrap.dedent(text))
 
 
-def write_page(course, name, text):
-    (course.book / name).write_text(textwrap.dedent(text))
+def write_page(course, name, text, *, listed=True):
+    (course.book / name).write_text((LISTING if listed else "") + textwrap.dedent(text))
 
 
 def unstated(course):
@@ -72,19 +76,19 @@ def test_a_word_no_page_states_fails_the_check_with_test_demand_and_page(course)
     outcome = verify.check_test_demands(course)
     assert not outcome.ok
     assert "1 of 1" in outcome.summary
-    assert outcome.details == [MISSING]
+    assert outcome.details == [UNLISTED]
 
 
 def test_the_command_prints_one_line_per_unstated_demand_and_exits_1(course):
     result = subprocess.run(
-        [sys.executable, "-m", "clawbook.demands", "--root", str(course.root), "ch01"],
+        [sys.executable, "-m", "clawbook.instructor.demands", "--root", str(course.root), "ch01"],
         capture_output=True,
         text=True,
         check=False,
     )
     assert result.returncode == 1, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0] == MISSING
+    assert lines[0] == UNLISTED
     assert lines[1].startswith("1 of 1 demands not stated")
 
 
@@ -154,6 +158,7 @@ def test_an_earlier_page_counts_and_a_later_one_does_not(course):
                 triple("3")
         """,
     )
+    write_page(course, "ch01.md", "Doubling.\n")
     write_page(course, "ch02.md", "Its message contains `whole number`.\n")
     assert unstated(course) == [MISSING]  # ch01's test is not helped by ch02's page
     write_page(course, "ch01.md", "Its message contains `whole number`.\n")
@@ -193,7 +198,8 @@ def test_echoed_test_data_is_not_a_demand_but_the_input_it_echoes_is(course):
     write_page(course, "ch01.md", "Text raises `TypeError`.\n")
     assert unstated(course) == [
         "tests/test_double_echo.py:21 test_double_names_the_bad_value demands 'x' "
-        "(in, echoing 'twelve'): not stated in book/ch01.md outside collapsed solutions"
+        "(in, echoing 'twelve'): not stated in book/ch01.md's section 'Step 1: doubling' "
+        "outside collapsed solutions"
     ]
     write_page(course, "ch01.md", "Text raises `TypeError`, and its message names the `x`.\n")
     assert unstated(course) == []
@@ -239,4 +245,33 @@ def test_match_patterns_are_read_as_regexes_with_their_escapes_undone(course):
 
 def test_a_test_file_that_does_not_parse_is_left_to_the_test_run(course):
     add_test(course, "test_double_broken.py", "def test_double_broken(:\n")
+    assert unstated(course) == [UNLISTED]
+
+
+def test_the_demand_must_be_stated_in_the_section_that_lists_its_test(course):
+    stated = "Text raises `TypeError`; its message contains `whole number`.\n"
+    write_page(course, "ch01.md", stated + "\n## Step 2: tripling\n\nTests: none.\n")
+    assert unstated(course) == []
+    # The same sentence in a later section (a demo's output, say) does not state the contract.
+    write_page(course, "ch01.md", "Doubling.\n\n## Taking it for a spin\n\n" + stated)
     assert unstated(course) == [MISSING]
+    # Nor does it help when no section lists the test at all.
+    write_page(course, "ch01.md", stated, listed=False)
+    assert unstated(course) == [UNLISTED]
+
+
+@pytest.mark.parametrize(
+    ("listing", "other"),
+    [
+        ("`test_double_refuses_text`", "`test_double_refuses_texts`"),
+        ("`test_double_*`", "`test_triple_*`"),
+        ("`test_double_other` and `..._refuses_text`", "`..._refuses_lists`"),
+    ],
+    ids=["whole name", "pattern", "ending"],
+)
+def test_a_section_lists_a_test_by_name_by_pattern_or_by_its_ending(course, listing, other):
+    text = "## Step 1: doubling\n\n**Tests:** {}. Its message contains `whole number`.\n"
+    write_page(course, "ch01.md", text.format(listing), listed=False)
+    assert unstated(course) == []
+    write_page(course, "ch01.md", text.format(other), listed=False)
+    assert unstated(course) == [UNLISTED]

@@ -23,8 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from clawbook import grade, stubgen
-from clawbook.chapters import load
+from clawbook.course import stubgen
+from clawbook.course.chapters import load
+from clawbook.instructor import grade
 
 REPO = Path(__file__).resolve().parents[2]
 CHAPTERS = ("ch01", "ch02", "ch03")
@@ -519,7 +520,7 @@ def test_grade_gradescope_results_score_one_point_per_passing_test():
 
 def test_grade_report_escapes_everything_a_learner_wrote():
     course, row = handmade()
-    from clawbook.gradereport import render
+    from clawbook.instructor.gradereport import render
 
     page = render(course, [row])
     assert "<script>" not in page and "<b>mallory" not in page
@@ -543,7 +544,7 @@ def test_grade_report_tells_not_started_broken_stubs_left_and_stuck_apart():
         "halfway", "ok",
         chapters=[grade.ChapterScore("ch01", 4, 4, 0, 0), grade.ChapterScore("ch02", 2, 5, 3, 0)],
     )  # fmt: skip
-    from clawbook.gradereport import render
+    from clawbook.instructor.gradereport import render
 
     page = render(course, [mallory, idle, broken, halfway])
     rows = {name: page[page.index(f">{name}</a>") :].split("</tr>")[0] for name in

@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from clawbook import grade, sandbox, stubgen
-from clawbook.chapters import load
+from clawbook.course import stubgen
+from clawbook.course.chapters import load
+from clawbook.instructor import grade, sandbox
 
 REPO = Path(__file__).resolve().parents[2]
 BODY = "        return len(self._script)\n"
@@ -297,8 +298,9 @@ def test_grade_attack_a_formula_as_a_name_through_the_command(attacked):
 COPY = """
 import sys
 from pathlib import Path
-from clawbook import grade, stubgen
-from clawbook.chapters import load
+from clawbook.course import stubgen
+from clawbook.instructor import grade
+from clawbook.course.chapters import load
 curriculum = load()
 course = grade.Course(curriculum, [curriculum.get("ch01")])
 course.starter = stubgen.render_tree(course.root / "solution")

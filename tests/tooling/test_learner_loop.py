@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from clawbook import cli, stubgen
-from clawbook.chapters import load
-from clawbook.grade import copy_repository
-from clawbook.report import Location, TestResult
-from clawbook.runner import Progress, Run
+from clawbook.course import stubgen
+from clawbook.course.chapters import load
+from clawbook.harness.report import Location, TestResult
+from clawbook.harness.runner import Progress, Run
+from clawbook.instructor.grade import copy_repository
+from clawbook.learner import check, console
 
 REPO = Path(__file__).resolve().parents[2]
 COPIED = ("claw", "clawbook", "solution", "starter", "tests", "pyproject.toml")
@@ -314,8 +315,8 @@ def test_test_ids_are_printed_verbatim_without_markup_or_emoji():
         where=Location("starter/streaming.py", 7, "x = '[dim]'"),
     )
     run = Run(results=(result, failed), returncode=1, output="")
-    with cli.console.capture() as captured:
-        cli._print_results(Progress(chapter, run.results), run, "starter")
+    with console.console.capture() as captured:
+        check.print_results(Progress(chapter, run.results), run, "starter")
     out = captured.get()
     assert name in out
     assert "test_y[:b:]" in out
@@ -554,7 +555,7 @@ def test_status_reuses_results_until_code_they_depend_on_changes(repo):
 
 
 def test_a_test_file_depends_on_the_modules_it_imports_and_what_they_import():
-    from clawbook.cache import Dependencies
+    from clawbook.learner.cache import Dependencies
 
     deps = Dependencies(REPO, REPO / "starter")
     read = {p.relative_to(REPO).as_posix() for p in deps.of(REPO / "tests" / "test_read_tool.py")}

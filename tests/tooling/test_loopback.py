@@ -1,6 +1,6 @@
 """The loopback server speaks the protocol: the official ``openai`` SDK reads its traffic.
 
-Every provider test trusts ``clawbook/loopback.py`` to send what OpenRouter sends. This test
+Every provider test trusts ``clawbook/harness/loopback.py`` to send what OpenRouter sends. This test
 checks that trust against an independent client, the official SDK, reading the same whole and
 streamed replies, and compares what it reads with what the reference provider reads. It lives
 here, with the tooling's tests, because it tests the test server (and importing the SDK costs
@@ -12,7 +12,7 @@ from decimal import Decimal
 
 import openai
 
-from clawbook.loopback import (
+from clawbook.harness.loopback import (
     MODEL,
     JSONReply,
     StreamReply,

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from clawbook.report import ReportReader
+from clawbook.harness.report import ReportReader
 
 TODO_MODULE = """
 class Todo(NotImplementedError):
@@ -38,7 +38,7 @@ def suite(pytester, monkeypatch):
 
 def run(pytester, *args):
     return pytester.runpytest_subprocess(
-        "-p", "clawbook.pytest_plugin", "-p", "no:cacheprovider", *args
+        "-p", "clawbook.harness.pytest_plugin", "-p", "no:cacheprovider", *args
     )
 
 
@@ -310,7 +310,7 @@ def test_the_guard_fails_a_test_for_attempts_in_setup_teardown_or_below_the_wrap
 
 import socket  # noqa: E402  (kept with the tests that use it)
 
-from clawbook.netguard import NetworkBlocked, NetworkGuard, is_local_host  # noqa: E402
+from clawbook.harness.netguard import NetworkBlocked, NetworkGuard, is_local_host  # noqa: E402
 
 TEST_NET = "203.0.113.7"  # TEST-NET-3: documentation only, never routed
 

@@ -4,9 +4,16 @@ from pathlib import Path
 
 import pytest
 
-from clawbook import stubgen, stubs
-from clawbook.chapters import load, parse
-from clawbook.runner import ROOT, Progress, chapter_test_files, next_chapter, progress, run_pytest
+from clawbook.course import stubgen, stubs
+from clawbook.course.chapters import load, parse
+from clawbook.harness.runner import (
+    ROOT,
+    Progress,
+    chapter_test_files,
+    next_chapter,
+    progress,
+    run_pytest,
+)
 
 CH01 = load().get("ch01")
 
@@ -83,7 +90,7 @@ minutes = 1
 tests = { test_b_ = 1 }
 """
     )
-    from clawbook.runner import Run, TestResult
+    from clawbook.harness.runner import Run, TestResult
 
     run = Run(
         results=(

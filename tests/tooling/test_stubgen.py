@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from clawbook import stubgen
+from clawbook.course import stubgen
 
 SOURCE = textwrap.dedent(
     '''\

@@ -3,7 +3,7 @@
 import pytest
 from fake_course import make_course
 
-from clawbook import verify
+from clawbook.instructor import verify
 
 
 @pytest.fixture
@@ -132,7 +132,7 @@ def test_a_failed_check_is_repeated_at_the_end_of_the_report(course, monkeypatch
 
 
 def test_dead_anchors_finds_a_contents_link_whose_heading_has_another_id(tmp_path):
-    from clawbook.verify import dead_anchors
+    from clawbook.instructor.verify import dead_anchors
 
     page = tmp_path / "notebooks" / "ch06" / "index.html"
     page.parent.mkdir(parents=True)
@@ -145,7 +145,7 @@ def test_dead_anchors_finds_a_contents_link_whose_heading_has_another_id(tmp_pat
 
 
 def test_book_captions_included_code_with_the_learners_path():
-    from clawbook.mkdocs_hooks import learner_paths
+    from clawbook.course.mkdocs_hooks import learner_paths
 
     page = '```python title="solution/tools/read.py"\n--8<-- "solution/tools/read.py:run"\n```'
     assert learner_paths(page) == (
@@ -154,7 +154,7 @@ def test_book_captions_included_code_with_the_learners_path():
 
 
 def test_chapter_data_refuses_a_template_box_styled_unlike_the_others(tmp_path):
-    from clawbook.verify import check_chapter_data
+    from clawbook.instructor.verify import check_chapter_data
 
     project = make_course(tmp_path)
     page = project.book / "ch01.md"

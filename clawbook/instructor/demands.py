@@ -2,9 +2,12 @@ r"""The wording tests demand, and whether the lesson text states it (issue 9).
 
 A learner must be able to pass every test from the lesson text alone; the folded solution is for
 checking, not for discovering the contract. So every word a test demands of the learner's output
-must be stated in the chapter's page (or an earlier one) outside the collapsed blocks.
+must be stated outside the collapsed blocks, in the section of the chapter's page that lists the
+test (a ``##`` section that names it in backticks: whole, as a ``test_x_*`` pattern or by its
+ending, ``..._refuses_text``), where the learner reads the step's contract before coding. A
+demand an earlier chapter's page states counts too: the learner met that wording already.
 
-``python -m clawbook.demands [chapter-id ...]`` prints one line per unstated demand;
+``python -m clawbook.instructor.demands [chapter-id ...]`` prints one line per unstated demand;
 ``clawbook verify`` runs the same check.
 
 What counts as a demand
@@ -41,7 +44,7 @@ Echoed data is not a demand
     literal is echoed when it is a whole word or phrase of an input, or when inputs cover all of
     it but punctuation.
 
-What counts as stating a demand is ``clawbook.lesson``'s business.
+What counts as stating a demand is ``clawbook.course.lesson``'s business.
 """
 
 from __future__ import annotations
@@ -54,9 +57,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .chapters import Chapter, Curriculum, load, load_file
-from .lesson import Lesson, contains, fold, read_lesson
-from .runner import ROOT, chapter_test_files
+from clawbook.course.chapters import Chapter, Curriculum, load, load_file
+from clawbook.course.lesson import Lesson, Section, contains, fold, read_lesson, read_sections
+from clawbook.harness.runner import ROOT, chapter_test_files
 
 # ---------------------------------------------------------------- demands
 
@@ -756,13 +759,17 @@ class Finding:
     page: str
     """The chapter's page, relative to the repository root."""
     stated: bool
+    sections: tuple[str, ...] = ()
+    """The titles of the page's sections that list the test: where the demand must be stated."""
 
     def __str__(self) -> str:
         d = self.demand
-        return (
-            f"{d.location} {d.test} demands {d.wanted} ({d.how}): "
-            f"not stated in {self.page} outside collapsed solutions"
-        )
+        if not self.sections:
+            where = f"{self.page}: no section lists {d.test}, so no step states it"
+        else:
+            titles = " or ".join(f"'{title}'" for title in self.sections)
+            where = f"not stated in {self.page}'s section {titles} outside collapsed solutions"
+        return f"{d.location} {d.test} demands {d.wanted} ({d.how}): {where}"
 
 
 def checked_chapters(curriculum: Curriculum, ids: Sequence[str] = ()) -> list[Chapter]:
@@ -774,6 +781,7 @@ def checked_chapters(curriculum: Curriculum, ids: Sequence[str] = ()) -> list[Ch
 def findings(root: Path, curriculum: Curriculum, ids: Sequence[str] = ()) -> list[Finding]:
     """Every demand of the chosen chapters, each with whether its lesson text states it."""
     lessons: dict[str, Lesson] = {}
+    sections: dict[str, list[Section]] = {}
     out: list[Finding] = []
     for chapter in checked_chapters(curriculum, ids):
         readable = [c for c in curriculum.chapters[: curriculum.index(chapter.id) + 1] if c.page]
@@ -785,35 +793,44 @@ def findings(root: Path, curriculum: Curriculum, ids: Sequence[str] = ()) -> lis
                     read_lesson(source, root) if source.is_file() else Lesson(earlier.page)
                 )
         page = f"book/{chapter.page}"
+        source = root / page
+        sections[chapter.id] = read_sections(source, root) if source.is_file() else []
         for test_file in chapter_test_files(chapter, root, curriculum):
             try:
                 found = file_demands(root / test_file, root)
             except SyntaxError:
                 continue  # the test run reports a file that does not parse
             for demand in found:
+                listing = [s for s in sections[chapter.id] if s.lists(demand.test)]
+                # Strict: stated in a section that lists the test, where the learner reads the
+                # step's contract; wording an earlier chapter taught is known already.
+                here = [s.lesson for s in listing]
+                before = [lessons[c.id] for c in readable if c is not chapter]
                 stated = any(
-                    lessons[c.id].states(
+                    lesson.states(
                         demand.words,
                         demand.names,
                         ignore_case=demand.ignore_case,
-                        code=c is chapter,
+                        code=lesson in here,
                     )
-                    for c in readable
+                    for lesson in (*here, *before)
                 )
-                out.append(Finding(demand, chapter.id, page, stated))
+                where = tuple(s.title for s in listing)
+                out.append(Finding(demand, chapter.id, page, stated, where))
     return out
 
 
 HOW_TO_STATE = (
-    "state each word in the lesson text, outside ??? blocks, quoted after a wording cue "
-    "(its message contains `mid-response`), or name the input it echoes (names the `base_url`)"
+    "state each word in the section that lists its test, outside ??? blocks, quoted after a "
+    "wording cue (its message contains `mid-response`), or name the input it echoes (names the "
+    "`base_url`)"
 )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print every unstated demand of the chapters named (every written one by default)."""
     parser = argparse.ArgumentParser(
-        prog="python -m clawbook.demands",
+        prog="python -m clawbook.instructor.demands",
         description="Check that every word a test demands is stated in the lesson text.",
     )
     parser.add_argument("chapters", nargs="*", help="chapter ids (default: every written one)")
@@ -822,7 +839,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     root: Path = args.root.resolve()
-    curriculum = load() if root == ROOT else load_file(root / "clawbook" / "chapters.toml")
+    chapters_file = root / "clawbook" / "chapters.toml"
+    curriculum = load() if root == ROOT else load_file(chapters_file)
     try:
         found = findings(root, curriculum, args.chapters)
     except KeyError as error:

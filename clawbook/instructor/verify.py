@@ -8,7 +8,7 @@ Each check proves one promise of DESIGN.md and says, when it fails, what to fix:
    by accident) and every other test passes;
 4. progression: with chapters 1..N filled in, chapter N passes and later chapters stay todo;
 5. every test command quoted in the book selects at least one test, and every word a test
-   demands of the learner's code is stated in the lesson text (``clawbook/demands.py``);
+   demands of the learner's code is stated in the lesson text (``clawbook/instructor/demands.py``);
 6. the book builds with ``mkdocs build --strict``;
 7. the notebooks pass nbval;
 8. ruff and mypy are clean;
@@ -32,9 +32,16 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from . import demands, stubgen, stubs
-from .chapters import CHAPTERS_ENV, Curriculum, CurriculumError, load_file, test_functions
-from .runner import ROOT, Run, chapter_test_files, pytest_command, run_pytest
+from clawbook.course import stubgen, stubs
+from clawbook.course.chapters import (
+    CHAPTERS_ENV,
+    Curriculum,
+    CurriculumError,
+    load_file,
+    test_functions,
+)
+from clawbook.harness.runner import ROOT, Run, chapter_test_files, pytest_command, run_pytest
+from clawbook.instructor import demands
 
 
 @dataclass(frozen=True)
@@ -413,7 +420,10 @@ def _collect_count(project: Project, args: list[str]) -> int:
 
 
 def check_test_demands(project: Project) -> Outcome:
-    """Every word a test demands is stated in its chapter's page, outside folded solutions."""
+    """Every word a test demands is stated in the step that lists its test, outside folds.
+
+    Wording stated on an earlier chapter's page counts too (see ``instructor.demands``).
+    """
     found = demands.findings(project.root, project.curriculum)
     missing = [str(finding) for finding in found if not finding.stated]
     if missing:
@@ -425,8 +435,8 @@ def check_test_demands(project: Project) -> Outcome:
     chapters = len({finding.chapter for finding in found})
     return Outcome(
         True,
-        f"{len(found)} demands in {chapters} chapters are stated in the lesson text, "
-        "outside folded solutions",
+        f"{len(found)} demands in {chapters} chapters are stated in the lesson text, each in "
+        "the step that lists its test, outside folded solutions",
     )
 
 

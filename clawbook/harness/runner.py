@@ -1,7 +1,7 @@
 """Run the shared test suite in a subprocess, watch it, and read back one result per test.
 
 The run is watched, not just awaited. The plugin writes each event to a results file as it
-happens (``clawbook.report``); this module reads them while pytest works, so a caller can show
+happens (``harness.report``); this module reads them while pytest works, so a caller can show
 progress, and it stops a run that has gone quiet for longer than any test may take: it asks the
 process for every thread's stack (``SIGUSR1``, answered by ``faulthandler``), finds the
 learner's line in it, and ends the whole process group. A run that ends without saying it
@@ -21,10 +21,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import frames, impl
-from .chapters import CHAPTERS_ENV, Chapter, Curriculum
-from .chapters import load as load_curriculum
-from .report import (
+from clawbook.course.chapters import CHAPTERS_ENV, Chapter, Curriculum
+from clawbook.course.chapters import load as load_curriculum
+from clawbook.harness import frames, impl
+from clawbook.harness.report import (
     REPORT_ENV,
     STACKS_SUFFIX,
     Location,
@@ -34,7 +34,7 @@ from .report import (
     TestResult,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_ENV = "CLAWBOOK_TIMEOUT"
 DEFAULT_TIMEOUT = 10.0
 """Seconds a single test may run under ``clawbook`` before it is stopped as a likely loop."""
@@ -149,7 +149,7 @@ def run_pytest(
     ``timeout`` limits each test (default ``default_timeout()``); a process that reports nothing
     for longer than that (plus a grace period) is stopped and its stuck test named.
     ``base_env`` is the environment to start from (default ``os.environ``); ``wrapper`` is put
-    in front of the command (``clawbook.sandbox``'s limits); ``wall_time`` limits the whole run
+    in front of the command (``instructor.sandbox``'s limits); ``wall_time`` limits the whole run
     (a run stopped by it ends with reason ``timeout``). ``scratch`` is the folder the run's
     own files (the results file, the output) are made in (default: the system's temporary
     folder). ``nested`` says that ``wrapper`` starts pytest in a PID namespace of its own

@@ -1,6 +1,6 @@
 """The lesson text of a page: what a learner reads before opening any folded block.
 
-``clawbook.demands`` asks of it whether a piece of wording a test demands is stated there.
+``instructor.demands`` asks of it whether a piece of wording a test demands is stated there.
 
 The lesson text is the page with every ``???``/``???+`` block (the folded solutions and
 examples) and every ``<quiz>`` removed, and with the ``--8<--`` includes left outside those
@@ -26,13 +26,14 @@ is collapsed, so a statement may wrap across lines.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import stubgen
+from clawbook.course import stubgen
 
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})\s*(?P<info>.*)$")
 COLLAPSED = re.compile(r"^(?P<indent>\s*)\?\?\?\+?\s")
@@ -102,7 +103,68 @@ class Lesson:
 
 def read_lesson(page: Path, root: Path) -> Lesson:
     """The lesson text of a page: prose sentences and the string literals of its code."""
-    name = page.relative_to(root).as_posix() if page.is_relative_to(root) else page.name
+    return lesson_of(lesson_lines(page, root), _page_name(page, root))
+
+
+def _page_name(page: Path, root: Path) -> str:
+    return page.relative_to(root).as_posix() if page.is_relative_to(root) else page.name
+
+
+@dataclass
+class Section:
+    """One ``##`` section of a page (with its ``###`` subsections): a step, usually."""
+
+    title: str
+    lesson: Lesson
+    """The section's own lesson text."""
+    names: set[str] = field(default_factory=set)
+    """The test names and patterns it quotes in backticks (``test_x``, ``test_x_*``,
+    ``..._suffix``): the tests this section lists."""
+
+    def lists(self, test: str) -> bool:
+        """True when this section names ``test``: whole, by a ``*`` pattern or by its ending."""
+        for name in self.names:
+            if name == test:
+                return True
+            if "*" in name and fnmatch.fnmatchcase(test, name):
+                return True
+            for ellipsis in ("...", "…"):
+                if name.startswith(ellipsis) and test.endswith(name[len(ellipsis) :]):
+                    return True
+        return False
+
+
+TEST_NAME = re.compile(r"`((?:test_|\.\.\._|…_)[\w*]+)`")
+
+
+def read_sections(page: Path, root: Path) -> list[Section]:
+    """The page cut at its ``##`` headings, each part with its lesson text and listed tests.
+
+    The text before the first ``##`` heading is a section too (titled ``""``).
+    """
+    name = _page_name(page, root)
+    parts: list[tuple[str, list[str]]] = [("", [])]
+    fence: str | None = None
+    for line in lesson_lines(page, root):
+        stripped = line.strip()
+        if fence is None:
+            opening = FENCE.match(line)
+            if opening:
+                fence = opening.group("fence")
+            elif line.startswith("## "):
+                parts.append((line[3:].strip(), []))
+                continue
+        elif _closes(stripped, fence):
+            fence = None
+        parts[-1][1].append(line)
+    return [
+        Section(title, lesson_of(lines, name), set(TEST_NAME.findall("\n".join(lines))))
+        for title, lines in parts
+    ]
+
+
+def lesson_of(lines: Iterable[str], name: str) -> Lesson:
+    """The lesson text of some page lines (already without folded blocks)."""
     found = Lesson(name)
     prose: list[str] = []
     code: list[str] | None = None
@@ -117,7 +179,7 @@ def read_lesson(page: Path, root: Path) -> Lesson:
             add(" ".join(prose))
             prose.clear()
 
-    for line in lesson_lines(page, root):
+    for line in lines:
         stripped = line.strip()
         if code is None and stripped.startswith("|"):
             end_prose()

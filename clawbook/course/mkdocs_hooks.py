@@ -18,11 +18,11 @@ from typing import Any
 
 from mkdocs.exceptions import PluginError
 
-from clawbook import stubgen
-from clawbook.chapters import Chapter, Curriculum, load
-from clawbook.runner import chapter_test_files, pytest_command
+from clawbook.course import stubgen
+from clawbook.course.chapters import Chapter, Curriculum, load
+from clawbook.harness.runner import chapter_test_files, pytest_command
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BOOK_SOURCE = ROOT / ".cache" / "book-src"
 CHAPTER_MAP = "<!-- clawbook:chapter-map -->"
 ROMAN = ["0", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X"]

@@ -35,9 +35,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .chapters import Curriculum
-from .report import TestResult
-from .runner import ROOT, Run
+from clawbook.course.chapters import Curriculum
+from clawbook.harness.report import TestResult
+from clawbook.harness.runner import ROOT, Run
 
 CACHE_VERSION = 1
 PROCESS_WORDS = ("claw_command", "claw.main", "-m claw", "pexpect", "CLAW_IMPL")

@@ -14,8 +14,8 @@ Each submission (a directory holding a learner's ``starter/`` package, or a ``.z
 
 The test process runs in a bubblewrap sandbox of its own where ``bwrap`` can run (its own
 mount, PID and network namespaces: only the scratch folder writable, the instructor's checkout
-and the other submissions absent, every process ended with the run; ``clawbook.sandbox``), and
-in any case under ``clawbook.sandbox``'s limits (address space, no core files, file size), with
+and the other submissions absent, every process ended with the run; ``instructor.sandbox``), and
+in any case under ``instructor.sandbox``'s limits (address space, no core files, file size), with
 a scrubbed environment (no API keys, tokens, secrets or proxies) and the plugin's network
 guard; the runner's watchdog stops a test that loops, and a wall-time limit stops a run that
 takes too long. A run that stops early (a loop, a crash) is
@@ -52,10 +52,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from . import sandbox, stubgen
-from .chapters import CHAPTERS_ENV, Chapter, Curriculum
-from .report import Report, TestResult
-from .runner import ROOT, Run, chapter_test_files, default_timeout, run_pytest
+from clawbook.course import stubgen
+from clawbook.course.chapters import CHAPTERS_ENV, Chapter, Curriculum
+from clawbook.harness.report import Report, TestResult
+from clawbook.harness.runner import ROOT, Run, chapter_test_files, default_timeout, run_pytest
+from clawbook.instructor import sandbox
 
 STATUSES = ("ok", "timeout", "crashed", "cannot-import", "error", "invalid")
 """A row's ``status``: ``ok`` (the run finished; tests may still fail), ``timeout`` (a test
@@ -709,7 +710,7 @@ def _bwrap(course: Course, scratch: Path, work: Path) -> list[str]:
     program = course.isolation.program
     if program is None:
         return []
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent
     readonly = [Path(sys.base_prefix), Path(sys.prefix), Path(sys.executable).resolve().parent]
     readonly += [here, here.parent / "claw"]  # clawbook, and the ``import claw`` alias
     chapters = os.environ.get(CHAPTERS_ENV)
@@ -1024,7 +1025,7 @@ def write_all(
     chapters = [c.id for c in course.chapters]
     write_csv(out / "gradebook.csv", chapters, grades)
     write_json(out / "gradebook.json", chapters, grades, course.limits, complete, course.isolation)
-    from .gradereport import render
+    from clawbook.instructor.gradereport import render
 
     (out / "report.html").write_text(render(course, grades, complete), encoding="utf-8")
     written = [out / "gradebook.csv", out / "gradebook.json", out / "report.html"]

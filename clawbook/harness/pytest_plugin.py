@@ -36,11 +36,11 @@ from typing import IO, Any
 
 import pytest
 
-from . import frames, impl
-from .chapters import CurriculumError
-from .chapters import load as load_curriculum
-from .netguard import NetworkBlocked, guard
-from .report import (
+from clawbook.course.chapters import CurriculumError
+from clawbook.course.chapters import load as load_curriculum
+from clawbook.harness import frames, impl
+from clawbook.harness.netguard import NetworkBlocked, guard
+from clawbook.harness.report import (
     REPORT_ENV,
     STACKS_SUFFIX,
     Location,

@@ -17,10 +17,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from . import stubgen
-from .chapters import Chapter
+from clawbook.course import stubgen
+from clawbook.course.chapters import Chapter
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,6 @@
-"""Run a command under resource limits: ``python -m clawbook.sandbox --memory BYTES -- CMD...``.
+"""Run a command under resource limits.
+
+``python -m clawbook.instructor.sandbox --memory BYTES -- CMD...``
 
 ``clawbook grade`` puts this in front of each submission's test run. It sets the limits in its
 own process, then replaces itself with the command (``os.execv``), so the limits hold for the
@@ -69,7 +71,7 @@ def command(
     memory: int | None = None, processes: int | None = None, file_size: int | None = None
 ) -> list[str]:
     """The words to put in front of a command to run it under these limits."""
-    words = [sys.executable, "-m", "clawbook.sandbox"]
+    words = [sys.executable, "-m", "clawbook.instructor.sandbox"]
     if memory:
         words += ["--memory", str(memory)]
     if processes:
@@ -169,7 +171,7 @@ def bwrap_command(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Set the limits, then become the command."""
-    parser = argparse.ArgumentParser(prog="python -m clawbook.sandbox")
+    parser = argparse.ArgumentParser(prog="python -m clawbook.instructor.sandbox")
     parser.add_argument("--memory", type=int, default=None, help="address space, in bytes")
     parser.add_argument("--processes", type=int, default=None, help="processes of this user")
     parser.add_argument("--file-size", type=int, default=None, help="largest file, in bytes")

@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-CHAPTERS_FILE = Path(__file__).with_name("chapters.toml")
+CHAPTERS_FILE = Path(__file__).resolve().parents[1] / "chapters.toml"
 CHAPTERS_ENV = "CLAWBOOK_CHAPTERS"
 """Names another chapters file; the tooling's own tests use it to describe small fake courses."""
 

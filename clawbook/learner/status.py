@@ -1,0 +1,72 @@
+"""``clawbook status``: a table of every chapter and the next one to work on."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.markup import escape
+from rich.table import Table
+
+from clawbook.course.chapters import load
+from clawbook.harness.runner import ROOT, next_chapter, progress
+from clawbook.learner.console import (
+    FAILED,
+    OK,
+    STATE_STYLE,
+    TODO,
+    console,
+    print_problems,
+    progress_bar,
+    run_all,
+)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """A table of every chapter and the next one to work on."""
+    curriculum = load()
+    run = run_all(curriculum, args.impl, args.timeout, fresh=args.fresh)
+    report = progress(curriculum, run)
+    print_problems(run)
+    title = f"Clawbook · your progress ({args.impl}/)"
+    if not Path.cwd().resolve().is_relative_to(ROOT):
+        title += f" in {ROOT}"
+    table = Table(title=escape(title), title_style="bold")
+    table.add_column("", justify="right", style="dim")
+    table.add_column("chapter")
+    table.add_column("state")
+    table.add_column("tests")
+    for p in report:
+        if p.state == "coming" and not args.all:
+            continue
+        title = escape(p.chapter.title)
+        table.add_row(
+            p.chapter.id,
+            title if p.chapter.written else f"[dim]{title}[/]",
+            STATE_STYLE[p.state],
+            progress_bar(p),
+        )
+    console.print(table)
+    if not args.all:
+        coming = sum(1 for p in report if p.state == "coming")
+        console.print(
+            f"[dim]{coming} more chapters are coming; `clawbook status --all` lists them.[/]"
+        )
+    upcoming = next_chapter(report)
+    if upcoming is None and run.complete and not run.problems:
+        console.print(
+            "\n[bold green]🎉 Every written chapter passes. You built a working agent![/] "
+            "Try it, read the next chapter as it lands, or help a friend get here."
+        )
+        return OK
+    if upcoming is not None:
+        chapter = upcoming.chapter
+        console.print(f"\n[bold]Next:[/] {chapter.id} · {escape(chapter.title)}")
+        if chapter.files:
+            console.print(f"  edit   {', '.join('starter/' + f for f in chapter.files)}")
+        console.print(f"  read   book/{chapter.page}")
+        console.print(f"  run    clawbook check {chapter.id}   (or clawbook watch)")
+    broken = not run.complete or run.problems
+    if broken or any(p.state in ("failing", "cannot import", "not run") for p in report):
+        return FAILED
+    return TODO
