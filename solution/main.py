@@ -74,6 +74,7 @@ from .trust import decide_trust
 from .types import DeveloperMessage
 
 if TYPE_CHECKING:
+    from .sessions import SessionRecorder
     from .context import ContextWindow
     from .guard import Guarded
     from .hooks import Hooks
@@ -158,7 +159,13 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="use this folder's settings, hooks and instructions in this run, without asking",
     )
     add_app_arguments(parser)  # chapter 19: -p, --output-format
-    return parser.parse_args(argv)
+    # Chapter 22's sessions: imported here so a broken sessions.py cannot stop claw --help.
+    from .session_start import add_session_arguments, check_session_arguments
+
+    add_session_arguments(parser)
+    arguments = parser.parse_args(argv)
+    check_session_arguments(parser, arguments)
+    return arguments
 # --8<-- [end:arguments]
 
 
@@ -263,6 +270,8 @@ class Opened:
     """Chapter 17's tracker and budget; ``None`` while chapter 17 is not written."""
     context: ContextWindow | None = None
     """Chapter 18's window keeper; ``None`` when no window is known (or 18 is not written)."""
+    recorder: SessionRecorder | None = None
+    """Chapter 22's transcript writer; ``None`` while chapter 22 is not written."""
 
 
 @contextlib.asynccontextmanager
@@ -317,6 +326,11 @@ async def open_claw(
         if configured.loaded is not None:
             costs = await start_costs(agent, settings, err=err)
             context = start_context(agent, settings, provider, costs)
+        from .session_start import open_session  # chapter 22
+
+        recorder = await open_session(arguments, agent, cwd, read_line or read_stdin_line, err)
+        if recorder is not None:
+            agent.sink.add(recorder)
         guarded: Guarded | None = None
         if not arguments.unguarded:
             # Chapters 13-16 are imported only here: with --unguarded, claw runs (and chapter
@@ -334,7 +348,11 @@ async def open_claw(
                 trusted=trusted,
                 settings=layered,
             )
-        yield Opened(agent, guarded, settings, costs, context)
+        try:
+            yield Opened(agent, guarded, settings, costs, context, recorder)
+        finally:
+            if recorder is not None:
+                recorder.writer.close()
 
 
 def print_summary(session: Opened, finished: RunFinished, seconds: float, err: TextIO) -> None:

@@ -61,3 +61,17 @@ def server() -> Iterator[LoopbackServer]:
     """
     with LoopbackServer() as running:
         yield running
+
+
+@pytest.fixture(autouse=True)
+def claw_config_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """claw's own folder (``CLAW_CONFIG_DIR``), fresh for each test: sessions never land in ~/.claw.
+
+    Every ``claw`` run records a session (chapter 22); without this, the tests of any chapter
+    that runs the command would write transcripts into the real home folder.
+    """
+    folder = tmp_path_factory.mktemp("claw-config")
+    monkeypatch.setenv("CLAW_CONFIG_DIR", str(folder))
+    return folder

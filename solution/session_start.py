@@ -1,0 +1,130 @@
+"""How the ``claw`` command starts a session: new, ``--continue``, ``--resume [ID]``, forked.
+
+Given code (no chapter region): it only puts ``sessions.py`` together for the command line.
+A new session is recorded on every run; if chapter 22 is not written yet, claw says so once and
+runs without one, so the claw of earlier chapters keeps working.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TextIO
+
+from .display import terminal_text
+from .loop import Agent
+from .sessions import (
+    Session,
+    SessionRecorder,
+    TranscriptError,
+    choose_session,
+    find_session,
+    fork_session,
+    latest_session,
+    list_sessions,
+    load_session,
+    reopen,
+    session_list_text,
+    sessions_folder,
+    start_session,
+)
+from .terminal import ReadLine, interactive
+from .todo import Todo
+
+
+def add_session_arguments(parser: argparse.ArgumentParser) -> None:
+    """``-c/--continue``, ``-r/--resume [ID]`` and ``--fork-session``, spelled as Claude Code."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_session",
+        action="store_true",
+        help="continue this folder's most recent session",
+    )
+    group.add_argument(
+        "-r",
+        "--resume",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ID",
+        help="resume a session by id (or a unique start of it); without an id, choose from a list",
+    )
+    parser.add_argument(
+        "--fork-session",
+        action="store_true",
+        help="with --continue or --resume: go on in a new session, leaving the old one as it was",
+    )
+
+
+def check_session_arguments(
+    parser: argparse.ArgumentParser, arguments: argparse.Namespace
+) -> None:
+    """A usage error (exit status 2) for ``--fork-session`` without a session to fork."""
+    if arguments.fork_session and not (arguments.continue_session or arguments.resume is not None):
+        parser.error("--fork-session needs --continue or --resume (the session to fork)")
+
+
+# --8<-- [start:pick]
+async def pick(
+    arguments: argparse.Namespace, cwd: Path, read_line: ReadLine, err: TextIO
+) -> Session | None:
+    """The session the arguments ask to go on with, loaded; ``None`` for a new one."""
+    if arguments.continue_session:
+        latest = latest_session(cwd)
+        if latest is None:
+            raise TranscriptError(
+                f"no session to continue: this folder has none yet ({sessions_folder(cwd)})"
+            )
+        return load_session(latest.path)
+    if arguments.resume is None:
+        return None
+    if arguments.resume:
+        return load_session(find_session(cwd, arguments.resume).path)
+    sessions = list_sessions(cwd)
+    if not sessions:
+        folder = sessions_folder(cwd)
+        raise TranscriptError(f"no session to resume: this folder has none yet ({folder})")
+    if not interactive():
+        raise TranscriptError(
+            "--resume without an id asks which session, and there is no terminal to ask at; "
+            "name one with --resume ID. This folder's sessions:\n"
+            + session_list_text(sessions).rstrip("\n")
+        )
+    chosen = await choose_session(sessions, read_line, err)
+    if chosen is None:
+        raise TranscriptError("no session chosen")
+    return load_session(chosen.path)
+
+
+# --8<-- [end:pick]
+
+
+# --8<-- [start:open]
+async def open_session(
+    arguments: argparse.Namespace, agent: Agent, cwd: Path, read_line: ReadLine, err: TextIO
+) -> SessionRecorder | None:
+    """Start recording ``agent``'s run, after loading the session it goes on with, if any.
+
+    A loaded session's history replaces the agent's (with its system prompt, as it was sent);
+    its notices (a torn last line) are printed on ``err``. Returns the recorder to add to the
+    agent's observers, or ``None`` when sessions cannot be kept (chapter 22 not written yet).
+    """
+    session = await pick(arguments, cwd, read_line, err)
+    if session is None:
+        try:
+            _, writer = start_session(cwd)
+        except Todo as todo:
+            err.write(f"claw: warning: this run is not saved as a session yet ({todo})\n")
+            return None
+        return SessionRecorder(agent, writer)
+    for notice in session.notices:
+        err.write(f"claw: warning: {terminal_text(notice)}\n")
+    agent.history[:] = session.history
+    if arguments.fork_session:
+        _, writer = fork_session(session, cwd)
+    else:
+        writer = reopen(session)
+    return SessionRecorder(agent, writer, written=len(session.history))
+# --8<-- [end:open]

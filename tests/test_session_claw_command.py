@@ -1,0 +1,201 @@
+"""ch22 · Sessions in the ``claw`` command: each run recorded; --continue, --resume, --fork-session.
+
+The oracle for "resuming rebuilds exactly the history that was sent" is the wire: the messages
+the loopback server received in the first run, plus the answer it gave, must be what the
+resumed run sends, byte for byte as JSON, before the new prompt.
+"""
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from claw_command import calls, run_claw, says
+
+from claw.sessions import list_sessions, load_session, session_usage, sessions_folder
+from claw.types import TokenUsage
+from clawbook.harness.loopback import (
+    LoopbackServer,
+    StreamReply,
+    chunk,
+    sse,
+    text_chunks,
+    usage_body,
+)
+
+
+def costs(text: str, cost: float) -> StreamReply:
+    """A streamed text answer whose usage chunk reports ``cost`` dollars."""
+    return StreamReply(
+        pieces=[
+            sse(
+                *text_chunks(text),
+                chunk(finish_reason="stop"),
+                chunk(choices=False, usage=usage_body(100, 20, cost=cost)),
+            )
+        ]
+    )
+
+
+def first_run(server: LoopbackServer, project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A run that reads a file, then answers: the session it left."""
+    (project / "notes.txt").write_text("buy milk — и хлеб\n")
+    server.add(calls("read", {"path": "notes.txt"}), says("It says: buy milk — и хлеб."))
+    code = run_claw(server, project, monkeypatch, "What does notes.txt say?", "--unguarded")
+    assert code == 0
+    [session] = list_sessions(project)
+    return session.path
+
+
+def test_session_every_run_is_recorded_in_the_projects_folder(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    claw_config_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    folder = sessions_folder(tmp_path)
+    path = first_run(server, tmp_path, monkeypatch)
+    assert path.parent == folder == claw_config_dir / "projects" / folder.name
+    assert path.suffix == ".jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert records[0]["type"] == "session" and records[0]["id"] == path.stem
+    assert records[0]["cwd"] == str(tmp_path.resolve())
+    kinds = {record.get("event") for record in records if record["type"] == "event"}
+    assert {"StepUsage", "ToolCalled", "ToolResult", "RunFinished"} <= kinds
+    assert capsys.readouterr().out.endswith("[done after 2 step(s)]\n")  # nothing else on stdout
+
+
+def test_session_continue_sends_exactly_the_history_of_the_last_run(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sessions_folder(tmp_path)
+    path = first_run(server, tmp_path, monkeypatch)
+    sent = server.requests[-1].json["messages"]
+    answer = {"role": "assistant", "content": "It says: buy milk — и хлеб."}
+    server.add(says("Milk and bread."))
+
+    assert (
+        run_claw(server, tmp_path, monkeypatch, "And in English?", "--continue", "--unguarded") == 0
+    )
+
+    resumed = server.requests[-1].json["messages"]
+    assert resumed == [*sent, answer, {"role": "user", "content": "And in English?"}]
+    assert list_sessions(tmp_path)[0].path == path  # the same session, appended to
+    assert load_session(path).history[-1].text == "Milk and bread."
+
+
+def test_session_resume_by_id_or_a_unique_start_of_it(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sessions_folder(tmp_path)
+    older = first_run(server, tmp_path, monkeypatch)
+    server.add(says("Hello."))
+    assert run_claw(server, tmp_path, monkeypatch, "Just say hello.", "--unguarded") == 0
+    newer = list_sessions(tmp_path)[0].path
+    assert newer != older  # a run without a flag is a new session
+
+    server.add(says("Hello again."))  # --continue takes the newest
+    assert run_claw(server, tmp_path, monkeypatch, "Again.", "-c", "--unguarded") == 0
+    continued = json.dumps(server.requests[-1].json["messages"], ensure_ascii=False)
+    assert "Just say hello." in continued and "notes.txt" not in continued
+    assert load_session(newer).history[-1].text == "Hello again."
+
+    server.add(says("Still milk."))
+    code = run_claw(server, tmp_path, monkeypatch, "Again?", "-r", older.stem[:8], "--unguarded")
+    assert code == 0
+    roles = [message["role"] for message in server.requests[-1].json["messages"]]
+    assert roles == ["system", "user", "assistant", "tool", "assistant", "user"]
+    assert load_session(older).history[-1].text == "Still milk."
+
+
+def test_session_resume_without_an_id_lists_them_to_choose_from(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    sessions_folder(tmp_path)
+    older = first_run(server, tmp_path, monkeypatch)
+    server.add(says("Hello."))
+    assert run_claw(server, tmp_path, monkeypatch, "Just say hello.", "--unguarded") == 0
+    newer = list_sessions(tmp_path)[0].path
+    capsys.readouterr()
+
+    # No terminal: nobody to ask, so an error that lists the sessions and says what to do.
+    assert run_claw(server, tmp_path, monkeypatch, "Hi.", "--resume", "--unguarded") == 1
+    error = capsys.readouterr().err
+    assert "there is no terminal to ask at" in error
+    assert "name one with --resume ID" in error
+    assert error.index(newer.stem) < error.index(older.stem)  # newest first
+    assert "What does notes.txt say?" in error
+
+    # At a terminal: a numbered list; a wrong answer is asked again.
+    monkeypatch.setattr("claw.session_start.interactive", lambda: True)
+    server.add(says("Milk."))
+    code = run_claw(
+        server, tmp_path, monkeypatch, "Hi.", "--resume", "--unguarded", answers="7\n2\n"
+    )
+    assert code == 0
+    error = capsys.readouterr().err
+    assert "  2. " in error and "Resume which session?" in error
+    assert "(1-2, Enter for none)" in error
+    assert "'7' is not a number from 1 to 2." in error
+    assert load_session(older).history[-1].text == "Milk."
+
+
+def test_session_fork_goes_on_in_a_new_session_and_leaves_the_old_one(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sessions_folder(tmp_path)
+    original = first_run(server, tmp_path, monkeypatch)
+    before = original.read_bytes()
+    sent = server.requests[-1].json["messages"]
+    server.add(says("Forked."))
+
+    code = run_claw(
+        server, tmp_path, monkeypatch, "Try another way.", "-c", "--fork-session", "--unguarded"
+    )
+
+    assert code == 0
+    assert original.read_bytes() == before  # untouched
+    [fork] = [info for info in list_sessions(tmp_path) if info.path != original]
+    forked = load_session(fork.path)
+    assert forked.forked_from == original.stem and forked.id == fork.path.stem
+    assert server.requests[-1].json["messages"][: len(sent)] == sent
+    assert forked.history[: len(load_session(original).history)] == load_session(original).history
+    assert forked.history[-1].text == "Forked."
+
+
+def test_session_cost_after_a_resume_is_the_whole_sessions(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sessions_folder(tmp_path)
+    server.add(costs("One.", 0.0125))
+    assert run_claw(server, tmp_path, monkeypatch, "First.", "--unguarded") == 0
+    server.add(costs("Two.", 0.0075))
+    assert run_claw(server, tmp_path, monkeypatch, "Second.", "--continue", "--unguarded") == 0
+    [info] = list_sessions(tmp_path)
+    assert session_usage(load_session(info.path)) == TokenUsage(
+        input_tokens=200, output_tokens=40, cost=Decimal("0.02")
+    )
+
+
+def test_session_flags_that_cannot_work_are_clear_errors(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    folder = sessions_folder(tmp_path)
+    assert run_claw(server, tmp_path, monkeypatch, "Hi.", "--continue", "--unguarded") == 1
+    error = capsys.readouterr().err
+    assert error.startswith("claw: no session to continue: this folder has none yet")
+    assert str(folder) in error
+    assert run_claw(server, tmp_path, monkeypatch, "Hi.", "--resume", "nope", "--unguarded") == 1
+    assert "no session 'nope'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        run_claw(server, tmp_path, monkeypatch, "Hi.", "--fork-session", "--unguarded")
+    assert exit_.value.code == 2
+    assert "--fork-session needs --continue or --resume" in capsys.readouterr().err
+    assert server.requests == []  # nothing was sent anywhere
