@@ -74,11 +74,11 @@ from .trust import decide_trust
 from .types import DeveloperMessage
 
 if TYPE_CHECKING:
-    from .sessions import SessionRecorder
     from .context import ContextWindow
     from .guard import Guarded
     from .hooks import Hooks
     from .permissions import Approver
+    from .sessions import SessionRecorder
     from .settings import Settings
     from .terminal import ReadLine
 
