@@ -78,7 +78,7 @@ def split_front_matter(text: str) -> tuple[str, str]:
     """``text`` split into its YAML front matter and its body.
 
     The first line must be ``---`` and a later line ``---`` closes the front matter (spaces
-    after either are allowed, ``\\r\\n`` line ends too). Raises ``SkillError`` otherwise.
+    after either are allowed, Windows line ends too). Raises ``SkillError`` otherwise.
     """
     # region ch21: first line "---", then the lines up to the next "---" line, then the body
     # more: text.splitlines(keepends=True); line.rstrip() == "---"; "".join the two parts

@@ -140,7 +140,9 @@ class Hang:
 
 
 def task(prompt: str, call_id: str = "t1", description: str = "look around") -> ToolCall:
-    return ToolCall(id=call_id, name="task", arguments={"description": description, "prompt": prompt})
+    return ToolCall(
+        id=call_id, name="task", arguments={"description": description, "prompt": prompt}
+    )
 
 
 def uses(name: str, call_id: str = "c1", **arguments: Any) -> AssistantTurn:
@@ -154,9 +156,7 @@ def spent(turn: AssistantTurn, tokens: int) -> AssistantTurn:
 def parent_with(
     provider: Routed, task_tool: TaskTool, *extra: Any, concurrent: bool = False
 ) -> Agent:
-    agent = Agent(
-        provider, ToolSet([Look(), Echo(), *extra, task_tool]), concurrent=concurrent
-    )
+    agent = Agent(provider, ToolSet([Look(), Echo(), *extra, task_tool]), concurrent=concurrent)
     task_tool.bind(agent)
     return agent
 
@@ -181,7 +181,15 @@ def test_subagent_child_tools_are_the_read_only_ones_never_task_nor_ask_user(
 
     assert child_tools(tools).names == ("read", "glob", "grep", "list_dir", "web_fetch")
     assert child_tools(tools, read_only=False).names == (
-        "read", "glob", "grep", "list_dir", "write", "edit", "apply_patch", "bash", "web_fetch",
+        "read",
+        "glob",
+        "grep",
+        "list_dir",
+        "write",
+        "edit",
+        "apply_patch",
+        "bash",
+        "web_fetch",
     )
 
 
@@ -253,8 +261,8 @@ async def test_subagent_events_reach_the_parents_observers_marked_with_the_child
     assert kinds[0] == ("ToolCalled", None) and kinds[-1] == ("ToolResult", None)
     assert {agent for _, agent in kinds[1:-1]} == {"task-1"}
     inner = [e.event for e in seen if isinstance(e, SubagentEvent)]
-    assert [e for e in inner if isinstance(e, ToolCalled)][0].name == "look"
-    assert [e for e in inner if isinstance(e, ToolResult)][0].output == "saw a"
+    assert next(e for e in inner if isinstance(e, ToolCalled)).name == "look"
+    assert next(e for e in inner if isinstance(e, ToolResult)).output == "saw a"
     assert isinstance(inner[-1], RunFinished) and inner[-1].text == "a is fine."
     assert not any(isinstance(e, SubagentEvent) for e in parent.history)
 
@@ -267,8 +275,14 @@ async def test_subagent_out_of_steps_is_an_error_result_and_the_parent_goes_on()
         {
             PARENT: [AssistantTurn(tool_calls=[task("Keep looking.")]), "It gave up."],
             "Keep looking.": [
-                AssistantTurn(text="first", tool_calls=[ToolCall(id="a", name="look", arguments={"what": "1"})]),
-                AssistantTurn(text="still going", tool_calls=[ToolCall(id="b", name="look", arguments={"what": "2"})]),
+                AssistantTurn(
+                    text="first",
+                    tool_calls=[ToolCall(id="a", name="look", arguments={"what": "1"})],
+                ),
+                AssistantTurn(
+                    text="still going",
+                    tool_calls=[ToolCall(id="b", name="look", arguments={"what": "2"})],
+                ),
             ],
         }
     )
@@ -287,8 +301,10 @@ async def test_subagent_out_of_steps_is_an_error_result_and_the_parent_goes_on()
 
 async def test_subagent_whose_provider_fails_is_an_error_result_not_a_dead_parent() -> None:
     provider = Routed(
-        {PARENT: [AssistantTurn(tool_calls=[task("Nothing scripted.")]), "Noted."],
-         "Nothing scripted.": []}
+        {
+            PARENT: [AssistantTurn(tool_calls=[task("Nothing scripted.")]), "Noted."],
+            "Nothing scripted.": [],
+        }
     )
     parent = parent_with(provider, TaskTool())
 
@@ -394,12 +410,14 @@ async def test_subagent_two_read_only_children_run_at_the_same_time() -> None:
     assert sorted(meeting.order[:2]) == ["arrive A", "arrive B"]  # both inside before any left
     ids = [e.agent_id for e in seen if isinstance(e, SubagentEvent)]
     first_end = next(
-        i for i, e in enumerate(seen)
+        i
+        for i, e in enumerate(seen)
         if isinstance(e, SubagentEvent) and isinstance(e.event, RunFinished)
     )
     assert set(ids) == {"task-1", "task-2"}
     assert {e.agent_id for e in seen[:first_end] if isinstance(e, SubagentEvent)} == {
-        "task-1", "task-2",
+        "task-1",
+        "task-2",
     }
 
 
@@ -425,7 +443,9 @@ async def test_subagent_cancelling_the_parent_cancels_the_child() -> None:
 
     assert finished.reason == Finish.CANCELLED
     assert hang.cancelled
-    ends = [e.event for e in seen if isinstance(e, SubagentEvent) and isinstance(e.event, RunFinished)]
+    ends = [
+        e.event for e in seen if isinstance(e, SubagentEvent) and isinstance(e.event, RunFinished)
+    ]
     assert [end.reason for end in ends] == [Finish.CANCELLED]
     assert_valid_history(parent.history)
 

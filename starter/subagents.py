@@ -1,0 +1,178 @@
+"""Subagents: the ``task`` tool, which hands a piece of work to a child agent.
+
+A child is the same ``Agent`` the ``claw`` command runs, started fresh for one task: its own
+history (it sees only the prompt the parent wrote for it), its own step budget, and a subset
+of the parent's tools, read-only by default. It shares what the parent has: the provider
+(one connection, one key), the gate (chapter 13's permissions, chapter 14's checks, chapter
+15's hooks), and the observers: every event the child reports reaches the parent's observers
+wrapped in a ``SubagentEvent`` that names the child.
+
+The child's last text comes back as the tool's result. A child that fails (its provider
+raises, it runs out of steps, it goes over its budget) is an error result the parent's model
+can read, never an exception that ends the parent. Cancelling the parent cancels the child:
+the child runs inside the parent's tool call, and chapter 7's ``race`` cancels that call.
+
+A ``task`` tool whose children only look is read-only itself, so chapter 12's batches run
+several of them at the same time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from pydantic import Field
+
+from .agent import Finish
+from .events import Event, RunFinished, StepUsage, SubagentEvent
+from .registry import is_read_only
+from .todo import Todo
+from .tools.base import ArgumentsTool, ToolArguments
+from .types import TokenUsage, ToolOutput, ToolSet
+
+if TYPE_CHECKING:
+    from .loop import Agent
+
+TASK = "task"
+"""The tool's name, as the model calls it."""
+
+DEFAULT_CHILD_STEPS = 10
+"""How many provider calls a child may make when the ``TaskTool`` is not told otherwise."""
+
+NO_CHILD_TOOLS = frozenset({TASK, "ask_user"})
+"""Tools a child never gets: no grandchildren, and no questions to a person who cannot see
+the child's conversation."""
+
+CHILD_PROMPT = """\
+You are a subagent of claw, a coding agent. Another agent gave you one task; do it with the
+tools you have, then answer. Your last message is your whole report: the agent that started
+you sees nothing else of your work, so make it complete, specific and self-contained (file
+paths, line numbers, what you found and what you did not find)."""
+"""The system prompt every child starts with."""
+
+Budget = Callable[[TokenUsage], str | None]
+"""Looks at a child's usage so far; returns why it must stop now, or ``None`` to go on.
+
+Chapter 17's cost tracker fits here; ``token_budget`` is the simplest one."""
+
+
+class TaskArguments(ToolArguments):
+    """What the model gives a subagent: a label, and the task itself."""
+
+    description: str = Field(
+        min_length=1, max_length=80, description="A short (3-5 word) label for the task."
+    )
+    prompt: str = Field(
+        min_length=1,
+        description=(
+            "The task, complete and self-contained: the subagent sees nothing of this "
+            "conversation, only this text. Say what to find or do and what to report back."
+        ),
+    )
+
+
+def token_budget(max_tokens: int) -> Budget:
+    """A ``Budget`` that stops a child once it has used more than ``max_tokens`` tokens."""
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be at least 1, not {max_tokens}")
+
+    def check(usage: TokenUsage) -> str | None:
+        if usage.total_tokens > max_tokens:
+            return f"{usage.total_tokens:,} tokens used, the budget is {max_tokens:,}"
+        return None
+
+    return check
+
+
+def child_tools(tools: ToolSet, *, read_only: bool = True) -> ToolSet:
+    """The tools a child gets from its parent's ``tools``, in the parent's order.
+
+    Never ``task`` itself nor ``ask_user`` (``NO_CHILD_TOOLS``); with ``read_only`` (the
+    default), only the tools chapter 12's ``is_read_only`` says change nothing.
+    """
+    raise Todo("ch21", "the parent's tools minus NO_CHILD_TOOLS, and only read-only ones if asked")
+
+
+def outcome(agent_id: str, finished: RunFinished, over_budget: str | None) -> ToolOutput:
+    """The ``task`` result for a child that ended with ``finished``.
+
+    ``done`` gives the child's last text (or a note that it had none). Anything else is an
+    error result naming the child, why it stopped, after how many steps, and its last text:
+    over its budget (``over_budget`` says why), or any other ``Finish``.
+    """
+    raise Todo(
+        "ch21",
+        "DONE: the text; else an error naming the child, the reason, steps, last text",
+    )
+
+
+class TaskTool(ArgumentsTool[TaskArguments]):
+    """The ``task`` tool: runs one child agent per call and returns its answer.
+
+    Build it, add it to the parent's tools, build the parent, then ``bind(parent)``: the
+    child takes the parent's provider, gate, observers and concurrency at call time, so a
+    gate set after ``bind`` (``guard``) applies to the children too.
+    """
+
+    name = TASK
+    description = (
+        "Hand a self-contained task to a subagent: a fresh agent with its own context and "
+        "read-only tools, which works on its own and reports back. Use it for searches and "
+        "investigations whose details you do not need to keep; several task calls in one "
+        "turn run at the same time. The result is the subagent's final report."
+    )
+    Arguments = TaskArguments
+
+    def __init__(
+        self,
+        *,
+        max_steps: int = DEFAULT_CHILD_STEPS,
+        budget: Budget | None = None,
+        read_only: bool = True,
+        system: str = CHILD_PROMPT,
+    ) -> None:
+        """Children of at most ``max_steps`` steps, stopped when ``budget`` says so.
+
+        ``read_only=False`` gives children the parent's changing tools too (and makes this
+        tool not read-only, so its calls run one at a time).
+        """
+        if max_steps < 1:
+            raise ValueError(f"max_steps must be at least 1, not {max_steps}")
+        self.max_steps = max_steps
+        self.budget = budget
+        self.read_only = read_only
+        """Chapter 12's flag: calls of this tool may run side by side when it is true."""
+        self.system = system
+        self.parent: Agent | None = None
+        self.started = 0
+        """How many children this tool has started; the next one is ``task-{started + 1}``."""
+
+    def bind(self, parent: Agent) -> None:
+        """Make ``parent`` the agent whose provider, gate and observers children share."""
+        self.parent = parent
+
+    def spawn(self, parent: Agent) -> tuple[str, Agent]:
+        """A new child of ``parent`` and its id, ``task-1``, ``task-2``, ... in start order.
+
+        The child has ``child_tools``, this tool's ``system`` prompt and ``max_steps``, the
+        parent's provider, gate and ``concurrent`` flag, and one observer: it hands each event
+        to the parent's observers as ``SubagentEvent(agent_id, event)``.
+        """
+        raise Todo(
+            "ch21",
+            "count the child, build an Agent sharing provider and gate, wrap its events",
+        )
+
+    async def call(self, args: TaskArguments) -> ToolOutput:
+        """Run a child on ``args.prompt`` to the end; its answer, or an error result.
+
+        The budget is checked after every step (each ``StepUsage``); over it, the child is
+        cancelled. An exception from the child is an error result; cancelling this call
+        cancels the child, and ``CancelledError`` goes on up.
+        """
+        raise Todo("ch21", "spawn, watch usage against the budget, run, turn the end into a result")
+
+
+def subagent_events(events: Iterable[object], agent_id: str) -> list[Event]:
+    """The events of ``events`` that child ``agent_id`` reported, unwrapped, in order."""
+    return [e.event for e in events if isinstance(e, SubagentEvent) and e.agent_id == agent_id]
