@@ -199,7 +199,7 @@ def skills_section(skills: Sequence[Skill]) -> str:
 # --8<-- [end:section]
 
 
-# --8<-- [start:tool]
+# --8<-- [start:tool-arguments]
 class SkillArguments(ToolArguments):
     """Which skill to load, and optionally which file beside its ``SKILL.md``."""
 
@@ -213,6 +213,10 @@ class SkillArguments(ToolArguments):
     )
 
 
+# --8<-- [end:tool-arguments]
+
+
+# --8<-- [start:beside]
 def beside(skill: Skill, file: str) -> Path:
     """The file ``file`` names in ``skill``'s folder; ``SkillError`` if it would leave it.
 
@@ -226,6 +230,7 @@ def beside(skill: Skill, file: str) -> Path:
         raise SkillError(f"{file!r} is not a file inside the skill {skill.name!r}")
     return target
     # endregion
+# --8<-- [end:beside]
 
 
 def listing(skill: Skill) -> list[str]:
@@ -238,6 +243,7 @@ def listing(skill: Skill) -> list[str]:
     )
 
 
+# --8<-- [start:tool]
 class SkillTool(ArgumentsTool[SkillArguments]):
     """The ``skill`` tool: loads a skill's instructions, or a file beside them, on request."""
 

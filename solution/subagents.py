@@ -130,6 +130,7 @@ def outcome(agent_id: str, finished: RunFinished, over_budget: str | None) -> To
 
 
 # --8<-- [start:task-tool]
+# --8<-- [start:task-head]
 class TaskTool(ArgumentsTool[TaskArguments]):
     """The ``task`` tool: runs one child agent per call and returns its answer.
 
@@ -174,7 +175,9 @@ class TaskTool(ArgumentsTool[TaskArguments]):
     def bind(self, parent: Agent) -> None:
         """Make ``parent`` the agent whose provider, gate and observers children share."""
         self.parent = parent
+    # --8<-- [end:task-head]
 
+    # --8<-- [start:spawn]
     def spawn(self, parent: Agent) -> tuple[str, Agent]:
         """A new child of ``parent`` and its id, ``task-1``, ``task-2``, ... in start order.
 
@@ -203,7 +206,9 @@ class TaskTool(ArgumentsTool[TaskArguments]):
         )
         return agent_id, child
         # endregion
+    # --8<-- [end:spawn]
 
+    # --8<-- [start:call]
     async def call(self, args: TaskArguments) -> ToolOutput:
         """Run a child on ``args.prompt`` to the end; its answer, or an error result.
 
@@ -238,6 +243,7 @@ class TaskTool(ArgumentsTool[TaskArguments]):
             )
         return outcome(agent_id, finished, over_budget[0] if over_budget else None)
         # endregion
+    # --8<-- [end:call]
 # --8<-- [end:task-tool]
 
 

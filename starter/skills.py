@@ -150,6 +150,8 @@ class SkillArguments(ToolArguments):
     )
 
 
+
+
 def beside(skill: Skill, file: str) -> Path:
     """The file ``file`` names in ``skill``'s folder; ``SkillError`` if it would leave it.
 
