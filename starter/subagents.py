@@ -18,8 +18,14 @@ several of them at the same time.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import shutil
+import subprocess
+import tempfile
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -35,6 +41,9 @@ if TYPE_CHECKING:
 
 TASK = "task"
 """The tool's name, as the model calls it."""
+
+GIT_TIMEOUT = 30.0
+"""Seconds one git command of ``WorktreeTaskTool`` may take."""
 
 DEFAULT_CHILD_STEPS = 10
 """How many provider calls a child may make when the ``TaskTool`` is not told otherwise."""
@@ -176,3 +185,85 @@ class TaskTool(ArgumentsTool[TaskArguments]):
 def subagent_events(events: Iterable[object], agent_id: str) -> list[Event]:
     """The events of ``events`` that child ``agent_id`` reported, unwrapped, in order."""
     return [e.event for e in events if isinstance(e, SubagentEvent) and e.agent_id == agent_id]
+
+
+class WorktreeError(Exception):
+    """git could not make, read or remove a child's worktree; the message is git's."""
+
+
+def git(repo: Path, *arguments: str) -> str:
+    """The output of ``git -C repo ARGUMENTS``; ``WorktreeError`` with git's words if it fails."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(repo), *arguments],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=GIT_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        raise WorktreeError(f"git {arguments[0]} failed: {error}") from None
+    if done.returncode != 0:
+        raise WorktreeError(f"git {arguments[0]} failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+class WorktreeTaskTool(TaskTool):
+    """A ``task`` tool whose children may edit, each in a fresh ``git worktree`` of ``repo``.
+
+    The worktree is a detached checkout of ``HEAD`` in a scratch folder. The child's tools are
+    ``make_tools(worktree)`` (say ``lambda root: default_tools(root)``), minus
+    ``NO_CHILD_TOOLS``. When the child ends, whatever it changed (new files too) comes back
+    after its answer as a diff against ``HEAD``, and the worktree is removed, whether the child
+    succeeded, failed or was cancelled. Nothing is applied to ``repo``: the parent's model
+    decides what to do with the diff. Its calls run one at a time (it is not read-only).
+    """
+
+    def __init__(
+        self, repo: Path, make_tools: Callable[[Path], ToolSet], **options: Any
+    ) -> None:
+        """Children that work in worktrees of ``repo`` with the tools ``make_tools`` builds."""
+        super().__init__(read_only=False, **options)
+        self.repo = repo
+        self.make_tools = make_tools
+        self.worktree: Path | None = None
+        """The worktree of the child running now (calls of this tool never overlap)."""
+
+    def spawn(self, parent: Agent) -> tuple[str, Agent]:
+        """Chapter 21's child, with tools rooted in the current worktree instead of the parent's."""
+        agent_id, child = super().spawn(parent)
+        assert self.worktree is not None, "spawn runs inside call, which made the worktree"
+        child.tools = child_tools(self.make_tools(self.worktree), read_only=False)
+        return agent_id, child
+
+    async def call(self, args: TaskArguments) -> ToolOutput:
+        """Make a worktree, run the child in it, hand back its answer and its diff, clean up."""
+        scratch = Path(tempfile.mkdtemp(prefix="claw-task-"))
+        tree = scratch / "worktree"
+        try:
+            await asyncio.to_thread(
+                git, self.repo, "worktree", "add", "--detach", str(tree), "HEAD"
+            )
+        except WorktreeError as error:
+            shutil.rmtree(scratch, ignore_errors=True)
+            return ToolOutput.error(f"no worktree for the subagent: {error}")
+        self.worktree = tree
+        try:
+            output = await super().call(args)
+            await asyncio.to_thread(git, tree, "add", "--all")
+            diff = await asyncio.to_thread(git, tree, "diff", "--cached", "HEAD")
+        except WorktreeError as error:
+            return ToolOutput.error(f"the subagent's changes could not be read: {error}")
+        finally:
+            # Synchronous on purpose: this also runs while the call is being cancelled.
+            self.worktree = None
+            with contextlib.suppress(WorktreeError):
+                git(self.repo, "worktree", "remove", "--force", str(tree))
+            shutil.rmtree(scratch, ignore_errors=True)
+        changes = (
+            f"\n\nThe subagent's changes, as a diff against HEAD (not applied):\n{diff}"
+            if diff
+            else "\n\nThe subagent changed no file."
+        )
+        return ToolOutput(content=output.content + changes, is_error=output.is_error)

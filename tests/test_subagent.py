@@ -7,6 +7,7 @@ cancelled parent cancelling its child, and the real ``claw`` command delegating 
 """
 
 import asyncio
+import subprocess
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,13 @@ from claw.loop import Agent
 from claw.mock import ProviderCall
 from claw.registry import batches, default_tools
 from claw.streaming import MockStreamProvider, StreamEvent, collect
-from claw.subagents import CHILD_PROMPT, TaskTool, child_tools, token_budget
+from claw.subagents import (
+    CHILD_PROMPT,
+    TaskTool,
+    WorktreeTaskTool,
+    child_tools,
+    token_budget,
+)
 from claw.tools.ask import AskUserTool, no_one_to_ask
 from claw.types import (
     AssistantTurn,
@@ -38,6 +45,8 @@ from claw.types import (
 from clawbook.harness.loopback import LoopbackServer
 
 PARENT = "Find where the config is read."
+LOOKING = ("read", "glob", "grep", "list_dir", "web_fetch")
+"""Chapter 12's read-only tools, in the order ``default_tools`` gives them."""
 
 
 # ------------------------------------------------------------------ helpers
@@ -179,12 +188,9 @@ def test_subagent_child_tools_are_the_read_only_ones_never_task_nor_ask_user(
     tools.add(AskUserTool(no_one_to_ask))
     tools.add(TaskTool())
 
-    assert child_tools(tools).names == ("read", "glob", "grep", "list_dir", "web_fetch")
+    assert child_tools(tools).names == LOOKING
     assert child_tools(tools, read_only=False).names == (
-        "read",
-        "glob",
-        "grep",
-        "list_dir",
+        *LOOKING[:4],
         "write",
         "edit",
         "apply_patch",
@@ -478,3 +484,101 @@ def test_subagent_claw_command_delegates_a_search_and_gets_the_answer(
     assert {"read", "grep", "glob", "list_dir"} <= offered
     assert not offered & {"task", "write", "edit", "bash", "ask_user"}
     assert "app.py:1" in str(server.requests[2].json["messages"][-1]["content"])
+
+
+# ------------------------------------------------------------------ a child that edits, isolated
+
+
+def make_repo(path: Path) -> Path:
+    path.mkdir()
+    for command in (
+        ["init", "-q"],
+        ["config", "user.email", "t@example.com"],
+        ["config", "user.name", "T"],
+    ):
+        subprocess.run(["git", "-C", str(path), *command], check=True)
+    (path / "a.txt").write_text("one\n")
+    subprocess.run(["git", "-C", str(path), "add", "a.txt"], check=True)
+    subprocess.run(["git", "-C", str(path), "commit", "-qm", "start"], check=True)
+    return path
+
+
+def worktrees(repo: Path) -> list[str]:
+    listing = subprocess.run(
+        ["git", "-C", str(repo), "worktree", "list", "--porcelain"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return [line for line in listing.splitlines() if line.startswith("worktree ")]
+
+
+def same_changes_by_hand(repo: Path, where: Path) -> str:
+    """The diff git itself makes of the child's two changes, in a clone of ``repo``."""
+    subprocess.run(["git", "clone", "-q", str(repo), str(where)], check=True)
+    (where / "b.txt").write_text("two\n")
+    (where / "a.txt").write_text("uno\n")
+    subprocess.run(["git", "-C", str(where), "add", "--all"], check=True)
+    return subprocess.run(
+        ["git", "-C", str(where), "diff", "--cached", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+async def test_subagent_worktree_child_edits_its_own_checkout_and_the_diff_comes_back(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    provider = Routed(
+        {
+            PARENT: [AssistantTurn(tool_calls=[task("Add b.txt.")]), "Got the diff."],
+            "Add b.txt.": [
+                uses("write", path="b.txt", content="two\n"),
+                uses("bash", "c2", command="sed -i s/one/uno/ a.txt"),
+                "Added b.txt, changed a.txt.",
+            ],
+        }
+    )
+    tool = WorktreeTaskTool(repo, lambda root: default_tools(root))
+    parent = parent_with(provider, tool)
+
+    finished = await parent.run(PARENT)
+
+    assert finished.reason == Finish.DONE
+    [result] = results(parent)
+    assert not result.is_error
+    assert result.content.startswith(
+        "Added b.txt, changed a.txt.\n\nThe subagent's changes, as a diff against HEAD"
+    )
+    assert result.content.endswith(":\n" + same_changes_by_hand(repo, tmp_path / "oracle"))
+    assert not (repo / "b.txt").exists() and (repo / "a.txt").read_text() == "one\n"
+    assert worktrees(repo) == [f"worktree {repo.resolve()}"]
+    child = next(c for p, c in provider.calls if p == "Add b.txt.")
+    assert {"write", "bash"} <= set(child.tool_names) and "task" not in child.tool_names
+
+
+async def test_subagent_worktree_is_removed_when_the_child_fails_and_needs_a_repository(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    provider = Routed(
+        {PARENT: [AssistantTurn(tool_calls=[task("Nothing.")]), "Ok."], "Nothing.": []}
+    )
+    parent = parent_with(provider, WorktreeTaskTool(repo, lambda root: default_tools(root)))
+
+    await parent.run(PARENT)
+
+    [result] = results(parent)
+    assert result.is_error
+    assert result.content.startswith("subagent task-1 failed: MockProviderExhausted")
+    assert result.content.endswith("The subagent changed no file.")
+    assert worktrees(repo) == [f"worktree {repo.resolve()}"]
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    lonely = WorktreeTaskTool(plain, lambda root: default_tools(root))
+    lonely.bind(parent)
+    output = await lonely.run({"description": "x", "prompt": "Nothing."})
+    assert output.is_error and output.content.startswith("no worktree for the subagent: ")
