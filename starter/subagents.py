@@ -23,7 +23,7 @@ import contextlib
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -180,11 +180,6 @@ class TaskTool(ArgumentsTool[TaskArguments]):
         cancels the child, and ``CancelledError`` goes on up.
         """
         raise Todo("ch21", "spawn, watch usage against the budget, run, turn the end into a result")
-
-
-def subagent_events(events: Iterable[object], agent_id: str) -> list[Event]:
-    """The events of ``events`` that child ``agent_id`` reported, unwrapped, in order."""
-    return [e.event for e in events if isinstance(e, SubagentEvent) and e.agent_id == agent_id]
 
 
 class WorktreeError(Exception):
