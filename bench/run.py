@@ -22,7 +22,10 @@ from rich.console import Console
 from rich.table import Table
 
 from . import (
+    anthropic_sse,
     bash_overhead,
+    context_compaction,
+    cost_overhead,
     feedback,
     grade,
     grep_memory,
@@ -37,6 +40,7 @@ from .common import Result
 
 BENCHMARKS: list[tuple[str, Callable[[bool], Result | list[Result]]]] = [
     ("sse_throughput", sse_throughput.run),
+    ("anthropic_sse", anthropic_sse.run),
     ("loop_overhead", loop_overhead.run),
     ("stream_latency", stream_latency.run),
     ("feedback", feedback.run),
@@ -45,7 +49,9 @@ BENCHMARKS: list[tuple[str, Callable[[bool], Result | list[Result]]]] = [
     ("grep_memory", grep_memory.run),
     ("bash_overhead", bash_overhead.run),
     ("parallel_tools", parallel_tools.run),
+    ("cost_overhead", cost_overhead.run),
     ("grade", grade.run),
+    ("context_compaction", context_compaction.run),
 ]
 """Each benchmark's key and its ``run(quick)`` function (one result, or several), in order."""
 

@@ -176,6 +176,8 @@ class Finish(StrEnum):
     """Calls were refused by the permission rules and the run was ended (chapter 13)."""
     PLAN_PENDING = "plan_pending"
     """The model finished a plan that waits for the user's approval (chapter 16)."""
+    BUDGET = "budget"
+    """The next call would take the session past its cost budget (chapter 17)."""
 
     @classmethod
     def after(cls, stop_reason: StopReason) -> Finish:

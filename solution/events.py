@@ -78,7 +78,23 @@ class RunFinished:
     usage: TokenUsage
 
 
-LoopEvent = AssistantText | StepUsage | ToolCalled | ToolResult | RunFinished
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    """The history was made smaller before a request (chapter 18), or on demand."""
+
+    removed: int
+    """Messages replaced by the one summary message (0 when only tool results were trimmed)."""
+    kept: int
+    """Messages in the history afterwards, the summary included."""
+    tokens_before: int
+    """The estimated prompt tokens of the history before."""
+    tokens_after: int
+    """The estimated prompt tokens of the history after."""
+    trimmed: int = 0
+    """Tool results whose middle was cut out, before any summary was asked for."""
+
+
+LoopEvent = AssistantText | StepUsage | ToolCalled | ToolResult | RunFinished | Compacted
 """What the loop itself reports about a step."""
 
 

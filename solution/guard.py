@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .control import After, Check, Controls
 from .display import arguments_text, terminal_text
@@ -26,10 +26,13 @@ from .permissions import Approval, Approver, Decision, Mode, Permissions
 from .plan import EXIT_PLAN_MODE, PlanMode, PlanState, plan_mode_message
 from .safety import SafetyChecks
 from .search_guard import guard_searches
-from .settings_file import SETTINGS_FILE, SettingsError, read_settings
+from .settings_file import LOCAL_SETTINGS_FILE, SETTINGS_FILE, SettingsError, read_settings
 from .terminal import ReadLine, echo_answer, read_stdin_line
 from .tools.web_fetch import WebFetchTool
 from .types import ToolCall, ToolOutput
+
+if TYPE_CHECKING:
+    from .settings import Settings
 
 ANSWERS = {
     "y": Approval.ONCE,
@@ -145,6 +148,7 @@ def guard(
     mode: Mode = Mode.DEFAULT,
     approve: Approver | None = None,
     trusted: bool = True,
+    settings: Settings | None = None,
 ) -> Guarded:
     """Put chapters 13-16 in front of ``agent``'s tools in the project ``root``: its new gate.
 
@@ -156,14 +160,20 @@ def guard(
     not ``trusted`` (``trust.py``), only its deny and ask rules are used, not its allow rules
     and hooks. Raises ``BadSettings`` when that file is wrong: better to stop than to run
     without the rules it meant to set.
+
+    Chapter 17's ``claw`` passes ``settings``, its layered settings (already without what an
+    untrusted folder may not set): then the rules and hooks come from them, and approvals
+    for the project go to the personal ``.claw/settings.local.json``.
     """
+    if settings is not None:
+        return guard_with(agent, root, mode, approve, settings)
     path = root / SETTINGS_FILE
     try:
-        settings = read_settings(path)
+        data = read_settings(path)
     except SettingsError as error:
         raise BadSettings(str(error)) from error
     try:
-        hooks = Hooks.from_settings(settings.get("hooks", {}) if trusted else {}, root)
+        hooks = Hooks.from_settings(data.get("hooks", {}) if trusted else {}, root)
         permissions = Permissions.for_project(
             root,
             mode=Mode.DEFAULT if mode is Mode.PLAN else mode,
@@ -174,6 +184,35 @@ def guard(
             permissions.rules[Decision.ALLOW] = []
     except (ValueError, KeyError, TypeError, AttributeError) as error:  # RuleError too
         raise BadSettings(f"{path}: {error}") from error
+    return assemble(agent, root, mode, permissions, hooks)
+
+
+def guard_with(
+    agent: Agent, root: Path, mode: Mode, approve: Approver | None, settings: Settings
+) -> Guarded:
+    """``guard`` with the rules and hooks of chapter 17's layered ``settings``."""
+    try:
+        hooks = Hooks.from_settings(settings.hooks, root)
+        permissions = Permissions(
+            root,
+            allow=settings.permissions.allow,
+            ask=settings.permissions.ask,
+            deny=settings.permissions.deny,
+            mode=Mode.DEFAULT if mode is Mode.PLAN else mode,
+            approve=approve,
+            settings=root / LOCAL_SETTINGS_FILE,
+            agent=agent,
+        )
+    except (ValueError, KeyError, TypeError, AttributeError) as error:  # RuleError too
+        where = "claw config --explain permissions shows where it is set"
+        raise BadSettings(f"settings: {error} ({where})") from error
+    return assemble(agent, root, mode, permissions, hooks)
+
+
+def assemble(
+    agent: Agent, root: Path, mode: Mode, permissions: Permissions, hooks: Hooks
+) -> Guarded:
+    """Chain plan mode, the safety checks, the hooks and ``permissions`` into ``agent``'s gate."""
     # web_fetch's redirects: every hop is decided by the rules too, not only the first URL.
     fetch = agent.tools.get("web_fetch")
     if isinstance(fetch, WebFetchTool):

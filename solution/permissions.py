@@ -32,7 +32,7 @@ import httpx
 import pathspec
 
 from .agent import Finish
-from .settings_file import SETTINGS_FILE, add_rule, permission_rules
+from .settings_file import LOCAL_SETTINGS_FILE, SETTINGS_FILE, add_rule, permission_rules
 from .tools.patch import (
     ADD,
     DELETE,
@@ -939,9 +939,10 @@ class Permissions:
         """Rules for the project in ``root``.
 
         ``approve`` asks the user (none: a call that needs approval is refused). ``settings``
-        is the project's settings file, where "always for this project" answers go (default:
-        ``root/.claw/settings.json``). After ``max_denials`` refused calls, ``agent`` is asked
-        to end its run with ``Finish.PERMISSION_DENIALS``.
+        is the settings file where "always for this project" answers go (default:
+        ``root/.claw/settings.json``; the ``claw`` command of chapter 17 passes the personal
+        ``root/.claw/settings.local.json``, which git ignores). After ``max_denials`` refused
+        calls, ``agent`` is asked to end its run with ``Finish.PERMISSION_DENIALS``.
         """
         self.root = Path(root)
         self.rules = {
@@ -963,8 +964,14 @@ class Permissions:
 
     @classmethod
     def for_project(cls, root: Path | str, **options: object) -> Permissions:
-        """Permissions with the rules of ``root/.claw/settings.json`` (if the file exists)."""
+        """Permissions with the rules of the project's two settings files (those that exist).
+
+        ``root/.claw/settings.json``, and its personal neighbour ``settings.local.json``, where
+        the ``claw`` command saves approvals (chapter 17).
+        """
         lists = permission_rules(Path(root) / SETTINGS_FILE)
+        for name, rules in permission_rules(Path(root) / LOCAL_SETTINGS_FILE).items():
+            lists[name] += [rule for rule in rules if rule not in lists[name]]
         return cls(root, **lists, **options)  # type: ignore[arg-type]
     # --8<-- [end:init]
 

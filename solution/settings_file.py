@@ -5,8 +5,10 @@ The file is JSON, shaped like Claude Code's ``.claude/settings.json``::
     {"permissions": {"allow": ["Bash(git *)"], "ask": [], "deny": ["Read(./.env)"]}}
 
 Chapter 13 reads the three lists and, when the user approves a call "always for this
-project", appends an allow rule. Chapter 17 grows this file into claw's full settings; other
-keys are kept as they are.
+project", appends an allow rule to the project's personal file, ``.claw/settings.local.json``,
+which claw adds to the project's ``.gitignore`` when it first writes it (your approvals are
+yours, not the team's). Chapter 17 grows these files into claw's layered settings
+(``settings.py``); other keys are kept as they are.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from .tools.write import atomic_write
 
 SETTINGS_FILE = Path(".claw") / "settings.json"
 """Where a project keeps its settings, relative to the project's root."""
+
+LOCAL_SETTINGS_FILE = Path(".claw") / "settings.local.json"
+"""Where a project keeps the user's own settings and approvals, relative to its root."""
 
 LISTS = ("allow", "ask", "deny")
 """The three rule lists under ``"permissions"``."""
@@ -69,6 +74,8 @@ def add_rule(path: Path, list_name: str, rule: str) -> None:
     """
     if list_name not in LISTS:
         raise ValueError(f"list_name must be one of {', '.join(LISTS)}, not {list_name!r}")
+    if path.name == LOCAL_SETTINGS_FILE.name and not path.exists():
+        ignore_in_git(path)
     # region ch13: read the settings (or {}), append the rule once, write it with atomic_write
     # more: data.setdefault("permissions", {}).setdefault(list_name, []); mkdir(parents=True)
     data = read_settings(path)
@@ -82,3 +89,26 @@ def add_rule(path: Path, list_name: str, rule: str) -> None:
     atomic_write(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
     # endregion
 # --8<-- [end:add-rule]
+
+
+# --8<-- [start:ignore]
+def ignore_in_git(path: Path) -> None:
+    """Add ``path``, the personal ``ROOT/.claw/settings.local.json``, to ``ROOT/.gitignore``.
+
+    Not when a line there already names it. The ``.gitignore`` is created if missing; a file
+    without a final newline gets one first.
+    """
+    root = path.parent.parent
+    entry = path.relative_to(root).as_posix()
+    ignore = root / ".gitignore"
+    try:
+        text = ignore.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    if any(line.strip().lstrip("/") == entry for line in text.splitlines()):
+        return
+    if text and not text.endswith("\n"):
+        text += "\n"
+    root.mkdir(parents=True, exist_ok=True)
+    atomic_write(ignore, (text + entry + "\n").encode("utf-8"))
+# --8<-- [end:ignore]

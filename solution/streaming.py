@@ -26,7 +26,15 @@ from typing import Any, Protocol, runtime_checkable
 
 from .errors import MalformedResponseError, ResponseTooLargeError, StreamError
 from .mock import MockProviderExhausted, ProviderCall, as_turn
-from .types import AssistantTurn, Message, StopReason, TokenUsage, ToolCall, ToolDefinition
+from .types import (
+    AssistantTurn,
+    Message,
+    ProviderBlock,
+    StopReason,
+    TokenUsage,
+    ToolCall,
+    ToolDefinition,
+)
 
 
 # --8<-- [start:events]
@@ -75,7 +83,18 @@ class Done:
     stop_reason: StopReason
 
 
-StreamEvent = TextDelta | ReasoningDelta | ToolCallStart | ToolCallDelta | UsageUpdate | Done
+# --8<-- [start:block-done]
+@dataclass(frozen=True, slots=True)
+class BlockDone:
+    """A block only its provider understands is complete, to be kept verbatim (chapter 24)."""
+
+    block: ProviderBlock
+# --8<-- [end:block-done]
+
+
+StreamEvent = (
+    TextDelta | ReasoningDelta | ToolCallStart | ToolCallDelta | UsageUpdate | Done | BlockDone
+)
 """Anything a streaming provider reports while a turn is being generated."""
 # --8<-- [end:events]
 
@@ -381,6 +400,8 @@ class StreamAccumulator:
         self.usage = TokenUsage()
         """The usage reported so far."""
         self.stop_reason: StopReason | None = None
+        self.blocks: list[ProviderBlock] = []
+        """Blocks kept verbatim for the provider (chapter 24's signed thinking)."""
         """Why the model stopped, once a ``Done`` event has arrived."""
 
     @property
@@ -397,6 +418,11 @@ class StreamAccumulator:
     # --8<-- [start:accumulator-add]
     def add(self, event: StreamEvent) -> None:
         """Take one event into account."""
+        # --8<-- [start:add-block]
+        if isinstance(event, BlockDone):  # chapter 24: a provider's block, kept whole
+            self.blocks.append(event.block)
+            return
+        # --8<-- [end:add-block]
         # region ch05a: one case per event type; pieces of tool calls are filed by their index
         # more: a start at an unused index, or with a different id, is a new PartialToolCall
         match event:
@@ -433,8 +459,19 @@ class StreamAccumulator:
         """The finished turn. Raises ``StreamError`` if no ``Done`` event arrived.
 
         A turn cut off by the token limit (``MAX_TOKENS``) keeps its text but drops its tool
-        calls, whose arguments are almost certainly incomplete.
+        calls, whose arguments are almost certainly incomplete. Blocks kept for the provider
+        (chapter 24) ride along in ``provider_blocks``.
         """
+        # --8<-- [start:turn-blocks]
+        if self.blocks:
+            # Chapter 5a's assembly below knows nothing of them: run it without, then attach.
+            blocks, self.blocks = self.blocks, []
+            try:
+                turn = self.turn(model)
+            finally:
+                self.blocks = blocks
+            return turn.model_copy(update={"provider_blocks": tuple(blocks)})
+        # --8<-- [end:turn-blocks]
         # region ch05a: no Done is an error; a cut-off turn runs no calls; calls mean TOOL_USE
         # more: parse_arguments per call in start order; id-less is f"call_{n}"; a seen id raises
         if self.stop_reason is None:

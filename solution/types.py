@@ -99,6 +99,22 @@ class CacheControl(_Frozen):
 # --8<-- [end:cache-control]
 
 
+# --8<-- [start:provider-block]
+class ProviderBlock(_Frozen):
+    """A piece of a turn that only its provider understands, kept verbatim to be sent back.
+
+    Anthropic's ``thinking`` blocks carry a ``signature`` that the API checks when the block
+    comes back (chapter 24): claw keeps the whole block as ``data``, untouched, and only the
+    provider named by ``provider`` ever reads it. Other providers leave it out.
+    """
+
+    provider: str = Field(min_length=1)
+    """The provider that made the block and alone may receive it (``"anthropic"``)."""
+    data: dict[str, Any]
+    """The block exactly as the provider sent it."""
+# --8<-- [end:provider-block]
+
+
 # --8<-- [start:message-base]
 class Message(_Frozen):
     """Any message of a conversation: the base of the five message classes, and their union.
@@ -175,6 +191,7 @@ class Message(_Frozen):
         tool_calls: Iterable[ToolCall] = (),
         reasoning_content: str = "",
         cache_control: CacheControl | None = None,
+        provider_blocks: Iterable[ProviderBlock] = (),
     ) -> AssistantMessage:
         """What the model said, the tools it called, and how a reasoning model got there."""
         return AssistantMessage(
@@ -182,6 +199,7 @@ class Message(_Frozen):
             tool_calls=tuple(tool_calls),
             reasoning_content=reasoning_content,
             cache_control=cache_control,
+            provider_blocks=tuple(provider_blocks),
         )
 
     @classmethod
@@ -248,6 +266,8 @@ class AssistantMessage(Message):
     reasoning_content: str = ""
     """A reasoning model's thinking, apart from ``content``; empty if there was none."""
     cache_control: CacheControl | None = None
+    provider_blocks: tuple[ProviderBlock, ...] = ()
+    """Blocks kept verbatim for the provider that sent them (Anthropic's signed thinking)."""
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -322,6 +342,8 @@ class TokenUsage(_Frozen):
     """Of ``input_tokens``, how many were read from the provider's prompt cache."""
     reasoning_tokens: int = Field(default=0, ge=0)
     """Of ``output_tokens``, how many the model spent reasoning before it answered."""
+    cache_write_tokens: int = Field(default=0, ge=0)
+    """Of ``input_tokens``, how many were written to the prompt cache (Anthropic bills them)."""
     cost: Decimal | None = Field(default=None, ge=0, description="US dollars, as reported")
 
     @property
@@ -339,6 +361,7 @@ class TokenUsage(_Frozen):
             output_tokens=self.output_tokens + other.output_tokens,
             cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cost=cost,
         )
 # --8<-- [end:usage]
@@ -361,6 +384,8 @@ class AssistantTurn(_Frozen):
     model: str | None = None
     reasoning: str = ""
     """What a reasoning model thought before it answered; empty for other models."""
+    provider_blocks: tuple[ProviderBlock, ...] = ()
+    """Blocks the provider needs back verbatim on the next request (chapter 24)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -387,7 +412,10 @@ class AssistantTurn(_Frozen):
         The reasoning is kept: some providers need it back on the next request.
         """
         return Message.assistant(
-            self.text, tool_calls=self.tool_calls, reasoning_content=self.reasoning
+            self.text,
+            tool_calls=self.tool_calls,
+            reasoning_content=self.reasoning,
+            provider_blocks=self.provider_blocks,
         )
 # --8<-- [end:turn]
 

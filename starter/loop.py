@@ -8,8 +8,9 @@ outside. Tool output over a size limit is cut without splitting a character. And
 run ends, the history stays one a provider accepts: every tool call in it has a result.
 
 The loop is deliberately closed: later chapters add abilities as tools and providers, and
-watch or steer the run through three seams only: observers, a ``gate`` that may answer a
-tool call before it runs, and ``Agent.request_finish``.
+watch or steer the run through four seams only: observers, a ``gate`` that may answer a
+tool call before it runs, ``Agent.request_finish``, and a ``prepare`` that may shrink the
+history before each provider call.
 """
 
 from __future__ import annotations
@@ -130,6 +131,10 @@ class Interrupted(Exception):
 Gate = Callable[[ToolCall], Awaitable[ToolOutput | None]]
 """Looks at a tool call before it runs: ``None`` lets it run, a ``ToolOutput`` answers it."""
 
+Prepare = Callable[[list[Message]], Awaitable[Event | None]]
+"""Runs before each provider call with the history itself, which it may rewrite in place
+(chapter 18's compaction); returns an event that reports what it did, or ``None``."""
+
 
 @dataclass
 class RunState:
@@ -164,6 +169,8 @@ class Agent(AgentBase):
       answers the call instead, and the tool never runs.
     * ``request_finish(reason)``, called by a gate or a tool, ends the run with ``reason``
       (``PERMISSION_DENIALS``, ``PLAN_PENDING``) once the current step's calls are answered.
+    * ``prepare``, if given, is awaited with the history before each provider call, and may
+      replace its contents (chapter 18's compaction); the event it returns is reported.
     """
 
     def __init__(
@@ -177,10 +184,12 @@ class Agent(AgentBase):
         observers: Iterable[Observer] = (),
         gate: Gate | None = None,
         concurrent: bool = False,
+        prepare: Prepare | None = None,
     ) -> None:
         """An agent that streams from ``provider``, can use ``tools`` and keeps to ``limits``.
 
         ``concurrent=True`` runs consecutive read-only calls at the same time (chapter 12).
+        ``prepare`` runs before each provider call (chapter 18).
         """
         super().__init__(tools, system=system, context=context, max_turns=limits.max_steps)
         self.provider = provider
@@ -188,6 +197,7 @@ class Agent(AgentBase):
         self.sink = EventSink(observers)
         self.gate = gate
         self.concurrent = concurrent
+        self.prepare = prepare
         self._cancel_requested = asyncio.Event()
         self._finish_requested: Finish | None = None
 
@@ -236,6 +246,16 @@ class Agent(AgentBase):
             "ch07",
             "race the work against the cancel Event; cancel and await whichever loses",
         )
+
+    async def before_request(self) -> AsyncIterator[Event]:
+        """Before a provider call: let ``prepare`` (chapter 18) shrink the history; report it.
+
+        Nothing happens without a ``prepare``. It is raced against ``cancel()`` like the stream.
+        """
+        if self.prepare is not None:
+            event = await self.race(self.prepare(self.history))
+            if event is not None:
+                yield event
 
     async def execute(self, call: ToolCall) -> ToolOutput:
         """Answer one call: the gate may answer it instead of the tool; long output is cut."""

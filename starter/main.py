@@ -18,6 +18,11 @@ the key never goes over plain ``http`` except to this machine (``OpenRouterProvi
 
 The settings and instruction files a repository brings are used only once you trust the
 folder (``trust.py``): the first time, claw asks; ``--trust-project`` trusts it for one run.
+
+Chapter 17 layers the settings (``settings.py``: defaults, ``~/.claw/settings.json``, the
+project's two files, ``CLAW_*`` variables, these options), counts what each run costs
+(``cost.py``), keeps to ``--max-cost``, and prints a summary after each run; ``claw config``
+shows the settings in force and, with ``--explain KEY``, where each value came from.
 """
 
 from __future__ import annotations
@@ -27,18 +32,32 @@ import asyncio
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable, Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from .agent import Finish
+from .configure import (
+    USER_INSTRUCTIONS,
+    config_main,
+    configure,
+    rule_checker,
+    start_context,
+    start_costs,
+)
+from .cost import RunSummary
 from .display import arguments_text, one_line, terminal_text
 from .errors import ClawError
-from .events import AssistantText, Event, RunFinished, ToolCalled, ToolResult
-from .instructions import load_instructions
+from .events import AssistantText, Compacted, Event, RunFinished, ToolCalled, ToolResult
+from .instructions import format_instructions, load_instructions, read_instruction_file
 from .loop import Agent, Limits
 from .memory import MEMORY_FILE, MemoryStore
+from .preflight import PreflightAgent
 from .prompt import gather_environment, system_prompt
+from .providers.anthropic import ANTHROPIC_URL, AnthropicProvider
+from .providers.anthropic import API_KEY_VARIABLE as ANTHROPIC_KEY_VARIABLE
 from .providers.openrouter import API_KEY_VARIABLE, OPENROUTER_URL, OpenRouterProvider
 from .registry import assistant_tools, default_tools
 from .secrets_env import hide_secrets, secret
@@ -50,6 +69,7 @@ from .todo import Todo
 from .tools.ask import AskHandler, TerminalAsker
 from .tools.todo_write import TodoList
 from .trust import decide_trust
+from .types import DeveloperMessage
 
 if TYPE_CHECKING:
     from .guard import Guarded
@@ -62,6 +82,11 @@ DEFAULT_MODEL = "anthropic/claude-sonnet-4.5"
 BASE_URL_VARIABLE = "CLAW_BASE_URL"
 """The environment variable that sets the server, like ``--base-url``."""
 
+PROVIDERS = ("openrouter", "anthropic")
+"""The APIs ``--provider`` chooses from: chapter 5b's OpenAI format, chapter 24's Messages API."""
+PROVIDER_VARIABLE = "CLAW_PROVIDER"
+"""The environment variable that sets the provider, like ``--provider``."""
+
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions")
 """Chapter 13's ``Mode`` values. Named here, not imported, so that the command line of
 chapter 12's claw works while chapters 13 to 16 are still being written (or do not import)."""
@@ -72,14 +97,29 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="claw", description="Run claw, a coding agent, on the current directory."
     )
-    parser.add_argument("prompt", help="what you want done")
-    parser.add_argument("--model", default=DEFAULT_MODEL, help="an OpenRouter model id")
+    parser.add_argument("prompt", help="what you want done (claw config: see the settings)")
+    parser.add_argument("--model", help=f"an OpenRouter model id (default: {DEFAULT_MODEL})")
     parser.add_argument(
         "--base-url",
-        default=os.environ.get(BASE_URL_VARIABLE, OPENROUTER_URL),
         help=f"an OpenAI-compatible server (default: ${BASE_URL_VARIABLE} or OpenRouter)",
     )
-    parser.add_argument("--web", action="store_true", help="also give claw the web_fetch tool")
+    parser.add_argument(
+        "--provider",
+        choices=PROVIDERS,
+        default=os.environ.get(PROVIDER_VARIABLE, "openrouter"),
+        help=f"whose API to speak (chapter 24; default: ${PROVIDER_VARIABLE} or openrouter)",
+    )
+    parser.add_argument(
+        "--web", action="store_true", default=None, help="also give claw the web_fetch tool"
+    )
+    parser.add_argument(
+        "--max-cost", type=Decimal, help="end the run before the session spends more (US dollars)"
+    )
+    parser.add_argument(
+        "--summary",
+        choices=("line", "json", "off"),
+        help="the summary after each run: one line (default), one JSON object, or none",
+    )
     parser.add_argument(
         "--max-steps", type=int, default=None, help="end the run after this many model calls"
     )
@@ -91,7 +131,6 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--permission-mode",
         choices=PERMISSION_MODES,
-        default="default",
         help="what runs without asking (chapter 13); plan: plan first, change nothing (chapter 16)",
     )
     parser.add_argument(
@@ -100,6 +139,20 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="use this folder's settings, hooks and instructions in this run, without asking",
     )
     return parser.parse_args(argv)
+
+
+def anthropic_provider(model: str, base_url: str) -> AnthropicProvider:
+    """Chapter 24's provider for ``--provider anthropic``: Anthropic's model ids and URL.
+
+    The key comes from ``ANTHROPIC_API_KEY``; an OpenRouter model id (``anthropic/claude-...``)
+    loses its vendor prefix, and OpenRouter's URL, the default, becomes Anthropic's.
+    """
+    if base_url.rstrip("/") == OPENROUTER_URL:
+        base_url = ANTHROPIC_URL
+    model = model.removeprefix("anthropic/")
+    if model == DEFAULT_MODEL.removeprefix("anthropic/"):
+        model = "claude-sonnet-4-5"  # OpenRouter's claude-sonnet-4.5, in Anthropic's spelling
+    return AnthropicProvider(model, base_url=base_url, api_key=secret(ANTHROPIC_KEY_VARIABLE))
 
 
 def show(event: Event, out: TextIO) -> None:
@@ -113,13 +166,20 @@ def show(event: Event, out: TextIO) -> None:
     elif isinstance(event, ToolResult):
         mark = "✗" if event.is_error else "✓"
         out.write(f"  {mark} {event.name}: {one_line(event.output)}\n")
+    elif isinstance(event, Compacted):
+        out.write(
+            f"[context compacted: {event.tokens_before:,} → {event.tokens_after:,} tokens"
+            + (f", {event.removed} messages summarised" if event.removed else "")
+            + (f", {event.trimmed} tool results trimmed" if event.trimmed else "")
+            + "]\n"
+        )
     elif isinstance(event, RunFinished):
         out.write(f"[{event.reason} after {event.steps} step(s)]\n")
     out.flush()
 
 
 def build_agent(
-    provider: OpenRouterProvider,
+    provider: OpenRouterProvider | AnthropicProvider,
     cwd: Path,
     *,
     web: bool = False,
@@ -127,13 +187,16 @@ def build_agent(
     instructions: bool = True,
     warn: Callable[[str], None] | None = None,
     ask: AskHandler | None = None,
+    user_file: Path | None = None,
 ) -> Agent:
     """The agent ``claw`` runs: claw's tools in ``cwd``, chapter 8's prompt and instructions.
 
-    ``instructions=False`` leaves the project's instruction files out (an untrusted folder);
-    ``warn`` is told about an instruction file cut or left out. Chapter 20's tools come too:
-    ``ask_user`` asks through ``ask`` (default: a ``TerminalAsker`` on stderr), the memory is
-    ``~/.claw/memory.db`` seen from ``cwd``, and the todo list's changes go to the observers.
+    ``user_file`` is the user's own instruction file (``~/.claw/AGENTS.md``), read first;
+    ``instructions=False`` leaves the project's instruction files out (an untrusted folder),
+    but not the user's; ``warn`` is told about an instruction file cut or left out. Chapter
+    20's tools come too: ``ask_user`` asks through ``ask`` (default: a ``TerminalAsker`` on
+    stderr), the memory is ``~/.claw/memory.db`` seen from ``cwd``, and the todo list's
+    changes go to the observers.
     """
     tools = default_tools(cwd, web=web)
     todos = TodoList()
@@ -147,9 +210,14 @@ def build_agent(
     skills = discover_skills(roots, warn=warn) if roots else []
     if skills:
         tools.add(SkillTool(skills))
-    found = load_instructions(cwd, warn=warn) if instructions else None
+    found = load_instructions(cwd, user_file, warn=warn) if instructions else None
+    if not instructions and user_file is not None and user_file.is_file():
+        own = read_instruction_file(user_file)
+        if own.note is not None and warn is not None:
+            warn(own.note)
+        found = DeveloperMessage(content=format_instructions([own]))
     system = system_prompt(gather_environment(cwd), tools.definitions())
-    agent = Agent(
+    agent = PreflightAgent(
         provider,
         tools,
         system="\n\n".join([system, skills_section(skills)]) if skills else system,
@@ -183,26 +251,38 @@ async def run(
     cwd = Path.cwd()
     err = err or sys.stderr
     key = secret(API_KEY_VARIABLE)  # hidden by ``cli``, or still in the environment
-    async with OpenRouterProvider(
-        arguments.model, base_url=arguments.base_url, api_key=key
-    ) as provider:
-        trusted = await decide_trust(
-            cwd,
-            flag=arguments.trust_project,
-            read_line=read_line or read_stdin_line,
-            out=out,
-            err=err,
-        )
-        limits = Limits() if arguments.max_steps is None else Limits(arguments.max_steps)
+    trusted = await decide_trust(
+        cwd,
+        flag=arguments.trust_project,
+        read_line=read_line or read_stdin_line,
+        out=out,
+        err=err,
+    )
+    # chapter 17: the settings in force (a wrong layer stops claw here, before any request)
+    checker = None if arguments.unguarded else rule_checker()  # chapter 13's rule syntax
+    configured = configure(arguments, cwd, trusted=trusted, err=err, check_rule=checker)
+    settings = configured.settings
+    provider: OpenRouterProvider | AnthropicProvider
+    if arguments.provider == "anthropic":
+        provider = anthropic_provider(settings.model, settings.base_url)
+    else:
+        provider = OpenRouterProvider(settings.model, base_url=settings.base_url, api_key=key)
+    async with provider:
+        limits = Limits() if settings.max_steps is None else Limits(settings.max_steps)
         agent = build_agent(
             provider,
             cwd,
-            web=arguments.web,
+            web=settings.web,
             limits=limits,
             instructions=trusted,
             warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
             ask=TerminalAsker(err, read_line),
+            user_file=Path.home() / USER_INSTRUCTIONS,
         )
+        costs = None
+        if configured.loaded is not None:
+            costs = await start_costs(agent, settings, err=err)
+            start_context(agent, settings, provider, costs)
         guarded: Guarded | None = None
         if not arguments.unguarded:
             # Chapters 13-16 are imported only here: with --unguarded, claw runs (and chapter
@@ -210,16 +290,25 @@ async def run(
             from .guard import TerminalApprover, guard
             from .permissions import Mode
 
-            mode = Mode(arguments.permission_mode)
+            mode = Mode(settings.permissions.default_mode or "default")
             approve = TerminalApprover(out, read_line)
-            guarded = guard(agent, cwd, mode=mode, approve=approve, trusted=trusted)
+            layered = settings if configured.loaded is not None else None
+            guarded = guard(
+                agent, cwd, mode=mode, approve=approve, trusted=trusted, settings=layered
+            )
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, agent.cancel)
         hooks = guarded.hooks if guarded is not None else None
         try:
             prompt: str | None = arguments.prompt
             while prompt is not None:
+                started = time.monotonic()
                 finished = await run_once(agent, hooks, prompt, out, err)
+                if costs is not None and finished is not None and settings.summary != "off":
+                    seconds = time.monotonic() - started
+                    summary = RunSummary(finished, costs.tracker.last_run, settings.model, seconds)
+                    text = summary.json() if settings.summary == "json" else summary.line()
+                    print(text, file=err)
                 if finished is None or finished.reason != Finish.PLAN_PENDING:
                     return finished
                 assert guarded is not None, "only plan mode ends a run plan_pending"
@@ -271,6 +360,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     130 when Ctrl-C stopped claw before a run began (at the trust question, say). A stub of
     yours that claw needs raises ``Todo`` out of here (``cli`` says it politely).
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["config"]:  # chapter 17: claw config [--explain KEY]
+        return config_main(argv[1:])
     arguments = parse_arguments(argv)
     try:
         finished = asyncio.run(run(arguments, sys.stdout))

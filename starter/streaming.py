@@ -27,7 +27,15 @@ from typing import Any, Protocol, runtime_checkable
 from .errors import MalformedResponseError, ResponseTooLargeError, StreamError
 from .mock import MockProviderExhausted, ProviderCall, as_turn
 from .todo import Todo
-from .types import AssistantTurn, Message, StopReason, TokenUsage, ToolCall, ToolDefinition
+from .types import (
+    AssistantTurn,
+    Message,
+    ProviderBlock,
+    StopReason,
+    TokenUsage,
+    ToolCall,
+    ToolDefinition,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +83,16 @@ class Done:
     stop_reason: StopReason
 
 
-StreamEvent = TextDelta | ReasoningDelta | ToolCallStart | ToolCallDelta | UsageUpdate | Done
+@dataclass(frozen=True, slots=True)
+class BlockDone:
+    """A block only its provider understands is complete, to be kept verbatim (chapter 24)."""
+
+    block: ProviderBlock
+
+
+StreamEvent = (
+    TextDelta | ReasoningDelta | ToolCallStart | ToolCallDelta | UsageUpdate | Done | BlockDone
+)
 """Anything a streaming provider reports while a turn is being generated."""
 
 
@@ -238,6 +255,8 @@ class StreamAccumulator:
         self.usage = TokenUsage()
         """The usage reported so far."""
         self.stop_reason: StopReason | None = None
+        self.blocks: list[ProviderBlock] = []
+        """Blocks kept verbatim for the provider (chapter 24's signed thinking)."""
         """Why the model stopped, once a ``Done`` event has arrived."""
 
     @property
@@ -252,6 +271,9 @@ class StreamAccumulator:
 
     def add(self, event: StreamEvent) -> None:
         """Take one event into account."""
+        if isinstance(event, BlockDone):  # chapter 24: a provider's block, kept whole
+            self.blocks.append(event.block)
+            return
         raise Todo(
             "ch05a",
             "one case per event type; pieces of tool calls are filed by their index",
@@ -261,8 +283,17 @@ class StreamAccumulator:
         """The finished turn. Raises ``StreamError`` if no ``Done`` event arrived.
 
         A turn cut off by the token limit (``MAX_TOKENS``) keeps its text but drops its tool
-        calls, whose arguments are almost certainly incomplete.
+        calls, whose arguments are almost certainly incomplete. Blocks kept for the provider
+        (chapter 24) ride along in ``provider_blocks``.
         """
+        if self.blocks:
+            # Chapter 5a's assembly below knows nothing of them: run it without, then attach.
+            blocks, self.blocks = self.blocks, []
+            try:
+                turn = self.turn(model)
+            finally:
+                self.blocks = blocks
+            return turn.model_copy(update={"provider_blocks": tuple(blocks)})
         raise Todo(
             "ch05a",
             "no Done is an error; a cut-off turn runs no calls; calls mean TOOL_USE",

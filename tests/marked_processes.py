@@ -35,8 +35,13 @@ def marked(marker: str) -> list[int]:
     return found
 
 
-def assert_none_marked(marker: str, within: float = 1.0) -> None:
-    """No process with ``marker`` runs, at the latest ``within`` seconds from now."""
+def assert_none_marked(marker: str, within: float = 3.0) -> None:
+    """No process with ``marker`` runs, at the latest ``within`` seconds from now.
+
+    A process that was killed is gone in milliseconds on an idle machine; on a loaded one (CI
+    runs on two cores) it can take a second before the kernel has torn it down, so the bound is
+    generous. A process nobody killed is still there when it passes, and the test fails.
+    """
     deadline = time.monotonic() + within
     while (left := marked(marker)) and time.monotonic() < deadline:
         time.sleep(0.02)

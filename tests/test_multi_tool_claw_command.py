@@ -57,7 +57,8 @@ def test_multi_tool_claw_options_from_flags_and_environment(
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("CLAW_BASE_URL", raising=False)
     arguments = parse_arguments(["fix the bug"])
-    assert (arguments.prompt, arguments.base_url) == ("fix the bug", "https://openrouter.ai/api/v1")
+    # not given: None, and the settings decide (CLAW_BASE_URL, else OpenRouter; chapter 17)
+    assert (arguments.prompt, arguments.base_url) == ("fix the bug", None)
     assert not arguments.web and not arguments.unguarded
     monkeypatch.setenv("CLAW_BASE_URL", server.base_url)
     monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test")

@@ -168,6 +168,8 @@ class ChapterScore:
     total: int
     todo: int
     failing: int
+    stubs: bool = True
+    """Whether the chapter has stubs: a reading chapter's tests pass before anyone writes code."""
 
     @property
     def complete(self) -> bool:
@@ -214,8 +216,12 @@ class Grade:
 
     @property
     def started(self) -> bool:
-        """True once any test passes or fails: a learner who changed nothing has only todo."""
-        return any(c.passed or c.failing for c in self.chapters)
+        """True once a test of a chapter with stubs passes, or any test fails.
+
+        A learner who changed nothing has only todo there (and a reading chapter's tests, which
+        pass on the untouched starter, say nothing about them).
+        """
+        return any(c.failing or (c.passed and c.stubs) for c in self.chapters)
 
     @property
     def stuck_at(self) -> str | None:
@@ -254,7 +260,7 @@ class Grade:
             "completed": self.completed,
             "standing": self.standing,
             "chapters": {
-                c.chapter: {k: v for k, v in asdict(c).items() if k != "chapter"}
+                c.chapter: {k: v for k, v in asdict(c).items() if k not in ("chapter", "stubs")}
                 for c in self.chapters
             },
             "failures": [asdict(f) for f in self.failures],
@@ -734,7 +740,8 @@ def _file_failed(nodeid: str, results: dict[str, TestResult]) -> bool:
 
 def _empty(course: Course, name: str, status: str, detail: str) -> Grade:
     chapters = [
-        ChapterScore(c.id, 0, len(course.expected.get(c.id, ())), 0, 0) for c in course.chapters
+        ChapterScore(c.id, 0, len(course.expected.get(c.id, ())), 0, 0, c.has_stubs)
+        for c in course.chapters
     ]
     return Grade(name, status, detail, chapters)
 
@@ -768,7 +775,7 @@ def _score(course: Course, name: str, runs: list[Run], results: dict[str, TestRe
                     Failure(nodeid, chapter.id, result.outcome, message, _where(result))
                 )
         total = len(course.expected.get(chapter.id, []))
-        chapters.append(ChapterScore(chapter.id, passed, total, todo, failing))
+        chapters.append(ChapterScore(chapter.id, passed, total, todo, failing, chapter.has_stubs))
     for result in results.values():
         if result.outcome == "error":
             message = result.message or ""

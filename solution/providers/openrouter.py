@@ -11,7 +11,6 @@ message, and retries what is worth retrying. Point ``base_url`` at Ollama
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import email.utils
 import functools
 import ipaddress
@@ -20,13 +19,14 @@ import os
 import random
 import ssl
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
 import httpx
+import orjson
 import pydantic
 
 from ..errors import (
@@ -384,24 +384,38 @@ def _check_header(name: str, value: str | None) -> None:
 
 
 # --8<-- [start:server-shape]
-@contextlib.contextmanager
-def server_shape(what: str) -> Iterator[None]:
+class server_shape:  # lower case: used like a function, ``with server_shape("the answer"):``
     """Report JSON of the wrong shape as ``MalformedResponseError``, saying what was read.
 
     Reading a server's JSON assumes its shape: a list where an object was expected raises
     ``AttributeError``, a count that is text a pydantic ``ValidationError``. Whatever the
-    server sent, the caller gets claw's error.
+    server sent, the caller gets claw's error. ``sample``, the text that was read, is quoted
+    after ``what`` (its first 200 characters), and only when there is an error to report: a
+    stream reads tens of thousands of events, and quoting each in advance would cost more
+    than reading it.
     """
-    try:
-        yield
-    except pydantic.ValidationError as error:
-        problems = "; ".join(problem["msg"] for problem in error.errors())
-        raise MalformedResponseError(f"{what} is not valid: {problems}") from error
-    except (AttributeError, KeyError, TypeError, ValueError, ArithmeticError) as error:
-        raise MalformedResponseError(
-            f"{what} does not have the shape of a chat completion "
-            f"({type(error).__name__}: {error})"
-        ) from error
+
+    def __init__(self, what: str, sample: str | None = None) -> None:
+        self.what = what
+        self.sample = sample
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, _: object
+    ) -> None:
+        if error is None:
+            return
+        what = self.what if self.sample is None else f"{self.what} {self.sample[:200]!r}"
+        if isinstance(error, pydantic.ValidationError):
+            problems = "; ".join(problem["msg"] for problem in error.errors())
+            raise MalformedResponseError(f"{what} is not valid: {problems}") from error
+        if isinstance(error, (AttributeError, KeyError, TypeError, ValueError, ArithmeticError)):
+            raise MalformedResponseError(
+                f"{what} does not have the shape of a chat completion "
+                f"({type(error).__name__}: {error})"
+            ) from error
 # --8<-- [end:server-shape]
 
 
@@ -942,27 +956,29 @@ class OpenRouterProvider:
         ``[DONE]`` but never gave a finish reason ended its turn, as a whole answer would.
         """
         # region ch05b: send, then feed each piece of the body to an SSEDecoder; yield as you go
-        # more: limits.pieces, limits.data_arrived; [DONE] ends it; decoder.close() at the end
+        # more: limits.pieces; data_arrived per piece; orjson.loads; [DONE] ends it; decoder.close()
         limits = self._limits()
         response = await self._send(self.request_body(messages, tools, stream=True), limits)
         decoder = SSEDecoder(self.max_event_chars)
         stopped = False  # whether a Done event has been yielded
         try:
             async for piece in limits.pieces(response):
-                for event in decoder.feed(piece):
+                events = decoder.feed(piece)
+                if events:
                     limits.data_arrived()
+                for event in events:
                     if event.data == "[DONE]":
                         if not stopped:  # no finish_reason: the turn ended, as in a whole answer
                             yield Done(StopReason.END_TURN)
                         return
                     text = self._redact(event.data)
                     try:
-                        data = json.loads(text)
+                        data = orjson.loads(text)
                     except ValueError:
                         raise MalformedResponseError(
                             f"a stream event is not JSON: {text[:200]!r}"
                         ) from None
-                    with server_shape(f"the stream event {text[:200]!r}"):
+                    with server_shape("the stream event", text):
                         items = chunk_events(data)
                     for item in items:
                         stopped = stopped or isinstance(item, Done)

@@ -11,7 +11,6 @@ message, and retries what is worth retrying. Point ``base_url`` at Ollama
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import email.utils
 import functools
 import ipaddress
@@ -20,13 +19,14 @@ import os
 import random
 import ssl
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
 import httpx
+import orjson
 import pydantic
 
 from ..errors import (
@@ -269,24 +269,38 @@ def _check_header(name: str, value: str | None) -> None:
         raise ValueError(f"{name} must be printable ASCII to travel in an HTTP header: {value!r}")
 
 
-@contextlib.contextmanager
-def server_shape(what: str) -> Iterator[None]:
+class server_shape:  # lower case: used like a function, ``with server_shape("the answer"):``
     """Report JSON of the wrong shape as ``MalformedResponseError``, saying what was read.
 
     Reading a server's JSON assumes its shape: a list where an object was expected raises
     ``AttributeError``, a count that is text a pydantic ``ValidationError``. Whatever the
-    server sent, the caller gets claw's error.
+    server sent, the caller gets claw's error. ``sample``, the text that was read, is quoted
+    after ``what`` (its first 200 characters), and only when there is an error to report: a
+    stream reads tens of thousands of events, and quoting each in advance would cost more
+    than reading it.
     """
-    try:
-        yield
-    except pydantic.ValidationError as error:
-        problems = "; ".join(problem["msg"] for problem in error.errors())
-        raise MalformedResponseError(f"{what} is not valid: {problems}") from error
-    except (AttributeError, KeyError, TypeError, ValueError, ArithmeticError) as error:
-        raise MalformedResponseError(
-            f"{what} does not have the shape of a chat completion "
-            f"({type(error).__name__}: {error})"
-        ) from error
+
+    def __init__(self, what: str, sample: str | None = None) -> None:
+        self.what = what
+        self.sample = sample
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, _: object
+    ) -> None:
+        if error is None:
+            return
+        what = self.what if self.sample is None else f"{self.what} {self.sample[:200]!r}"
+        if isinstance(error, pydantic.ValidationError):
+            problems = "; ".join(problem["msg"] for problem in error.errors())
+            raise MalformedResponseError(f"{what} is not valid: {problems}") from error
+        if isinstance(error, (AttributeError, KeyError, TypeError, ValueError, ArithmeticError)):
+            raise MalformedResponseError(
+                f"{what} does not have the shape of a chat completion "
+                f"({type(error).__name__}: {error})"
+            ) from error
 
 
 def garbled(response: httpx.Response, error: httpx.DecodingError) -> MalformedResponseError:

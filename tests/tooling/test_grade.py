@@ -563,3 +563,13 @@ def test_grade_report_tells_not_started_broken_stubs_left_and_stuck_apart():
 def test_grade_json_says_where_each_learner_is():
     _course, row = handmade()
     assert row.to_json()["standing"].startswith("stuck at ch01: 1 failing")
+
+
+def test_grade_passing_only_a_reading_chapters_tests_is_not_started():
+    # A reading chapter's tests pass on the untouched starter: they say nothing of the learner.
+    reading = grade.ChapterScore("ch04", 38, 38, 0, 0, stubs=False)
+    untouched = grade.Grade("ada", "ok", chapters=[grade.ChapterScore("ch01", 0, 4, 4, 0), reading])
+    assert not untouched.started
+    assert untouched.standing.startswith("not started")
+    begun = grade.Grade("bo", "ok", chapters=[grade.ChapterScore("ch01", 1, 4, 3, 0), reading])
+    assert begun.started

@@ -1,0 +1,737 @@
+"""``AnthropicProvider``: Claude through Anthropic's own Messages API.
+
+The same ``StreamProvider`` as chapter 5b's ``OpenRouterProvider``, for a second wire format:
+``POST {base_url}/v1/messages``. A message's content is a list of typed blocks (``text``,
+``tool_use``, ``tool_result``, ``thinking``); the system prompt travels beside the messages;
+tool results are blocks of a user message. A stream is Server-Sent Events with a name for
+each kind of event (``message_start``, ``content_block_delta``, ...), read with chapter 5a's
+``SSEDecoder``. A model that thinks signs its thinking: the block goes back verbatim, signature
+and all, on the next request, kept in claw's turns as a ``ProviderBlock``.
+
+Time limits, size caps, retries and the key's safety are chapter 5b's, reused as they are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+import pydantic
+
+from ..errors import (
+    AuthenticationError,
+    BadRequestError,
+    MalformedResponseError,
+    ProviderConnectionError,
+    ProviderHTTPError,
+    ServerError,
+    StreamError,
+)
+from ..streaming import (
+    MAX_EVENT_CHARS,
+    BlockDone,
+    Done,
+    ReasoningDelta,
+    ServerSentEvent,
+    SSEDecoder,
+    StreamAccumulator,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    UsageUpdate,
+)
+from ..types import (
+    AssistantMessage,
+    AssistantTurn,
+    CacheControl,
+    Content,
+    DeveloperMessage,
+    Message,
+    ProviderBlock,
+    StopReason,
+    SystemMessage,
+    TokenUsage,
+    ToolDefinition,
+    ToolResultMessage,
+    UserMessage,
+)
+from .openrouter import (
+    CONNECT_TIMEOUT,
+    DEADLINE,
+    ERROR_BODY_BYTES,
+    ERRORS,
+    IDLE_TIMEOUT,
+    MAX_BODY_BYTES,
+    READ_TIMEOUT,
+    CallLimits,
+    RetryPolicy,
+    check_key_transport,
+    clean_api_key,
+    page_text,
+    parse_retry_after,
+    read_at_most,
+    tls_context,
+)
+
+ANTHROPIC_URL = "https://api.anthropic.com"
+API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
+ANTHROPIC_VERSION = "2026-10-21"
+"""The API version claw speaks, sent as the ``anthropic-version`` header."""
+DEFAULT_MAX_TOKENS = 8192
+"""The Messages API requires ``max_tokens``; this many when none is configured."""
+PROVIDER = "anthropic"
+"""The name on the ``ProviderBlock`` s this provider keeps, and the only ones it sends."""
+
+
+@contextlib.contextmanager
+def message_shape(what: str) -> Iterator[None]:
+    """Chapter 5b's ``server_shape`` for this API: JSON of the wrong shape is malformed."""
+    try:
+        yield
+    except pydantic.ValidationError as error:
+        problems = "; ".join(problem["msg"] for problem in error.errors())
+        raise MalformedResponseError(f"{what} is not valid: {problems}") from error
+    except (AttributeError, KeyError, TypeError, ValueError, ArithmeticError) as error:
+        raise MalformedResponseError(
+            f"{what} does not have the shape of a Messages API event or message "
+            f"({type(error).__name__}: {error})"
+        ) from error
+
+
+# --8<-- [start:text-blocks]
+def text_blocks(
+    content: Content, cache_control: CacheControl | None = None
+) -> list[dict[str, Any]]:
+    """``content`` as a list of ``text`` blocks, a breakpoint on the last one if given.
+
+    Empty text makes no block: the API refuses empty text blocks.
+    """
+    # region ch24: one text block per part (a string is one part); the breakpoint on the last
+    # more: skip empty text; cache_control.model_dump(exclude_none=True), as in chapter 5b
+    parts = [content] if isinstance(content, str) else [part.text for part in content]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text} for text in parts if text]
+    if cache_control is not None and blocks:
+        blocks[-1]["cache_control"] = cache_control.model_dump(exclude_none=True)
+    return blocks
+    # endregion
+# --8<-- [end:text-blocks]
+
+
+# --8<-- [start:assistant-blocks]
+def assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
+    """The content blocks of an assistant message: kept thinking, text, then tool calls.
+
+    The thinking blocks this provider sent come first and verbatim, signature included; blocks
+    of another provider, and reasoning kept only as text, are left out (the API checks the
+    signature, and text without one would be refused).
+    """
+    # region ch24: Anthropic's blocks first, untouched; then the text; then one tool_use per call
+    # more: block.provider == PROVIDER; dict(block.data); {"type": "tool_use", "id", "name", ...}
+    blocks = [dict(block.data) for block in message.provider_blocks if block.provider == PROVIDER]
+    blocks.extend(text_blocks(message.content))
+    blocks.extend(
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+        for call in message.tool_calls
+    )
+    if message.cache_control is not None and blocks:
+        blocks[-1]["cache_control"] = message.cache_control.model_dump(exclude_none=True)
+    return blocks
+    # endregion
+# --8<-- [end:assistant-blocks]
+
+
+# --8<-- [start:tool-result-block]
+def tool_result_block(message: ToolResultMessage) -> dict[str, Any]:
+    """A tool's result as a ``tool_result`` block, answering the call ``tool_use_id``."""
+    # region ch24: the call's id and the output; is_error only for a failure; no empty content
+    # more: {"type": "tool_result", "tool_use_id": ...}; add "content" only if there is some
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
+    if message.content:
+        block["content"] = message.content
+    if message.is_error:
+        block["is_error"] = True
+    return block
+    # endregion
+# --8<-- [end:tool-result-block]
+
+
+# --8<-- [start:to-wire]
+def to_wire(messages: Sequence[Message]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The conversation as the Messages API wants it: ``(system, messages)``.
+
+    System and developer messages become the ``system`` text blocks, in order. The others
+    alternate ``user`` and ``assistant``: tool results are blocks of a user message, and
+    consecutive messages of one role are merged into one, tool results first.
+    """
+    # region ch24: system blocks apart; each other message a role and blocks; merge same roles
+    # more: match on the class; ToolResultMessage is "user"; extend the last message's content
+    system: list[dict[str, Any]] = []
+    wire: list[dict[str, Any]] = []
+    for message in messages:
+        match message:
+            case SystemMessage() | DeveloperMessage():
+                system.extend(text_blocks(message.content, message.cache_control))
+                continue
+            case UserMessage():
+                role, blocks = "user", text_blocks(message.content)
+            case ToolResultMessage():
+                role, blocks = "user", [tool_result_block(message)]
+            case AssistantMessage():
+                role, blocks = "assistant", assistant_blocks(message)
+            case _:
+                raise TypeError(f"cannot send a {type(message).__name__}")
+        if not blocks:
+            continue  # the API refuses empty content; an empty message says nothing anyway
+        if wire and wire[-1]["role"] == role:
+            wire[-1]["content"].extend(blocks)
+        else:
+            wire.append({"role": role, "content": blocks})
+    return system, wire
+    # endregion
+# --8<-- [end:to-wire]
+
+
+# --8<-- [start:tool-to-wire]
+def tool_to_wire(tool: ToolDefinition) -> dict[str, Any]:
+    """A tool definition in the Messages API's format: its schema is ``input_schema``."""
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+# --8<-- [end:tool-to-wire]
+
+
+# --8<-- [start:usage]
+def usage_from_anthropic(usage: dict[str, Any]) -> TokenUsage:
+    """Read a Messages API ``usage`` object into claw's ``TokenUsage``.
+
+    Anthropic's ``input_tokens`` counts only the input after the last cache breakpoint; the
+    tokens read from the cache and written to it are counted apart. claw's ``input_tokens``
+    is all three together, as in the OpenAI format.
+    """
+    # region ch24: add the three input counts; reads are cached_input_tokens, writes cache_write
+    # more: a missing or null count is 0 (usage.get(name) or 0); no cost: Anthropic sends none
+    fresh = usage.get("input_tokens") or 0
+    read = usage.get("cache_read_input_tokens") or 0
+    written = usage.get("cache_creation_input_tokens") or 0
+    return TokenUsage(
+        input_tokens=fresh + read + written,
+        output_tokens=usage.get("output_tokens") or 0,
+        cached_input_tokens=read,
+        cache_write_tokens=written,
+    )
+    # endregion
+# --8<-- [end:usage]
+
+
+# --8<-- [start:stop-reasons]
+STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": StopReason.END_TURN,
+    "stop_sequence": StopReason.END_TURN,
+    "tool_use": StopReason.TOOL_USE,
+    "max_tokens": StopReason.MAX_TOKENS,
+    "model_context_window_exceeded": StopReason.MAX_TOKENS,
+    "refusal": StopReason.CONTENT_FILTER,
+    "pause_turn": StopReason.END_TURN,
+}
+"""How the Messages API's ``stop_reason`` values map onto claw's ``StopReason``."""
+# --8<-- [end:stop-reasons]
+
+
+# --8<-- [start:error-types]
+ERROR_TYPES: dict[str, int] = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+"""The HTTP status that goes with each error ``type`` of the Messages API."""
+
+
+def error_from_anthropic(
+    body: Any, status: int | None, *, retry_after: float | None = None
+) -> ProviderHTTPError:
+    """The typed error for ``{"type": "error", "error": {"type", "message"}}``.
+
+    The message starts with the error's type (``overloaded_error: Overloaded``). Without a
+    status (an error inside a stream) the type stands in for it.
+    """
+    # region ch24: type and message from body["error"]; the status, or the type's, picks the class
+    # more: ERROR_TYPES.get(kind, 500); 5xx ServerError, else ERRORS.get(status, BadRequestError)
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        kind = str(error.get("type") or "error")
+        message = f"{kind}: {error.get('message') or 'no message'}"
+    else:
+        kind, message = "error", str(error or body or "no message")
+    if status is None or status < 400:
+        status = ERROR_TYPES.get(kind, 500)
+    exception = ServerError if status >= 500 else ERRORS.get(status, BadRequestError)
+    return exception(status, message, retry_after=retry_after)
+    # endregion
+# --8<-- [end:error-types]
+
+
+# --8<-- [start:reader-state]
+class MessageStreamReader:
+    """Turns the named events of a Messages API stream into claw's ``StreamEvent`` s.
+
+    It remembers what the events build up: the usage so far (``message_start`` has the input
+    tokens, ``message_delta`` the output so far), the thinking block being streamed with its
+    signature, and whether ``message_stop`` has arrived.
+    """
+
+    def __init__(self) -> None:
+        """Nothing read yet."""
+        self.model: str | None = None
+        self.usage: dict[str, Any] = {}
+        self.stopped = False
+        """Whether a ``Done`` event has been produced."""
+        self.finished = False
+        """Whether ``message_stop`` has arrived: the stream is complete."""
+        self.blocks: dict[int, dict[str, Any]] = {}
+        """The content blocks begun and not yet stopped, by index, as they build up."""
+    # --8<-- [end:reader-state]
+
+    # --8<-- [start:reader-read]
+    def read(self, event: ServerSentEvent) -> list[StreamEvent]:
+        """The claw events in one stream event; ``StreamError`` for an ``error`` event.
+
+        ``ping`` and event types nobody knows give nothing: the API may add new ones.
+        """
+        # region ch24: parse the JSON; dispatch on its "type"; error raises; unknown is ignored
+        # more: MalformedResponseError if not a JSON object; message_stop sets self.finished
+        try:
+            data = json.loads(event.data)
+        except ValueError:
+            raise MalformedResponseError(
+                f"a stream event ({event.event}) is not JSON: {event.data[:200]!r}"
+            ) from None
+        if not isinstance(data, dict):
+            raise MalformedResponseError(
+                f"a stream event is not a JSON object: {event.data[:200]!r}"
+            )
+        kind = data.get("type") or event.event
+        if kind == "error":
+            error = error_from_anthropic(data, None)
+            raise StreamError(
+                f"the server reported an error in the middle of the stream: {error.message}"
+            )
+        match kind:
+            case "message_start":
+                return self._message_start(data)
+            case "message_delta":
+                return self._message_delta(data)
+            case "message_stop":
+                self.finished = True
+            case "content_block_start":
+                return self._content_block_start(data)
+            case "content_block_delta":
+                return self._content_block_delta(data)
+            case "content_block_stop":
+                return self._content_block_stop(data)
+        return []  # ping, and any type added after this was written
+        # endregion
+    # --8<-- [end:reader-read]
+
+    # --8<-- [start:reader-message]
+    def _message_start(self, data: dict[str, Any]) -> list[StreamEvent]:
+        """The message begins: its model and the input's usage."""
+        message = data["message"]
+        self.model = message.get("model")
+        self.usage = dict(message.get("usage") or {})
+        return [UsageUpdate(usage_from_anthropic(self.usage))]
+
+    def _message_delta(self, data: dict[str, Any]) -> list[StreamEvent]:
+        """The stop reason, and usage so far: counts given here replace those before."""
+        # region ch24: a Done for the stop reason, if any; merge the usage counts; one UsageUpdate
+        # more: STOP_REASONS.get(reason, END_TURN); keep None out of the merge; set self.stopped
+        events: list[StreamEvent] = []
+        reason = (data.get("delta") or {}).get("stop_reason")
+        if reason:
+            events.append(Done(STOP_REASONS.get(reason, StopReason.END_TURN)))
+            self.stopped = True
+        usage = data.get("usage") or {}
+        self.usage.update({name: count for name, count in usage.items() if count is not None})
+        events.append(UsageUpdate(usage_from_anthropic(self.usage)))
+        return events
+        # endregion
+    # --8<-- [end:reader-message]
+
+    # --8<-- [start:reader-blocks]
+    def _content_block_start(self, data: dict[str, Any]) -> list[StreamEvent]:
+        """A content block begins: text, a tool call, thinking, or redacted thinking."""
+        # region ch24: remember a copy of the block by index; text and tool_use are events at once
+        # more: tool_use: ToolCallStart(index, id, name); its input comes in input_json_delta
+        index, block = data["index"], dict(data["content_block"])
+        self.blocks[index] = block
+        match block.get("type"):
+            case "text" if block.get("text"):
+                return [TextDelta(block["text"])]
+            case "tool_use":
+                block["partial_json"] = []
+                return [ToolCallStart(index, block["id"], block["name"])]
+            case "thinking" if block.get("thinking"):
+                return [ReasoningDelta(block["thinking"])]
+        return []
+        # endregion
+
+    def _content_block_delta(self, data: dict[str, Any]) -> list[StreamEvent]:
+        """A piece of a block: text, JSON of a tool's input, thinking, or its signature."""
+        # region ch24: find the block by index (never started: malformed); one case per delta type
+        # more: thinking and signature also go into the kept block; unknown delta types: nothing
+        index, delta = data["index"], data["delta"]
+        block = self.blocks.get(index)
+        if block is None:
+            raise MalformedResponseError(
+                f"a content_block_delta arrived for block {index}, which never started"
+            )
+        match delta.get("type"):
+            case "text_delta":
+                return [TextDelta(delta["text"])] if delta["text"] else []
+            case "input_json_delta":
+                block["partial_json"].append(delta["partial_json"])
+                fragment = delta["partial_json"]
+                return [ToolCallDelta(index, fragment)] if fragment else []
+            case "thinking_delta":
+                block["thinking"] = block.get("thinking", "") + delta["thinking"]
+                return [ReasoningDelta(delta["thinking"])] if delta["thinking"] else []
+            case "signature_delta":
+                block["signature"] = block.get("signature", "") + delta["signature"]
+        return []
+        # endregion
+
+    def _content_block_stop(self, data: dict[str, Any]) -> list[StreamEvent]:
+        """A block is complete: thinking is kept verbatim; a tool's input given whole is sent."""
+        # region ch24: pop the block; (redacted) thinking is kept whole; a tool's input given whole
+        # more: BlockDone(ProviderBlock(provider=PROVIDER, data=block)); json.dumps(block["input"])
+        block = self.blocks.pop(data["index"], None)
+        if block is None:
+            raise MalformedResponseError(
+                f"a content_block_stop arrived for block {data['index']}, which never started"
+            )
+        match block.get("type"):
+            case "thinking" | "redacted_thinking":
+                return [BlockDone(ProviderBlock(provider=PROVIDER, data=block))]
+            case "tool_use" if not block["partial_json"] and block.get("input"):
+                return [ToolCallDelta(data["index"], json.dumps(block["input"]))]
+        return []
+        # endregion
+    # --8<-- [end:reader-blocks]
+
+
+# --8<-- [start:message-events]
+def message_events(body: Any) -> list[StreamEvent]:
+    """The events a whole (non-streamed) Message amounts to, as if it had been streamed.
+
+    An ``error`` body raises its typed error, even with status 200.
+    """
+    if not isinstance(body, dict):
+        raise MalformedResponseError(f"expected a JSON object, got {type(body).__name__}")
+    if body.get("type") == "error":
+        raise error_from_anthropic(body, None)
+    if body.get("type") != "message" or not isinstance(body.get("content"), list):
+        raise MalformedResponseError(f"the response is not a message: {json.dumps(body)[:300]}")
+    reader = MessageStreamReader()
+    events = reader.read(ServerSentEvent(json.dumps({"type": "message_start", "message": body})))
+    for index, block in enumerate(body["content"]):
+        # A whole block is a start that carries everything (text, input, thinking and its
+        # signature) and a stop: the reader's rules apply to both modes.
+        for data in (
+            {"type": "content_block_start", "index": index, "content_block": block},
+            {"type": "content_block_stop", "index": index},
+        ):
+            events.extend(reader.read(ServerSentEvent(json.dumps(data))))
+    delta = {"type": "message_delta", "delta": {"stop_reason": body.get("stop_reason")}}
+    events.extend(reader.read(ServerSentEvent(json.dumps(delta))))
+    if not reader.stopped:
+        events.append(Done(StopReason.END_TURN))
+    return events
+# --8<-- [end:message-events]
+
+
+# --8<-- [start:provider]
+class AnthropicProvider:
+    """A ``StreamProvider`` for Anthropic's Messages API.
+
+    >>> provider = AnthropicProvider("claude-sonnet-4-5")  # key from ANTHROPIC_API_KEY
+    >>> thinker = AnthropicProvider("claude-sonnet-4-5", thinking_budget=4000)
+    """
+
+    # --8<-- [start:init]
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str = ANTHROPIC_URL,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        thinking_budget: int | None = None,
+        timeout: float = READ_TIMEOUT,
+        deadline: float = DEADLINE,
+        idle_timeout: float = IDLE_TIMEOUT,
+        max_body_bytes: int = MAX_BODY_BYTES,
+        max_event_chars: int = MAX_EVENT_CHARS,
+        retry: RetryPolicy | None = None,
+        client: httpx.AsyncClient | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rng: random.Random | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """Configure the provider, as chapter 5b's; the key from ``ANTHROPIC_API_KEY``.
+
+        ``thinking_budget`` turns extended thinking on with that many tokens (at least 1024,
+        fewer than ``max_tokens``); ``None`` leaves it off. There is no ``temperature``: the
+        official SDK's request types no longer have one, and claw sends what they accept.
+        """
+        if api_key is None:
+            api_key = os.environ.get(API_KEY_VARIABLE, "")
+        api_key = clean_api_key(api_key)
+        if not api_key and base_url.rstrip("/") == ANTHROPIC_URL:
+            raise AuthenticationError(
+                401,
+                f"no API key: set {API_KEY_VARIABLE}, or pass api_key=... "
+                "(get a key at https://console.anthropic.com)",
+            )
+        if thinking_budget is not None and not 1024 <= thinking_budget < max_tokens:
+            raise ValueError(
+                f"thinking_budget must be at least 1024 and below max_tokens ({max_tokens}), "
+                f"not {thinking_budget}"
+            )
+        check_key_transport(base_url, api_key)
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.max_tokens = max_tokens
+        self.thinking_budget = thinking_budget
+        self.retry = retry or RetryPolicy()
+        self.timeout, self.deadline, self.idle_timeout = timeout, deadline, idle_timeout
+        self.max_body_bytes, self.max_event_chars = max_body_bytes, max_event_chars
+        self._api_key = api_key
+        self._headers = {"Content-Type": "application/json", "anthropic-version": ANTHROPIC_VERSION}
+        if api_key:
+            self._headers["x-api-key"] = api_key
+        self._client = client or httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout, connect=CONNECT_TIMEOUT), verify=tls_context()
+        )
+        self._owns_client = client is None
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._clock = clock
+    # --8<-- [end:init]
+
+    def __repr__(self) -> str:
+        # Deliberately without the key, as chapter 5b's.
+        return f"AnthropicProvider(model={self.model!r}, base_url={self.base_url!r})"
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections (only those of a client the provider created)."""
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # --8<-- [start:request-body]
+    def request_body(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition], *, stream: bool
+    ) -> dict[str, Any]:
+        """The JSON body of a Messages API request."""
+        # region ch24: model, max_tokens, messages always; the rest only when it applies
+        # more: to_wire(messages); "thinking": {"type": "enabled", "budget_tokens": ...}
+        system, wire = to_wire(messages)
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": wire,
+        }
+        if system:
+            body["system"] = system
+        if tools:
+            body["tools"] = [tool_to_wire(tool) for tool in tools]
+        if stream:
+            body["stream"] = True
+        if self.thinking_budget is not None:
+            body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
+        return body
+        # endregion
+    # --8<-- [end:request-body]
+
+    # --8<-- [start:transport]
+    def _redact(self, text: str) -> str:
+        """``text`` with the API key blanked out."""
+        if self._api_key and len(self._api_key) >= 8:
+            return text.replace(self._api_key, "[redacted]")
+        return text
+
+    def _describe(self, error: httpx.TransportError) -> str:
+        """What failed, redacted and never blank."""
+        detail = str(error).strip() or "no details given"
+        return self._redact(f"{type(error).__name__}: {detail}")
+
+    def _limits(self) -> CallLimits:
+        """The time limits of a call that starts now."""
+        return CallLimits(
+            where=self._redact(self.base_url),
+            deadline=self.deadline,
+            idle_timeout=self.idle_timeout,
+            timeout=self.timeout,
+            clock=self._clock,
+            redact=self._redact,
+        )
+
+    async def _raise_for_status(self, response: httpx.Response) -> None:
+        """Raise the typed error for a response with an error status, its body read and closed."""
+        if response.status_code < 400:
+            return
+        try:
+            raw = await read_at_most(response, ERROR_BODY_BYTES)
+        finally:
+            await response.aclose()
+        text = self._redact(raw.decode(errors="replace"))
+        try:
+            body: Any = json.loads(text)
+        except ValueError:
+            words = page_text(text, response.headers.get("Content-Type"))
+            body = {"error": {"type": "error", "message": words or response.reason_phrase}}
+        raise error_from_anthropic(
+            body,
+            response.status_code,
+            retry_after=parse_retry_after(response.headers.get("Retry-After")),
+        )
+
+    async def _send(self, body: dict[str, Any], limits: CallLimits) -> httpx.Response:
+        """POST ``body`` to ``/v1/messages``; chapter 5b's ``_send``, with its retry rules.
+
+        Retries 408, 429, 5xx (529 ``overloaded_error`` among them) and failed connections;
+        the caller reads the body and closes the response.
+        """
+        attempt = 0
+        while True:
+            request = self._client.build_request(
+                "POST", f"{self.base_url}/v1/messages", json=body, headers=self._headers
+            )
+            failure: ProviderConnectionError | ProviderHTTPError
+            try:
+                response = await limits.within(
+                    self._client.send(request, stream=True), "the response headers"
+                )
+                await limits.within(self._raise_for_status(response), "the error's body")
+                return response
+            except httpx.TransportError as error:
+                failure = ProviderConnectionError(
+                    f"cannot reach {self._redact(self.base_url)}: {self._describe(error)}"
+                )
+                retry_after = None
+            except ProviderHTTPError as error:
+                if not error.retryable:
+                    raise
+                failure, retry_after = error, error.retry_after
+            delay = self.retry.delay(attempt, retry_after, self._rng)
+            if delay is None or not limits.allows(delay, failure):
+                raise failure
+            attempt += 1
+            await self._sleep(delay)
+    # --8<-- [end:transport]
+
+    # --8<-- [start:complete]
+    async def complete(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AssistantTurn:
+        """Send the conversation; return the whole turn once it is finished."""
+        limits = self._limits()
+        response = await self._send(self.request_body(messages, tools, stream=False), limits)
+        try:
+            raw = await limits.body(response, self.max_body_bytes)
+        except httpx.TransportError as error:
+            raise ProviderConnectionError(
+                f"the connection failed mid-response: {self._describe(error)}"
+            ) from None
+        finally:
+            await response.aclose()
+        text = self._redact(raw.decode(errors="replace"))
+        try:
+            body = json.loads(text)
+        except ValueError:
+            raise MalformedResponseError(
+                f"the server did not answer with JSON: {text[:300]!r}"
+            ) from None
+        accumulator = StreamAccumulator()
+        with message_shape("the answer"):
+            for event in message_events(body):
+                accumulator.add(event)
+            return accumulator.turn(body.get("model"))
+    # --8<-- [end:complete]
+
+    # --8<-- [start:stream]
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AsyncIterator[StreamEvent]:
+        """Send the conversation; yield events as the server streams the turn.
+
+        Raises ``StreamError`` for an ``error`` event and for a stream that ends before
+        ``message_stop``. Retries happen only before the stream starts, as in chapter 5b.
+        """
+        # region ch24: chapter 5b's loop: feed pieces to an SSEDecoder, read each event, yield
+        # more: limits.data_arrived per event; stop after message_stop; no Done yet: END_TURN
+        limits = self._limits()
+        response = await self._send(self.request_body(messages, tools, stream=True), limits)
+        decoder = SSEDecoder(self.max_event_chars)
+        reader = MessageStreamReader()
+        try:
+            async for piece in limits.pieces(response):
+                for event in decoder.feed(piece):
+                    limits.data_arrived()
+                    with message_shape(f"the stream event {event.data[:200]!r}"):
+                        items = reader.read(
+                            ServerSentEvent(self._redact(event.data), event.event, event.id)
+                        )
+                    for item in items:
+                        yield item
+                    if reader.finished:
+                        break
+                if reader.finished:
+                    break
+        except httpx.TransportError as error:
+            raise StreamError(
+                f"the connection broke in the middle of the stream ({self._describe(error)}); "
+                "the turn is incomplete"
+            ) from None
+        finally:
+            await response.aclose()
+        if not reader.finished:
+            raise StreamError("the stream ended before message_stop; the turn is incomplete")
+        if not reader.stopped:  # message_stop without a stop reason: the turn ended
+            yield Done(StopReason.END_TURN)
+        # endregion
+    # --8<-- [end:stream]
+
+    async def stream_turn(
+        self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AssistantTurn:
+        """Stream a turn and return it assembled."""
+        accumulator = StreamAccumulator()
+        async for event in self.stream(messages, tools):
+            accumulator.add(event)
+        with message_shape("the streamed answer"):
+            return accumulator.turn(self.model)
+# --8<-- [end:provider]

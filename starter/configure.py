@@ -1,0 +1,215 @@
+"""Chapter 17 in the ``claw`` command: its settings, its cost meter, its budget, its summary.
+
+``main.py`` stays a thin command: it asks ``configure`` for the settings in force, gives the
+agent a ``CostTracker`` and a ``Budget`` with ``start_costs``, and prints a ``RunSummary``
+after each run. Until chapter 17 is written (a stub raises ``Todo``), ``configure`` falls
+back to what chapter 16's claw did: its options and the project's own settings file, no
+cost, no summary. ``claw config`` is ``config_main``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import httpx
+
+from .cost import Budget, CostTracker
+from .display import terminal_text
+from .models import CACHE_FILE, ModelCatalog
+from .settings import (
+    OPENROUTER_URL,
+    LoadedSettings,
+    Settings,
+    SettingsError,
+    effective,
+    explain,
+    load_settings,
+    nest,
+)
+from .todo import Todo
+
+USER_INSTRUCTIONS = Path(".claw") / "AGENTS.md"
+"""The user's own instruction file, relative to the home folder (chapter 8)."""
+
+
+@dataclass
+class Configured:
+    """The settings ``claw`` runs with; ``loaded`` is ``None`` before chapter 17 is written."""
+
+    settings: Settings
+    loaded: LoadedSettings | None
+
+
+def command_line_options(arguments: argparse.Namespace) -> dict[str, Any]:
+    """The options given on the command line, as settings key paths (``None``: not given)."""
+    return {
+        "model": arguments.model,
+        "base_url": arguments.base_url,
+        "max_steps": arguments.max_steps,
+        "max_cost": arguments.max_cost,
+        "summary": arguments.summary,
+        "web": arguments.web,
+        "permissions.defaultMode": arguments.permission_mode,
+    }
+
+
+def configure(
+    arguments: argparse.Namespace,
+    root: Path,
+    *,
+    trusted: bool,
+    err: TextIO,
+    home: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    check_rule: Callable[[str, str], None] | None = None,
+) -> Configured:
+    """The settings for this run: all six layers, or chapter 16's options if 17 is not written.
+
+    Raises ``SettingsError`` (a ``ClawError``) when a layer is wrong: claw stops before it
+    sends anything. Each unknown key is a warning on ``err``.
+    """
+    environ = environ if environ is not None else os.environ
+    options = command_line_options(arguments)
+    try:
+        loaded = load_settings(
+            root,
+            home=home,
+            environ=environ,
+            options=options,
+            trusted=trusted,
+            warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
+            check_rule=check_rule,
+        )
+    except NotImplementedError:  # chapter 17's Todo: chapter 16's claw, options only
+        given = {key: value for key, value in options.items() if value is not None}
+        given.setdefault("base_url", environ.get("CLAW_BASE_URL") or OPENROUTER_URL)
+        return Configured(Settings.model_validate(nest(given)), None)
+    return Configured(loaded.settings, loaded)
+
+
+def rule_checker() -> Callable[[str, str], None]:
+    """Chapter 13's check of one rule in one list, for ``load_settings``'s ``check_rule``."""
+    from .permissions import Decision, check_rule, parse_rule
+
+    def check(list_name: str, rule: str) -> None:
+        check_rule(parse_rule(rule), Decision(list_name))
+
+    return check
+
+
+def models_url(settings: Settings) -> str | None:
+    """Where the model list is read: the setting, OpenRouter's for OpenRouter, else nowhere."""
+    if settings.models_url:
+        return settings.models_url
+    if settings.base_url.rstrip("/") == OPENROUTER_URL:
+        return f"{OPENROUTER_URL}/models"
+    return None
+
+
+@dataclass
+class Costs:
+    """The cost meter of a ``claw`` session, and its budget if it has one."""
+
+    tracker: CostTracker
+    budget: Budget | None
+
+
+async def start_costs(
+    agent: Any, settings: Settings, *, err: TextIO, home: Path | None = None
+) -> Costs:
+    """Give ``agent`` (a ``PreflightAgent``) a tracker, and the budget of ``settings``.
+
+    The model list is read (or taken from its cache) when ``models_url`` says where; if it
+    cannot be, claw says so and counts only the costs the provider reports.
+    """
+    catalog: ModelCatalog | None = None
+    url = models_url(settings)
+    if url is not None:
+        catalog = ModelCatalog(url, (home if home is not None else Path.home()) / CACHE_FILE)
+        async with httpx.AsyncClient(timeout=30, follow_redirects=True) as client:
+            await catalog.load(client)
+        if catalog.problem is not None:
+            print(f"claw: warning: {terminal_text(catalog.problem)}", file=err)
+    tracker = CostTracker(settings.model, catalog)
+    agent.sink.add(tracker)
+    budget = None
+    if settings.max_cost is not None:
+        budget = Budget(settings.max_cost, tracker)
+        agent.preflight.append(budget.check)
+    return Costs(tracker, budget)
+
+
+def start_context(agent: Any, settings: Settings, provider: Any, costs: Costs) -> int | None:
+    """Keep ``agent``'s history inside the model's window (chapter 18); the window, if known.
+
+    The window is the ``context.window`` setting, or the model list's ``context_length`` for
+    the model. With neither, claw has no window to keep to and does not compact.
+    """
+    from .context import ContextWindow, message_chars, summarize_with
+    from .types import UserMessage
+
+    try:
+        message_chars(UserMessage(content="?"))  # chapter 18's first step
+    except Todo:
+        return None  # chapter 18 is not written yet: claw behaves as chapter 17's did
+    info = costs.tracker.info()
+    window = settings.context.window or (info.context_length if info is not None else None)
+    if window is None:
+        return None
+    ContextWindow(
+        window,
+        summarize_with(provider),
+        threshold=settings.context.compact_threshold,
+        keep=settings.context.keep_turns,
+        model=settings.model,
+    ).attach(agent)
+    return window
+
+
+def config_main(argv: Sequence[str], out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """``claw config [--explain KEY]``: the settings in force here, or where KEY's values come from.
+
+    0 when done, 1 when a settings layer is wrong (the message says where), 2 for a key the
+    settings do not have.
+    """
+    out = out or sys.stdout
+    err = err or sys.stderr
+    parser = argparse.ArgumentParser(
+        prog="claw config", description="Show the settings claw uses in this folder."
+    )
+    parser.add_argument("--explain", metavar="KEY", help="which layer set each value of KEY")
+    arguments = parser.parse_args(argv)
+    from .trust import is_trusted, trust_file
+
+    root = Path.cwd()
+    try:
+        trusted = is_trusted(root, trust_file())
+        loaded = load_settings(
+            root,
+            trusted=trusted,
+            warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
+        )
+    except SettingsError as error:
+        print(f"claw: {terminal_text(str(error))}", file=err)
+        return 1
+    if not trusted and any(layer.name in ("project", "local") for layer in loaded.layers):
+        print(
+            "claw: note: this folder is not trusted: only its deny and ask rules are used",
+            file=err,
+        )
+    if arguments.explain is None:
+        out.write(effective(loaded) + "\n")
+        return 0
+    try:
+        lines = explain(loaded, arguments.explain)
+    except KeyError:
+        print(f"claw: the settings have no key {arguments.explain!r}", file=err)
+        return 2
+    out.write("".join(terminal_text(line) + "\n" for line in lines))
+    return 0

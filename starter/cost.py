@@ -1,0 +1,212 @@
+"""What a session costs: tokens and dollars added up from each step's usage, and a budget.
+
+``CostTracker`` is one more observer of chapter 7's events: from every ``StepUsage`` it adds
+the step's tokens and its cost to the tallies of the step, the run, the session and the
+model. The cost is the one OpenRouter reported in the usage when there is one; otherwise it is
+computed from the model's prices in the model list (``models.py``). Money is ``Decimal``
+throughout: a float cannot hold $0.1 exactly, and a thousand small errors make a wrong bill.
+The rule that shapes this module: a cost claw does not know is unknown, and said to be,
+never shown as $0.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+
+from .agent import Finish
+from .events import Event, RunFinished, StepUsage
+from .models import ModelCatalog, ModelInfo
+from .todo import Todo
+from .types import Message, TokenUsage, dump_messages
+
+CENT_PLACES = Decimal("0.0001")
+"""Costs are shown to a hundredth of a cent."""
+
+
+@dataclass
+class Tally:
+    """Tokens and money of some calls: a step, a run, a session or one model's calls."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    """Prompt tokens, cached ones included."""
+    output_tokens: int = 0
+    """Completion tokens, reasoning ones included."""
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost: Decimal = Decimal(0)
+    """The money of the calls whose cost is known."""
+    unpriced: int = 0
+    """How many calls have no known cost (not in ``cost``)."""
+
+    def add(self, usage: TokenUsage, cost: Decimal | None) -> None:
+        """Count one call's ``usage``, which cost ``cost`` (``None``: unknown)."""
+        raise Todo("ch17", "add every token count; add the cost, or count the call as unpriced")
+
+    @property
+    def known_cost(self) -> Decimal | None:
+        """The cost, if every call's cost is known; ``None`` otherwise."""
+        return self.cost if self.unpriced == 0 else None
+
+
+def cost_of(usage: TokenUsage, model: ModelInfo | None) -> Decimal | None:
+    """What the call with ``usage`` cost: the provider's own figure, else the model's prices.
+
+    Cached prompt tokens cost the cache-read price when the list has one, else the prompt
+    price; reasoning tokens are completion tokens. ``None`` when neither is known.
+    """
+    raise Todo(
+        "ch17",
+        "usage.cost if reported; else uncached x prompt + cached x read + out x completion",
+    )
+
+
+class CostTracker:
+    """Adds up the usage of every step it sees, per step, run, session and model.
+
+    Give it to an ``Agent`` as an observer. ``model`` is the id the calls go to; ``catalog``,
+    if given (and loaded), prices the calls whose usage has no cost.
+    """
+
+    def __init__(self, model: str, catalog: ModelCatalog | None = None) -> None:
+        """A tracker for calls to ``model``."""
+        self.model = model
+        self.catalog = catalog
+        self.turns: list[Tally] = []
+        """One tally per step, oldest first, over the whole session."""
+        self.run = Tally()
+        """The run in progress (a fresh one starts after each ``RunFinished``)."""
+        self.last_run = Tally()
+        """The last finished run."""
+        self.session = Tally()
+        self.by_model: dict[str, Tally] = {}
+        self.last_prompt_tokens = 0
+        """The prompt tokens the provider reported for the last call (0 before the first)."""
+
+    def info(self) -> ModelInfo | None:
+        """What the catalog knows of the model, if there is a catalog."""
+        return self.catalog.lookup(self.model) if self.catalog is not None else None
+
+    def __call__(self, event: Event) -> None:
+        """Count a ``StepUsage``; close the run at ``RunFinished``; ignore other events."""
+        raise Todo(
+            "ch17",
+            "StepUsage: cost_of, then add to a new turn, the run, the session, the model",
+        )
+
+
+def format_cost(amount: Decimal) -> str:
+    """``amount`` dollars to a hundredth of a cent, rounded half up: ``$0.0123``.
+
+    An amount above zero that would round to ``$0.0000`` is ``<$0.0001``: something was spent.
+    """
+    raise Todo(
+        "ch17",
+        "quantize to CENT_PLACES with ROUND_HALF_UP; a tiny nonzero amount is \"<$0.0001\"",
+    )
+
+
+def describe_cost(tally: Tally, model: str) -> str:
+    """The cost of ``tally`` in words that never pass an unknown cost off as $0."""
+    if tally.unpriced == 0:
+        return format_cost(tally.cost)
+    if tally.unpriced == tally.calls:
+        return f"unknown (no price for {model})"
+    missing = f"{tally.unpriced} of {tally.calls} calls without a price"
+    return f"at least {format_cost(tally.cost)} ({missing})"
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What ``claw`` says after a run: how it ended, its tokens, its cost, how long it took."""
+
+    finished: RunFinished
+    tally: Tally
+    model: str
+    seconds: float
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def line(self) -> str:
+        """One line for a person."""
+        t = self.tally
+        cached = f" ({t.cached_tokens:,} cached)" if t.cached_tokens else ""
+        reasoning = f" ({t.reasoning_tokens:,} reasoning)" if t.reasoning_tokens else ""
+        return (
+            f"[{t.input_tokens:,} tokens in{cached}, {t.output_tokens:,} out{reasoning} · "
+            f"cost {describe_cost(t, self.model)} · {self.seconds:.1f} s]"
+        )
+
+    def json(self) -> str:
+        """One line of JSON for a program; the cost is a string (exact) or null (unknown)."""
+        t = self.tally
+        return json.dumps(
+            {
+                "finish": str(self.finished.reason),
+                "steps": self.finished.steps,
+                "model": self.model,
+                "input_tokens": t.input_tokens,
+                "output_tokens": t.output_tokens,
+                "cached_tokens": t.cached_tokens,
+                "reasoning_tokens": t.reasoning_tokens,
+                "cost_usd": None if t.known_cost is None else str(t.known_cost),
+                "calls_without_price": t.unpriced,
+                "seconds": round(self.seconds, 3),
+            }
+        )
+
+
+def estimate_prompt_tokens(last_prompt_tokens: int, new_messages: Sequence[Message]) -> int:
+    """How many tokens the next request's prompt will have, estimated.
+
+    What the provider reported for the last one, plus a guess of four characters a token for
+    what was added since.
+    A placeholder for chapter 18's calibrated estimate: keep it this small, and replaceable.
+    """
+    raise Todo(
+        "ch17",
+        "the last reported prompt tokens, plus the new messages' JSON characters // 4",
+    )
+
+
+class Budget:
+    """Ends a run before the call that would take the session's cost past ``limit`` dollars.
+
+    Use ``check`` as a preflight of a ``PreflightAgent``: it is asked before every call, with
+    the history about to be sent. The next call's cost is estimated from its prompt alone
+    (the answer's length is not known before it is written).
+    """
+
+    def __init__(self, limit: Decimal, tracker: CostTracker) -> None:
+        """A budget of ``limit`` dollars over what ``tracker`` counts."""
+        self.limit = limit
+        self.tracker = tracker
+        self.sent = 0
+        """How many messages of the history the last call sent (the provider counted them)."""
+        self.estimate: Decimal | None = None
+        """The estimated cost of the last call checked."""
+
+    def next_call(self, history: Sequence[Message]) -> Decimal | None:
+        """The estimated cost of sending ``history``; ``None`` when no price is known."""
+        tokens = estimate_prompt_tokens(self.tracker.last_prompt_tokens, history[self.sent :])
+        info = self.tracker.info()
+        if info is not None and info.prompt is not None:
+            return tokens * info.prompt
+        last = self.tracker.turns[-1] if self.tracker.turns else None
+        if last is not None and last.known_cost is not None and last.input_tokens:
+            # No list price: the last call's dollars per prompt token, an upper bound of the
+            # prompt price since that call's cost includes its answer.
+            return tokens * last.cost / last.input_tokens
+        return None
+
+    def check(self, history: Sequence[Message]) -> Finish | None:
+        """``Finish.BUDGET`` if the budget is spent or the next call would pass it, else ``None``.
+
+        The next call is ``next_call``'s estimate; an unknown estimate counts as nothing.
+        """
+        raise Todo(
+            "ch17",
+            "spent (known cost of the session) + next_call estimate > limit -> BUDGET",
+        )

@@ -1,0 +1,206 @@
+"""ch18 · Context management: planning a compaction and summarising older turns.
+
+What is kept (instructions, the first task, the last turns), what the model is asked, the one
+message that stands for the rest, and two properties over random histories: a compacted
+history is still one every provider accepts, and it is never larger than before.
+"""
+
+from collections.abc import Sequence
+
+import pytest
+from budget import examples
+from context_histories import assert_valid_for_every_provider, histories, text, whole
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from claw.context import (
+    SUMMARY_PROMPT,
+    ContextWindow,
+    plan_compaction,
+    request_chars,
+    summarize_with,
+    transcript,
+)
+from claw.events import Compacted
+from claw.providers.openrouter import message_to_wire
+from claw.streaming import MockStreamProvider
+from claw.types import (
+    DeveloperMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+
+def call(call_id: str, path: str = "a.py") -> ToolCall:
+    return ToolCall(id=call_id, name="read", arguments={"path": path})
+
+
+def session(rounds: int, result: str = "contents") -> list[Message]:
+    """System, a developer note, the task, then ``rounds`` rounds of one read and its result."""
+    messages: list[Message] = [
+        Message.system("You are claw."),
+        Message.developer("Project rules: run the tests."),
+        Message.user("Rename mean to average."),
+    ]
+    for n in range(rounds):
+        messages += [
+            Message.assistant(f"step {n}", tool_calls=[call(f"c{n}", f"f{n}.py")]),
+            Message.tool_result(f"c{n}", f"{result} {n}"),
+        ]
+    return messages
+
+
+class Summarizer:
+    """A stand-in for the model: records what it was asked, answers with ``summary``."""
+
+    def __init__(self, summary: str = "The user wants mean renamed; f0..f5 were read.") -> None:
+        self.summary = summary
+        self.asked: list[list[Message]] = []
+
+    async def __call__(self, messages: Sequence[Message], focus: str = "") -> str:
+        self.asked.append(list(messages))
+        return self.summary
+
+
+def test_context_plan_pins_instructions_and_the_task_and_keeps_the_last_turns() -> None:
+    messages = session(6)
+    plan = plan_compaction(messages, keep=2)
+    assert plan.pinned == (0, 1, 2)
+    assert plan.recent == len(messages) - 4, "two turns: each an assistant message and its result"
+    assert plan.summarized == tuple(range(3, len(messages) - 4))
+    assert plan_compaction(session(2), keep=2).summarized == (), "nothing old enough to go"
+    late_rule = [*messages[:5], Message.developer("Plan mode is on."), *messages[5:]]
+    assert 5 in plan_compaction(late_rule, keep=2).pinned, "a developer message is kept"
+    with pytest.raises(ValueError, match="keep must be at least 1 turn"):
+        plan_compaction(messages, keep=0)
+
+
+def test_context_plan_never_separates_a_call_from_its_result() -> None:
+    messages: list[Message] = [Message.user("go")]
+    for n in range(4):
+        calls = [call(f"c{n}a"), call(f"c{n}b"), call(f"c{n}c")]
+        messages.append(Message.assistant(tool_calls=calls))
+        messages += [Message.tool_result(c.id, "ok") for c in calls]
+    for keep in range(1, 6):
+        plan = plan_compaction(messages, keep=keep)
+        assert plan.recent == len(messages) or not isinstance(
+            messages[plan.recent], ToolResultMessage
+        ), f"keep={keep}: the kept turns start with a result whose call is summarised"
+
+
+async def test_context_compaction_summarises_old_turns_into_one_message_that_says_so() -> None:
+    messages = session(6, result="contents " * 40)
+    summarizer = Summarizer()
+    window = ContextWindow(100, summarizer, keep=2)
+    compaction = await window.compact(messages, force=True)
+    assert compaction is not None
+    new = compaction.messages
+    assert new[:3] == messages[:3], "system, developer message and first task are kept"
+    summary = new[3]
+    assert isinstance(summary, UserMessage)
+    assert "This is a summary of the earlier part of this conversation" in summary.text
+    assert "8 messages were replaced" in summary.text
+    assert summary.text.endswith(summarizer.summary)
+    assert new[4:] == messages[-4:], "the last two turns word for word"
+    assert summarizer.asked == [messages[1:-4]], "the model reads everything it replaces"
+    event = compaction.event
+    assert event == Compacted(8, len(new), event.tokens_before, event.tokens_after, 0)
+    assert event.tokens_after < event.tokens_before
+    assert_valid_for_every_provider(new)
+
+
+async def test_context_the_summary_request_is_the_prompt_and_a_transcript() -> None:
+    provider = MockStreamProvider(["Summary: renamed nothing yet."])
+    messages = session(4, result="contents " * 40)
+    window = ContextWindow(100, summarize_with(provider), keep=2)
+    compaction = await window.compact(messages, force=True)
+    assert compaction is not None
+    assert compaction.messages[3].text.endswith("\n\nSummary: renamed nothing yet.")
+    old = messages[1:-4]
+    (sent,) = provider.calls
+    assert sent.tools == (), "no tools: the summary request must not call any"
+    system, user = sent.messages
+    assert isinstance(system, SystemMessage) and system.text == SUMMARY_PROMPT
+    assert isinstance(user, UserMessage) and user.text == transcript(old)
+    shown = transcript(old)
+    assert "[user]\nRename mean to average." in shown
+    assert '[tool call c0] read {"path": "f0.py"}' in shown
+    lines = shown.splitlines()
+    assert lines[lines.index("[tool result c0]") + 1] == "contents " * 40 + " 0", "the result"
+    for duty in ("file paths", "what remains to be done", "Do not call tools"):
+        assert duty in SUMMARY_PROMPT
+
+
+async def test_context_trimming_comes_first_and_the_model_is_asked_only_if_needed() -> None:
+    messages = session(6, result="log line\n" * 2_000)[:-4] + session(6)[-4:]
+    summarizer = Summarizer()
+    window = ContextWindow(2_000, summarizer, keep=2, trim_head=200, trim_tail=100)
+    assert window.tokens(messages) > window.limit
+    compaction = await window.compact(messages)
+    assert compaction is not None and summarizer.asked == [], "trimming was enough"
+    assert compaction.event.removed == 0 and compaction.event.trimmed == 4
+    assert window.tokens(compaction.messages) <= window.limit
+    assert compaction.messages[-4:] == messages[-4:], "results of the kept turns are not trimmed"
+    small = ContextWindow(300, summarizer, keep=2, trim_head=200, trim_tail=100)
+    compaction = await small.compact(messages)
+    assert compaction is not None and len(summarizer.asked) == 1, "not enough: now summarise"
+    assert compaction.event.removed == 8 and compaction.event.trimmed == 4
+    assert "cut from the middle" in transcript(summarizer.asked[0]), "the model reads it trimmed"
+
+
+async def test_context_a_long_or_empty_summary_never_makes_the_history_larger() -> None:
+    messages = session(6)
+    rambling = Summarizer("é\u0301" * 100_000)
+    compaction = await ContextWindow(100, rambling, keep=2).compact(messages, force=True)
+    assert compaction is not None
+    assert request_chars(compaction.messages) < request_chars(messages)
+    assert whole(compaction.messages[3].text)
+    silent = await ContextWindow(100, Summarizer("   "), keep=2).compact(messages, force=True)
+    assert silent is None, "no summary, nothing replaced: an empty answer loses nothing"
+    short = await ContextWindow(100, Summarizer(), keep=4).compact(session(3), force=True)
+    assert short is None, "too few turns to summarise, nothing to trim"
+
+
+def test_context_window_settings_are_checked() -> None:
+    summarize = Summarizer()
+    fresh = ContextWindow(10_000, summarize)
+    assert fresh.tokens([Message.user("x" * 384)]) == 100, "4 characters a token until a report"
+    assert fresh.limit == 8_000, "80 % by default"
+    assert ContextWindow(10_000, summarize, threshold=0.5).limit == 5_000
+    assert ContextWindow(10_000, summarize).keep == 4
+    with pytest.raises(ValueError, match="window must be at least 1 token"):
+        ContextWindow(0, summarize)
+    with pytest.raises(ValueError, match="threshold must be above 0 and at most 1"):
+        ContextWindow(1000, summarize, threshold=1.5)
+    with pytest.raises(ValueError, match="keep must be at least 1 turn"):
+        ContextWindow(1000, summarize, keep=0)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(histories(), text, st.integers(1, 5))
+async def test_context_property_a_compacted_history_is_valid_and_never_larger(
+    messages: list[Message], summary: str, keep: int
+) -> None:
+    window = ContextWindow(50, Summarizer(summary * 3), keep=keep, trim_head=40, trim_tail=20)
+    compaction = await window.compact(messages, force=True)
+    if compaction is None:
+        return
+    new = compaction.messages
+    assert_valid_for_every_provider(new)
+    for message in new:
+        wire = message_to_wire(message)
+        assert wire["role"] in ("system", "developer", "user", "assistant", "tool")
+    assert request_chars(new) <= request_chars(messages)
+    assert len(new) <= len(messages)
+    kept = [m for m in messages if isinstance(m, SystemMessage | DeveloperMessage)]
+    assert [m for m in new if isinstance(m, SystemMessage | DeveloperMessage)] == kept
+    first_task = next(m for m in messages if isinstance(m, UserMessage))
+    assert first_task in new, "the first user message is kept"
+    summaries = [m for m in new if "This is a summary of the earlier part" in m.text]
+    assert len(summaries) == (1 if compaction.event.removed else 0)
+    assert compaction.event.kept == len(new)
+    last = plan_compaction(messages, keep).recent
+    assert new[len(new) - (len(messages) - last) :] == messages[last:], "kept turns unchanged"
