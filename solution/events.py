@@ -109,7 +109,20 @@ class TodosChanged:
     todos: tuple[TodoItem, ...]
 
 
-ToolEvent = TodosChanged
+@dataclass(frozen=True, slots=True)
+class SubagentEvent:
+    """An event of a child agent (chapter 21's ``task`` tool), passed on to its parent.
+
+    ``agent_id`` names the child (``task-1``, ``task-2``, ... in the order they started);
+    ``event`` is what the child reported, unchanged. Sent to the parent's observers while the
+    ``task`` call runs; never yielded by ``Agent.events`` itself.
+    """
+
+    agent_id: str
+    event: Event
+
+
+ToolEvent = TodosChanged | SubagentEvent
 """What a tool reports about the agent's state while it runs."""
 
 Event = StreamEvent | LoopEvent | ToolEvent

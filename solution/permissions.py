@@ -112,6 +112,9 @@ TOOL_NAMES: dict[str, frozenset[str]] = {
     "WebFetch": frozenset({"web_fetch"}),
     "AskUserQuestion": frozenset({"ask_user"}),
     "TodoWrite": frozenset({"todo_write"}),
+    "Task": frozenset({"task"}),
+    "Agent": frozenset({"task"}),
+    "Skill": frozenset({"skill"}),
 }
 """The one table of tool names: each Claude Code tool name, and the claw tools that are that
 tool (``apply_patch`` edits files, so it is an ``Edit``). Permission rules and hook matchers
@@ -126,10 +129,11 @@ covers all of them, and a ``Read`` deny rule blocks them too."""
 PATH_TOOLS = LOOKING_TOOLS | EDIT_TOOLS
 """Tools whose rule specifier is a path pattern."""
 
-UNASKED_TOOLS = frozenset({"ask_user", "todo_write", "recall"})
+UNASKED_TOOLS = frozenset({"ask_user", "todo_write", "recall", "task", "skill"})
 """Chapter 20's tools that need no approval in any mode, as Claude Code's AskUserQuestion and
 TodoWrite: asking the user, keeping the model's own list, reading its memory. A deny or ask
-rule that names them still applies."""
+rule that names them still applies. Chapter 21's ``task`` (whose child's calls each pass the
+gate) and ``skill`` (which reads only the skills' own folders) join them."""
 MEMORY_TOOLS = frozenset({"remember"})
 """Chapter 20's tool that writes the memory later sessions read: the modes treat it as an
 edit (it asks in ``default``, runs in ``acceptEdits``, is denied in ``plan``)."""

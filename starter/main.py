@@ -65,7 +65,9 @@ from .providers.anthropic import API_KEY_VARIABLE as ANTHROPIC_KEY_VARIABLE
 from .providers.openrouter import API_KEY_VARIABLE, OPENROUTER_URL, OpenRouterProvider
 from .registry import assistant_tools, default_tools
 from .secrets_env import hide_secrets, secret
+from .skills import SkillTool, discover_skills, skill_roots, skills_section
 from .streaming import TextDelta
+from .subagents import TaskTool
 from .terminal import at_terminal, read_stdin_line
 from .todo import Todo
 from .tools.ask import AskHandler, TerminalAsker
@@ -229,21 +231,30 @@ def build_agent(
     memory = MemoryStore(Path.home() / MEMORY_FILE, project=cwd)
     for tool in assistant_tools(ask or TerminalAsker(), memory, todos):
         tools.add(tool)
+    # Chapter 21: the task tool, and the skills (the project's only in a trusted folder).
+    task = TaskTool()
+    tools.add(task)
+    roots = [root for root in skill_roots(cwd, Path.home(), project=instructions) if root.is_dir()]
+    skills = discover_skills(roots, warn=warn) if roots else []
+    if skills:
+        tools.add(SkillTool(skills))
     found = load_instructions(cwd, user_file, warn=warn) if instructions else None
     if not instructions and user_file is not None and user_file.is_file():
         own = read_instruction_file(user_file)
         if own.note is not None and warn is not None:
             warn(own.note)
         found = DeveloperMessage(content=format_instructions([own]))
+    system = system_prompt(gather_environment(cwd), tools.definitions())
     agent = PreflightAgent(
         provider,
         tools,
-        system=system_prompt(gather_environment(cwd), tools.definitions()),
+        system="\n\n".join([system, skills_section(skills)]) if skills else system,
         context=[found] if found is not None else [],
         limits=limits or Limits(),
         concurrent=True,
     )
     todos.subscribe(agent.sink.emit)
+    task.bind(agent)
     return agent
 
 

@@ -1,0 +1,204 @@
+"""Skills: know-how in ``SKILL.md`` files, shown to the model a little at a time.
+
+A skill is a folder, ``.claw/skills/<name>/`` in the project or ``~/.claw/skills/<name>/`` in
+your home, with a ``SKILL.md`` in it: YAML front matter between two ``---`` lines, giving the
+skill's ``name`` and ``description``, then a Markdown body of instructions. Files beside it
+(a reference, a template, a script) belong to the skill too.
+
+Skills are disclosed progressively. The system prompt lists every skill's name and
+description, a line each, so the model knows what exists at the cost of a few tokens. The
+body is loaded only when the model asks for it with the ``skill`` tool, and a file beside it
+only when the model asks for that file. Forty skills cost forty lines, not forty documents.
+
+A broken ``SKILL.md`` (no front matter, YAML that does not parse, a missing or bad name) is
+a warning naming the file, and the skill is left out; it never stops claw. And a skill is
+a folder: nothing the model asks for, by name or by path, is read from outside it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import Field
+
+from .prompt import section
+from .todo import Todo
+from .tools.base import ArgumentsTool, ToolArguments
+from .types import ToolOutput
+
+SKILL_FILE = "SKILL.md"
+"""The file that makes a folder a skill."""
+
+SKILLS_FOLDER = Path(".claw") / "skills"
+"""Where skills live, in the project and in your home."""
+
+NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+"""A skill's name: lowercase letters and digits, words joined by single hyphens."""
+
+MAX_NAME = 64
+"""The longest name a skill may have, in characters."""
+
+MAX_DESCRIPTION = 1024
+"""The longest description a skill may have, in characters."""
+
+MAX_SKILL_FILE_BYTES = 256_000
+"""The largest ``SKILL.md`` or file beside it the ``skill`` tool reads."""
+
+SKILL = "skill"
+"""The tool's name, as the model calls it."""
+
+
+class SkillError(ValueError):
+    """A ``SKILL.md`` that cannot be used; the message says what is wrong with it."""
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One skill: its name and description from the front matter, and where its file is."""
+
+    name: str
+    description: str
+    path: Path
+    """The ``SKILL.md`` file (absolute)."""
+
+    @property
+    def folder(self) -> Path:
+        """The skill's folder: its ``SKILL.md`` and the files beside it."""
+        return self.path.parent
+
+
+def split_front_matter(text: str) -> tuple[str, str]:
+    """``text`` split into its YAML front matter and its body.
+
+    The first line must be ``---`` and a later line ``---`` closes the front matter (spaces
+    after either are allowed, Windows line ends too). Raises ``SkillError`` otherwise.
+    """
+    raise Todo(
+        "ch21",
+        "first line \"---\", then the lines up to the next \"---\" line, then the body",
+    )
+
+
+def parse_skill(path: Path) -> Skill:
+    """Read the ``SKILL.md`` at ``path``: a ``Skill``, or ``SkillError`` saying what is wrong.
+
+    The front matter is read with ``yaml.safe_load`` (no Python objects built from YAML) and
+    must be a mapping with a ``name`` (``NAME``, at most ``MAX_NAME`` characters, the same as
+    the folder's name) and a non-empty ``description`` (at most ``MAX_DESCRIPTION``). Other
+    keys are allowed and ignored.
+    """
+    raise Todo("ch21", "split, safe_load, check it is a mapping, check name and description")
+
+
+def one_line(text: str) -> str:
+    """``text`` with its whitespace runs (newlines too) made single spaces."""
+    return " ".join(text.split())
+
+
+def skill_roots(cwd: Path, home: Path, *, project: bool = True) -> list[Path]:
+    """Where to look for skills: the project's ``.claw/skills`` first, then your home's.
+
+    ``project=False`` (an untrusted folder) leaves the project's skills out.
+    """
+    return ([cwd / SKILLS_FOLDER] if project else []) + [home / SKILLS_FOLDER]
+
+
+def discover_skills(
+    roots: Iterable[Path], warn: Callable[[str], None] | None = None
+) -> list[Skill]:
+    """Every usable skill in ``roots``, sorted by name; the first root wins a name.
+
+    Each folder ``<root>/<name>/`` with a ``SKILL.md`` is parsed. A ``SkillError`` is a
+    warning, ``<path>: <problem>; the skill is left out``, never an exception. A root that
+    does not exist has no skills.
+    """
+    raise Todo("ch21", "each root's sub-folders with a SKILL.md; parse; warn and skip; first wins")
+
+
+SKILLS_INTRO = (
+    "These skills hold instructions for particular tasks. When a task matches a skill's "
+    "description, call the `skill` tool with its name to read the instructions first."
+)
+
+
+def skills_section(skills: Sequence[Skill]) -> str:
+    """The system prompt's ``## Skills`` section: a line ``- `name`: description`` a skill.
+
+    An empty string when there are no skills: then the prompt has no such section.
+    """
+    raise Todo(
+        "ch21",
+        "nothing without skills; else chapter 8's section with the intro and one line each",
+    )
+
+
+class SkillArguments(ToolArguments):
+    """Which skill to load, and optionally which file beside its ``SKILL.md``."""
+
+    name: str = Field(min_length=1, description="The skill's name, as the Skills section lists it.")
+    file: str | None = Field(
+        default=None,
+        description=(
+            "A file in the skill's folder, as a path relative to it (for example "
+            "`reference.md`). Leave it out to load the skill's instructions."
+        ),
+    )
+
+
+
+
+def beside(skill: Skill, file: str) -> Path:
+    """The file ``file`` names in ``skill``'s folder; ``SkillError`` if it would leave it.
+
+    Absolute paths, ``..`` and symbolic links that lead out of the folder are refused.
+    """
+    raise Todo("ch21", "resolve folder / file and require it inside the resolved folder")
+
+
+def listing(skill: Skill) -> list[str]:
+    """The files beside ``skill``'s ``SKILL.md``, relative to its folder, sorted."""
+    folder = skill.folder
+    return sorted(
+        path.relative_to(folder).as_posix()
+        for path in folder.rglob("*")
+        if path.is_file() and path != skill.path
+    )
+
+
+class SkillTool(ArgumentsTool[SkillArguments]):
+    """The ``skill`` tool: loads a skill's instructions, or a file beside them, on request."""
+
+    name = SKILL
+    description = (
+        "Load a skill listed in the Skills section of your instructions: its full "
+        "instructions, and the files that come with it. With `file`, read one of those files."
+    )
+    Arguments = SkillArguments
+    read_only = True
+
+    def __init__(self, skills: Iterable[Skill]) -> None:
+        """A tool that can load ``skills``, and nothing else."""
+        self.skills = {skill.name: skill for skill in skills}
+
+    async def call(self, args: SkillArguments) -> ToolOutput:
+        """The body of the skill (with its folder and files), or the file asked for.
+
+        An unknown name is an error result listing the skills there are; a file outside the
+        folder, missing, or too big is an error result too.
+        """
+        raise Todo("ch21", "look the name up (never a path); body with folder and files, or a file")
+
+
+def read_limited(path: Path) -> str:
+    """The text of ``path``, or ``SkillError`` if it is missing, not text, or too big."""
+    try:
+        if path.stat().st_size > MAX_SKILL_FILE_BYTES:
+            raise SkillError(f"{path.name} is larger than {MAX_SKILL_FILE_BYTES:,} bytes")
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise SkillError(f"cannot read {path.name}: {error}") from None
