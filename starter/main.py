@@ -52,6 +52,7 @@ from .trust import decide_trust
 if TYPE_CHECKING:
     from .guard import Guarded
     from .hooks import Hooks
+    from .mcp.config import McpServers
     from .terminal import ReadLine
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4.5"
@@ -96,6 +97,11 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--trust-project",
         action="store_true",
         help="use this folder's settings, hooks and instructions in this run, without asking",
+    )
+    parser.add_argument(
+        "--mcp",
+        action="store_true",
+        help="start the MCP servers of this folder's .mcp.json in this run (chapter 23)",
     )
     return parser.parse_args(argv)
 
@@ -192,6 +198,7 @@ async def run(
             warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
             ask=TerminalAsker(err, read_line),
         )
+        servers: McpServers | None = None
         guarded: Guarded | None = None
         if not arguments.unguarded:
             # Chapters 13-16 are imported only here: with --unguarded, claw runs (and chapter
@@ -206,6 +213,7 @@ async def run(
         loop.add_signal_handler(signal.SIGINT, agent.cancel)
         hooks = guarded.hooks if guarded is not None else None
         try:
+            servers = await start_mcp_servers(cwd, agent, arguments.mcp, err)
             prompt: str | None = arguments.prompt
             while prompt is not None:
                 finished = await run_once(agent, hooks, prompt, out, err)
@@ -228,6 +236,28 @@ async def run(
             return finished
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+            if servers is not None:
+                await servers.close()
+
+
+async def start_mcp_servers(
+    cwd: Path, agent: Agent, enabled: bool, err: TextIO
+) -> McpServers | None:
+    """Chapter 23: start the servers of ``cwd/.mcp.json`` if the user enabled them (``--mcp``).
+
+    Their tools join the agent's. Without a ``.mcp.json`` and ``--mcp``, chapter 23's code is
+    not even imported, so claw runs while that chapter is unwritten.
+    """
+    if not enabled and not (cwd / ".mcp.json").exists():
+        return None
+    from .mcp.config import McpServers, project_servers
+
+    def warn(note: str) -> None:
+        print(f"claw: warning: {terminal_text(note)}", file=err)
+
+    servers = McpServers(cwd, warn)
+    await servers.start(project_servers(cwd, enabled=enabled, warn=warn), agent.tools)
+    return servers
 
 
 async def run_once(

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 app = MCPServer("sdk-demo")
 
@@ -33,7 +34,7 @@ def greet(name: str, excited: bool = False) -> str:
 @app.tool()
 def fail(why: str) -> str:
     """Always fails with ``why``."""
-    raise ValueError(why)
+    raise ToolError(why)
 
 
 @app.tool()

@@ -52,8 +52,23 @@ CALL_TIMEOUT = 120.0
 START_TIMEOUT = 30.0
 """Seconds claw waits for the answer to ``initialize`` (Claude Code's ``MCP_TIMEOUT``)."""
 
+POLL_SECONDS = 0.02
+"""How often claw looks whether a server has exited."""
+
 STOP_GRACE = 2.0
 """Seconds a server has to exit once its input is closed, then again after ``SIGTERM``."""
+
+
+async def exit_code(process: asyncio.subprocess.Process, seconds: float) -> int | None:
+    """``process``'s exit code, waiting up to ``seconds`` for it to exit; ``None`` if it runs.
+
+    Not ``process.wait()``: that also waits until every pipe is closed, and a child the
+    server started may hold its stderr open long after the server itself is gone.
+    """
+    deadline = asyncio.get_running_loop().time() + seconds
+    while process.returncode is None and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(POLL_SECONDS)
+    return process.returncode
 
 
 class McpError(Exception):
@@ -151,8 +166,27 @@ class McpClient:
         A command that cannot be started, or a handshake that fails, raises ``McpError``, and
         nothing of the server is left running.
         """
+        self.process = await self.launch()
+        self.spawn(self.read_messages())
+        self.spawn(self.read_stderr())
         try:
-            self.process = await asyncio.create_subprocess_exec(
+            await self.initialize()
+            self.tools = await self.list_tools()
+        except BaseException:
+            await self.close()
+            raise
+
+    # --8<-- [start:launch]
+    async def launch(self) -> asyncio.subprocess.Process:
+        """Start the server's command with three pipes, in a new session, with its ``env``.
+
+        Its environment is claw's (secrets already hidden, chapter 10) with the server's
+        ``env`` on top. A command that cannot be started raises ``McpError``.
+        """
+        # region ch23: create_subprocess_exec with stdin, stdout, stderr PIPE and a new session
+        # more: cwd=self.cwd, env={**os.environ, **self.spec.env}, limit=LINE_LIMIT; OSError
+        try:
+            return await asyncio.create_subprocess_exec(
                 self.spec.command,
                 *self.spec.args,
                 stdin=asyncio.subprocess.PIPE,
@@ -166,20 +200,29 @@ class McpClient:
         except OSError as error:
             why = f"cannot start {self.spec.command!r}: {error}"
             raise McpError(f"MCP server {self.name!r}: {why}") from None
-        self.spawn(self.read_messages())
-        self.spawn(self.read_stderr())
-        try:
-            await self.initialize()
-            self.tools = await self.list_tools()
-        except BaseException:
-            await self.close()
-            raise
+        # endregion
+    # --8<-- [end:launch]
 
     def spawn(self, work: Any) -> None:
-        """Run ``work`` in the background, holding a reference until it ends."""
+        """Run ``work`` in the background, holding a reference until it ends.
+
+        If it fails (a bug in claw, not the server), every waiting request gets its exception.
+        """
         task = asyncio.ensure_future(work)
         self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        task.add_done_callback(self.finished)
+
+    def finished(self, task: asyncio.Task[None]) -> None:
+        """A background task ended: hand on its exception, if it raised one."""
+        self.tasks.discard(task)
+        error = None if task.cancelled() else task.exception()
+        if error is None:
+            return
+        self.broken = self.broken or f"claw's reader failed: {error!r}"
+        for future in self.pending.values():
+            if not future.done():
+                future.set_exception(error)
+        self.pending.clear()
 
     # --8<-- [start:read]
     async def read_messages(self) -> None:
@@ -209,8 +252,9 @@ class McpClient:
                 self.fail(str(error))
                 return
             self.dispatch(message)
-        code = await self.process.wait()
-        self.fail(f"the server exited (exit code {code})")
+        code = await exit_code(self.process, STOP_GRACE)
+        gone = "closed its output" if code is None else f"exited (exit code {code})"
+        self.fail(f"the server {gone}")
         # endregion
 
     def dispatch(self, message: dict[str, Any]) -> None:
@@ -383,14 +427,13 @@ class McpClient:
         process = self.process
         if process is None:
             return
+        self.fail("the server was stopped")
         if process.stdin is not None and not process.stdin.is_closing():
             process.stdin.close()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(process.wait()), STOP_GRACE)
+        await exit_code(process, STOP_GRACE)
         await stop_session(process, STOP_GRACE)
         others = [task for task in self.tasks if task is not asyncio.current_task()]
         for task in others:
             task.cancel()
         await asyncio.gather(*others, return_exceptions=True)
-        self.fail("the server was stopped")
     # --8<-- [end:close]

@@ -53,12 +53,12 @@ def load_config(path: Path) -> list[ServerSpec]:
         raise ConfigError(f'{path}: expected an object with "mcpServers": {{...}}')
     specs = []
     for name, entry in servers.items():
-        if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
-            raise ConfigError(f'{path}: server {name!r} needs a "command" string')
-        if entry.get("type", "stdio") != "stdio":
+        if isinstance(entry, dict) and entry.get("type", "stdio") != "stdio":
             raise ConfigError(
                 f"{path}: server {name!r} is of type {entry['type']!r}; claw speaks only stdio"
             )
+        if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
+            raise ConfigError(f'{path}: server {name!r} needs a "command" string')
         args = entry.get("args", [])
         env = entry.get("env", {})
         if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
