@@ -246,7 +246,8 @@ async def start_mcp_servers(
     """Chapter 23: start the servers of ``cwd/.mcp.json`` if the user enabled them (``--mcp``).
 
     Their tools join the agent's. Without a ``.mcp.json`` and ``--mcp``, chapter 23's code is
-    not even imported, so claw runs while that chapter is unwritten.
+    not even imported; with a ``.mcp.json`` but no ``--mcp``, an unwritten chapter 23 is a
+    warning: claw runs while that chapter is unwritten.
     """
     if not enabled and not (cwd / ".mcp.json").exists():
         return None
@@ -255,8 +256,15 @@ async def start_mcp_servers(
     def warn(note: str) -> None:
         print(f"claw: warning: {terminal_text(note)}", file=err)
 
+    try:
+        specs = project_servers(cwd, enabled=enabled, warn=warn)
+    except Todo:
+        if enabled:
+            raise
+        warn(".mcp.json left alone: claw's MCP client (chapter 23) is not written yet")
+        return None
     servers = McpServers(cwd, warn)
-    await servers.start(project_servers(cwd, enabled=enabled, warn=warn), agent.tools)
+    await servers.start(specs, agent.tools)
     return servers
 
 
