@@ -79,6 +79,7 @@ if TYPE_CHECKING:
     from .context import ContextWindow
     from .guard import Guarded
     from .hooks import Hooks
+    from .mcp.config import McpServers
     from .permissions import Approver
     from .sessions import SessionRecorder
     from .settings import Settings
@@ -159,6 +160,11 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--trust-project",
         action="store_true",
         help="use this folder's settings, hooks and instructions in this run, without asking",
+    )
+    parser.add_argument(
+        "--mcp",
+        action="store_true",
+        help="start the MCP servers of this folder's .mcp.json in this run (chapter 23)",
     )
     add_app_arguments(parser)  # chapter 19: -p, --output-format
     # Chapter 22's sessions: imported here so a broken sessions.py cannot stop claw --help.
@@ -359,9 +365,13 @@ async def open_claw(
                 trusted=trusted,
                 settings=layered,
             )
+        servers: McpServers | None = None
         try:
+            servers = await start_mcp_servers(cwd, agent, arguments.mcp, err)  # chapter 23
             yield Opened(agent, guarded, settings, costs, context, recorder)
         finally:
+            if servers is not None:
+                await servers.close()
             if recorder is not None:
                 recorder.writer.close()
 
@@ -421,6 +431,34 @@ async def run(
             return finished
         finally:
             loop.remove_signal_handler(signal.SIGINT)
+
+
+async def start_mcp_servers(
+    cwd: Path, agent: Agent, enabled: bool, err: TextIO
+) -> McpServers | None:
+    """Chapter 23: start the servers of ``cwd/.mcp.json`` if the user enabled them (``--mcp``).
+
+    Their tools join the agent's. Without a ``.mcp.json`` and ``--mcp``, chapter 23's code is
+    not even imported; with a ``.mcp.json`` but no ``--mcp``, an unwritten chapter 23 is a
+    warning: claw runs while that chapter is unwritten.
+    """
+    if not enabled and not (cwd / ".mcp.json").exists():
+        return None
+    from .mcp.config import McpServers, project_servers
+
+    def warn(note: str) -> None:
+        print(f"claw: warning: {terminal_text(note)}", file=err)
+
+    try:
+        specs = project_servers(cwd, enabled=enabled, warn=warn)
+    except Todo:
+        if enabled:
+            raise
+        warn(".mcp.json left alone: claw's MCP client (chapter 23) is not written yet")
+        return None
+    servers = McpServers(cwd, warn)
+    await servers.start(specs, agent.tools)
+    return servers
 
 
 async def run_once(

@@ -159,6 +159,12 @@ class RuleError(ValueError):
     """A permission rule that is not ``Tool`` or ``Tool(specifier)``."""
 
 
+def is_mcp_server_rule(tool: str) -> bool:
+    """Whether a rule's tool is ``mcp__<server>`` (chapter 23): every tool of that MCP server."""
+    server = tool.removeprefix("mcp__")
+    return tool.startswith("mcp__") and bool(server) and "__" not in server
+
+
 # --8<-- [start:rule]
 @dataclass(frozen=True)
 class Rule:
@@ -187,6 +193,8 @@ class Rule:
         if "*" in self.tool:
             names = (name, claude_code_name(name))
             return any(fnmatch.fnmatchcase(each, self.tool) for each in names)
+        if is_mcp_server_rule(self.tool) and name.startswith(self.tool + "__"):
+            return True
         return name in TOOL_NAMES.get(self.tool, frozenset({self.tool}))
 
 

@@ -1,0 +1,130 @@
+"""A server's tools as claw tools: named ``mcp__<server>__<tool>``, results as text.
+
+The name carries the server, so a permission rule or a hook matcher can name one tool
+(``mcp__fs__write``) or every tool of a server (``mcp__fs``, ``mcp__fs__*``). A tool's result
+is a list of content blocks; claw's ``ToolOutput`` is text, so each block becomes text, and a
+result with ``isError`` becomes an error result the model reads.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..types import ToolDefinition, ToolOutput
+from .client import McpClient, McpError, RemoteTool
+from .jsonrpc import RemoteError
+
+PREFIX = "mcp__"
+"""How every MCP tool's name in claw begins."""
+
+NAME_PART = re.compile(r"^[A-Za-z0-9_-]+$")
+"""What a server's or a tool's name may hold to be part of a claw tool name."""
+
+MAX_NAME = 64
+"""The longest tool name the providers accept (``types.TOOL_NAME_PATTERN``)."""
+
+
+# --8<-- [start:name]
+def tool_name(server: str, tool: str) -> str:
+    """The claw name of the server's tool: ``mcp__<server>__<tool>``.
+
+    ``ValueError`` if it cannot be one: a part that is empty or holds anything but letters,
+    digits, ``_`` and ``-``, a server name with ``__`` (a rule ``mcp__a__b`` must mean one
+    thing), or a name longer than ``MAX_NAME``.
+    """
+    # region ch23: check both parts with NAME_PART, no "__" in the server, the length; join
+    # more: f"{PREFIX}{server}__{tool}"
+    for part in (server, tool):
+        if not NAME_PART.match(part):
+            raise ValueError(f"{part!r} cannot be part of a tool name (letters, digits, _ and -)")
+    if "__" in server:
+        raise ValueError(f"the server name {server!r} may not contain '__'")
+    name = f"{PREFIX}{server}__{tool}"
+    if len(name) > MAX_NAME:
+        raise ValueError(f"the tool name {name!r} is longer than {MAX_NAME} characters")
+    return name
+    # endregion
+# --8<-- [end:name]
+
+
+# --8<-- [start:text]
+def block_text(block: dict[str, Any]) -> str:
+    """One content block as text for the model.
+
+    ``text`` is its text; an ``image`` or ``audio`` block is a note of its type and size (claw
+    shows the model text only); a ``resource`` is its text, or a note for a blob; a
+    ``resource_link`` its URI; anything else its JSON.
+    """
+    # region ch23: by block["type"]: text, image/audio, resource, resource_link, else JSON
+    # more: "[image: image/png, 1234 bytes of base64]"; resource: block["resource"]["text"]
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind in ("image", "audio"):
+        size = len(str(block.get("data", "")))
+        return f"[{kind}: {block.get('mimeType', '?')}, {size} bytes of base64]"
+    if kind == "resource":
+        resource = block.get("resource") or {}
+        if "text" in resource:
+            return str(resource["text"])
+        return f"[resource {resource.get('uri', '?')}: binary, not shown]"
+    if kind == "resource_link":
+        return f"[resource link: {block.get('uri', '?')}]"
+    return json.dumps(block, ensure_ascii=False)
+    # endregion
+
+
+def result_output(result: dict[str, Any]) -> ToolOutput:
+    """A ``CallToolResult`` as a ``ToolOutput``: its blocks' text, one after the other.
+
+    ``isError: true`` makes it an error result. No content at all, but ``structuredContent``,
+    gives that object's JSON.
+    """
+    # region ch23: join block_text of result["content"] with "\n"; error if result["isError"]
+    # more: ToolOutput.error(text) / ToolOutput.ok(text)
+    blocks = result.get("content") or []
+    text = "\n".join(block_text(block) for block in blocks if isinstance(block, dict))
+    if not blocks and "structuredContent" in result:
+        text = json.dumps(result["structuredContent"], ensure_ascii=False)
+    return ToolOutput.error(text) if result.get("isError") else ToolOutput.ok(text)
+    # endregion
+# --8<-- [end:text]
+
+
+# --8<-- [start:tool]
+class McpTool:
+    """One tool of an MCP server, as a claw tool. Not read-only: claw cannot know what it does."""
+
+    def __init__(self, client: McpClient, remote: RemoteTool) -> None:
+        self.client = client
+        self.remote = remote
+        self.name = tool_name(client.name, remote.name)
+
+    @property
+    def definition(self) -> ToolDefinition:
+        """The server's description and input schema, under claw's name for the tool."""
+        remote, server = self.remote.name, self.client.name
+        description = self.remote.description or f"The tool {remote} of {server}."
+        return ToolDefinition(
+            name=self.name, description=description, parameters=self.remote.input_schema
+        )
+
+    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
+        """Call the tool on the server; every failure is an error result that says what failed."""
+        # region ch23: call_tool; result_output; McpError and RemoteError become error results
+        # more: a tool the server no longer lists is an error result too
+        if all(tool.name != self.remote.name for tool in self.client.tools):
+            return ToolOutput.error(
+                self.client.explain(f"the server no longer offers the tool {self.remote.name!r}")
+            )
+        try:
+            result = await self.client.call_tool(self.remote.name, arguments)
+        except McpError as error:
+            return ToolOutput.error(str(error))
+        except RemoteError as error:
+            return ToolOutput.error(self.client.explain(f"{self.remote.name} failed: {error}"))
+        return result_output(result)
+        # endregion
+# --8<-- [end:tool]

@@ -1,0 +1,103 @@
+"""Which servers to start: ``.mcp.json`` in Claude Code's format, and the user's consent.
+
+The file, at the project's root::
+
+    {"mcpServers": {"fs": {"command": "python", "args": ["fs_server.py"], "env": {"ROOT": "."}}}}
+
+A ``.mcp.json`` comes with the repository, so its commands are whoever wrote the repository's.
+Starting them is running their code: claw starts none unless the user said so for this run
+(``claw --mcp``), as Claude Code asks before it uses a project's servers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..errors import ClawError
+from ..todo import Todo
+from ..types import ToolSet
+from .client import McpClient, McpError, ServerSpec
+from .tools import McpTool
+
+CONFIG_FILE = ".mcp.json"
+"""The project's server list, where Claude Code keeps its project-scoped servers."""
+
+
+class ConfigError(ClawError, ValueError):
+    """A ``.mcp.json`` claw cannot use; the message names the file and the problem."""
+
+
+def load_config(path: Path) -> list[ServerSpec]:
+    """The stdio servers ``path`` lists, in the file's order; ``[]`` if there is no file.
+
+    ``ConfigError`` for a file that is not JSON, has no ``mcpServers`` object, or a server
+    without a ``command`` string, ``args`` that are not strings or ``env`` that is not an
+    object of strings. A server with another ``type`` (``http``, ``sse``) is refused too:
+    claw speaks only stdio.
+    """
+    raise Todo(
+        "ch23",
+        "json.loads; check every entry; build ServerSpec(name, command, tuple(args), env)",
+    )
+
+
+def project_servers(
+    root: Path, *, enabled: bool, warn: Callable[[str], None]
+) -> list[ServerSpec]:
+    """The servers of ``root``'s ``.mcp.json`` that claw may start.
+
+    All of them if ``enabled`` (the user ran ``claw --mcp``); otherwise none, and if the file
+    names any, ``warn`` says which were not started and how to start them. A file with a
+    problem raises ``ConfigError`` when enabled, and is only a warning when not.
+    """
+    raise Todo("ch23", "load_config; if not enabled and there are servers, warn and return []")
+
+
+class McpServers:
+    """The running servers of one claw session, and their tools in the agent's ``ToolSet``."""
+
+    def __init__(self, cwd: Path, warn: Callable[[str], None], **options: float) -> None:
+        self.cwd = cwd
+        self.warn = warn
+        self.options = options
+        self.clients: list[McpClient] = []
+        self.tools: ToolSet | None = None
+
+    async def start(self, specs: list[ServerSpec], tools: ToolSet) -> None:
+        """Start each server and add its tools to ``tools``.
+
+        A server that does not start, or a tool whose name claw cannot use, is a warning; the
+        others go on. New tools a server announces later are added as they come.
+        """
+        self.tools = tools
+        for spec in specs:
+            client = McpClient(spec, self.cwd, **self.options)
+            try:
+                await client.start()
+            except McpError as error:
+                self.warn(str(error))
+                continue
+            self.clients.append(client)
+            client.on_tools_changed = self.add_tools
+            self.add_tools(client)
+
+    def add_tools(self, client: McpClient) -> None:
+        """Add the tools of ``client`` that ``tools`` does not have yet."""
+        assert self.tools is not None
+        for remote in client.tools:
+            try:
+                tool = McpTool(client, remote)
+            except ValueError as error:
+                self.warn(f"MCP server {client.name!r}: tool skipped: {error}")
+                continue
+            if tool.name not in self.tools:
+                self.tools.add(tool)
+
+    async def close(self) -> None:
+        """Stop every server, and every process each one started."""
+        for client in self.clients:
+            await client.close()
+        self.clients.clear()
