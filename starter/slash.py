@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .display import terminal_text
+from .errors import ClawError
 from .loop import Agent
 from .todo import Todo
 from .types import Message
@@ -190,9 +192,20 @@ def session_commands(commands: SlashCommands) -> None:
         t, model = costs.tracker.session, costs.tracker.model
         cached = f" ({t.cached_tokens:,} cached)" if t.cached_tokens else ""
         state.out.write(
-            f"session: {t.calls} call(s), {t.input_tokens:,} tokens in{cached}, "
+            f"since claw started: {t.calls} call(s), {t.input_tokens:,} tokens in{cached}, "
             f"{t.output_tokens:,} out · cost {describe_cost(t, model)}\n"
         )
+        recorder = getattr(session, "recorder", None)
+        if recorder is not None:  # chapter 22: the whole session, the runs before a resume too
+            from .cost import format_cost
+            from .sessions import load_session, session_usage
+
+            whole = session_usage(load_session(recorder.writer.path))
+            money = "unknown" if whole.cost is None else format_cost(whole.cost) + " (reported)"
+            state.out.write(
+                f"whole session: {whole.input_tokens:,} tokens in, {whole.output_tokens:,} out"
+                f" · cost {money}\n"
+            )
 
     @commands.register("/compact", "summarise the conversation so far: /compact [focus]")
     async def compact(state: AppState, rest: str) -> None:
@@ -210,3 +223,25 @@ def session_commands(commands: SlashCommands) -> None:
             state.out.write(
                 f"(compacted: {event.tokens_before:,} → {event.tokens_after:,} tokens)\n"
             )
+
+    @commands.register("/resume", "list this project's sessions, or continue one: /resume ID")
+    async def resume(state: AppState, rest: str) -> None:
+        from .sessions import find_session, list_sessions, load, session_list_text
+
+        cwd = Path.cwd()
+        if not rest:
+            sessions = list_sessions(cwd)
+            state.out.write(
+                session_list_text(sessions) + "  (/resume ID continues one here)\n"
+                if sessions
+                else "this project has no sessions yet\n"
+            )
+            return
+        try:
+            old = load(find_session(cwd, rest.strip()))
+        except ClawError as error:
+            state.out.write(f"{terminal_text(str(error))}\n")
+            return
+        # The running session goes on with the old history: its transcript records the change.
+        state.agent.history[:] = old.history
+        state.out.write(f"(resumed {old.id}: {len(old.history)} messages)\n")

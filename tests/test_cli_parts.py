@@ -5,6 +5,7 @@ Each is tested alone here; ``test_cli_terminal.py`` tests them together in a rea
 
 import io
 import itertools
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -228,14 +229,14 @@ async def test_cli_commands_registered_later_appear_in_help_and_run(tmp_path: Pa
     commands = default_commands()
     ran: list[str] = []
 
-    @commands.register("/cost", "show what this session has cost so far")
-    async def cost(state: AppState, rest: str) -> None:
+    @commands.register("/stats", "show some numbers about this session")
+    async def stats(state: AppState, rest: str) -> None:
         ran.append(rest)
 
-    assert await commands.dispatch("/cost  details ", state) is True
+    assert await commands.dispatch("/stats  details ", state) is True
     assert ran == ["details"]
     await commands.dispatch("/help", state)
-    assert "/cost" in state.out.getvalue() and "what this session has cost" in state.out.getvalue()
+    assert "/stats" in state.out.getvalue() and "some numbers about" in state.out.getvalue()
     with pytest.raises(ValueError, match="starts with /"):
         commands.register("cost", "no slash")
 
@@ -263,3 +264,34 @@ def test_cli_every_option_is_checked_with_a_one_line_error(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"claw: error: {message}")
     assert err.endswith(" (see claw --help)\n")
+
+
+async def test_cli_slash_cost_and_compact_work_on_the_running_session(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from claw.configure import Costs
+    from claw.context import ContextWindow, summarize_with
+    from claw.cost import CostTracker
+    from claw.events import StepUsage
+    from claw.types import AssistantMessage, TokenUsage
+
+    state = app_state(tmp_path)
+    assert "chapter 17 is not written" in await command(state, "/cost")  # no session: said so
+    tracker = CostTracker("test/model")
+    tracker(StepUsage(1, TokenUsage(input_tokens=1234, output_tokens=56, cost=Decimal("0.0123"))))
+    state.extras["session"] = SimpleNamespace(costs=Costs(tracker, None), context=None)
+    assert await command(state, "/cost") == (
+        "since claw started: 1 call(s), 1,234 tokens in, 56 out · cost $0.0123\n"
+    )
+    assert "no context window is known" in await command(state, "/compact")
+    for n in range(6):  # six turns: enough to summarise the older ones
+        state.agent.history += [UserMessage(content=f"question {n}"),
+                                AssistantMessage(content=f"answer {n} " * 50)]
+    before = len(state.agent.history)
+    summaries = MockStreamProvider(["The user asked six questions."])
+    window = ContextWindow(100_000, summarize_with(summaries), keep=2)
+    state.extras["session"].context = window
+    shown = await command(state, "/compact the questions")
+    assert shown.startswith("(compacted: ") and shown.endswith(" tokens)\n")
+    assert len(state.agent.history) < before
+    assert summaries.calls[0].messages[0].text.endswith(": the questions")  # the focus went in

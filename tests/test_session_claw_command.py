@@ -199,3 +199,37 @@ def test_session_flags_that_cannot_work_are_clear_errors(
     assert exit_.value.code == 2
     assert "--fork-session needs --continue or --resume" in capsys.readouterr().err
     assert server.requests == []  # nothing was sent anywhere
+
+
+def test_session_resume_command_lists_and_continues_a_session_in_the_repl(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+    import io
+
+    from claw.loop import Agent
+    from claw.slash import AppState, default_commands
+    from claw.streaming import MockStreamProvider
+
+    project = tmp_path / "project"
+    project.mkdir()
+    first_run(server, project, monkeypatch)
+    (info,) = list_sessions(project)
+    agent = Agent(MockStreamProvider([]), system="You are claw.")
+    out = io.StringIO()
+    state = AppState(agent, out, start=list(agent.history))
+    commands = default_commands()
+
+    def dispatch(line: str) -> None:
+        asyncio.run(commands.dispatch(line, state))
+
+    dispatch("/resume")
+    assert info.id in out.getvalue() and "/resume ID continues one here" in out.getvalue()
+    out.seek(0), out.truncate()
+    dispatch(f"/resume {info.id[:8]}")  # a prefix of the id will do
+    assert agent.history == load_session(info.path).history
+    assert out.getvalue() == f"(resumed {info.id}: {len(agent.history)} messages)\n"
+    out.seek(0), out.truncate()
+    dispatch("/resume nope")
+    assert "no session 'nope'" in out.getvalue()
+    assert agent.history == load_session(info.path).history  # unchanged by a failed resume
