@@ -261,6 +261,24 @@ def test_cost_unknown_is_said_never_zero():
     assert "$0.0000" not in RunSummary(finished, tally, "local/llama", 1.0).line()
 
 
+def test_cost_a_call_stopped_before_its_usage_came_is_unknown_never_zero():
+    # Ctrl-C mid-stream: the step began, the provider never reported its usage, yet it may bill.
+    stopped = RunFinished(Finish.CANCELLED, 1, "", TokenUsage())
+    line = RunSummary(stopped, Tally(), "test/model", 3.0).line()
+    assert "$0.0000" not in line
+    assert "cost unknown (1 call(s) stopped before the provider reported their usage)" in line
+    assert json.loads(RunSummary(stopped, Tally(), "test/model", 3.0).json())["cost_usd"] is None
+    tally = Tally()
+    tally.add(TokenUsage(input_tokens=10, output_tokens=2), Decimal("0.002"))
+    two = RunFinished(Finish.CANCELLED, 2, "", TokenUsage())  # the second call was stopped
+    assert (
+        "cost at least $0.0020 (1 call(s) stopped before the provider reported their usage)"
+        in RunSummary(two, tally, "m", 1.0).line()
+    )
+    spent_nothing = RunFinished(Finish.BUDGET, 0, "", TokenUsage())  # no call was ever made
+    assert "cost $0.0000" in RunSummary(spent_nothing, Tally(), "m", 0.1).line()
+
+
 def test_cost_estimate_is_last_reported_prompt_plus_new_characters_over_four():
     new = [UserMessage(content="x" * 400)]
     from claw.types import dump_messages
