@@ -129,6 +129,24 @@ class RunSummary:
     seconds: float
     extra: dict[str, object] = field(default_factory=dict)
 
+    @property
+    def stopped_calls(self) -> int:
+        """Calls the run started whose usage never came: stopped mid-stream (Ctrl-C, say).
+
+        The provider may bill the tokens it had generated, so the run's cost is not known.
+        """
+        return max(0, self.finished.steps - self.tally.calls)
+
+    def cost_words(self) -> str:
+        """The run's cost in words: never $0 for a call that was stopped before its report."""
+        stopped = self.stopped_calls
+        if not stopped:
+            return describe_cost(self.tally, self.model)
+        why = f"{stopped} call(s) stopped before the provider reported their usage"
+        if not self.tally.calls:
+            return f"unknown ({why})"
+        return f"at least {format_cost(self.tally.cost)} ({why})"
+
     def line(self) -> str:
         """One line for a person."""
         t = self.tally
@@ -136,7 +154,7 @@ class RunSummary:
         reasoning = f" ({t.reasoning_tokens:,} reasoning)" if t.reasoning_tokens else ""
         return (
             f"[{t.input_tokens:,} tokens in{cached}, {t.output_tokens:,} out{reasoning} · "
-            f"cost {describe_cost(t, self.model)} · {self.seconds:.1f} s]"
+            f"cost {self.cost_words()} · {self.seconds:.1f} s]"
         )
 
     def json(self) -> str:
@@ -151,7 +169,9 @@ class RunSummary:
                 "output_tokens": t.output_tokens,
                 "cached_tokens": t.cached_tokens,
                 "reasoning_tokens": t.reasoning_tokens,
-                "cost_usd": None if t.known_cost is None else str(t.known_cost),
+                "cost_usd": (
+                    None if t.known_cost is None or self.stopped_calls else str(t.known_cost)
+                ),
                 "calls_without_price": t.unpriced,
                 "seconds": round(self.seconds, 3),
             }
