@@ -16,6 +16,7 @@ from claw_command import calls, says
 from claw_process import TIMEOUT, Terminal, claw_command, claw_environment, raise_todo
 from marked_processes import assert_none_marked, marked, unique_marker
 
+from claw.signals import exit_status
 from clawbook.harness.loopback import LoopbackServer, StreamReply, chunk, sse, text_chunks
 
 pytestmark = pytest.mark.timeout(120)  # real processes on a machine that may be busy
@@ -151,7 +152,9 @@ def test_cli_print_mode_piped_into_head_ends_quietly(
     err = claw.stderr.read().decode()
     raise_todo(err)
     assert claw.wait(TIMEOUT) == 141  # 128 + SIGPIPE, as a shell reports it
-    assert err == ""  # no BrokenPipeError, no traceback
+    # No BrokenPipeError, no traceback: nothing but claw's own warnings (such as the one that a
+    # chapter still unwritten, ch22's sessions, leaves this run unrecorded).
+    assert [line for line in err.splitlines() if not line.startswith("claw: warning: ")] == []
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
@@ -195,6 +198,9 @@ def test_cli_a_signal_cancels_the_run_kills_its_commands_and_exits(
 
 
 def test_cli_terminal_ends_on_sighup_at_the_prompt(server: LoopbackServer, tmp_path: Path) -> None:
+    # A process SIGHUP kills ends with 129 even without chapter 19's handler, so this test
+    # waits for chapter 19's exit statuses first (todo until they are written).
+    assert exit_status(None, signal.SIGHUP) == 128 + signal.SIGHUP
     claw = Terminal(server, tmp_path)
     claw.expect("claw>")
     claw.child.kill(signal.SIGHUP)  # the terminal window was closed

@@ -382,6 +382,8 @@ def test_mcp_claw_does_not_run_a_hostile_mcp_json_by_default(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     pwned = hostile_project(tmp_path)
+    # Before chapter 23 claw leaves any .mcp.json alone with another warning: wait for it.
+    assert project_servers(tmp_path, enabled=False, warn=lambda note: None) == []
     server.add(says("Nothing to do."))
     assert run_claw(server, tmp_path, monkeypatch, "hello", "--trust-project") == 0
     assert not pwned.exists()
