@@ -32,7 +32,7 @@ from .agent import Finish
 from .events import Event, RunFinished
 from .loop import Agent
 from .permissions import TOOL_NAMES, claude_code_name
-from .tools.bash import DRAIN_SECONDS, OutputPipe, drain, scrubbed_env, stop_session
+from .tools.bash import DRAIN_SECONDS, OutputPipe, drain, scrubbed_env, started, stop_session
 from .types import DeveloperMessage, ToolCall, ToolOutput
 
 logger = logging.getLogger("claw.hooks")
@@ -256,7 +256,8 @@ async def run_command(
 ) -> Completed:
     """Run ``hook.command`` with ``bash -c`` in ``cwd``, ``payload`` as JSON on its stdin.
 
-    The command leads its own session (``start_new_session=True``) and runs with
+    The command leads its own session (``start_new_session=True``), is started through
+    chapter 10's ``started`` (a cancel during the start stops the session too), and runs with
     ``hook_environment()``. Its stdout and stderr go to pipes of its own (chapter 10's
     ``OutputPipe``), so the run ends when bash exits, even if a background child still holds
     them. When bash exits, when ``hook.timeout`` seconds pass, or if the task awaiting it is
@@ -266,14 +267,14 @@ async def run_command(
     and stderr are each cut to ``limit`` bytes.
     """
     # region ch15: bash -c in its own session, scrubbed env, OutputPipes; wait; stop_session
-    # more: tasks for feed and read_capped x2; wait_for(process.wait()); finally stop, drain
+    # more: started(create_subprocess_exec(...)); 3 tasks; wait_for(wait()); finally: stop, drain
     async with OutputPipe() as out, OutputPipe() as err:
         try:
-            process = await asyncio.create_subprocess_exec(
+            process = await started(asyncio.create_subprocess_exec(
                 "bash", "-c", hook.command, cwd=cwd, env=hook_environment(),
                 start_new_session=True, stdin=asyncio.subprocess.PIPE,
                 stdout=out.write_fd, stderr=err.write_fd,
-            )
+            ))
         except OSError as error:
             raise HookFailed(f"could not be started: {error}") from error
         finally:

@@ -33,7 +33,7 @@ from .events import Event, RunFinished
 from .loop import Agent
 from .permissions import TOOL_NAMES, claude_code_name
 from .todo import Todo
-from .tools.bash import DRAIN_SECONDS, OutputPipe, drain, scrubbed_env, stop_session
+from .tools.bash import DRAIN_SECONDS, OutputPipe, drain, scrubbed_env, started, stop_session
 from .types import DeveloperMessage, ToolCall, ToolOutput
 
 logger = logging.getLogger("claw.hooks")
@@ -194,7 +194,8 @@ async def run_command(
 ) -> Completed:
     """Run ``hook.command`` with ``bash -c`` in ``cwd``, ``payload`` as JSON on its stdin.
 
-    The command leads its own session (``start_new_session=True``) and runs with
+    The command leads its own session (``start_new_session=True``), is started through
+    chapter 10's ``started`` (a cancel during the start stops the session too), and runs with
     ``hook_environment()``. Its stdout and stderr go to pipes of its own (chapter 10's
     ``OutputPipe``), so the run ends when bash exits, even if a background child still holds
     them. When bash exits, when ``hook.timeout`` seconds pass, or if the task awaiting it is

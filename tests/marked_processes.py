@@ -95,3 +95,27 @@ async def wait_until_ready(
             return
         await asyncio.sleep(0.02)
     raise AssertionError(f"the escapes did not start: {marked(marker)}")
+
+
+class HeldStart:
+    """Holds every ``asyncio.create_subprocess_exec`` between its fork and its return.
+
+    A real start has a moment between the two (asyncio connects the pipes), too short to hit
+    on purpose; held, the moment lasts until ``release()``. A test cancels its task inside it,
+    then releases: code that lost the process in that moment leaves the command's jobs running.
+    """
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.released = asyncio.Event()
+        real = asyncio.create_subprocess_exec
+
+        async def held(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+            process = await real(*args, **kwargs)
+            await self.released.wait()
+            return process
+
+        monkeypatch.setattr(asyncio, "create_subprocess_exec", held)
+
+    def release(self) -> None:
+        """Let every held start return."""
+        self.released.set()

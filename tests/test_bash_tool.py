@@ -14,6 +14,7 @@ from history import assert_valid_history
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from marked_processes import (
+    HeldStart,
     assert_none_marked,
     job_control_escape,
     setpgid_escape,
@@ -281,6 +282,17 @@ async def test_bash_cancel_kills_processes_that_left_the_group(tmp_path, marker,
     call = asyncio.create_task(bash(BashTool(tmp_path, grace=0.3), escape(marker)))
     await wait_until_ready(tmp_path, marker, 2 if escape is job_control_escape else 1, call)
     call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert_none_marked(marker)
+
+
+async def test_bash_cancelled_while_starting_leaves_nothing_running(tmp_path, marker, monkeypatch):
+    start = HeldStart(monkeypatch)
+    call = asyncio.create_task(bash(BashTool(tmp_path, grace=0.3), job_control_escape(marker)))
+    await wait_until_ready(tmp_path, marker, 2, call)
+    call.cancel()  # while the start has forked but not yet returned its process
+    start.release()
     with pytest.raises(asyncio.CancelledError):
         await call
     assert_none_marked(marker)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from marked_processes import (
+    HeldStart,
     assert_none_marked,
     job_control_escape,
     setpgid_escape,
@@ -77,6 +78,21 @@ async def test_hooks_cancelling_kills_processes_that_left_the_group(
     )
     await wait_until_ready(tmp_path, marker, 2, running)
     running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    assert_none_marked(marker)
+
+
+async def test_hooks_cancelled_while_starting_leaves_nothing_running(
+    tmp_path: Path, marker: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    start = HeldStart(monkeypatch)
+    running = asyncio.create_task(
+        run_command(CommandHook(job_control_escape(marker)), {}, tmp_path)
+    )
+    await wait_until_ready(tmp_path, marker, 2, running)
+    running.cancel()  # while the start has forked but not yet returned its process
+    start.release()
     with pytest.raises(asyncio.CancelledError):
         await running
     assert_none_marked(marker)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..tools.bash import stop_session
+from ..tools.bash import started, stop_session
 from .jsonrpc import (
     METHOD_NOT_FOUND,
     ProtocolError,
@@ -166,7 +166,7 @@ class McpClient:
         A command that cannot be started, or a handshake that fails, raises ``McpError``, and
         nothing of the server is left running.
         """
-        self.process = await self.launch()
+        self.process = await started(self.launch())
         self.spawn(self.read_messages())
         self.spawn(self.read_stderr())
         try:

@@ -29,7 +29,7 @@ import contextlib
 import logging
 import os
 import signal
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from pathlib import Path
 
 from pydantic import Field
@@ -242,6 +242,29 @@ async def stop_session(process: asyncio.subprocess.Process, grace: float) -> Non
     raise Todo("ch10", "SIGTERM the session if alive; poll until it is gone or grace passes; kill")
 
 
+async def started(
+    starting: Awaitable[asyncio.subprocess.Process],
+) -> asyncio.subprocess.Process:
+    """Await the start of a process that leads its own session, even through a cancellation.
+
+    asyncio starts a child in two halves: it forks, then it connects the pipes. A task
+    cancelled between the two never gets its ``Process``, and asyncio kills only the leader,
+    so whatever the command started in that moment runs on. Here the start is shielded from
+    the cancellation: it is let finish, the whole session is stopped (``stop_session``, no
+    grace), and only then does ``CancelledError`` go on.
+    """
+    task = asyncio.ensure_future(starting)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        process = None
+        with contextlib.suppress(Exception):  # a start that failed left nothing running
+            process = await task
+        if process is not None:
+            await stop_session(process, grace=0)
+        raise
+
+
 class OutputPipe:
     """A pipe for a command's output: the command writes to ``write_fd``; claw reads ``reader``.
 
@@ -406,7 +429,7 @@ class BashTool(ArgumentsTool[BashArguments]):
         keeper = OutputKeeper(self.max_output_bytes // 2, self.max_output_bytes // 2)
         async with OutputPipe() as pipe:
             try:
-                process = await self.start(args.command, pipe.write_fd)
+                process = await started(self.start(args.command, pipe.write_fd))
             except OSError as error:
                 return ToolOutput.error(f"could not run bash in {self.root}: {error}")
             finally:
