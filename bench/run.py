@@ -31,6 +31,7 @@ from . import (
     grep_memory,
     grep_speed,
     loop_overhead,
+    parallel_suite,
     parallel_tools,
     read_memory,
     session_resume,
@@ -56,6 +57,7 @@ BENCHMARKS: list[tuple[str, Callable[[bool], Result | list[Result]]]] = [
     ("grade", grade.run),
     ("context_compaction", context_compaction.run),
     ("terminal_app", terminal_app.run),
+    ("parallel_suite", parallel_suite.run),
 ]
 """Each benchmark's key and its ``run(quick)`` function (one result, or several), in order."""
 

@@ -29,7 +29,7 @@ import os
 import re
 import signal
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
@@ -53,6 +53,10 @@ from clawbook.harness.report import (
 __all__ = ["REPORT_ENV", "TODO_KEY", "NetworkBlocked", "TestResult", "find_todo"]
 
 TODO_KEY = "clawbook_todo"
+FAILURE_KEY = "clawbook_failure"
+"""Where a failed test's report carries what the plugin found (``_Failure``): with
+pytest-xdist the test runs in a worker, and its report, user properties and all, is what
+reaches the process that writes the results file."""
 TIMEOUT_MESSAGE = re.compile(r"^Timeout \(>(?P<seconds>[\d.]+)s\) from pytest-timeout")
 
 
@@ -77,12 +81,15 @@ class _Session:
     package_dir: Path | None = None
     root: Path = field(default_factory=Path.cwd)
     writer: ReportWriter | None = None
+    """Writes the results file: in the one process that sees every test's report (pytest's
+    own, or pytest-xdist's controller)."""
+    heartbeat: ReportWriter | None = None
+    """A pytest-xdist worker's line to the results file, for signs of life only."""
     stacks: IO[str] | None = None
     problems: list[Problem] = field(default_factory=list)
     diagnosed: bool = False
+    collected_said: bool = False
     results: dict[str, TestResult] = field(default_factory=dict)
-    failures: dict[str, _Failure] = field(default_factory=dict)
-    """Per failed test, what makereport found while the exception was still at hand."""
 
 
 _session = _Session()
@@ -101,10 +108,18 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(error)) from error
     _session = _Session(package=name, root=config.rootpath)
     target = os.environ.get(REPORT_ENV)
-    if target:
+    worker = _worker_id(config)
+    if target and worker is not None:
+        # Collection in a worker is a sign of life; everything else reaches the controller.
+        _session.heartbeat = ReportWriter(Path(target))
+        _session.heartbeat.write("worker", id=worker)
+        stacks = f"{target}{STACKS_SUFFIX}.{worker}"
+        _session.stacks = open(stacks, "w", encoding="utf-8")  # noqa: SIM115
+    elif target:
         _session.writer = ReportWriter(Path(target))
         _session.writer.write("configured", package=name)
         _session.stacks = open(target + STACKS_SUFFIX, "w", encoding="utf-8")  # noqa: SIM115
+    if _session.stacks is not None:
         # On SIGUSR1 (the runner's watchdog): every thread's stack from C, which works however
         # stuck the interpreter is, then every asyncio task's await chain from Python.
         signal.signal(signal.SIGUSR1, _dump_tasks)
@@ -127,6 +142,14 @@ def pytest_configure(config: pytest.Config) -> None:
             tried = ", ".join(attempts)
             blocked = NetworkBlocked(f"importing it tried to reach the network: {tried}")
             _add_problem(blocked, f"{name}.__init__")
+    if _session.writer is not None:
+        _session.writer.write("imported")
+
+
+def _worker_id(config: pytest.Config) -> str | None:
+    """The pytest-xdist worker's id (``gw0``) when this process is one, else ``None``."""
+    workerinput = getattr(config, "workerinput", None)
+    return str(workerinput["workerid"]) if workerinput is not None else None
 
 
 def _dump_tasks(signum: int, frame: FrameType | None) -> None:
@@ -147,8 +170,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if _session.stacks is not None:
         faulthandler.unregister(signal.SIGUSR1)
         _session.stacks.close()
-    if _session.writer is not None:
-        _session.writer.close()
+    for writer in (_session.writer, _session.heartbeat):
+        if writer is not None:
+            writer.close()
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -303,7 +327,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if todo is None:
         if _session.package_dir is not None:
             failure = _describe_failure(item, call.excinfo.value)
-            _session.failures[item.nodeid] = failure
+            # pytest copies the item's user properties into the report it makes next.
+            item.user_properties.append((FAILURE_KEY, asdict(failure)))
             if failure.outcome == "hung":
                 item.session.shouldstop = "a test seems to loop forever; later tests did not run"
         return None
@@ -440,6 +465,27 @@ def _todo_of(report: pytest.CollectReport | pytest.TestReport) -> dict[str, Any]
     return None
 
 
+def _failure_of(report: pytest.TestReport) -> _Failure | None:
+    """What makereport found for this phase's failure: the last one the report carries."""
+    found = None
+    for key, value in getattr(report, "user_properties", ()):
+        if key == FAILURE_KEY:
+            found = value
+    if found is None:
+        return None
+
+    def place(data: dict[str, Any] | None) -> Location | None:
+        return Location(**data) if data else None
+
+    return _Failure(
+        found["outcome"],
+        place(found["where"]),
+        place(found["called_from"]),
+        found["message"],
+        place(found["test_line"]),
+    )
+
+
 def pytest_report_teststatus(
     report: pytest.TestReport, config: pytest.Config
 ) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
@@ -485,14 +531,26 @@ def _chapter_of(path: str) -> str | None:
 
 def pytest_collectstart(collector: pytest.Collector) -> None:
     """Say that collection goes on, so a watchdog can tell a slow start from a stuck one."""
-    if _session.writer is not None and isinstance(collector, pytest.Module):
-        _session.writer.write("collecting", path=str(collector.path))
+    writer = _session.writer or _session.heartbeat
+    if writer is not None and isinstance(collector, pytest.Module):
+        writer.write("collecting", path=str(collector.path))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Say which tests will run."""
+    """Say which tests will run (without pytest-xdist; with it, the workers collect)."""
     if _session.writer is not None:
         _session.writer.write("collected", nodeids=[item.nodeid for item in session.items])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """Say which tests will run: what the first pytest-xdist worker collected.
+
+    Every worker collects the same tests (pytest-xdist stops the run if they differ).
+    """
+    if _session.writer is not None and not _session.collected_said:
+        _session.collected_said = True
+        _session.writer.write("collected", nodeids=list(ids))
 
 
 def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
@@ -525,9 +583,7 @@ def _fold(result: TestResult, report: pytest.TestReport) -> None:
         result.todo_chapter, result.hint = todo["chapter"], todo["hint"]
         result.where = Location(**todo["where"]) if todo.get("where") else None
     elif report.failed:
-        failure = _session.failures.pop(report.nodeid, None) or _Failure(
-            "failed", None, None, _longrepr_line(report)
-        )
+        failure = _failure_of(report) or _Failure("failed", None, None, _longrepr_line(report))
         result.outcome, result.message = failure.outcome, failure.message
         result.where, result.called_from = failure.where, failure.called_from
         result.test_line = failure.test_line

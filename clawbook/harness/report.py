@@ -8,6 +8,8 @@ which one was running when it stopped, and whether the run ever finished. A repo
 Events, by their ``event`` key:
 
 * ``configured``: pytest has started and is about to import the implementation;
+* ``imported``: the implementation was imported (or found broken);
+* ``worker``: a pytest-xdist worker has started and is about to import it (``id``);
 * ``problem``: a module of the implementation cannot be imported (``Problem``);
 * ``collecting``: a test module is being imported (a sign of life while collection goes on);
 * ``collected``: the ids of the tests the run selected;
@@ -138,10 +140,20 @@ class Report:
     results: dict[str, TestResult] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     collected: tuple[str, ...] | None = None
-    running: str | None = None
-    """The test that started and has no result yet."""
+    started: list[str] = field(default_factory=list)
+    """The tests that started and have no final result yet, oldest first (with pytest-xdist,
+    several run at once)."""
     finished: bool = False
     exitstatus: int | None = None
+    imported: bool = False
+    """Whether importing the implementation came to an end (well or not)."""
+    workers: int = 0
+    """How many pytest-xdist workers have started (each says so before it imports anything)."""
+
+    @property
+    def running(self) -> str | None:
+        """The test running longest, if any: the one a run that went quiet is stuck in."""
+        return self.started[0] if self.started else None
 
     def add(self, event: dict[str, Any]) -> None:
         """Take one event into account."""
@@ -150,16 +162,20 @@ class Report:
             final = event.pop("final", True)
             result = TestResult.from_json(event)
             self.results[result.nodeid] = result
-            if final and self.running == result.nodeid:
-                self.running = None
+            if final and result.nodeid in self.started:
+                self.started.remove(result.nodeid)
         elif kind == "start":
-            self.running = event["nodeid"]
+            self.started.append(event["nodeid"])
         elif kind == "problem":
             problem = Problem.from_json(event)
             if problem not in self.problems:
                 self.problems.append(problem)
         elif kind == "collected":
             self.collected = tuple(event["nodeids"])
+        elif kind == "imported":
+            self.imported = True
+        elif kind == "worker":
+            self.workers += 1
         elif kind == "finished":
             self.finished = True
             self.exitstatus = event.get("exitstatus")

@@ -143,6 +143,7 @@ def run_pytest(
     wall_time: float | None = None,
     scratch: Path | None = None,
     nested: bool = False,
+    workers: int = 0,
 ) -> Run:
     """Run pytest on ``args`` against an implementation and collect every test's result.
 
@@ -154,7 +155,8 @@ def run_pytest(
     own files (the results file, the output) are made in (default: the system's temporary
     folder). ``nested`` says that ``wrapper`` starts pytest in a PID namespace of its own
     (bubblewrap): the watchdog then signals the first process inside it, and an exit status
-    above 128 is read as the signal that ended pytest.
+    above 128 is read as the signal that ended pytest. ``workers`` above 0 runs the tests in
+    that many pytest-xdist worker processes at once.
     """
     timeout = timeout or default_timeout()
     with tempfile.TemporaryDirectory(prefix="clawbook-", dir=scratch) as folder:
@@ -168,7 +170,7 @@ def run_pytest(
         env.update(extra_env or {})
         command = [*wrapper, *pytest_command(
             "-q", "--tb=line", "--continue-on-collection-errors", f"--timeout={timeout:g}",
-            *args,
+            *(["-n", str(workers)] if workers > 0 else []), *args,
         )]  # fmt: skip
         output_path = Path(folder) / "output.txt"
         with output_path.open("wb") as output:
@@ -183,7 +185,9 @@ def run_pytest(
             )
             try:
                 reader = ReportReader(report_path)
-                stopped = _supervise(process, reader, timeout, watch, wall_time, nested)
+                stopped = _supervise(
+                    process, reader, timeout, watch, wall_time, nested, workers > 0
+                )
             finally:
                 _end_group(process, nested)
         reader.poll()
@@ -193,10 +197,10 @@ def run_pytest(
         if nested and returncode > 128:
             returncode = 128 - returncode  # bwrap passes a signal on as 128 + its number
         if stopped is None and not report.finished:
-            stopped = _crash(returncode, report, text, impl_path, implementation)
+            stopped = _crash(returncode, report, text, impl_path, implementation, root)
         if stopped is not None and stopped.reason == "hung" and stopped.where is None:
             stopped = _locate_hang(stopped, Path(str(report_path) + STACKS_SUFFIX), impl_path,
-                                   implementation)  # fmt: skip
+                                   implementation, root)  # fmt: skip
     results = list(report.results.values())
     if stopped is not None and stopped.test and stopped.test not in report.results:
         results.append(_stopped_result(stopped))
@@ -238,6 +242,7 @@ def _supervise(
     watch: Watcher | None,
     wall_time: float | None = None,
     nested: bool = False,
+    distributed: bool = False,
 ) -> Stop | None:
     """Wait for the process, reading its events; stop it if it goes quiet for too long.
 
@@ -255,9 +260,17 @@ def _supervise(
         if finished:
             return None
         # Until the plugin speaks, only pytest itself is starting: no learner code runs yet.
-        limit = timeout + grace(timeout) if heard else STARTUP_LIMIT
+        # With workers, once the implementation has imported, the workers start and collect
+        # the tests before any of them runs, which takes a while, and every one must be done
+        # before the first test starts.
+        # And once every test has its result, the workers end their sessions, which on a busy
+        # machine can take as long.
+        report = reader.report
+        between = (not report.started and not report.results) or _all_done(report)
+        starting = not heard or (distributed and report.imported and between)
+        limit = STARTUP_LIMIT if starting else timeout + grace(timeout)
         if now - last_event > limit:
-            return _stop_hung(process, reader.report, now - last_event, nested)
+            return _stop_hung(process, reader.report, now - last_event, nested, distributed)
         if wall_time is not None and now - started > wall_time:
             detail = f"the test run took longer than its limit of {wall_time:g} s"
             return Stop("timeout", detail, reader.report.running)
@@ -265,15 +278,36 @@ def _supervise(
             process.wait(0.05)  # returns as soon as the process ends
 
 
+def _all_done(report: Report) -> bool:
+    """Whether every test the run selected has its final result."""
+    return (
+        report.collected is not None
+        and not report.started
+        and all(nodeid in report.results for nodeid in report.collected)
+    )
+
+
 def _stop_hung(
-    process: subprocess.Popen[bytes], report: Report, quiet: float, nested: bool = False
+    process: subprocess.Popen[bytes],
+    report: Report,
+    quiet: float,
+    nested: bool = False,
+    distributed: bool = False,
 ) -> Stop:
-    """Ask for every thread's stack, then say which test seems to loop forever."""
+    """Ask for every thread's stack, then say which test seems to loop forever.
+
+    With pytest-xdist (``distributed``), the tests run in the workers, pytest's children:
+    each of them is asked too, and writes its own stacks file.
+    """
     target = _first_inside(process.pid) if nested else process.pid
-    with contextlib.suppress(ProcessLookupError):
-        if target is not None:
-            os.kill(target, signal.SIGUSR1)
-        time.sleep(0.3)  # faulthandler writes at once; give the file a moment
+    targets = [target] if target is not None else []
+    if distributed and target is not None:
+        children, _bwrap = _processes()
+        targets += [child for _started, child in children.get(target, [])]
+    for pid in targets:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGUSR1)
+    time.sleep(0.3)  # faulthandler writes at once; give the files a moment
     test = report.running
     if test is None and report.collected is None:
         detail = f"importing the code under test never finished: nothing happened for {quiet:.0f} s"
@@ -376,18 +410,29 @@ def _package_dir(impl_path: Path | None, implementation: str, root: Path = ROOT)
     return ((impl_path or root) / implementation).resolve()
 
 
-def _locate_hang(stop: Stop, stacks: Path, impl_path: Path | None, implementation: str) -> Stop:
-    try:
-        dump = stacks.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+def _locate_hang(
+    stop: Stop, stacks: Path, impl_path: Path | None, implementation: str, root: Path = ROOT
+) -> Stop:
+    # pytest's own file, then one per pytest-xdist worker (``.stacks.gw0``, ...)
+    dumps = []
+    for path in sorted(stacks.parent.glob(stacks.name + "*")):
+        with contextlib.suppress(OSError):
+            dumps.append(path.read_text(encoding="utf-8", errors="replace"))
+    if not dumps:
         return stop
-    directory = _package_dir(impl_path, implementation)
+    dump = "\n".join(dumps)
+    directory = _package_dir(impl_path, implementation, root)
     where = frames.in_faulthandler_dump(dump, directory, directory.parent)
     return Stop(stop.reason, stop.detail, stop.test, where)
 
 
 def _crash(
-    returncode: int, report: Report, output: str, impl_path: Path | None, implementation: str
+    returncode: int,
+    report: Report,
+    output: str,
+    impl_path: Path | None,
+    implementation: str,
+    root: Path = ROOT,
 ) -> Stop:
     """Describe a run that ended without its ``finished`` event."""
     if not report.results and report.running is None and returncode in (2, 3, 4):
@@ -404,7 +449,7 @@ def _crash(
         detail = f"the test process exited with status {returncode} before it finished"
     if "Segmentation fault" in output:
         detail = "the test process crashed: Segmentation fault"
-    directory = _package_dir(impl_path, implementation)
+    directory = _package_dir(impl_path, implementation, root)
     where = frames.in_faulthandler_dump(output, directory, directory.parent)
     return Stop("crashed", detail, report.running, where)
 

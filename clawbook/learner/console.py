@@ -6,6 +6,7 @@ a problem and a code line are printed.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from rich.console import Console
@@ -27,6 +28,28 @@ EXIT_CODES = """exit codes (for scripts):
   2    usage error (an unknown chapter, a bad option, -k that selects nothing)
   3    nothing fails, but tests are still todo (a chapter is unfinished)
   130  interrupted (Ctrl-C)"""
+
+WORKERS_ENV = "CLAWBOOK_WORKERS"
+"""How many pytest-xdist workers a long run uses; ``0`` runs every test in one process."""
+FEW_FILES = 12
+"""Up to this many test files run in one process: starting workers would cost more than it
+saves (each imports pytest and the code, and collects the tests, before the first one runs)."""
+
+
+def workers_for(files: int) -> int:
+    """pytest-xdist workers for a run of ``files`` test files.
+
+    ``CLAWBOOK_WORKERS`` if set; else none for a few files, and twice the CPUs (at least 2,
+    at most 8) for more. Twice the CPUs because most of the suite's time is spent waiting
+    (for a subprocess, a local server, a timer), not computing.
+    """
+    chosen = os.environ.get(WORKERS_ENV, "").strip()
+    if chosen.isdigit():
+        return int(chosen)
+    if files <= FEW_FILES:
+        return 0
+    return min(8, max(2, 2 * (os.cpu_count() or 1)))
+
 
 console = Console(highlight=False, soft_wrap=True, emoji=False)
 BACKUPS = ROOT / ".clawbook" / "backups"
@@ -73,14 +96,22 @@ def where_words(where: Location) -> str:
 
 
 def run_tests(
-    label: str, args: Sequence[str], implementation: str, timeout: float | None = None
+    label: str,
+    args: Sequence[str],
+    implementation: str,
+    timeout: float | None = None,
+    workers: int = 0,
 ) -> Run:
-    """Run pytest with a live status line; Ctrl-C stops the run (and everything it started)."""
+    """Run pytest with a live status line; Ctrl-C stops the run (and everything it started).
+
+    ``workers`` above 0 spreads the tests over that many pytest-xdist worker processes.
+    """
     with console.status(f"{label} ...") as status:
         return run_pytest(
             args,
             implementation=implementation,
             timeout=timeout,
+            workers=workers,
             extra_env={QUICK_EXAMPLES_ENV: "quick"},
             watch=lambda report, elapsed: _show_progress(status, label, report, elapsed),
         )
@@ -98,7 +129,7 @@ def run_all(
         curriculum,
         implementation,
         limit,
-        lambda files: run_tests(label, files, implementation, timeout),
+        lambda files: run_tests(label, files, implementation, timeout, workers_for(len(files))),
         fresh=fresh,
     )
     if reuse.reused and not reuse.rerun_files:

@@ -517,3 +517,114 @@ def test_a_loop_inside_a_task_group_is_reported_as_a_loop_at_its_line(suite, mon
     assert result.message.startswith("seems to loop forever")
     assert result.where is not None
     assert (result.where.path, result.where.line) == ("starter/looper.py", 3)
+
+
+# ---------------------------------------------------------------- with pytest-xdist's workers
+
+MIXED_SUITE = {
+    "starter/deep": (
+        "from .todo import Todo\n"
+        "def inner(x):\n"
+        "    if x > 4:\n"
+        "        raise OverflowError(f'{x} is too big')\n"
+        "    return x * 3\n"
+        "def outer(x):\n"
+        "    return inner(x) + 1\n"
+        "def later():\n"
+        "    raise Todo('ch02', 'write later()')\n"
+    ),
+    "test_demo_mixed": (
+        "import pytest\n"
+        "from claw.deep import later, outer\n"
+        "from claw.thing import real, stub\n"
+        "def check(value):\n"
+        "    # the rule: three times, plus one\n"
+        "    assert outer(value) == 3 * value\n"
+        "def test_demo_pass():\n"
+        "    assert real() == 2\n"
+        "def test_demo_todo():\n"
+        "    stub()\n"
+        "def test_demo_later():\n"
+        "    later()\n"
+        "def test_demo_helper_fails():\n"
+        "    check(2)\n"
+        "@pytest.mark.parametrize('n', [1, 2, 3])\n"
+        "def test_demo_raises(n):\n"
+        "    raise ValueError(f'bad {n}')\n"
+        "def test_demo_skip():\n"
+        "    pytest.skip('not here')\n"
+        "def test_demo_raises_inside():\n"
+        "    outer(5)\n"
+    ),
+}
+
+
+def _results(report_path):
+    reader = ReportReader(report_path)
+    reader.poll()
+    report = reader.report
+    assert report.finished
+    return report
+
+
+def test_with_workers_the_results_file_says_what_one_process_says(suite, monkeypatch, tmp_path):
+    monkeypatch.setenv("CLAW_IMPL", "starter")
+    suite.makepyfile(**MIXED_SUITE)
+    reports = {}
+    for workers in ("0", "2"):
+        path = tmp_path / f"report-{workers}.jsonl"
+        monkeypatch.setenv("CLAWBOOK_REPORT", str(path))
+        run(suite, "-n", workers)
+        reports[workers] = _results(path)
+    alone, spread = reports["0"], reports["2"]
+    assert spread.workers == 2 and alone.workers == 0
+    assert sorted(spread.collected or ()) == sorted(alone.collected or ()) != []
+    assert spread.results.keys() == alone.results.keys()
+    assert spread.results == alone.results  # outcome, message, the learner's line, the test's
+    failed = alone.results["test_demo_mixed.py::test_demo_helper_fails"]
+    assert failed.outcome == "failed" and "assert 7 == (3 * 2)" in (failed.message or "")
+    assert failed.called_from is not None and failed.called_from.line == 6
+    assert failed.test_line is not None and failed.test_line.line == 14
+    raised = alone.results["test_demo_mixed.py::test_demo_raises_inside"]
+    assert raised.where is not None
+    assert (raised.where.path, raised.where.line) == ("starter/deep.py", 4)
+    assert spread.results["test_demo_mixed.py::test_demo_later"].todo_chapter == "ch02"
+    assert spread.started == []  # every test that started has its final result
+
+
+def test_with_workers_a_hang_is_found_in_the_worker_that_loops(suite, monkeypatch):
+    from clawbook.harness.runner import run_pytest
+
+    for variable in ("CLAW_IMPL", "CLAWBOOK_REPORT"):
+        monkeypatch.delenv(variable, raising=False)
+    suite.makepyfile(
+        **{
+            "starter/stuck": (
+                "def forever():\n"
+                "    while True:\n"
+                "        try:\n"
+                "            while True:\n"
+                "                pass\n"
+                "        except BaseException:  # swallows pytest-timeout's interruption\n"
+                "            pass\n"
+            ),
+            "test_demo_stuck": (
+                "from claw.stuck import forever\n"
+                "def test_demo_fine():\n"
+                "    pass\n"
+                "def test_demo_stuck():\n"
+                "    forever()\n"
+            ),
+        }
+    )
+    run_ = run_pytest(
+        ["-p", "clawbook.harness.pytest_plugin", "test_demo_stuck.py"],
+        implementation="starter",
+        root=suite.path,
+        timeout=1,
+        workers=2,
+    )
+    assert run_.stopped is not None and run_.stopped.reason == "hung"
+    assert run_.stopped.test == "test_demo_stuck.py::test_demo_stuck"
+    assert run_.stopped.where is not None
+    assert (run_.stopped.where.path, run_.stopped.where.line) == ("starter/stuck.py", 5)
