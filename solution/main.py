@@ -411,14 +411,26 @@ async def run(
     if the folder brings settings or instructions of its own, claw makes sure it is trusted
     (``trust.decide_trust``). In plan mode, a presented plan is shown and the user is asked to
     approve it; an approved plan is carried out, a rejected one goes back to the model with
-    the user's words. ``read_line`` reads the user's answers (default: standard input).
+    the user's words. ``read_line`` reads the user's answers (default: standard input, and
+    only while it is a terminal: without one, each approval question is a no, told on ``err``).
     """
     import asyncio
 
     from .agent import Finish
 
     err = err or sys.stderr
-    async with open_claw(arguments, out=out, err=err, read_line=read_line) as session:
+    from .terminal import interactive
+
+    # Nobody is at a terminal to answer (stdin is a pipe or a file): each question is a no, told
+    # on ``err`` with how to allow the call; an answer is never read from piped data (ch19).
+    approve: Approver | None = None
+    if read_line is None and not interactive():
+        from .printmode import NoTerminalApprover
+
+        approve = NoTerminalApprover(err)
+    async with open_claw(
+        arguments, out=out, err=err, read_line=read_line, approve=approve
+    ) as session:
         agent, guarded = session.agent, session.guarded
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, agent.cancel)
