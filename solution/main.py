@@ -275,6 +275,12 @@ def build_agent(
 
 
 # --8<-- [start:run]
+NO_TERMINAL_FOR_THE_PLAN = (
+    "the plan waits for your approval, but there is no terminal to ask; run claw at a terminal "
+    "to approve it"
+)
+"""Said on stderr when plan mode presents a plan to a one-shot run without a terminal."""
+
 GUARD_CHAPTERS = frozenset({"ch13", "ch14", "ch15", "ch16"})
 """The chapters ``guard`` uses, which ``--unguarded`` leaves out."""
 
@@ -445,6 +451,10 @@ async def run(
                 if finished is None or finished.reason != Finish.PLAN_PENDING:
                     return finished
                 assert guarded is not None, "only plan mode ends a run plan_pending"
+                if approve is not None:  # no terminal: the plan is shown and stays pending
+                    out.write(f"\nThe plan:\n{terminal_text(str(guarded.plan.plan))}\n")
+                    err.write(f"claw: {NO_TERMINAL_FOR_THE_PLAN}\n")
+                    return finished
                 # No run to cancel while the user reads the plan: Ctrl-C stops the question.
                 asking = asyncio.ensure_future(guarded.ask_about_plan(out, read_line))
                 loop.add_signal_handler(signal.SIGINT, asking.cancel)
