@@ -1,9 +1,11 @@
 """The ``claw`` command line of chapter 19: print mode, output formats, one-line errors.
 
 ``main.parse_arguments`` builds the parser with ``OneLineParser`` and hands it to
-``add_app_arguments``, which adds the options of the terminal app. Every option is checked
-where it is parsed (a ``type=`` function), so that a wrong value ends claw with one line that
-names the option and says what it takes, and exit status 2, before anything runs.
+``add_app_arguments``, which adds the options of the terminal app, and to
+``add_session_arguments``, which adds chapter 22's (kept here, not in ``session_start.py``, so
+that parsing the command line loads none of the agent's modules). Every option is checked where
+it is parsed (a ``type=`` function), so that a wrong value ends claw with one line that names
+the option and says what it takes, and exit status 2, before anything runs.
 """
 
 from __future__ import annotations
@@ -94,3 +96,37 @@ def add_app_arguments(parser: argparse.ArgumentParser) -> None:
         help="with -p: text (the answer), json (one result object) or stream-json "
         "(one JSON object per event, then the result)",
     )
+
+
+def add_session_arguments(parser: argparse.ArgumentParser) -> None:
+    """``-c/--continue``, ``-r/--resume [ID]`` and ``--fork-session``, spelled as Claude Code."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_session",
+        action="store_true",
+        help="continue this folder's most recent session",
+    )
+    group.add_argument(
+        "-r",
+        "--resume",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ID",
+        help="resume a session by id (or a unique start of it); without an id, choose from a list",
+    )
+    parser.add_argument(
+        "--fork-session",
+        action="store_true",
+        help="with --continue or --resume: go on in a new session, leaving the old one as it was",
+    )
+
+
+def check_session_arguments(
+    parser: argparse.ArgumentParser, arguments: argparse.Namespace
+) -> None:
+    """A usage error (exit status 2) for ``--fork-session`` without a session to fork."""
+    if arguments.fork_session and not (arguments.continue_session or arguments.resume is not None):
+        parser.error("--fork-session needs --continue or --resume (the session to fork)")

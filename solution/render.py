@@ -5,17 +5,28 @@ something else. Re-rendering the whole answer at every chunk would cost time tha
 the square of its length (a long answer arrives in thousands of chunks). So ``BlockSplitter``
 cuts the stream into blocks, paragraphs and fenced code separated by blank lines, and
 ``MarkdownStream`` renders each completed block once, with ``rich``, as soon as it is
-complete; only the last, open block waits for more text.
+complete (blocks completed within ``PRINT_INTERVAL`` of the last print wait for the next one,
+and are printed together); only the last, open block waits for more text.
 """
 
 from __future__ import annotations
 
+import math
 import re
+import time
+from collections.abc import Callable
+from functools import cache
+from typing import ClassVar
 
 from markdown_it import MarkdownIt
-from rich.console import Console
+from pygments.lexer import Lexer  # type: ignore[import-untyped]
+from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]
+from pygments.util import ClassNotFound  # type: ignore[import-untyped]
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.live import Live
-from rich.markdown import Markdown
+from rich.markdown import CodeBlock, Markdown, MarkdownElement
+from rich.syntax import Syntax, SyntaxTheme
 from rich.text import Text
 
 from .display import arguments_text, one_line, terminal_text
@@ -28,6 +39,13 @@ FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 CHANGING_TOOLS = frozenset({"edit", "write", "apply_patch"})
 """The tools whose result is (or ends with) a diff the user should see."""
+
+PRINT_INTERVAL = 0.1
+"""Seconds: blocks completed sooner than this after the last print wait to be printed together.
+
+Each ``console.print`` has a cost of its own, apart from rendering; a fast stream completes
+many blocks a second, more than anyone can read. At a terminal, a waiting block stays on
+screen as plain text (in the live view) until it is printed."""
 
 
 # --8<-- [start:splitter]
@@ -84,6 +102,45 @@ class BlockSplitter:
 # --8<-- [end:splitter]
 
 
+@cache
+def code_lexer(name: str) -> Lexer | None:
+    """The pygments lexer for the language ``name``, as ``Syntax`` finds it; built once."""
+    try:
+        return get_lexer_by_name(name, stripnl=False, ensurenl=True, tabsize=4)
+    except ClassNotFound:
+        return None
+
+
+@cache
+def code_theme(name: str) -> SyntaxTheme:
+    """The syntax theme called ``name``, built once (it caches each token's style)."""
+    return Syntax.get_theme(name)
+
+
+class SharedCodeBlock(CodeBlock):
+    """``rich``'s code block, with each language's lexer and the theme built once.
+
+    ``Syntax`` looks its lexer up by name (a search through every lexer pygments has) and
+    builds its theme anew for every block; an answer with hundreds of code blocks paid for both
+    each time. And when every line fits, the block is rendered in one piece rather than wrapped
+    line by line: the lines are the same.
+    """
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """The code, highlighted as ``CodeBlock`` does it."""
+        code = str(self.text).rstrip()
+        width = options.max_width - 2  # the padding of one column on each side
+        wrap = "\t" in code or any(cell_len(line) > width for line in code.split("\n"))
+        lexer = code_lexer(self.lexer_name)
+        yield Syntax(
+            code,
+            self.lexer_name if lexer is None else lexer,
+            theme=code_theme(self.theme),
+            word_wrap=wrap,
+            padding=1,
+        )
+
+
 class BlockMarkdown(Markdown):
     """``rich``'s ``Markdown`` for one block, with one parser shared by all blocks.
 
@@ -93,6 +150,11 @@ class BlockMarkdown(Markdown):
     """
 
     parser = MarkdownIt().enable("strikethrough").enable("table")
+    elements: ClassVar[dict[str, type[MarkdownElement]]] = {
+        **Markdown.elements,
+        "fence": SharedCodeBlock,
+        "code_block": SharedCodeBlock,
+    }
 
     def __init__(self, markup: str) -> None:
         """Parse ``markup`` with the shared parser; the rest as ``Markdown``'s defaults."""
@@ -111,27 +173,37 @@ class MarkdownStream:
 
     At a terminal the open block is shown too, live, as plain text that ``rich.live.Live``
     redraws a few times a second (not at every chunk) and replaces with the rendered block
-    once it is complete.
+    once it is complete. Blocks completed within ``PRINT_INTERVAL`` of the last print (by
+    ``clock``) wait for the next chunk and are printed with it, in one ``console.print``.
     """
 
-    def __init__(self, console: Console) -> None:
-        """Render on ``console``."""
+    def __init__(self, console: Console, clock: Callable[[], float] = time.monotonic) -> None:
+        """Render on ``console``; ``clock`` tells the time in seconds."""
         self.console = console
         self.splitter = BlockSplitter()
         self.live: Live | None = None
+        self.clock = clock
+        self.ready: list[str] = []
+        """Completed blocks not printed yet."""
+        self.printed_at = -math.inf
 
     def feed(self, text: str) -> None:
         """Add ``text``; render the blocks it completed."""
-        blocks = self.splitter.feed(terminal_text(text))
-        if blocks:
-            self._stop_live()
-        for block in blocks:
-            self.console.print(BlockMarkdown(block))
+        self.ready += self.splitter.feed(terminal_text(text))
+        if self.ready and self.clock() - self.printed_at >= PRINT_INTERVAL:
+            self._print_ready()
         if self.console.is_terminal:
             self._show_open()
 
+    def _print_ready(self) -> None:
+        self._stop_live()
+        self.console.print(*[BlockMarkdown(block) for block in self.ready])
+        self.ready = []
+        self.printed_at = self.clock()
+
     def _show_open(self) -> None:
-        open_text = "\n".join([*self.splitter.pending, self.splitter.partial])
+        open_block = "\n".join([*self.splitter.pending, self.splitter.partial])
+        open_text = "\n\n".join([*self.ready, open_block])
         if not open_text.strip():
             return
         if self.live is None:
@@ -146,11 +218,13 @@ class MarkdownStream:
             self.live = None
 
     def close(self) -> None:
-        """The answer is complete: render the open block too."""
+        """The answer is complete: render the blocks still waiting and the open block too."""
         self._stop_live()
         rest = self.splitter.close()
         if rest.strip():
-            self.console.print(BlockMarkdown(rest))
+            self.ready.append(rest)
+        if self.ready:
+            self._print_ready()
 
 
 def diff_text(diff: str) -> Text:

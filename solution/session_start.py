@@ -32,40 +32,6 @@ from .terminal import ReadLine, interactive
 from .todo import Todo
 
 
-def add_session_arguments(parser: argparse.ArgumentParser) -> None:
-    """``-c/--continue``, ``-r/--resume [ID]`` and ``--fork-session``, spelled as Claude Code."""
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument(
-        "-c",
-        "--continue",
-        dest="continue_session",
-        action="store_true",
-        help="continue this folder's most recent session",
-    )
-    group.add_argument(
-        "-r",
-        "--resume",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="ID",
-        help="resume a session by id (or a unique start of it); without an id, choose from a list",
-    )
-    parser.add_argument(
-        "--fork-session",
-        action="store_true",
-        help="with --continue or --resume: go on in a new session, leaving the old one as it was",
-    )
-
-
-def check_session_arguments(
-    parser: argparse.ArgumentParser, arguments: argparse.Namespace
-) -> None:
-    """A usage error (exit status 2) for ``--fork-session`` without a session to fork."""
-    if arguments.fork_session and not (arguments.continue_session or arguments.resume is not None):
-        parser.error("--fork-session needs --continue or --resume (the session to fork)")
-
-
 # --8<-- [start:pick]
 async def pick(
     arguments: argparse.Namespace, cwd: Path, read_line: ReadLine, err: TextIO

@@ -28,7 +28,6 @@ shows the settings in force and, with ``--explain KEY``, where each value came f
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import os
 import signal
@@ -40,50 +39,38 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from .agent import Finish
-from .configure import (
-    USER_INSTRUCTIONS,
-    Costs,
-    config_main,
-    configure,
-    rule_checker,
-    start_context,
-    start_costs,
-)
-from .cost import RunSummary
 from .display import arguments_text, one_line, terminal_text
 from .errors import ClawError
-from .events import AssistantText, Compacted, Event, RunFinished, ToolCalled, ToolResult
-from .instructions import format_instructions, load_instructions, read_instruction_file
-from .loop import Agent, Limits
-from .memory import MEMORY_FILE, MemoryStore
-from .options import EXIT_CODES, OneLineParser, add_app_arguments, http_url, model_id, positive_int
-from .preflight import PreflightAgent
-from .prompt import gather_environment, system_prompt
-from .providers.anthropic import ANTHROPIC_URL, AnthropicProvider
-from .providers.anthropic import API_KEY_VARIABLE as ANTHROPIC_KEY_VARIABLE
-from .providers.openrouter import API_KEY_VARIABLE, OPENROUTER_URL, OpenRouterProvider
-from .registry import assistant_tools, default_tools
-from .secrets_env import hide_secrets, secret
-from .skills import SkillTool, discover_skills, skill_roots, skills_section
-from .streaming import TextDelta
-from .subagents import TaskTool
-from .terminal import at_terminal, read_stdin_line
+from .options import (
+    EXIT_CODES,
+    OneLineParser,
+    add_app_arguments,
+    add_session_arguments,
+    check_session_arguments,
+    http_url,
+    model_id,
+    positive_int,
+)
 from .todo import Todo
-from .tools.ask import AskHandler, TerminalAsker
-from .tools.todo_write import TodoList
-from .trust import decide_trust
-from .types import DeveloperMessage
 
+# ``claw --help`` and a wrong option answer before the agent's modules load: the tools, the
+# providers, the pydantic models, rich and prompt_toolkit cost most of claw's start-up (bench:
+# terminal_app). So everything that runs a prompt is imported by the function that needs it.
 if TYPE_CHECKING:
+    from .configure import Costs
     from .context import ContextWindow
+    from .events import Event, RunFinished
     from .guard import Guarded
     from .hooks import Hooks
+    from .loop import Agent, Limits
     from .mcp.config import McpServers
     from .permissions import Approver
+    from .providers.anthropic import AnthropicProvider
+    from .providers.openrouter import OpenRouterProvider
     from .sessions import SessionRecorder
     from .settings import Settings
     from .terminal import ReadLine
+    from .tools.ask import AskHandler
 
 DEFAULT_MODEL = "anthropic/claude-sonnet-4.5"
 """The model ``claw`` uses when ``--model`` is not given."""
@@ -166,10 +153,7 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="start the MCP servers of this folder's .mcp.json in this run (chapter 23)",
     )
     add_app_arguments(parser)  # chapter 19: -p, --output-format
-    # Chapter 22's sessions: imported here so a broken sessions.py cannot stop claw --help.
-    from .session_start import add_session_arguments, check_session_arguments
-
-    add_session_arguments(parser)
+    add_session_arguments(parser)  # chapter 22: --continue, --resume, --fork-session
     arguments = parser.parse_args(argv)
     check_session_arguments(parser, arguments)
     return arguments
@@ -181,6 +165,11 @@ def anthropic_provider(model: str, base_url: str) -> AnthropicProvider:
     The key comes from ``ANTHROPIC_API_KEY``; an OpenRouter model id (``anthropic/claude-...``)
     loses its vendor prefix, and OpenRouter's URL, the default, becomes Anthropic's.
     """
+    from .providers.anthropic import ANTHROPIC_URL, AnthropicProvider
+    from .providers.anthropic import API_KEY_VARIABLE as ANTHROPIC_KEY_VARIABLE
+    from .providers.openrouter import OPENROUTER_URL
+    from .secrets_env import secret
+
     if base_url.rstrip("/") == OPENROUTER_URL:
         base_url = ANTHROPIC_URL
     model = model.removeprefix("anthropic/")
@@ -191,6 +180,9 @@ def anthropic_provider(model: str, base_url: str) -> AnthropicProvider:
 
 def show(event: Event, out: TextIO) -> None:
     """Print ``event`` for a person at a terminal: text as it streams, a line per tool step."""
+    from .events import AssistantText, Compacted, RunFinished, ToolCalled, ToolResult
+    from .streaming import TextDelta
+
     if isinstance(event, TextDelta):
         out.write(terminal_text(event.text))
     elif isinstance(event, AssistantText):
@@ -232,6 +224,18 @@ def build_agent(
     stderr), the memory is ``~/.claw/memory.db`` seen from ``cwd``, and the todo list's
     changes go to the observers.
     """
+    from .instructions import format_instructions, load_instructions, read_instruction_file
+    from .loop import Limits
+    from .memory import MEMORY_FILE, MemoryStore
+    from .preflight import PreflightAgent
+    from .prompt import gather_environment, system_prompt
+    from .registry import assistant_tools, default_tools
+    from .skills import SkillTool, discover_skills, skill_roots, skills_section
+    from .subagents import TaskTool
+    from .tools.ask import TerminalAsker
+    from .tools.todo_write import TodoList
+    from .types import DeveloperMessage
+
     tools = default_tools(cwd, web=web)
     todos = TodoList()
     memory = MemoryStore(Path.home() / MEMORY_FILE, project=cwd)
@@ -263,6 +267,12 @@ def build_agent(
     task.bind(agent)
     return agent
 
+
+NO_TERMINAL_FOR_THE_PLAN = (
+    "the plan waits for your approval, but there is no terminal to ask; run claw at a terminal "
+    "to approve it"
+)
+"""Said on stderr when plan mode presents a plan to a one-shot run without a terminal."""
 
 GUARD_CHAPTERS = frozenset({"ch13", "ch14", "ch15", "ch16"})
 """The chapters ``guard`` uses, which ``--unguarded`` leaves out."""
@@ -303,6 +313,14 @@ async def open_claw(
     ``approve`` answers the permission questions (default: at the terminal, on ``out``), and
     ``ask`` the model's questions (default: at the terminal, on ``err``).
     """
+    from .configure import USER_INSTRUCTIONS, configure, rule_checker, start_context, start_costs
+    from .loop import Limits
+    from .providers.openrouter import API_KEY_VARIABLE, OpenRouterProvider
+    from .secrets_env import secret
+    from .terminal import read_stdin_line
+    from .tools.ask import TerminalAsker
+    from .trust import decide_trust
+
     cwd = Path.cwd()
     key = secret(API_KEY_VARIABLE)  # hidden by ``cli``, or still in the environment
     trusted = await decide_trust(
@@ -371,6 +389,8 @@ async def open_claw(
 
 def print_summary(session: Opened, finished: RunFinished, seconds: float, err: TextIO) -> None:
     """Chapter 17's summary of one run on ``err``: a line, JSON, or nothing, as set."""
+    from .cost import RunSummary
+
     settings, costs = session.settings, session.costs
     if costs is None or settings.summary == "off":
         return
@@ -390,10 +410,26 @@ async def run(
     if the folder brings settings or instructions of its own, claw makes sure it is trusted
     (``trust.decide_trust``). In plan mode, a presented plan is shown and the user is asked to
     approve it; an approved plan is carried out, a rejected one goes back to the model with
-    the user's words. ``read_line`` reads the user's answers (default: standard input).
+    the user's words. ``read_line`` reads the user's answers (default: standard input, and
+    only while it is a terminal: without one, each approval question is a no, told on ``err``).
     """
+    import asyncio
+
+    from .agent import Finish
+
     err = err or sys.stderr
-    async with open_claw(arguments, out=out, err=err, read_line=read_line) as session:
+    from .terminal import interactive
+
+    # Nobody is at a terminal to answer (stdin is a pipe or a file): each question is a no, told
+    # on ``err`` with how to allow the call; an answer is never read from piped data (ch19).
+    approve: Approver | None = None
+    if read_line is None and not interactive():
+        from .printmode import NoTerminalApprover
+
+        approve = NoTerminalApprover(err)
+    async with open_claw(
+        arguments, out=out, err=err, read_line=read_line, approve=approve
+    ) as session:
         agent, guarded = session.agent, session.guarded
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, agent.cancel)
@@ -408,6 +444,10 @@ async def run(
                 if finished is None or finished.reason != Finish.PLAN_PENDING:
                     return finished
                 assert guarded is not None, "only plan mode ends a run plan_pending"
+                if approve is not None:  # no terminal: the plan is shown and stays pending
+                    out.write(f"\nThe plan:\n{terminal_text(str(guarded.plan.plan))}\n")
+                    err.write(f"claw: {NO_TERMINAL_FOR_THE_PLAN}\n")
+                    return finished
                 # No run to cancel while the user reads the plan: Ctrl-C stops the question.
                 asking = asyncio.ensure_future(guarded.ask_about_plan(out, read_line))
                 loop.add_signal_handler(signal.SIGINT, asking.cancel)
@@ -458,6 +498,7 @@ async def run_once(
     agent: Agent, hooks: Hooks | None, prompt: str, out: TextIO, err: TextIO
 ) -> RunFinished | None:
     """One run of ``prompt``, with ``hooks`` around it; their warnings go to ``err``."""
+    from .events import RunFinished
     from .hooks import PromptBlocked, run_with_hooks  # chapter 15, as in ``run``
 
     events = run_with_hooks(agent, hooks, prompt) if hooks is not None else agent.events(prompt)
@@ -478,16 +519,27 @@ async def run_once(
     return finished
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, *, prepare: Callable[[], object] | None = None
+) -> int:
     """The ``claw`` command: 0 when the run ended ``done``, 1 otherwise, 2 for a usage error.
 
     130 when Ctrl-C stopped claw before a run began (at the trust question, say). A stub of
-    yours that claw needs raises ``Todo`` out of here (``cli`` says it politely).
+    yours that claw needs raises ``Todo`` out of here (``cli`` says it politely). ``prepare``
+    runs once the command line is known to be good, before anything else (``cli`` hides the
+    secrets there).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["config"]:  # chapter 17: claw config [--explain KEY]
+    arguments = None if argv[:1] == ["config"] else parse_arguments(argv)
+    if prepare is not None:
+        prepare()
+    import asyncio
+
+    from .configure import config_main
+    from .terminal import at_terminal
+
+    if arguments is None:  # chapter 17: claw config [--explain KEY]
         return config_main(argv[1:])
-    arguments = parse_arguments(argv)
     app = arguments.print or arguments.prompt is None or arguments.output_format != "text"
     if app or at_terminal():
         from .app import run_app  # chapter 19: print mode, or the REPL at a terminal
@@ -508,11 +560,17 @@ def cli() -> None:
     """The console script: ``main``, with a stub you have not written yet told in one line.
 
     First the secrets leave the environment (``secrets_env``): no command claw runs can read
-    them, from its own environment or from claw's.
+    them, from its own environment or from claw's. That happens once the command line is
+    parsed: ``claw --help`` and a wrong option end before the tools' modules load.
     """
-    try:
+
+    def hide() -> None:
+        from .secrets_env import hide_secrets
+
         hide_secrets()
-        sys.exit(main())
+
+    try:
+        sys.exit(main(prepare=hide))
     except BrokenPipeError:  # chapter 19: `claw ... | head -1` closed stdout early
         quiet_broken_pipe()
     except Todo as todo:

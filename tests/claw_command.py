@@ -23,6 +23,14 @@ from clawbook.harness.loopback import (
 )
 
 
+class Terminal(io.StringIO):
+    """Standard input that is a terminal, with the answers typed at it."""
+
+    def isatty(self) -> bool:
+        """A terminal: claw may ask its questions here."""
+        return True
+
+
 def calls(name: str, arguments: dict[str, object], call_id: str = "call-1") -> StreamReply:
     """A streamed turn that asks for one call of ``name`` with ``arguments``."""
     return StreamReply(
@@ -57,11 +65,16 @@ def run_claw(
     monkeypatch: pytest.MonkeyPatch,
     *arguments: str,
     answers: str = "",
+    terminal: bool = False,
 ) -> int:
-    """``claw PROMPT ARGUMENTS...`` in ``project`` with ``answers`` on stdin; its exit status."""
+    """``claw PROMPT ARGUMENTS...`` in ``project`` with ``answers`` on stdin; its exit status.
+
+    With ``terminal``, standard input is a terminal the answers are typed at; otherwise it is
+    a pipe, and claw never takes an answer to a question from it.
+    """
     monkeypatch.chdir(project)
     monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test")
-    monkeypatch.setattr("sys.stdin", io.StringIO(answers))
+    monkeypatch.setattr("sys.stdin", Terminal(answers) if terminal else io.StringIO(answers))
     return main([*arguments, "--model", "test/model", "--base-url", server.base_url])
 
 

@@ -89,27 +89,68 @@ class Recorder:
 
     def __init__(self) -> None:
         self.printed: list[Any] = []
+        self.calls: list[list[str]] = []
 
-    def print(self, thing: Any) -> None:
-        self.printed.append(thing)
+    def print(self, *things: Any) -> None:
+        self.printed += things
+        self.calls.append([thing.markup for thing in things])
+
+
+class Clock:
+    """A clock that moves only when told to."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
 def test_cli_markdown_renders_each_block_once_as_soon_as_it_is_complete() -> None:
-    console = Recorder()
-    stream = MarkdownStream(console)  # type: ignore[arg-type]
+    console, clock = Recorder(), Clock()
+    stream = MarkdownStream(console, clock)  # type: ignore[arg-type]
     rendered_after: list[int] = []
     for character in ANSWER:  # one character a chunk: the worst case
+        clock.now += 1.0  # a slow stream: every block is printed the moment it is complete
         stream.feed(character)
         rendered_after.append(len(console.printed))
     stream.close()
     assert [block.markup for block in console.printed] == [*BLOCKS, "Last line without a newline"]
+    assert console.calls == [[block] for block in [*BLOCKS, "Last line without a newline"]]
     # The heading was on screen as soon as the blank line after it arrived.
     assert rendered_after[len("# Fixing the parser\n\n") - 1] == 1
+    # And the code block as soon as its closing fence's line ended.
+    assert rendered_after[ANSWER.index("```\n\n1.") + len("```\n") - 1] == 3
+
+
+def test_cli_a_fast_stream_prints_the_blocks_waiting_together_each_once() -> None:
+    console, clock = Recorder(), Clock()
+    stream = MarkdownStream(console, clock)  # type: ignore[arg-type]
+    for character in ANSWER[: ANSWER.index("1. Split")]:  # no time passes: a fast stream
+        stream.feed(character)
+    # The heading went out at once; the next two blocks wait for PRINT_INTERVAL to pass.
+    assert console.calls == [[BLOCKS[0]]]
+    clock.now += 0.05
+    stream.feed("1")
+    assert console.calls == [[BLOCKS[0]]]
+    clock.now += 0.05
+    stream.feed(ANSWER[ANSWER.index("1. Split") + 1 :])
+    assert console.calls == [[BLOCKS[0]], BLOCKS[1:]]  # printed together, in order
+    stream.close()
+    assert console.calls == [[BLOCKS[0]], BLOCKS[1:], ["Last line without a newline"]]
 
 
 def test_cli_a_streamed_block_renders_exactly_as_rich_renders_it() -> None:
     # The oracle is rich's own Markdown: the shared parser must not change a single cell.
-    for block in [*BLOCKS, "| a | b |\n|---|---|\n| 1 | ~~2~~ |", "Some *em*, **strong**, `code`."]:
+    code = [  # lines that wrap at 60 columns and lines that just fit, tabs, no known language
+        "```python\nx = '" + "a" * 80 + "'\n```",
+        "```python\nx = '" + "a" * 53 + "'\n```",
+        "```python\nx = '" + "a" * 52 + "'\n```",
+        "```\n\tindented\twith tabs\n```",
+        "```no-such-language\nsome code\n```",
+    ]
+    others = ["| a | b |\n|---|---|\n| 1 | ~~2~~ |", "Some *em*, **strong**, `code`."]
+    for block in [*BLOCKS, *code, *others]:
         ours, theirs = (
             Console(file=io.StringIO(), width=60, color_system="truecolor") for _ in "ab"
         )

@@ -171,3 +171,47 @@ def test_cli_print_mode_never_takes_an_answer_from_piped_input(
         "so it was not allowed (allow it with an allow rule in .claw/settings.json" in captured.err
     )
     assert "the user refused it" in tool_results(server)[0]
+
+
+def test_cli_a_prompt_without_a_terminal_never_takes_an_answer_from_piped_input(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Without -p and without a terminal, claw runs the prompt once (chapter 12's run, no REPL);
+    # a question is refused exactly as print mode refuses it, and the piped "y" approves nothing.
+    refusals: list[str] = []
+    for mode in (["-p"], []):
+        server.add(calls("write", {"path": "made.txt", "content": "x\n"}), says("I could not."))
+        code = run_print(server, tmp_path, monkeypatch, *mode, "make made.txt", stdin="y\ny\ny\n")
+        assert code == 0
+        assert not (tmp_path / "made.txt").exists()
+        captured = capsys.readouterr()
+        refusals += [line for line in captured.err.splitlines() if "needs approval" in line]
+        assert "there is no terminal to ask" in captured.err
+        assert "needs approval" not in captured.out  # no question on stdout either
+        messages = server.requests[-1].json["messages"]
+        (result,) = [message["content"] for message in messages if message["role"] == "tool"]
+        assert "the user refused it" in result
+    assert len(refusals) == 2 and refusals[0] == refusals[1]
+
+
+def test_cli_a_plan_without_a_terminal_stays_pending_whatever_is_piped_in(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Plan mode presents a plan; the piped "y" must not approve it, with -p or without.
+    plan = {"plan": "1. Delete every file."}
+    for runs, mode in enumerate((["-p"], []), start=1):
+        server.add(calls("exit_plan_mode", plan))  # one reply: an approval would find none
+        arguments = [*mode, "clean up", "--permission-mode", "plan"]
+        code = run_print(server, tmp_path, monkeypatch, *arguments, stdin="y\ny\n")
+        assert code == 1  # the run ended plan_pending: not done
+        assert len(server.requests) == runs  # no approval went back to the model
+        captured = capsys.readouterr()
+        assert "Approve this plan?" not in captured.out + captured.err
+    assert "there is no terminal to ask" in captured.err
+    assert "1. Delete every file." in captured.out  # the one-shot run shows the plan

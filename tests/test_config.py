@@ -298,7 +298,11 @@ def test_config_project_approvals_go_to_the_local_file_which_git_ignores(
     for _ in range(2):
         server.add(calls("bash", {"command": "touch made"}), says("Made."))
         assert (
-            run_claw(server, project, monkeypatch, "make it", "--trust-project", answers="p\n") == 0
+            run_claw(
+                server, project, monkeypatch, "make it", "--trust-project", answers="p\n",
+                terminal=True,
+            )
+            == 0
         )
     local = json.loads((project / ".claw" / "settings.local.json").read_text())
     assert local == {"permissions": {"allow": ["Bash(touch made)"]}}

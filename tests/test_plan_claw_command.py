@@ -34,7 +34,9 @@ def test_plan_claw_command_asks_at_the_terminal_and_a_no_runs_nothing(
 ) -> None:
     server.add(calls("bash", {"command": "echo hi > made.txt"}), says("Then I leave it."))
 
-    code = run_claw(server, tmp_path, monkeypatch, "Make made.txt.", answers="maybe\nn\n")
+    code = run_claw(
+        server, tmp_path, monkeypatch, "Make made.txt.", answers="maybe\nn\n", terminal=True
+    )
 
     assert code == 0
     assert not (tmp_path / "made.txt").exists()
@@ -54,7 +56,8 @@ def test_plan_claw_command_saves_always_in_this_project_and_end_of_input_is_a_no
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     server.add(calls("bash", {"command": "echo hi > made.txt"}), says("Made it."))
-    assert run_claw(server, tmp_path, monkeypatch, "Make made.txt.", answers="p\n") == 0
+    made = run_claw(server, tmp_path, monkeypatch, "Make made.txt.", answers="p\n", terminal=True)
+    assert made == 0
     assert (tmp_path / "made.txt").read_text() == "hi\n"
     saved = Permissions.for_project(tmp_path)  # the rule was saved in the settings file
     again = ToolCall(id="c2", name="bash", arguments={"command": "echo hi > made.txt"})
@@ -62,7 +65,7 @@ def test_plan_claw_command_saves_always_in_this_project_and_end_of_input_is_a_no
 
     capsys.readouterr()
     server.add(calls("bash", {"command": "echo again > other.txt"}), says("Could not."))
-    assert run_claw(server, tmp_path, monkeypatch, "Make other.txt.", answers="") == 0
+    assert run_claw(server, tmp_path, monkeypatch, "Make other.txt.", terminal=True) == 0
     assert not (tmp_path / "other.txt").exists()  # nobody answered: no
     assert "(no answer: not allowed)" in capsys.readouterr().out
 
@@ -158,7 +161,14 @@ def test_plan_claw_command_plans_asks_and_carries_out_the_approved_plan(
     answers = "say what goes in it\ny\ny\n"  # feedback, approval, then the write's approval
 
     code = run_claw(
-        server, tmp_path, monkeypatch, "Add notes.", "--permission-mode", "plan", answers=answers
+        server,
+        tmp_path,
+        monkeypatch,
+        "Add notes.",
+        "--permission-mode",
+        "plan",
+        answers=answers,
+        terminal=True,
     )
 
     assert code == 0

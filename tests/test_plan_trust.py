@@ -104,7 +104,8 @@ def test_plan_trust_an_untrusted_allow_rule_does_not_let_a_command_run_unasked(
     assert run_claw(server, project, monkeypatch, "Set it up.", answers="") == 0
 
     assert not (project / "pwned.txt").exists()
-    assert "bash(command='echo pwned > pwned.txt') needs approval" in capsys.readouterr().out
+    # No terminal: the question is a no, said on stderr (never read from the piped input).
+    assert "bash(command='echo pwned > pwned.txt') needs approval" in capsys.readouterr().err
     (result,) = tool_results(server)
     assert result.startswith("Error: Permission denied")
 
