@@ -359,8 +359,9 @@ def messages(draw: st.DrawFn) -> Message:
             reasoning_content=reasoning,
             cache_control=marked,
         )
+    # An id has a minimum length, which pydantic checks on valid Unicode only: no lone surrogate.
     return ToolResultMessage(
-        tool_call_id=draw(NONEMPTY), content=draw(ANY_TEXT), is_error=draw(st.booleans())
+        tool_call_id=draw(PART_TEXT), content=draw(ANY_TEXT), is_error=draw(st.booleans())
     )
 
 
