@@ -272,7 +272,7 @@ class Budget:
 
         The next call is ``next_call``'s estimate; an unknown estimate counts as nothing.
         """
-        # region ch17: spent (known cost of the session) + next_call estimate > limit -> BUDGET
+        # region ch17: spent (the session tally's cost) + next_call estimate > limit -> BUDGET
         # more: an unknown estimate counts as 0, but a spent budget stops any call; remember sent
         self.estimate = self.next_call(history)
         spent = self.tracker.session.cost

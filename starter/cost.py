@@ -228,5 +228,5 @@ class Budget:
         """
         raise Todo(
             "ch17",
-            "spent (known cost of the session) + next_call estimate > limit -> BUDGET",
+            "spent (the session tally's cost) + next_call estimate > limit -> BUDGET",
         )

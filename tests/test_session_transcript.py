@@ -19,6 +19,7 @@ from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from claw import events as events_module
 from claw.agent import Finish
 from claw.events import RunFinished, StepUsage, TodosChanged, ToolCalled, ToolResult
 from claw.loop import Agent
@@ -57,6 +58,23 @@ from claw.types import (
     ToolResultMessage,
     UserMessage,
 )
+
+
+class RaiseInstead:
+    """Stands in for ``claw.events``' logger: an observer's error is raised, not logged."""
+
+    def _raise(self, *args: object, **kwargs: object) -> None:
+        raise  # the observer's exception, which chapter 7's EventSink is handling
+
+    warning = error = exception = _raise
+
+
+@pytest.fixture(autouse=True)
+def recorder_errors_are_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chapter 7's ``EventSink`` only logs an observer that raises, so a mistake in your
+    ``SessionRecorder`` would show as an empty transcript; here it is raised where it happened."""
+    monkeypatch.setattr(events_module, "logger", RaiseInstead())
+
 
 # --- the project folder ------------------------------------------------------------------------
 
@@ -341,8 +359,9 @@ def messages(draw: st.DrawFn) -> Message:
             reasoning_content=reasoning,
             cache_control=marked,
         )
+    # An id has a minimum length, which pydantic checks on valid Unicode only: no lone surrogate.
     return ToolResultMessage(
-        tool_call_id=draw(NONEMPTY), content=draw(ANY_TEXT), is_error=draw(st.booleans())
+        tool_call_id=draw(PART_TEXT), content=draw(ANY_TEXT), is_error=draw(st.booleans())
     )
 
 

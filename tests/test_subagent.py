@@ -39,6 +39,7 @@ from claw.types import (
     ToolCall,
     ToolDefinition,
     ToolOutput,
+    ToolResultMessage,
     ToolSet,
     UserMessage,
 )
@@ -454,6 +455,10 @@ async def test_subagent_cancelling_the_parent_cancels_the_child() -> None:
     ]
     assert [end.reason for end in ends] == [Finish.CANCELLED]
     assert_valid_history(parent.history)
+    # The cancellation went on up through call: chapter 7's note answers the task call, not
+    # an error result made of a caught CancelledError ("subagent task-1 failed: ...").
+    answer = parent.history[-1]
+    assert isinstance(answer, ToolResultMessage) and answer.content.startswith("cancelled")
 
 
 # ------------------------------------------------------------------ in the claw command
