@@ -207,10 +207,24 @@ class Budget:
         """How many messages of the history the last call sent (the provider counted them)."""
         self.estimate: Decimal | None = None
         """The estimated cost of the last call checked."""
+        self._checked: list[Message] = []  # the history of the last check, to see a rewrite
 
     def next_call(self, history: Sequence[Message]) -> Decimal | None:
-        """The estimated cost of sending ``history``; ``None`` when no price is known."""
-        tokens = estimate_prompt_tokens(self.tracker.last_prompt_tokens, history[self.sent :])
+        """The estimated cost of sending ``history``; ``None`` when no price is known.
+
+        If the messages sent last time are no longer the start of ``history`` (chapter 18
+        compacted it), the provider's last count says nothing about it: the whole history is
+        estimated afresh.
+        """
+        sent = self._checked[: self.sent]
+        kept = len(history) >= len(sent) and all(
+            a is b or a == b for a, b in zip(history, sent, strict=False)
+        )
+        self._checked = list(history)
+        if kept:
+            tokens = estimate_prompt_tokens(self.tracker.last_prompt_tokens, history[self.sent :])
+        else:
+            tokens = estimate_prompt_tokens(0, history)
         info = self.tracker.info()
         if info is not None and info.prompt is not None:
             return tokens * info.prompt
