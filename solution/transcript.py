@@ -272,6 +272,12 @@ def parse_line(line: bytes, where: str) -> Record:
             raise TranscriptError(f"{where}: not a JSON record ({error})") from None
     if not isinstance(record, dict) or not isinstance(record.get("type"), str):
         raise TranscriptError(f"{where}: not a record (an object with a type)")
+    if record["type"] == "event" and not (
+        isinstance(record.get("event"), str) and isinstance(record.get("data"), dict)
+    ):
+        raise TranscriptError(f"{where}: not a valid event record (an event name and its data)")
+    if record["type"] == "session" and not isinstance(record.get("id"), str):
+        raise TranscriptError(f"{where}: not a valid session record (no id)")
     if record["type"] in ("message", "history"):
         try:
             return dict(HISTORY_RECORDS.validate_python(record))

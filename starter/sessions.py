@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol, TextIO
 
+from .display import terminal_text
 from .events import RunFinished, StepUsage, ToolResult
 from .todo import Todo
 from .transcript import (
@@ -281,7 +282,8 @@ def reopen(session: Session) -> TranscriptWriter:
 def session_line(number: int, info: SessionInfo) -> str:
     """One line of the numbered list: number, when, id, first prompt."""
     when = info.modified.strftime("%Y-%m-%d %H:%M")
-    return f"{number:>3}. {when}  {info.id}  {info.title or '(no prompt yet)'}"
+    line = f"{number:>3}. {when}  {info.id}  {info.title or '(no prompt yet)'}"
+    return terminal_text(line)  # a transcript is data: its escapes must not reach the terminal
 
 
 def session_list_text(sessions: Sequence[SessionInfo]) -> str:
