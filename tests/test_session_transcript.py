@@ -342,7 +342,7 @@ def messages(draw: st.DrawFn) -> Message:
             cache_control=marked,
         )
     return ToolResultMessage(
-        tool_call_id=draw(NONEMPTY), content=draw(ANY_TEXT), is_error=draw(st.booleans())
+        tool_call_id=draw(PART_TEXT), content=draw(ANY_TEXT), is_error=draw(st.booleans())
     )
 
 
