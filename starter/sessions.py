@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Protocol, TextIO
 
 from .display import terminal_text
-from .events import RunFinished, StepUsage, ToolResult
+from .events import RunFinished, StepUsage, SubagentEvent, ToolResult
 from .todo import Todo
 from .transcript import (
     STREAM_EVENTS,
@@ -184,8 +184,15 @@ def load_session(path: Path) -> Session:
 
 
 def session_usage(session: Session) -> TokenUsage:
-    """The tokens and cost of the whole session: the sum of its recorded ``StepUsage``."""
-    raise Todo("ch22", "add up event.usage over the StepUsage events")
+    """The tokens and cost of the whole session: the sum of its recorded ``StepUsage``.
+
+    A subagent's steps (chapter 21) are the session's spending too: a ``SubagentEvent`` that
+    holds a ``StepUsage`` counts.
+    """
+    raise Todo(
+        "ch22",
+        "add up event.usage over the StepUsage events, and those inside SubagentEvents",
+    )
 
 
 @dataclass(frozen=True)
