@@ -9,7 +9,8 @@ seam and after ``prepare``, a list of checks, each given the history as it will 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
+from contextlib import aclosing
 from typing import Any
 
 from .agent import Finish
@@ -44,18 +45,22 @@ class PreflightAgent(Agent):
 
     async def before_request(self) -> AsyncIterator[Event]:
         """``prepare`` first (its event is reported), then each check; a ``Finish`` stops here."""
-        async for event in super().before_request():
-            yield event
+        async with aclosing(super().before_request()) as prepared:  # type: ignore[type-var]
+            async for event in prepared:
+                yield event
         for check in self.preflight:
             reason = check(self.history)
             if reason is not None:
                 raise StopBeforeRequest(reason)
 
-    async def step(self, state: RunState) -> AsyncIterator[Event]:
+    async def step(self, state: RunState) -> AsyncGenerator[Event, None]:
         """Chapter 7's step; a check that stopped it ends the run, with no call made."""
         try:
-            async for event in super().step(state):
-                yield event
+            # aclosing: when this step is closed early (a closed pipe, Ctrl-C), chapter 7's
+            # step is closed at once too, and closes its stream, in this task.
+            async with aclosing(super().step(state)) as events:  # type: ignore[type-var]
+                async for event in events:
+                    yield event
         except StopBeforeRequest as stop:
             state.steps -= 1  # the step never reached the provider
             state.finish = stop.reason
