@@ -22,7 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol, TextIO
 
-from .events import RunFinished, StepUsage, ToolResult
+from .display import terminal_text
+from .events import RunFinished, StepUsage, SubagentEvent, ToolResult
 from .transcript import (
     STREAM_EVENTS,
     VERSION,
@@ -118,7 +119,8 @@ class SessionRecorder:
         """Record what ``event`` settled; stream deltas are only checked for a new prompt."""
         # region ch22: note answered calls; write settled new messages (or a history record); event
         # more: delta: only if len changed; keep self.written as the same objects; fsync at step end
-        if isinstance(event, STREAM_EVENTS) and len(self.agent.history) == len(self.written):
+        inner = event.event if isinstance(event, SubagentEvent) else event  # a child's (ch21)
+        if isinstance(inner, STREAM_EVENTS) and len(self.agent.history) == len(self.written):
             return  # the common case, thousands of times a turn: nothing new to write
         if isinstance(event, ToolResult):
             self.answered.add(event.id)
@@ -228,13 +230,18 @@ def load_session(path: Path) -> Session:
 
 # --8<-- [start:usage]
 def session_usage(session: Session) -> TokenUsage:
-    """The tokens and cost of the whole session: the sum of its recorded ``StepUsage``."""
-    # region ch22: add up event.usage over the StepUsage events
-    # more: session.events(StepUsage) decodes only those; TokenUsage has __add__
+    """The tokens and cost of the whole session: the sum of its recorded ``StepUsage``.
+
+    A subagent's steps (chapter 21) are the session's spending too: a ``SubagentEvent`` that
+    holds a ``StepUsage`` counts.
+    """
+    # region ch22: add up event.usage over the StepUsage events, and those inside SubagentEvents
+    # more: session.events(StepUsage, SubagentEvent) decodes only those; TokenUsage has __add__
     total = TokenUsage()
-    for event in session.events(StepUsage):
-        if isinstance(event, StepUsage):  # an UnknownEvent if its data no longer fits
-            total += event.usage
+    for event in session.events(StepUsage, SubagentEvent):
+        inner = event.event if isinstance(event, SubagentEvent) else event
+        if isinstance(inner, StepUsage):  # an UnknownEvent if its data no longer fits
+            total += inner.usage
     return total
     # endregion
 # --8<-- [end:usage]
@@ -362,7 +369,8 @@ def reopen(session: Session) -> TranscriptWriter:
 def session_line(number: int, info: SessionInfo) -> str:
     """One line of the numbered list: number, when, id, first prompt."""
     when = info.modified.strftime("%Y-%m-%d %H:%M")
-    return f"{number:>3}. {when}  {info.id}  {info.title or '(no prompt yet)'}"
+    line = f"{number:>3}. {when}  {info.id}  {info.title or '(no prompt yet)'}"
+    return terminal_text(line)  # a transcript is data: its escapes must not reach the terminal
 
 
 def session_list_text(sessions: Sequence[SessionInfo]) -> str:

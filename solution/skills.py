@@ -48,12 +48,51 @@ MAX_DESCRIPTION = 1024
 MAX_SKILL_FILE_BYTES = 256_000
 """The largest ``SKILL.md`` or file beside it the ``skill`` tool reads."""
 
+MAX_NESTING = 20
+"""How deeply lists and mappings may nest in a front matter (``name: [[[...]]]``)."""
+
 SKILL = "skill"
 """The tool's name, as the model calls it."""
 
 
 class SkillError(ValueError):
     """A ``SKILL.md`` that cannot be used; the message says what is wrong with it."""
+
+
+# --8<-- [start:loader]
+class FrontMatterLoader(yaml.SafeLoader):
+    """``yaml.safe_load``'s loader without what a front matter never needs and an attack uses.
+
+    No aliases (``*name``): a few lines of them can stand for billions of items (the "billion
+    laughs"), which any code that walks or prints the value then expands. No nesting deeper
+    than ``MAX_NESTING``: PyYAML builds nested values recursively, and ten thousand ``[`` would
+    end in a ``RecursionError`` instead of a ``YAMLError``.
+    """
+
+    depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        """Chapter 21's checks, then PyYAML's own composing of one node."""
+        mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (*name) are not allowed in a skill's front matter", mark
+            )
+        if self.depth >= MAX_NESTING:
+            raise yaml.composer.ComposerError(
+                None, None, f"values nest more than {MAX_NESTING} levels deep", mark
+            )
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def load_front_matter(front: str) -> Any:
+    """The YAML ``front`` holds, read safely (``FrontMatterLoader``); ``yaml.YAMLError`` if not."""
+    return yaml.load(front, Loader=FrontMatterLoader)  # a SafeLoader, restricted further
+# --8<-- [end:loader]
 
 
 # --8<-- [start:skill]
@@ -97,29 +136,33 @@ def split_front_matter(text: str) -> tuple[str, str]:
 def parse_skill(path: Path) -> Skill:
     """Read the ``SKILL.md`` at ``path``: a ``Skill``, or ``SkillError`` saying what is wrong.
 
-    The front matter is read with ``yaml.safe_load`` (no Python objects built from YAML) and
-    must be a mapping with a ``name`` (``NAME``, at most ``MAX_NAME`` characters, the same as
-    the folder's name) and a non-empty ``description`` (at most ``MAX_DESCRIPTION``). Other
-    keys are allowed and ignored.
+    The file may be at most ``MAX_SKILL_FILE_BYTES``. The front matter is read with
+    ``load_front_matter`` (``yaml.safe_load``, no Python objects built from YAML, without
+    aliases or deep nesting) and must be a mapping with a ``name`` (``NAME``, at most
+    ``MAX_NAME`` characters, the same as the folder's name) and a non-empty ``description``
+    (at most ``MAX_DESCRIPTION``). Other keys are allowed and ignored.
     """
-    # region ch21: split, safe_load, check it is a mapping, check name and description
+    # region ch21: size, split, load_front_matter, check it is a mapping, check name, description
     # more: except yaml.YAMLError -> SkillError; NAME.fullmatch; name == path.parent.name
     try:
+        if path.stat().st_size > MAX_SKILL_FILE_BYTES:
+            raise SkillError(f"it is larger than {MAX_SKILL_FILE_BYTES:,} bytes")
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise SkillError(f"cannot read it: {error}") from None
     front, _body = split_front_matter(text)
     try:
-        data: Any = yaml.safe_load(front)
+        data: Any = load_front_matter(front)
     except yaml.YAMLError as error:
         raise SkillError(f"the front matter is not valid YAML: {one_line(str(error))}") from None
     if not isinstance(data, dict):
         raise SkillError("the front matter must be a mapping with name and description")
     name, description = data.get("name"), data.get("description")
     if not isinstance(name, str) or not NAME.fullmatch(name) or len(name) > MAX_NAME:
+        shown = repr(name)[:MAX_NAME + 2] if isinstance(name, str) else type(name).__name__
         raise SkillError(
             f"name must be lowercase letters, digits and single hyphens, at most {MAX_NAME} "
-            f"characters, not {name!r}"
+            f"characters, not {shown}"
         )
     if name != path.parent.name:
         raise SkillError(f"name {name!r} differs from its folder's name {path.parent.name!r}")
@@ -152,8 +195,9 @@ def discover_skills(
     """Every usable skill in ``roots``, sorted by name; the first root wins a name.
 
     Each folder ``<root>/<name>/`` with a ``SKILL.md`` is parsed. A ``SkillError`` is a
-    warning, ``<path>: <problem>; the skill is left out``, never an exception. A root that
-    does not exist has no skills.
+    warning, ``<path>: <problem>; the skill is left out``, never an exception; so is a
+    ``SKILL.md`` that is, or is in, a symbolic link leading out of its root. A root that does
+    not exist has no skills.
     """
     # region ch21: each root's sub-folders with a SKILL.md; parse; warn and skip; first wins
     # more: sorted(root.iterdir()) if root.is_dir(); except SkillError as e: warn(f"{path}: ...")
@@ -166,6 +210,8 @@ def discover_skills(
             if not path.is_file():
                 continue
             try:
+                if not path.resolve().is_relative_to(root.resolve()):
+                    raise SkillError(f"it is a link to {path.resolve()}, outside {root}")
                 skill = parse_skill(path)
             except SkillError as problem:
                 if warn is not None:

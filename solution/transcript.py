@@ -97,12 +97,19 @@ def event_record(event: object) -> Record | None:
 
     Any dataclass or pydantic model is recorded under its type name, so an event a later
     chapter adds is kept without a change here; stream events are not (the turn they make is
-    recorded as a message).
+    recorded as a message). A subagent's event (chapter 21) is recorded as its ``agent_id`` and
+    the record of the event it wraps, so a child's stream events are not recorded either.
     """
     # region ch22: the type name and the event's fields as JSON data; skip stream events
     # more: dataclasses.is_dataclass or BaseModel; TypeAdapter(type(event)).dump_python(event)
     if isinstance(event, STREAM_EVENTS):
         return None
+    if isinstance(event, events_module.SubagentEvent):
+        inner = event_record(event.event)
+        if inner is None:
+            return None
+        data = {"agent_id": event.agent_id, "event": inner}
+        return {"type": "event", "event": "SubagentEvent", "data": data}
     if not (dataclasses.is_dataclass(event) or isinstance(event, BaseModel)):
         return None
     kind: type = type(event)
@@ -132,12 +139,30 @@ def decode_event(record: Record) -> object:
     ``UnknownEvent``: an old transcript stays readable after the event classes change.
     """
     kind = getattr(events_module, record["event"], None)
+    if kind is events_module.SubagentEvent:
+        return decode_subagent_event(record)
     if isinstance(kind, type) and (dataclasses.is_dataclass(kind) or issubclass(kind, BaseModel)):
         try:
             return _adapter(kind).validate_python(record["data"])
         except (ValidationError, PydanticUserError):  # data that no longer fits; a type unresolved
             pass
     return UnknownEvent(record["event"], record["data"])
+
+
+def decode_subagent_event(record: Record) -> object:
+    """A ``SubagentEvent`` record: the child's id, and the event record it holds, decoded."""
+    data = record["data"]
+    inner = data.get("event")
+    well_formed = (
+        isinstance(data.get("agent_id"), str)
+        and isinstance(inner, dict)
+        and isinstance(inner.get("event"), str)
+        and isinstance(inner.get("data"), dict)
+    )
+    event = decode_event(inner) if well_formed else None
+    if event is None or isinstance(event, UnknownEvent):
+        return UnknownEvent(record["event"], data)
+    return events_module.SubagentEvent(data["agent_id"], event)  # type: ignore[arg-type]
 # --8<-- [end:decode-event]
 
 
@@ -272,6 +297,12 @@ def parse_line(line: bytes, where: str) -> Record:
             raise TranscriptError(f"{where}: not a JSON record ({error})") from None
     if not isinstance(record, dict) or not isinstance(record.get("type"), str):
         raise TranscriptError(f"{where}: not a record (an object with a type)")
+    if record["type"] == "event" and not (
+        isinstance(record.get("event"), str) and isinstance(record.get("data"), dict)
+    ):
+        raise TranscriptError(f"{where}: not a valid event record (an event name and its data)")
+    if record["type"] == "session" and not isinstance(record.get("id"), str):
+        raise TranscriptError(f"{where}: not a valid session record (no id)")
     if record["type"] in ("message", "history"):
         try:
             return dict(HISTORY_RECORDS.validate_python(record))

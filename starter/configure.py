@@ -141,10 +141,14 @@ async def start_costs(
             print(f"claw: warning: {terminal_text(catalog.problem)}", file=err)
     tracker = CostTracker(settings.model, catalog)
     agent.sink.add(tracker)
+    agent.sink.add(tracker.count_subagents)  # chapter 21: a child's calls are the session's
     budget = None
     if settings.max_cost is not None:
         budget = Budget(settings.max_cost, tracker)
         agent.preflight.append(budget.check)
+        from .subagents import limit_children
+
+        limit_children(agent, budget)  # chapter 21: a child stops when the session's is spent
     return Costs(tracker, budget)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
 from .agent import Finish
-from .events import Event, RunFinished, StepUsage
+from .events import Event, RunFinished, StepUsage, SubagentEvent
 from .models import ModelCatalog, ModelInfo
 from .todo import Todo
 from .types import Message, TokenUsage, dump_messages
@@ -41,6 +41,8 @@ class Tally:
     """The money of the calls whose cost is known."""
     unpriced: int = 0
     """How many calls have no known cost (not in ``cost``)."""
+    delegated: int = 0
+    """How many of ``calls`` a subagent made (chapter 21), not the agent itself."""
 
     def add(self, usage: TokenUsage, cost: Decimal | None) -> None:
         """Count one call's ``usage``, which cost ``cost`` (``None``: unknown)."""
@@ -97,6 +99,23 @@ class CostTracker:
             "StepUsage: cost_of, then add to a new turn, the run, the session, the model",
         )
 
+    def count_subagents(self, event: Event) -> None:
+        """An observer for chapter 21: a child's step counts in the run, session and model.
+
+        The child's ``StepUsage`` reaches the parent's observers inside a ``SubagentEvent``.
+        Its money is the parent's (same provider, same key, same model), so it is added to the
+        tallies of the run, the session and the model, as a ``delegated`` call; it is not a
+        step of the parent's own (``turns``), and its prompt says nothing of the parent's next
+        one (``last_prompt_tokens``).
+        """
+        if not (isinstance(event, SubagentEvent) and isinstance(event.event, StepUsage)):
+            return
+        usage = event.event.usage
+        cost = cost_of(usage, self.info())
+        for tally in (self.run, self.session, self.by_model.setdefault(self.model, Tally())):
+            tally.add(usage, cost)
+            tally.delegated += 1
+
 
 def format_cost(amount: Decimal) -> str:
     """``amount`` dollars to a hundredth of a cent, rounded half up: ``$0.0123``.
@@ -135,7 +154,7 @@ class RunSummary:
 
         The provider may bill the tokens it had generated, so the run's cost is not known.
         """
-        return max(0, self.finished.steps - self.tally.calls)
+        return max(0, self.finished.steps - (self.tally.calls - self.tally.delegated))
 
     def cost_words(self) -> str:
         """The run's cost in words: never $0 for a call that was stopped before its report."""
@@ -207,10 +226,24 @@ class Budget:
         """How many messages of the history the last call sent (the provider counted them)."""
         self.estimate: Decimal | None = None
         """The estimated cost of the last call checked."""
+        self._checked: list[Message] = []  # the history of the last check, to see a rewrite
 
     def next_call(self, history: Sequence[Message]) -> Decimal | None:
-        """The estimated cost of sending ``history``; ``None`` when no price is known."""
-        tokens = estimate_prompt_tokens(self.tracker.last_prompt_tokens, history[self.sent :])
+        """The estimated cost of sending ``history``; ``None`` when no price is known.
+
+        If the messages sent last time are no longer the start of ``history`` (chapter 18
+        compacted it), the provider's last count says nothing about it: the whole history is
+        estimated afresh.
+        """
+        sent = self._checked[: self.sent]
+        kept = len(history) >= len(sent) and all(
+            a is b or a == b for a, b in zip(history, sent, strict=False)
+        )
+        self._checked = list(history)
+        if kept:
+            tokens = estimate_prompt_tokens(self.tracker.last_prompt_tokens, history[self.sent :])
+        else:
+            tokens = estimate_prompt_tokens(0, history)
         info = self.tracker.info()
         if info is not None and info.prompt is not None:
             return tokens * info.prompt

@@ -1,17 +1,20 @@
 """Checks that run before every provider call: the seam a budget (and compaction) plugs into.
 
-Chapter 7's ``Agent`` decides between steps, in ``why_stop``, whether to take another step.
-``PreflightAgent`` adds to that decision a list of checks, each given the history about to be
-sent: one may answer with a ``Finish`` to end the run before the call is made (chapter 17's
-budget), or return ``None`` to let it go, after changing the history if it must.
+Chapter 7's ``Agent`` runs ``before_request`` at the start of each step, before the stream
+opens; chapter 18's ``prepare`` (compaction) runs there. ``PreflightAgent`` adds, in that same
+seam and after ``prepare``, a list of checks, each given the history as it will really be sent
+(compacted, if it was): one may answer with a ``Finish`` to end the run before the call is made
+(chapter 17's budget), or return ``None`` to let it go.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
+from contextlib import aclosing
 from typing import Any
 
 from .agent import Finish
+from .events import Event
 from .loop import Agent, RunState
 from .types import Message
 
@@ -19,19 +22,45 @@ Preflight = Callable[[Sequence[Message]], Finish | None]
 """Looks at the history about to be sent: a ``Finish`` ends the run instead, ``None`` sends it."""
 
 
+class StopBeforeRequest(Exception):
+    """A preflight check ended the run before the provider call: ``reason`` says why."""
+
+    def __init__(self, reason: Finish) -> None:
+        """The run ends with ``reason``."""
+        super().__init__(reason)
+        self.reason = reason
+
+
 class PreflightAgent(Agent):
-    """An ``Agent`` that asks each of its ``preflight`` checks before every provider call."""
+    """An ``Agent`` that asks each of its ``preflight`` checks before every provider call.
+
+    One ordered seam, ``before_request``: first chapter 18's ``prepare`` (which may compact
+    the history), then the checks, on the history that will really be sent.
+    """
 
     def __init__(self, *args: Any, preflight: Iterable[Preflight] = (), **options: Any) -> None:
         """``Agent``'s arguments, and the checks to ask, in order."""
         super().__init__(*args, **options)
         self.preflight: list[Preflight] = list(preflight)
 
-    def why_stop(self, state: RunState) -> Finish | None:
-        """Chapter 7's reasons first; then, before a call would be made, each check."""
-        reason = super().why_stop(state)
-        for check in self.preflight if reason is None else ():
+    async def before_request(self) -> AsyncIterator[Event]:
+        """``prepare`` first (its event is reported), then each check; a ``Finish`` stops here."""
+        async with aclosing(super().before_request()) as prepared:  # type: ignore[type-var]
+            async for event in prepared:
+                yield event
+        for check in self.preflight:
             reason = check(self.history)
             if reason is not None:
-                break
-        return reason
+                raise StopBeforeRequest(reason)
+
+    async def step(self, state: RunState) -> AsyncGenerator[Event, None]:
+        """Chapter 7's step; a check that stopped it ends the run, with no call made."""
+        try:
+            # aclosing: when this step is closed early (a closed pipe, Ctrl-C), chapter 7's
+            # step is closed at once too, and closes its stream, in this task.
+            async with aclosing(super().step(state)) as events:  # type: ignore[type-var]
+                async for event in events:
+                    yield event
+        except StopBeforeRequest as stop:
+            state.steps -= 1  # the step never reached the provider
+            state.finish = stop.reason

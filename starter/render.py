@@ -30,7 +30,7 @@ from rich.syntax import Syntax, SyntaxTheme
 from rich.text import Text
 
 from .display import arguments_text, one_line, terminal_text
-from .events import AssistantText, Event, RunFinished, ToolCalled, ToolResult
+from .events import AssistantText, Event, RunFinished, SubagentEvent, ToolCalled, ToolResult
 from .preview import SCREENFUL, cut_lines
 from .streaming import TextDelta
 from .todo import Todo
@@ -245,7 +245,22 @@ class RunView:
             self.console.print(Text(f"  {mark} {event.name}: {one_line(first)}", style=style))
             if event.name in CHANGING_TOOLS and not event.is_error and rest.strip():
                 self.console.print(diff_text(cut_lines(terminal_text(rest), SCREENFUL)))
+        elif isinstance(event, SubagentEvent):
+            self.show_child(event)
         elif isinstance(event, RunFinished):
             self.answer.close()
             if event.reason != "done":
                 self.console.print(Text(f"[{event.reason} after {event.steps} step(s)]", "yellow"))
+
+    def show_child(self, event: SubagentEvent) -> None:
+        """A subagent's tool call (chapter 21): one indented line naming the child.
+
+        ``  ⎿ task-1 → grep(pattern='TODO')``, under the parent's ``task`` line, as Claude Code
+        shows a subagent's progress. The child's text and results stay in its report.
+        """
+        inner = event.event
+        if isinstance(inner, ToolCalled):
+            self.answer.close()
+            call = f"{one_line(inner.name, 80)}({one_line(arguments_text(inner.arguments))})"
+            line = f"  ⎿ {one_line(event.agent_id, 40)} → {call}"
+            self.console.print(Text(line, style="dim"))

@@ -34,7 +34,7 @@ from rich.console import Console
 from .agent import Finish
 from .app import open_agent
 from .display import arguments_text, one_line, terminal_text
-from .events import Event, RunFinished
+from .events import Event, RunFinished, SubagentEvent
 from .options import EXIT_DONE
 from .permissions import Approval
 from .preview import change_preview
@@ -286,6 +286,13 @@ class Repl:
         finished: RunFinished | None = None
         started = time.monotonic()
         self.running = True
+        view = RunView(self.console)
+
+        def children(event: Event) -> None:  # chapter 21: a subagent's events come this way
+            if isinstance(event, SubagentEvent):
+                view.show(event)
+
+        agent.sink.add(children)
         try:
             while prompt:
                 view = RunView(self.console)
@@ -314,6 +321,7 @@ class Repl:
                     prompt = ""
         finally:
             self.running = False
+            agent.sink.observers.remove(children)
         session = self.state.extras.get("session")
         if finished is not None and session is not None:  # chapter 17's summary, on stderr
             from .main import print_summary

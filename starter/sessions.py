@@ -22,7 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol, TextIO
 
-from .events import RunFinished, StepUsage, ToolResult
+from .display import terminal_text
+from .events import RunFinished, StepUsage, SubagentEvent, ToolResult
 from .todo import Todo
 from .transcript import (
     STREAM_EVENTS,
@@ -183,8 +184,15 @@ def load_session(path: Path) -> Session:
 
 
 def session_usage(session: Session) -> TokenUsage:
-    """The tokens and cost of the whole session: the sum of its recorded ``StepUsage``."""
-    raise Todo("ch22", "add up event.usage over the StepUsage events")
+    """The tokens and cost of the whole session: the sum of its recorded ``StepUsage``.
+
+    A subagent's steps (chapter 21) are the session's spending too: a ``SubagentEvent`` that
+    holds a ``StepUsage`` counts.
+    """
+    raise Todo(
+        "ch22",
+        "add up event.usage over the StepUsage events, and those inside SubagentEvents",
+    )
 
 
 @dataclass(frozen=True)
@@ -281,7 +289,8 @@ def reopen(session: Session) -> TranscriptWriter:
 def session_line(number: int, info: SessionInfo) -> str:
     """One line of the numbered list: number, when, id, first prompt."""
     when = info.modified.strftime("%Y-%m-%d %H:%M")
-    return f"{number:>3}. {when}  {info.id}  {info.title or '(no prompt yet)'}"
+    line = f"{number:>3}. {when}  {info.id}  {info.title or '(no prompt yet)'}"
+    return terminal_text(line)  # a transcript is data: its escapes must not reach the terminal
 
 
 def session_list_text(sessions: Sequence[SessionInfo]) -> str:

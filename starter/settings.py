@@ -239,7 +239,33 @@ def environment_layer(environ: Mapping[str, str]) -> Layer | None:
     if not found:
         return None
     data = nest({ENVIRONMENT[name]: value for name, value in found.items()})
-    return Layer("environment", ", ".join(f"${name}" for name in found), data)
+    typed = typed_values(data, [ENVIRONMENT[name] for name in found])
+    return Layer("environment", ", ".join(f"${name}" for name in found), typed)
+
+
+def typed_values(data: dict[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+    """``data`` (text, as variables hold it) with each of ``keys`` as the settings parse it.
+
+    ``"5"`` for ``max_steps`` becomes ``5``, so ``--explain`` shows what claw uses, as it does
+    for a file. Data that does not parse is left as it is: ``check_layer`` reports it, naming
+    the variable. A ``Decimal`` becomes a JSON number only when the number is exactly the same.
+    """
+    try:
+        parsed = Settings.model_validate(data)
+    except ValidationError:
+        return data
+    plain = parsed.model_dump(by_alias=True, mode="json")
+    exact = parsed.model_dump(by_alias=True)
+    typed: dict[str, Any] = {}
+    for key in keys:
+        value, value_exact = plain, exact
+        for part in key.split("."):
+            value, value_exact = value[part], value_exact[part]
+        if isinstance(value_exact, Decimal):
+            number = float(value_exact)
+            value = number if Decimal(repr(number)) == value_exact else value
+        typed[key] = value
+    return nest(typed)
 
 
 def trace(layers: Sequence[Layer]) -> dict[str, list[Origin]]:

@@ -49,12 +49,49 @@ MAX_DESCRIPTION = 1024
 MAX_SKILL_FILE_BYTES = 256_000
 """The largest ``SKILL.md`` or file beside it the ``skill`` tool reads."""
 
+MAX_NESTING = 20
+"""How deeply lists and mappings may nest in a front matter (``name: [[[...]]]``)."""
+
 SKILL = "skill"
 """The tool's name, as the model calls it."""
 
 
 class SkillError(ValueError):
     """A ``SKILL.md`` that cannot be used; the message says what is wrong with it."""
+
+
+class FrontMatterLoader(yaml.SafeLoader):
+    """``yaml.safe_load``'s loader without what a front matter never needs and an attack uses.
+
+    No aliases (``*name``): a few lines of them can stand for billions of items (the "billion
+    laughs"), which any code that walks or prints the value then expands. No nesting deeper
+    than ``MAX_NESTING``: PyYAML builds nested values recursively, and ten thousand ``[`` would
+    end in a ``RecursionError`` instead of a ``YAMLError``.
+    """
+
+    depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        """Chapter 21's checks, then PyYAML's own composing of one node."""
+        mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (*name) are not allowed in a skill's front matter", mark
+            )
+        if self.depth >= MAX_NESTING:
+            raise yaml.composer.ComposerError(
+                None, None, f"values nest more than {MAX_NESTING} levels deep", mark
+            )
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def load_front_matter(front: str) -> Any:
+    """The YAML ``front`` holds, read safely (``FrontMatterLoader``); ``yaml.YAMLError`` if not."""
+    return yaml.load(front, Loader=FrontMatterLoader)  # a SafeLoader, restricted further
 
 
 @dataclass(frozen=True)
@@ -87,12 +124,16 @@ def split_front_matter(text: str) -> tuple[str, str]:
 def parse_skill(path: Path) -> Skill:
     """Read the ``SKILL.md`` at ``path``: a ``Skill``, or ``SkillError`` saying what is wrong.
 
-    The front matter is read with ``yaml.safe_load`` (no Python objects built from YAML) and
-    must be a mapping with a ``name`` (``NAME``, at most ``MAX_NAME`` characters, the same as
-    the folder's name) and a non-empty ``description`` (at most ``MAX_DESCRIPTION``). Other
-    keys are allowed and ignored.
+    The file may be at most ``MAX_SKILL_FILE_BYTES``. The front matter is read with
+    ``load_front_matter`` (``yaml.safe_load``, no Python objects built from YAML, without
+    aliases or deep nesting) and must be a mapping with a ``name`` (``NAME``, at most
+    ``MAX_NAME`` characters, the same as the folder's name) and a non-empty ``description``
+    (at most ``MAX_DESCRIPTION``). Other keys are allowed and ignored.
     """
-    raise Todo("ch21", "split, safe_load, check it is a mapping, check name and description")
+    raise Todo(
+        "ch21",
+        "size, split, load_front_matter, check it is a mapping, check name, description",
+    )
 
 
 def one_line(text: str) -> str:
@@ -114,8 +155,9 @@ def discover_skills(
     """Every usable skill in ``roots``, sorted by name; the first root wins a name.
 
     Each folder ``<root>/<name>/`` with a ``SKILL.md`` is parsed. A ``SkillError`` is a
-    warning, ``<path>: <problem>; the skill is left out``, never an exception. A root that
-    does not exist has no skills.
+    warning, ``<path>: <problem>; the skill is left out``, never an exception; so is a
+    ``SKILL.md`` that is, or is in, a symbolic link leading out of its root. A root that does
+    not exist has no skills.
     """
     raise Todo("ch21", "each root's sub-folders with a SKILL.md; parse; warn and skip; first wins")
 

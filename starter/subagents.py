@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from .agent import Finish
+from .cost import format_cost
 from .events import Event, RunFinished, StepUsage, SubagentEvent
 from .registry import is_read_only
 from .todo import Todo
@@ -37,6 +38,7 @@ from .tools.base import ArgumentsTool, ToolArguments
 from .types import TokenUsage, ToolOutput, ToolSet
 
 if TYPE_CHECKING:
+    from .cost import Budget as SessionBudget
     from .loop import Agent
 
 TASK = "task"
@@ -91,6 +93,33 @@ def token_budget(max_tokens: int) -> Budget:
         return None
 
     return check
+
+
+def session_budget(budget: SessionBudget) -> Budget:
+    """A child's cost budget in ``claw``: what is left of the session's (chapter 17's ``Budget``).
+
+    The parent's tracker counts the child's steps (``CostTracker.count_subagents``), so after
+    each of them ``budget.tracker.session.cost`` is what the parent and all its children have
+    spent; once that reaches ``budget.limit``, the child must stop.
+    """
+
+    def check(usage: TokenUsage) -> str | None:
+        spent = budget.tracker.session.cost
+        if spent >= budget.limit:
+            return (
+                f"the session has spent {format_cost(spent)} of its "
+                f"{format_cost(budget.limit)} budget"
+            )
+        return None
+
+    return check
+
+
+def limit_children(agent: Agent, budget: SessionBudget) -> None:
+    """Give every ``task`` tool of ``agent`` that has no budget of its own ``session_budget``."""
+    for tool in agent.tools:
+        if isinstance(tool, TaskTool) and tool.budget is None:
+            tool.budget = session_budget(budget)
 
 
 def child_tools(tools: ToolSet, *, read_only: bool = True) -> ToolSet:

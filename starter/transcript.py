@@ -95,7 +95,8 @@ def event_record(event: object) -> Record | None:
 
     Any dataclass or pydantic model is recorded under its type name, so an event a later
     chapter adds is kept without a change here; stream events are not (the turn they make is
-    recorded as a message).
+    recorded as a message). A subagent's event (chapter 21) is recorded as its ``agent_id`` and
+    the record of the event it wraps, so a child's stream events are not recorded either.
     """
     raise Todo("ch22", "the type name and the event's fields as JSON data; skip stream events")
 
@@ -116,12 +117,30 @@ def decode_event(record: Record) -> object:
     ``UnknownEvent``: an old transcript stays readable after the event classes change.
     """
     kind = getattr(events_module, record["event"], None)
+    if kind is events_module.SubagentEvent:
+        return decode_subagent_event(record)
     if isinstance(kind, type) and (dataclasses.is_dataclass(kind) or issubclass(kind, BaseModel)):
         try:
             return _adapter(kind).validate_python(record["data"])
         except (ValidationError, PydanticUserError):  # data that no longer fits; a type unresolved
             pass
     return UnknownEvent(record["event"], record["data"])
+
+
+def decode_subagent_event(record: Record) -> object:
+    """A ``SubagentEvent`` record: the child's id, and the event record it holds, decoded."""
+    data = record["data"]
+    inner = data.get("event")
+    well_formed = (
+        isinstance(data.get("agent_id"), str)
+        and isinstance(inner, dict)
+        and isinstance(inner.get("event"), str)
+        and isinstance(inner.get("data"), dict)
+    )
+    event = decode_event(inner) if well_formed else None
+    if event is None or isinstance(event, UnknownEvent):
+        return UnknownEvent(record["event"], data)
+    return events_module.SubagentEvent(data["agent_id"], event)  # type: ignore[arg-type]
 
 
 def encode(record: Record) -> bytes:
@@ -243,6 +262,12 @@ def parse_line(line: bytes, where: str) -> Record:
             raise TranscriptError(f"{where}: not a JSON record ({error})") from None
     if not isinstance(record, dict) or not isinstance(record.get("type"), str):
         raise TranscriptError(f"{where}: not a record (an object with a type)")
+    if record["type"] == "event" and not (
+        isinstance(record.get("event"), str) and isinstance(record.get("data"), dict)
+    ):
+        raise TranscriptError(f"{where}: not a valid event record (an event name and its data)")
+    if record["type"] == "session" and not isinstance(record.get("id"), str):
+        raise TranscriptError(f"{where}: not a valid session record (no id)")
     if record["type"] in ("message", "history"):
         try:
             return dict(HISTORY_RECORDS.validate_python(record))

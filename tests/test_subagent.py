@@ -7,6 +7,7 @@ cancelled parent cancelling its child, and the real ``claw`` command delegating 
 """
 
 import asyncio
+import json
 import subprocess
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -43,7 +44,15 @@ from claw.types import (
     ToolSet,
     UserMessage,
 )
-from clawbook.harness.loopback import LoopbackServer
+from clawbook.harness.loopback import (
+    LoopbackServer,
+    StreamReply,
+    call_delta,
+    call_start,
+    chunk,
+    sse,
+    usage_body,
+)
 
 PARENT = "Find where the config is read."
 LOOKING = ("read", "glob", "grep", "list_dir", "web_fetch")
@@ -353,9 +362,17 @@ async def test_subagent_over_its_cost_budget_is_stopped_with_an_error_result() -
         "subagent task-1 went over its budget (120 tokens used, the budget is 100) "
         "and was stopped after 2 step(s)"
     )
-    assert [usage.total_tokens for usage in seen] == [60, 120]  # the child's total so far
+    # asked once before the child starts (nothing used), then with the child's total so far
+    assert [usage.total_tokens for usage in seen] == [0, 60, 120]
     with pytest.raises(ValueError, match="at least 1"):
         token_budget(0)
+
+    broke = Routed({PARENT: [AssistantTurn(tool_calls=[task("Spend.")]), "No money."]})
+    poor = parent_with(broke, TaskTool(budget=lambda usage: "nothing left"))
+    assert (await poor.run(PARENT)).reason == Finish.DONE
+    [refused] = results(poor)
+    assert refused == ToolOutput.error("subagent task-1 was not started: nothing left")
+    assert [prompt for prompt, _ in broke.calls] == [PARENT, PARENT], "no child call was made"
 
 
 async def test_subagent_runs_its_calls_through_the_parents_gate() -> None:
@@ -587,3 +604,54 @@ async def test_subagent_worktree_is_removed_when_the_child_fails_and_needs_a_rep
     lonely.bind(parent)
     output = await lonely.run({"description": "x", "prompt": "Nothing."})
     assert output.is_error and output.content.startswith("no worktree for the subagent: ")
+
+
+# ------------------------------------------------------------------ the session's money
+
+
+def calls_for(name: str, arguments: dict[str, object], call_id: str, cost: float) -> StreamReply:
+    """A streamed turn asking for one call, whose usage reports ``cost`` dollars (1,000 in)."""
+    return StreamReply(
+        pieces=[
+            sse(
+                chunk("", role="assistant"),
+                chunk(tool_calls=[call_start(0, call_id, name)]),
+                chunk(tool_calls=[call_delta(0, json.dumps(arguments))]),
+                chunk(finish_reason="tool_calls"),
+                chunk(choices=False, usage=usage_body(1000, 10, cost=cost)),
+            )
+        ]
+    )
+
+
+def test_subagent_claw_command_counts_the_childs_cost_and_stops_it_at_the_budget(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "app.py").write_text("CONFIG = 'config.toml'\n")
+    server.add(
+        calls_for("task", {"description": "find it", "prompt": "Find the config."}, "c1", 0.001),
+        calls_for("grep", {"pattern": "CONFIG"}, "c2", 0.004),
+        calls_for("grep", {"pattern": "config"}, "c3", 0.006),
+        says("never asked: the session's budget is spent"),
+    )
+
+    options = ("--unguarded", "--max-cost", "0.01", "--summary", "json")
+    status = run_claw(server, project, monkeypatch, "Where is the config?", *options)
+
+    out, err = capsys.readouterr()
+    assert status == 1  # the parent ended by its budget, alive: no traceback, a summary
+    assert len(server.requests) == 3
+    assert (
+        "✗ task: subagent task-1 went over its budget (the session has spent $0.0110 of its "
+        "$0.0100 budget)"
+    ) in out
+    assert out.endswith("[budget after 1 step(s)]\n")
+    summary = json.loads(err.splitlines()[-1])
+    assert summary["cost_usd"] == "0.011", "the child's $0.010 is the session's too"
+    assert (summary["finish"], summary["steps"], summary["input_tokens"]) == ("budget", 1, 3000)

@@ -241,6 +241,8 @@ class McpClient:
                 line = await reader.readline()
             except ValueError:
                 self.fail(f"the server wrote a line longer than {LINE_LIMIT} bytes")
+                while await reader.read(LINE_LIMIT):  # the rest, unread, would keep the pipe
+                    pass  # (and the server, blocked writing it) open until claw exits
                 return
             if not line:
                 break

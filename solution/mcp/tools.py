@@ -19,8 +19,9 @@ from .jsonrpc import RemoteError
 PREFIX = "mcp__"
 """How every MCP tool's name in claw begins."""
 
-NAME_PART = re.compile(r"^[A-Za-z0-9_-]+$")
-"""What a server's or a tool's name may hold to be part of a claw tool name."""
+NAME_PART = re.compile(r"[A-Za-z0-9_-]+")
+"""What a server's or a tool's name may hold to be part of a claw tool name (``fullmatch``:
+``$`` would let a name end with a newline)."""
 
 MAX_NAME = 64
 """The longest tool name the providers accept (``types.TOOL_NAME_PATTERN``)."""
@@ -31,16 +32,17 @@ def tool_name(server: str, tool: str) -> str:
     """The claw name of the server's tool: ``mcp__<server>__<tool>``.
 
     ``ValueError`` if it cannot be one: a part that is empty or holds anything but letters,
-    digits, ``_`` and ``-``, a server name with ``__`` (a rule ``mcp__a__b`` must mean one
-    thing), or a name longer than ``MAX_NAME``.
+    digits, ``_`` and ``-``, a server name with ``__`` or ending with ``_`` (a name must split
+    one way only: ``mcp__fs___x`` is server ``fs``'s tool ``_x``, never server ``fs_``'s tool
+    ``x``), or a name longer than ``MAX_NAME``.
     """
-    # region ch23: check both parts with NAME_PART, no "__" in the server, the length; join
-    # more: f"{PREFIX}{server}__{tool}"
+    # region ch23: fullmatch both parts with NAME_PART, no "__" in the server nor "_" at its end
+    # more: f"{PREFIX}{server}__{tool}"; its length
     for part in (server, tool):
-        if not NAME_PART.match(part):
+        if not NAME_PART.fullmatch(part):
             raise ValueError(f"{part!r} cannot be part of a tool name (letters, digits, _ and -)")
-    if "__" in server:
-        raise ValueError(f"the server name {server!r} may not contain '__'")
+    if "__" in server or server.endswith("_"):
+        raise ValueError(f"the server name {server!r} may not contain '__' nor end with '_'")
     name = f"{PREFIX}{server}__{tool}"
     if len(name) > MAX_NAME:
         raise ValueError(f"the tool name {name!r} is longer than {MAX_NAME} characters")

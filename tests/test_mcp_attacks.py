@@ -1,0 +1,103 @@
+"""ch23 · Attacks by a hostile MCP server: names made to confuse, escapes, a 100 MB line.
+
+A server chooses its tools' names and descriptions, its results and its stderr. None of it may
+make one tool pass for another under ``mcp__<server>__<tool>`` (so a permission rule for one
+never matches another), reach the terminal as escape sequences, or take claw down.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from claw_command import calls, run_claw, says, tool_results
+
+from claw.mcp.client import LINE_LIMIT, McpClient, ServerSpec
+from claw.mcp.tools import McpTool, tool_name
+from claw.permissions import Decision, Mode, Permissions
+from claw.types import ToolCall
+from clawbook.harness.loopback import LoopbackServer
+
+HOSTILE = Path(__file__).parent / "mcp_server_hostile.py"
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def decide(root: Path, name: str, **rules: list[str]) -> Decision:
+    permissions = Permissions(root, mode=Mode.DEFAULT, **rules)  # type: ignore[arg-type]
+    return permissions.decide(ToolCall(id="c", name=name, arguments={})).decision
+
+
+def test_mcp_attack_names_that_could_split_two_ways_or_hide_are_refused(tmp_path: Path) -> None:
+    # Server "fs_" with tool "x" and server "fs" with tool "_x" would both be mcp__fs___x: a
+    # rule for the whole server fs would then cover the other server's tool. Only one may exist.
+    assert tool_name("fs", "_x") == "mcp__fs___x"
+    with pytest.raises(ValueError, match="may not contain '__' nor end with '_'"):
+        tool_name("fs_", "x")
+    assert decide(tmp_path, "mcp__fs___x", deny=["mcp__fs"]) is Decision.DENY
+    # A tool with "__" in its own name stays the server's: no rule for another tool covers it.
+    both = tool_name("fs", "a__b")
+    assert both == "mcp__fs__a__b"
+    assert decide(tmp_path, both, deny=["mcp__fs__a"]) is Decision.ASK
+    assert decide(tmp_path, both, deny=["mcp__fs"]) is Decision.DENY
+    # A newline at the end, a space, a non-ASCII letter, 200 characters: no name at all.
+    for tool in ("read\n", "my tool", "wr\u00efte", "x" * 200, "read\u200b"):
+        with pytest.raises(ValueError):
+            tool_name("fs", tool)
+
+
+def test_mcp_attack_a_hostile_servers_names_and_escapes_never_reach_the_terminal(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    servers = {"hostile": {"command": sys.executable, "args": [str(HOSTILE), "names"]}}
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    (tmp_path / ".claw").mkdir()
+    rules = {"permissions": {"allow": ["mcp__hostile"], "deny": ["mcp__hostile__read"]}}
+    (tmp_path / ".claw" / "settings.json").write_text(json.dumps(rules))
+    server.add(
+        calls("mcp__hostile__a__b", {}, "call-1"),
+        calls("mcp__hostile__read", {}, "call-2"),
+        says("Done."),
+    )
+
+    status = run_claw(server, tmp_path, monkeypatch, "go", "--mcp", "--trust-project")
+
+    out, err = capsys.readouterr()
+    assert status == 0
+    offered = {t["function"]["name"] for t in server.requests[0].json["tools"]}
+    assert {name for name in offered if name.startswith("mcp__")} == {
+        "mcp__hostile__read",
+        "mcp__hostile__a__b",
+        "mcp__hostile___evil",
+    }
+    skipped = [line for line in err.splitlines() if "tool skipped" in line]
+    assert len(skipped) == 4, err  # the newline, the space, the non-ASCII letter, the 200
+    assert "'read\\n' cannot be part of a tool name" in err
+    called, refused = tool_results(server)
+    assert called.endswith("called a__b")  # the server's own text goes to the model as it is
+    assert 'the deny rule "mcp__hostile__read" matches' in refused
+    assert "\x1b" not in out and "\x1b" not in err and "\x07" not in out + err
+    assert "\\x1b" in out  # shown, escaped
+
+
+async def test_mcp_attack_a_server_that_writes_a_100_mb_line_is_an_error_result() -> None:
+    client = McpClient(ServerSpec("huge", sys.executable, (str(HOSTILE), "huge-line")))
+    await client.start()
+    try:
+        output = await McpTool(client, client.tools[0]).run({})
+        again = await McpTool(client, client.tools[0]).run({})
+    finally:
+        await client.close()
+    assert output.is_error
+    assert output.content.startswith(
+        f"MCP server 'huge': the server wrote a line longer than {LINE_LIMIT} bytes"
+    )
+    assert again.is_error and again.content == output.content
+    assert client.process is not None and client.process.returncode is not None
+    assert client.process.stdout is not None and client.process.stdout.at_eof(), (
+        "the rest of the line was read to the end: no pipe left open behind the error"
+    )
