@@ -236,7 +236,8 @@ def chapter_globs(package: Path, chapter_ids: Collection[str]) -> list[str]:
     globs: list[str] = []
     for region in stubgen.all_regions(package):
         if region.chapter in chapter_ids:
-            glob = mutant_glob(region.path, region.function, _top_level_classes(package, region.path))
+            classes = _top_level_classes(package, region.path)
+            glob = mutant_glob(region.path, region.function, classes)
             if glob not in globs:
                 globs.append(glob)
     return globs

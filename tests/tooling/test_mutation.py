@@ -10,7 +10,7 @@ import pytest
 
 # bench/ is not an installed package; it is imported from the repository, as `make mutate` does.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench import mutation  # noqa: E402
+from bench import mutation
 
 TOOL = textwrap.dedent(
     '''\
