@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 import tokenize
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -43,6 +43,8 @@ COPIED = ("solution", "tests", "clawbook", "pyproject.toml")
 """What the scratch copy holds: the code under test, the suite, its plugin, the settings."""
 SURVIVORS = ROOT / "bench" / "mutation-survivors.md"
 DEFAULT_WORKDIR = Path(tempfile.gettempdir()) / "clawbook-mutation"
+TEST_TIMEOUT = 40
+"""pytest-timeout's limit per test in the scratch copy, in seconds (the suite's own is 10)."""
 TARGET = 90.0
 """The share of each chapter's region mutants the suite must kill, in percent."""
 
@@ -191,6 +193,192 @@ def _header_end(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef) 
         elif token.string == ":" and depth == 0:
             return node.lineno - 1 + token.start[0] - 1
     raise ValueError(f"no end of the header of {node.name}")  # pragma: no cover
+
+
+# ---------------------------------------------------------------- choosing mutants
+
+
+def module_name(path: str) -> str:
+    """The dotted module of a package-relative file: ``solution.tools.read`` for ``tools/read.py``.
+
+    mutmut names a package's ``__init__.py`` after the package (it drops ``__init__.``).
+    """
+    dotted = path.removesuffix(".py").replace("/", ".").removesuffix("__init__").rstrip(".")
+    return f"{PACKAGE}.{dotted}" if dotted else PACKAGE
+
+
+def mutant_glob(path: str, function: str, classes: Collection[str]) -> str:
+    """The mutmut names of every mutant of the function holding ``function`` in ``path``.
+
+    mutmut makes mutants of top-level functions (``x_f__mutmut_3``) and of methods of
+    top-level classes (``xǁCǁm__mutmut_3``); a nested function is mutated as part of the
+    function around it. ``classes`` are the top-level class names of the module.
+    """
+    parts = function.split(".")
+    if len(parts) > 1 and parts[0] in classes:
+        mangled = f"x\u01c1{parts[0]}\u01c1{parts[1]}"
+    else:
+        mangled = f"x_{parts[0]}"
+    return f"{module_name(path)}.{mangled}__mutmut_*"
+
+
+def _top_level_classes(package: Path, path: str) -> set[str]:
+    """The names of the classes defined at the top level of ``package/path``."""
+    tree = ast.parse((package / path).read_text(encoding="utf-8"))
+    return {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+
+
+def chapter_globs(package: Path, chapter_ids: Collection[str]) -> list[str]:
+    """mutmut name globs for the functions that hold the regions of ``chapter_ids``."""
+    unknown = sorted(set(chapter_ids) - {r.chapter for r in stubgen.all_regions(package)})
+    if unknown:
+        raise SystemExit(f"no region of {', '.join(unknown)} in {package}")
+    globs: list[str] = []
+    for region in stubgen.all_regions(package):
+        if region.chapter in chapter_ids:
+            classes = _top_level_classes(package, region.path)
+            glob = mutant_glob(region.path, region.function, classes)
+            if glob not in globs:
+                globs.append(glob)
+    return globs
+
+
+def module_glob(package: Path, module: str) -> str:
+    """The glob of every mutant of one module, named ``tools/bash.py``, ``tools.bash`` or
+    ``solution.tools.bash``."""
+    relative = module.removeprefix(f"{PACKAGE}/").removeprefix(f"{PACKAGE}.")
+    if not relative.endswith(".py"):
+        relative = relative.replace(".", "/") + ".py"
+    if not (package / relative).is_file():
+        init = relative.removesuffix(".py") + "/__init__.py"
+        if not (package / init).is_file():
+            raise SystemExit(f"no module {module!r} in {package}")
+        relative = init
+    return f"{module_name(relative)}.*"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What one run mutates and counts, and which tests it runs."""
+
+    globs: tuple[str, ...] = ()
+    """mutmut name globs handed to ``mutmut run``; empty for every mutant."""
+    chapters: frozenset[str] = frozenset()
+    """Chapters whose region mutants the table counts; empty with no chapter asked for."""
+    given: tuple[str, ...] = ()
+    """Module globs whose given-code mutants the table counts."""
+    names: tuple[str, ...] = ()
+    """Plain mutant names or globs asked for (counted whatever their place)."""
+    tests: tuple[str, ...] | None = None
+    """Test files the run may use (``None``: the whole suite)."""
+    files: tuple[str, ...] = ()
+    """The files mutmut mutates, relative to the repository (empty: all of ``solution/``)."""
+
+    def counts(self, mutant: Mutant) -> bool:
+        """Whether the table counts ``mutant``."""
+        if not (self.chapters or self.given or self.names):
+            return True
+        if mutant.chapter in self.chapters:
+            return True
+        if mutant.chapter is None and any(fnmatch.fnmatch(mutant.name, g) for g in self.given):
+            return True
+        return any(fnmatch.fnmatch(mutant.name, n) for n in self.names)
+
+
+def chapter_tests(root: Path, last: str) -> list[str]:
+    """The test files of every chapter up to ``last`` in book order, relative to ``root``.
+
+    These are the tests a learner runs when the chapter is done: a mutant that only a later
+    chapter's test kills is a mistake the learner would not see while writing the chapter.
+    """
+    course = chapters.load()
+    upto = {c.id for c in course.chapters[: course.index(last) + 1]}
+    found: list[str] = []
+    for path in sorted((root / "tests").glob("test_*.py")):
+        owner = course.chapter_for_test_file(path.name)
+        if owner is not None and owner.id in upto:
+            found.append(path.relative_to(root).as_posix())
+    return found
+
+
+def _owner_of_module(relative: str) -> str | None:
+    """The last chapter (in book order) that lists the package file ``relative`` to edit."""
+    owner = None
+    for chapter in chapters.load().chapters:
+        if relative in chapter.files:
+            owner = chapter.id
+    return owner
+
+
+def select(
+    arguments: Sequence[str], given: Sequence[str], package: Path, all_tests: bool = False
+) -> Selection:
+    """Turn the command's arguments (chapter ids, mutant names or globs) into a selection."""
+    known = set(chapter_order())
+    chapter_ids = [a for a in arguments if a in known]
+    names = [a for a in arguments if a not in known]
+    globs = [*chapter_globs(package, chapter_ids), *names]
+    given_globs = [module_glob(package, module) for module in given]
+    globs += [g for g in given_globs if g not in globs]
+    tests: tuple[str, ...] | None = None
+    files: list[str] = []
+    if not names:
+        for glob in globs:
+            relative = _module_file(package, glob.rpartition(".")[0])
+            if relative not in files:
+                files.append(relative)
+    if not all_tests and not names and (chapter_ids or given_globs):
+        owners = list(chapter_ids)
+        for glob in given_globs:
+            dotted = glob.removesuffix(".*").removeprefix(f"{PACKAGE}.")
+            owner = _owner_of_module(dotted.replace(".", "/") + ".py") or _owner_of_module(
+                dotted.replace(".", "/") + "/__init__.py"
+            )
+            owners.append(owner or chapter_order()[-1])
+        order = chapter_order()
+        last = max(owners, key=order.index)
+        tests = tuple(chapter_tests(package.parent, last))
+    return Selection(
+        globs=tuple(globs),
+        chapters=frozenset(chapter_ids),
+        given=tuple(given_globs),
+        names=tuple(names),
+        tests=tests,
+        files=tuple(files),
+    )
+
+
+def _module_file(package: Path, module: str) -> str:
+    """The repository-relative file of the dotted ``module`` (``solution/tools/bash.py``)."""
+    relative = module.removeprefix(PACKAGE).lstrip(".").replace(".", "/")
+    path = f"{relative}.py" if relative else "__init__.py"
+    if not (package / path).is_file():
+        path = f"{relative}/__init__.py"
+    return f"{PACKAGE}/{path}"
+
+
+def restrict(workdir: Path, tests: Sequence[str] | None, files: Sequence[str] = ()) -> None:
+    """Make the scratch copy's ``[tool.mutmut]`` run only ``tests`` and mutate only ``files``.
+
+    mutmut runs the selected tests once to learn which test calls which function, and then
+    each mutant against the tests that call its function; fewer test files make that first run
+    short, and fewer mutated files spare it the trampolines of functions nobody asked about.
+    """
+    settings = workdir / "pyproject.toml"
+    text = settings.read_text(encoding="utf-8")
+    key = "pytest_add_cli_args_test_selection"
+    found = re.search(rf"(?m)^{key} = .*$", text)
+    if found is None:
+        raise SystemExit(f"no {key} line in {settings}")
+    line = found.group(0) if tests is None else f"{key} = {json.dumps(list(tests))}"
+    if files:
+        line += f"\nonly_mutate = {json.dumps(list(files))}"
+    text = text[: found.start()] + line + text[found.end() :]
+    # mutmut's first run traces every call, and the machine is shared: a property test that
+    # takes 4 s alone can pass pytest-timeout's 10 s there. A looping mutant is still stopped,
+    # by this limit or by mutmut's own CPU-time limit.
+    text = re.sub(r"(?m)^timeout = \d+$", f"timeout = {TEST_TIMEOUT}", text, count=1)
+    settings.write_text(text, encoding="utf-8")
 
 
 # ---------------------------------------------------------------- running mutmut
@@ -454,8 +642,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "names",
         nargs="*",
-        metavar="MUTANT",
-        help="only these mutants (names or globs, e.g. 'solution.mock.*'); default: all",
+        metavar="CHAPTER|MUTANT",
+        help="only these chapters' regions (ch13) or these mutants (names or globs, e.g. "
+        "'solution.mock.*'); default: all",
+    )
+    parser.add_argument(
+        "--given",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="also the given code (outside regions) of this module: tools/bash.py, tools.bash",
+    )
+    parser.add_argument(
+        "--all-tests",
+        action="store_true",
+        help="run the whole suite; by default a chapter run uses the tests of the chapters up "
+        "to the last one asked for",
     )
     parser.add_argument(
         "--workdir",
@@ -486,22 +688,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = parse_args(argv)
     workdir: Path = options.workdir.resolve()
     started = time.perf_counter()
+    selection = select(options.names, options.given, ROOT / PACKAGE, options.all_tests)
     if not options.report_only:
         prepare(workdir)
+        restrict(workdir, selection.tests, selection.files)
         echo = sys.stdout.isatty()
         if not echo:
             print(f"running mutmut in {workdir} (log: {workdir / 'mutmut.log'}) ...", flush=True)
-        run_mutmut(workdir, options.names, options.max_children, echo)
+        run_mutmut(workdir, selection.globs, options.max_children, echo)
         print()
     report = read_results(workdir)
-    if options.names:
-        report.mutants = [
-            m for m in report.mutants if any(fnmatch.fnmatch(m.name, n) for n in options.names)
+    if selection.globs:
+        report.mutants = [m for m in report.mutants if selection.counts(m)]
+        report.regions_without_mutants = [
+            r for r in report.regions_without_mutants if r.chapter in selection.chapters
         ]
         report.stale_listings = []
     if not options.report_only:
         report.seconds = time.perf_counter() - started
-    print_report(report, workdir, options.given_code)
+    print_report(report, workdir, options.given_code or bool(options.given))
     if options.json:
         options.json.write_text(
             json.dumps([asdict(m) for m in report.mutants], indent=2, ensure_ascii=False),

@@ -434,3 +434,66 @@ async def test_bash_the_command_does_not_see_secrets(tmp_path, monkeypatch):
     assert "PATH=" in output.content
     for leak in ("leak1", "leak2", "leak3", "leak4"):
         assert leak not in output.content
+
+
+def test_bash_keeper_note_says_1_line_and_bad_bytes_at_both_ends_are_replaced():
+    one = OutputKeeper(3, 2)
+    for chunk in (b"\xffa\n", b"mid\n", b"\xfeb"):
+        one.feed(chunk)
+    assert one.text() == (
+        "\ufffda\n[4 bytes (1 line) cut from the middle of the output]\n\ufffdb"
+    )
+    two = OutputKeeper(3, 2)
+    two.feed(b"\xffa\nm\nn\n\xfeb")
+    assert two.text() == (
+        "\ufffda\n[4 bytes (2 lines) cut from the middle of the output]\n\ufffdb"
+    )
+
+
+async def test_bash_sigterm_gives_a_trap_the_grace_period_to_clean_up(tmp_path):
+    # The trap takes a while: SIGKILL must wait for it (up to the grace period), not follow at once.
+    command = "trap 'sleep 0.3; echo done > cleaned; exit 0' TERM; while :; do sleep 0.05; done"
+    output = await bash(BashTool(tmp_path, grace=5), command, timeout=0.3)
+    assert output.is_error
+    assert (tmp_path / "cleaned").read_text() == "done\n"
+
+
+async def test_bash_a_timeout_of_exactly_the_maximum_is_used_without_a_note(tmp_path):
+    tool = BashTool(tmp_path, default_timeout=0.2, max_timeout=0.4, grace=0.2)
+    output = await bash(tool, "echo done", timeout=0.4)
+    assert output == ToolOutput.ok("done\nexit code: 0")
+
+
+async def test_bash_the_environment_given_to_the_tool_is_the_one_scrubbed(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAW_FROM_OS", "os-value")
+    environ = {"PATH": os.environ["PATH"], "CLAW_GIVEN": "given-value", "GITHUB_TOKEN": "ghp_x"}
+    output = await bash(
+        BashTool(tmp_path, environ=environ),
+        'echo "${CLAW_GIVEN:-unset} ${CLAW_FROM_OS:-unset} ${GITHUB_TOKEN:-unset}"',
+    )
+    assert output == ToolOutput.ok("given-value unset unset\nexit code: 0")
+
+
+async def test_bash_stdin_is_empty_even_when_claws_own_stdin_has_input(tmp_path):
+    # claw's own stdin (here a pipe holding a line) must not reach the command.
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"typed by someone else\n")
+    os.close(write_end)
+    saved = os.dup(0)
+    os.dup2(read_end, 0)
+    try:
+        output = await bash(BashTool(tmp_path), 'cat; echo "cat:$?"')
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+        os.close(read_end)
+    assert output == ToolOutput.ok("cat:0\nexit code: 0")
+
+
+async def test_bash_a_process_that_left_the_session_does_not_hold_the_call(tmp_path):
+    # `setsid` leaves claw's reach and keeps the output pipe open for 4 s: the call must not
+    # wait for it longer than the drain allows (about a second).
+    started = time.monotonic()
+    output = await bash(BashTool(tmp_path), "setsid sleep 4 & echo started")
+    assert time.monotonic() - started < 3
+    assert output == ToolOutput.ok("started\nexit code: 0")

@@ -1,0 +1,184 @@
+"""bench.mutation's selection: a chapter id becomes the mutmut names of its regions' functions."""
+
+import fnmatch
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+
+import pytest
+
+# bench/ is not an installed package; it is imported from the repository, as `make mutate` does.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from bench import mutation
+
+TOOL = textwrap.dedent(
+    '''\
+    """A tool."""
+
+
+    def helper(text: str) -> str:
+        """Given code: no region."""
+        return text.strip()
+
+
+    def split(text: str) -> list[str]:
+        """A top-level function with a region."""
+        # region ch10: split the text
+        return text.split()
+        # endregion
+
+
+    def outer(text: str) -> str:
+        """A region inside a nested function belongs to the outer function's mutants."""
+
+        def inner() -> str:
+            # region ch13: upper-case it
+            return text.upper()
+            # endregion
+
+        return inner()
+
+
+    class Runner:
+        """A class with a region in one method."""
+
+        def start(self) -> int:
+            """Given."""
+            return 1
+
+        def stop(self) -> int:
+            """A method with a region."""
+            # region ch10: stop it
+            return 0
+            # endregion
+    '''
+)
+
+INIT = textwrap.dedent(
+    '''\
+    """A package whose __init__ has a region."""
+
+
+    def load() -> int:
+        """Load."""
+        # region ch13: load it
+        return 1
+        # endregion
+    '''
+)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A fake repository: solution/tools/fake.py, solution/mcp/__init__.py, some test files."""
+    package = tmp_path / "solution"
+    (package / "tools").mkdir(parents=True)
+    (package / "mcp").mkdir()
+    (package / "__init__.py").write_text('"""The package."""\n', encoding="utf-8")
+    (package / "tools" / "fake.py").write_text(TOOL, encoding="utf-8")
+    (package / "mcp" / "__init__.py").write_text(INIT, encoding="utf-8")
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    for name in (
+        "test_mock_provider.py",
+        "test_bash_tool.py",
+        "test_permissions.py",
+        "test_safety.py",
+        "test_hooks.py",
+        "conftest.py",
+        "helpers.py",
+    ):
+        (tests / name).write_text("", encoding="utf-8")
+    return tmp_path
+
+
+def test_a_chapter_becomes_the_globs_of_the_functions_holding_its_regions(tree: Path) -> None:
+    package = tree / "solution"
+    assert mutation.chapter_globs(package, {"ch10"}) == [
+        "solution.tools.fake.x_split__mutmut_*",
+        "solution.tools.fake.x\u01c1Runner\u01c1stop__mutmut_*",
+    ]
+    assert mutation.chapter_globs(package, {"ch13"}) == [
+        "solution.mcp.x_load__mutmut_*",
+        "solution.tools.fake.x_outer__mutmut_*",
+    ]
+
+
+def test_the_globs_match_mutmut_names_of_those_functions_only(tree: Path) -> None:
+    globs = mutation.chapter_globs(tree / "solution", {"ch10"})
+
+    def picked(name: str) -> bool:
+        return any(fnmatch.fnmatch(name, glob) for glob in globs)
+
+    assert picked("solution.tools.fake.x_split__mutmut_3")
+    assert picked("solution.tools.fake.x\u01c1Runner\u01c1stop__mutmut_12")
+    assert not picked("solution.tools.fake.x\u01c1Runner\u01c1start__mutmut_1")
+    assert not picked("solution.tools.fake.x_helper__mutmut_1")
+    assert not picked("solution.tools.fake.x_split_more__mutmut_1")
+
+
+def test_a_chapter_without_regions_is_refused(tree: Path) -> None:
+    with pytest.raises(SystemExit, match="ch99"):
+        mutation.chapter_globs(tree / "solution", {"ch99"})
+
+
+def test_a_module_is_named_in_any_of_three_spellings(tree: Path) -> None:
+    package = tree / "solution"
+    for spelling in ("tools/fake.py", "tools.fake", "solution.tools.fake"):
+        assert mutation.module_glob(package, spelling) == "solution.tools.fake.*"
+    assert mutation.module_glob(package, "mcp") == "solution.mcp.*"
+    with pytest.raises(SystemExit, match="nothing"):
+        mutation.module_glob(package, "nothing")
+
+
+def test_a_chapter_run_uses_the_tests_of_the_chapters_up_to_it(tree: Path) -> None:
+    assert mutation.chapter_tests(tree, "ch13") == [
+        "tests/test_bash_tool.py",
+        "tests/test_mock_provider.py",
+        "tests/test_permissions.py",
+    ]
+    selection = mutation.select(["ch10", "ch13"], [], tree / "solution")
+    assert selection.tests == tuple(mutation.chapter_tests(tree, "ch13"))
+    assert mutation.select(["ch10"], [], tree / "solution", all_tests=True).tests is None
+    assert mutation.select(["solution.tools.*"], [], tree / "solution").tests is None
+
+
+def _mutant(name: str, chapter: str | None) -> mutation.Mutant:
+    return mutation.Mutant(
+        name=name, path="solution/tools/fake.py", function="f", status="killed", line=1,
+        before=(), after=(), chapter=chapter,
+    )  # fmt: skip
+
+
+def test_the_table_counts_only_the_asked_chapters_and_given_modules(tree: Path) -> None:
+    selection = mutation.select(["ch10"], ["mcp"], tree / "solution")
+    assert selection.counts(_mutant("solution.tools.fake.x_split__mutmut_1", "ch10"))
+    # A mutant of a ch10 function whose changed line is outside the region is given code.
+    assert not selection.counts(_mutant("solution.tools.fake.x_split__mutmut_2", None))
+    assert not selection.counts(_mutant("solution.tools.fake.x_outer__mutmut_1", "ch13"))
+    assert selection.counts(_mutant("solution.mcp.x_load__mutmut_1", None))
+    assert not selection.counts(_mutant("solution.mcp.x_load__mutmut_2", "ch13"))
+
+
+def test_the_scratch_settings_select_only_the_chosen_tests(tmp_path: Path) -> None:
+    settings = tmp_path / "pyproject.toml"
+    settings.write_bytes((Path(mutation.ROOT) / "pyproject.toml").read_bytes())
+    mutation.restrict(
+        tmp_path, ["tests/test_bash_tool.py", "tests/test_safety.py"], ["solution/safety.py"]
+    )
+    config = tomllib.loads(settings.read_text(encoding="utf-8"))["tool"]["mutmut"]
+    assert config["pytest_add_cli_args_test_selection"] == [
+        "tests/test_bash_tool.py",
+        "tests/test_safety.py",
+    ]
+    assert config["only_mutate"] == ["solution/safety.py"]
+    assert config["source_paths"] == ["solution/"]
+    pytest_options = tomllib.loads(settings.read_text(encoding="utf-8"))["tool"]["pytest"]
+    assert pytest_options["ini_options"]["timeout"] == mutation.TEST_TIMEOUT
+
+
+def test_a_run_mutates_only_the_files_of_what_it_counts(tree: Path) -> None:
+    selection = mutation.select(["ch13"], ["tools.fake"], tree / "solution")
+    assert selection.files == ("solution/mcp/__init__.py", "solution/tools/fake.py")
+    assert mutation.select(["solution.tools.*"], [], tree / "solution").files == ()
