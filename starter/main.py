@@ -487,6 +487,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["config"]:  # chapter 17: claw config [--explain KEY]
         return config_main(argv[1:])
+    if argv[:1] == ["eval"]:  # chapter 25: claw eval [TASKS...] [--model ...] [--report ...]
+        from .evals.command import main as eval_main
+
+        return eval_main(argv[1:])
     arguments = parse_arguments(argv)
     app = arguments.print or arguments.prompt is None or arguments.output_format != "text"
     if app or at_terminal():

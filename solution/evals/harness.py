@@ -34,11 +34,12 @@ from ..loop import Agent, Limits
 from ..prompt import gather_environment, system_prompt
 from ..registry import default_tools
 from ..streaming import MockStreamProvider, StreamProvider
+from ..types import AssistantTurn, TokenUsage
 from .scratch import check, make_repo
 from .tasks import Task
 
-GIVE_UP = "I cannot do this task."
-"""What a scripted model says for a task that has no script of its name."""
+GIVE_UP = AssistantTurn(text="I cannot do this task.", usage=TokenUsage(cost=Decimal(0)))
+"""What a scripted model says for a task that has no script of its name (and costs nothing)."""
 
 Status = Literal["passed", "failed", "timeout", "error"]
 
@@ -126,10 +127,16 @@ async def run_agent(task: Task, config: Config, repo: Path) -> RunFinished:
                 agent.request_finish(Finish.BUDGET)
 
     agent.sink.add(keep_to_budget)
+    # The harness stops a run that is out of time with SIGTERM: cancelling the agent stops
+    # the tool in flight, and the bash tool kills its command's own process group with it.
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, agent.cancel)
     async with contextlib.AsyncExitStack() as stack:
         if isinstance(provider, contextlib.AbstractAsyncContextManager):
             await stack.enter_async_context(provider)  # a real provider's connection
-        return await agent.run(task.problem_statement)
+        finished = await agent.run(task.problem_statement)
+    if finished.reason == Finish.CANCELLED:
+        raise SystemExit(128 + signal.SIGTERM)  # no checks: the harness counts a timeout
+    return finished
 
 
 def run_here(task: Task, config: Config, run: int, repo: Path, repos: Path | None) -> RunResult:
@@ -177,6 +184,26 @@ def worker_command() -> list[str]:
     return [sys.executable, "-m", __name__]
 
 
+GRACE = 5.0
+"""Seconds a worker has, after SIGTERM, to stop its agent's commands before SIGKILL."""
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    """Stop a worker and everything it started: SIGTERM, then SIGKILL after ``GRACE``.
+
+    Both go to the worker's process group (git, the tests). The agent's bash commands run in
+    groups of their own; the worker's SIGTERM handler cancels the agent, which kills them.
+    """
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.communicate(timeout=GRACE)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+
+
 # --8<-- [start:isolated]
 def run_isolated(
     task: Task, config: Config, run: int, repos: Path | None = None
@@ -188,7 +215,7 @@ def run_isolated(
     """
     limit = config.time_limit or task.time_limit
     # region ch25: mkdtemp; Popen the worker (own session); communicate the job with a timeout
-    # more: on TimeoutExpired: os.killpg(pid, SIGKILL), communicate() again, a "timeout" result
+    # more: on TimeoutExpired: stop(process) (it waits for the group), then a "timeout" result
     scratch = Path(tempfile.mkdtemp(prefix=f"claw-eval-{task.instance_id[:40]}-"))
     job = {
         "task": task.model_dump(mode="json"),
@@ -213,8 +240,7 @@ def run_isolated(
     try:
         out, err = process.communicate(json.dumps(job), timeout=limit)
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
+        stop(process)
         return RunResult(
             instance_id=task.instance_id,
             config=config.name,

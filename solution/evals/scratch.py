@@ -112,8 +112,10 @@ def run_tests(task: Task, repo: Path, timeout: float) -> tuple[bool, str]:
         env=env,
         check=False,
     )
-    tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
-    return done.returncode == 0, " / ".join(tail)
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    # pytest's FAILED/ERROR lines name the tests; its last line counts them.
+    failures = [line for line in lines if line.startswith(("FAILED", "ERROR"))][:3]
+    return done.returncode == 0, " / ".join(failures + lines[-1:])
 
 
 # --8<-- [start:check]

@@ -189,6 +189,11 @@ def tasks() -> list[Task]:
                     ("", [edit("config.py", 'line.split("=")', 'line.split("=", 1)')]),
                     ("parse_line splits at the first '=' only.", []),
                 ),
+                "naive": script(
+                    ("", [read("config.py")]),
+                    ("", [edit("config.py", 'line.split("=")', 'line.split("=", 1)')]),
+                    ("Fixed.", []),
+                ),
             },
         ),
         Task(
