@@ -92,6 +92,7 @@ def bug_task(**changes: object) -> Task:
         "files": {"calc.py": BUGGY, "test_calc.py": TESTS},
         "FAIL_TO_PASS": '["test_calc.py::test_double"]',
         "unchanged": ["test_calc.py"],
+        "test_env": {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
     }
     data.update(changes)
     return Task.model_validate(data)
@@ -230,7 +231,7 @@ def test_eval_a_solving_script_passes_and_an_idle_model_fails(tmp_path: Path) ->
     solve = script(
         ("", [read("calc.py")]),
         ("", [edit("calc.py", "x + x + 1", "x + x")]),
-        ("", [bash("python -m pytest -q -p no:cacheprovider")]),
+        ("", [bash("PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -q -p no:cacheprovider")]),
         ("Fixed double.", []),
     )
     task = bug_task(scripts={"solve": solve})

@@ -44,6 +44,7 @@ def wilson(successes: int, n: int, z: float = Z_95) -> tuple[float, float]:
 # --8<-- [end:wilson]
 
 
+# --8<-- [start:spread]
 @dataclass(frozen=True)
 class Spread:
     """A number measured over several runs: its mean, smallest and largest value."""
@@ -58,6 +59,7 @@ class Spread:
         if not values:
             return cls(0.0, 0.0, 0.0)
         return cls(sum(values) / len(values), min(values), max(values))
+# --8<-- [end:spread]
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,7 @@ def changed_files(repo: Path, base: str) -> list[str]:
     return sorted(set(tracked) | set(untracked))
 
 
+# --8<-- [start:verdict]
 @dataclass(frozen=True)
 class Verdict:
     """What ``check`` found: passed or not, the first reason why not, the files changed."""
@@ -94,6 +95,7 @@ class Verdict:
     passed: bool
     reason: str
     changed: tuple[str, ...] = ()
+# --8<-- [end:verdict]
 
 
 def run_tests(task: Task, repo: Path, timeout: float) -> tuple[bool, str]:
@@ -102,7 +104,8 @@ def run_tests(task: Task, repo: Path, timeout: float) -> tuple[bool, str]:
     command = list(task.test_command)
     if command and command[0] == "python":
         command[0] = sys.executable  # the interpreter claw runs on, as SWE-bench's has its env
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PY_COLORS": "0", "NO_COLOR": "1"}
+    env.update(task.test_env)
     done = subprocess.run(
         [*command, *tests],
         cwd=repo,
@@ -112,7 +115,7 @@ def run_tests(task: Task, repo: Path, timeout: float) -> tuple[bool, str]:
         env=env,
         check=False,
     )
-    lines = (done.stdout + done.stderr).strip().splitlines()
+    lines = done.stdout.strip().splitlines() or done.stderr.strip().splitlines()
     # pytest's FAILED/ERROR lines name the tests; its last line counts them.
     failures = [line for line in lines if line.startswith(("FAILED", "ERROR"))][:3]
     return done.returncode == 0, " / ".join(failures + lines[-1:])

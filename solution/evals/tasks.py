@@ -64,6 +64,8 @@ class Task(BaseModel):
     """A regular expression the agent's last text must match (searched, case-insensitive)."""
     test_command: list[str] = Field(default_factory=lambda: list(DEFAULT_TEST_COMMAND))
     """The command the tests run with; the test ids are added at its end."""
+    test_env: dict[str, str] = Field(default_factory=dict)
+    """Environment variables added for the tests (``PYTEST_DISABLE_PLUGIN_AUTOLOAD``, say)."""
     time_limit: float = Field(default=120.0, gt=0)
     """Seconds a run may take, checks included, before it is stopped and counted a timeout."""
     scripts: dict[str, list[AssistantTurn]] = Field(default_factory=dict)

@@ -126,11 +126,15 @@ async def run_agent(task: Task, config: Config, repo: Path) -> RunFinished:
     agent.sink.add(keep_to_budget)
     # The harness stops a run that is out of time with SIGTERM: cancelling the agent stops
     # the tool in flight, and the bash tool kills its command's own process group with it.
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, agent.cancel)
-    async with contextlib.AsyncExitStack() as stack:
-        if isinstance(provider, contextlib.AbstractAsyncContextManager):
-            await stack.enter_async_context(provider)  # a real provider's connection
-        finished = await agent.run(task.problem_statement)
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, agent.cancel)
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            if isinstance(provider, contextlib.AbstractAsyncContextManager):
+                await stack.enter_async_context(provider)  # a real provider's connection
+            finished = await agent.run(task.problem_statement)
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
     if finished.reason == Finish.CANCELLED:
         raise SystemExit(128 + signal.SIGTERM)  # no checks: the harness counts a timeout
     return finished

@@ -80,7 +80,8 @@ def run_tests(task: Task, repo: Path, timeout: float) -> tuple[bool, str]:
     command = list(task.test_command)
     if command and command[0] == "python":
         command[0] = sys.executable  # the interpreter claw runs on, as SWE-bench's has its env
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PY_COLORS": "0", "NO_COLOR": "1"}
+    env.update(task.test_env)
     done = subprocess.run(
         [*command, *tests],
         cwd=repo,
@@ -90,7 +91,7 @@ def run_tests(task: Task, repo: Path, timeout: float) -> tuple[bool, str]:
         env=env,
         check=False,
     )
-    lines = (done.stdout + done.stderr).strip().splitlines()
+    lines = done.stdout.strip().splitlines() or done.stderr.strip().splitlines()
     # pytest's FAILED/ERROR lines name the tests; its last line counts them.
     failures = [line for line in lines if line.startswith(("FAILED", "ERROR"))][:3]
     return done.returncode == 0, " / ".join(failures + lines[-1:])
