@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -149,15 +149,21 @@ def metric(summary: Summary, name: str) -> Spread | None:
 
 
 # --8<-- [start:svg]
-def svg_chart(title: str, rows: Sequence[tuple[str, Spread | None]], width: int = 480) -> str:
+def svg_chart(
+    title: str,
+    rows: Sequence[tuple[str, Spread | None]],
+    width: int = 520,
+    show: Callable[[float], str] = "{:.3g}".format,
+) -> str:
     """A horizontal bar chart: a bar at each row's mean, a whisker from its low to its high.
 
-    A row whose value is unknown gets the word "unknown" instead of a bar.
+    Each bar's mean is written beside it with ``show``; a row whose value is unknown gets the
+    word "unknown" instead of a bar.
     """
     # region ch25: scale to the largest high; per row a <text> label, a <rect>, a <line> whisker
     # more: html.escape every text; height = 30 per row + 30; an unknown row is a <text>unknown
     top = max([s.high for _, s in rows if s is not None] + [0.0]) or 1.0
-    left, bar_width, height = 140, width - 160, 30 * len(rows) + 30
+    left, bar_width, height = 140, width - 220, 30 * len(rows) + 30
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'role="img" aria-label="{html.escape(title)}">',
@@ -180,6 +186,7 @@ def svg_chart(title: str, rows: Sequence[tuple[str, Spread | None]], width: int 
             f'x2="{left + spread.high * scale:.1f}" y2="{y + 12}" stroke="black" '
             'stroke-width="2"/>'
         )
+        parts.append(f'<text x="{left + bar_width + 10}" y="{y + 15}">{show(spread.mean)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
     # endregion
@@ -193,6 +200,16 @@ TITLES = {
     "cost": "cost per run in US dollars (mean, min–max)",
     "seconds": "seconds per run (mean, min–max)",
 }
+
+
+SHOW: dict[str, Callable[[float], str]] = {
+    "pass_rate": "{:.0%}".format,
+    "steps": "{:.1f}".format,
+    "tokens": "{:,.0f}".format,
+    "cost": money,
+    "seconds": "{:.2f}".format,
+}
+"""How each metric's mean is written beside its bar."""
 
 
 def html_report(results: Sequence[RunResult], title: str = "claw eval") -> str:
@@ -209,7 +226,9 @@ def html_report(results: Sequence[RunResult], title: str = "claw eval") -> str:
     )
     charts = "\n".join(
         f'<figure id="{name}">'
-        + svg_chart(TITLES[name], [(s.config, metric(s, name)) for s in overall])
+        + svg_chart(
+            TITLES[name], [(s.config, metric(s, name)) for s in overall], show=SHOW[name]
+        )
         + "</figure>"
         for name in METRICS
     )

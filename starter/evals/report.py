@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -115,10 +115,16 @@ def metric(summary: Summary, name: str) -> Spread | None:
     return value
 
 
-def svg_chart(title: str, rows: Sequence[tuple[str, Spread | None]], width: int = 480) -> str:
+def svg_chart(
+    title: str,
+    rows: Sequence[tuple[str, Spread | None]],
+    width: int = 520,
+    show: Callable[[float], str] = "{:.3g}".format,
+) -> str:
     """A horizontal bar chart: a bar at each row's mean, a whisker from its low to its high.
 
-    A row whose value is unknown gets the word "unknown" instead of a bar.
+    Each bar's mean is written beside it with ``show``; a row whose value is unknown gets the
+    word "unknown" instead of a bar.
     """
     raise Todo(
         "ch25",
@@ -135,6 +141,16 @@ TITLES = {
 }
 
 
+SHOW: dict[str, Callable[[float], str]] = {
+    "pass_rate": "{:.0%}".format,
+    "steps": "{:.1f}".format,
+    "tokens": "{:,.0f}".format,
+    "cost": money,
+    "seconds": "{:.2f}".format,
+}
+"""How each metric's mean is written beside its bar."""
+
+
 def html_report(results: Sequence[RunResult], title: str = "claw eval") -> str:
     """The comparison of every configuration in ``results``: a table and one chart a metric."""
     configs = configs_of(results)
@@ -149,7 +165,9 @@ def html_report(results: Sequence[RunResult], title: str = "claw eval") -> str:
     )
     charts = "\n".join(
         f'<figure id="{name}">'
-        + svg_chart(TITLES[name], [(s.config, metric(s, name)) for s in overall])
+        + svg_chart(
+            TITLES[name], [(s.config, metric(s, name)) for s in overall], show=SHOW[name]
+        )
         + "</figure>"
         for name in METRICS
     )
