@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
+from ..cost import format_cost
 from .harness import RunResult
 
 Z_95 = 1.959963984540054
@@ -121,8 +122,8 @@ def tasks_of(results: Sequence[RunResult]) -> list[str]:
 
 
 def money(value: float) -> str:
-    """Dollars to a hundredth of a cent, as chapter 17 shows them."""
-    return f"${Decimal(value).quantize(Decimal('0.0001'))}"
+    """Dollars to a hundredth of a cent, with chapter 17's ``format_cost``."""
+    return format_cost(Decimal(str(value)))
 
 
 def describe(summary: Summary) -> str:

@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..display import one_line
 from .tasks import Task, TaskError
 
 GIT_IDENTITY = {
@@ -26,6 +27,9 @@ GIT_IDENTITY = {
     "GIT_CONFIG_NOSYSTEM": "1",
 }
 """Who commits the base: fixed, so the harness never depends on the user's git settings."""
+
+REASON_CHARS = 400
+"""The most characters of test output a verdict's reason keeps."""
 
 IGNORED = "__pycache__/\n.pytest_cache/\n*.pyc\n"
 """What a task made from files ignores: the caches its own test runs leave behind."""
@@ -118,7 +122,8 @@ def run_tests(task: Task, repo: Path, timeout: float) -> tuple[bool, str]:
     lines = done.stdout.strip().splitlines() or done.stderr.strip().splitlines()
     # pytest's FAILED/ERROR lines name the tests; its last line counts them.
     failures = [line for line in lines if line.startswith(("FAILED", "ERROR"))][:3]
-    return done.returncode == 0, " / ".join(failures + lines[-1:])
+    # one_line: the output is the task's, and may hold terminal escapes; the reason is printed.
+    return done.returncode == 0, one_line(" / ".join(failures + lines[-1:]), REASON_CHARS)
 
 
 # --8<-- [start:check]

@@ -16,8 +16,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .tasks import Task, TaskError
+from ..display import one_line
 from ..todo import Todo
+from .tasks import Task, TaskError
 
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "claw eval",
@@ -27,6 +28,9 @@ GIT_IDENTITY = {
     "GIT_CONFIG_NOSYSTEM": "1",
 }
 """Who commits the base: fixed, so the harness never depends on the user's git settings."""
+
+REASON_CHARS = 400
+"""The most characters of test output a verdict's reason keeps."""
 
 IGNORED = "__pycache__/\n.pytest_cache/\n*.pyc\n"
 """What a task made from files ignores: the caches its own test runs leave behind."""
@@ -94,7 +98,8 @@ def run_tests(task: Task, repo: Path, timeout: float) -> tuple[bool, str]:
     lines = done.stdout.strip().splitlines() or done.stderr.strip().splitlines()
     # pytest's FAILED/ERROR lines name the tests; its last line counts them.
     failures = [line for line in lines if line.startswith(("FAILED", "ERROR"))][:3]
-    return done.returncode == 0, " / ".join(failures + lines[-1:])
+    # one_line: the output is the task's, and may hold terminal escapes; the reason is printed.
+    return done.returncode == 0, one_line(" / ".join(failures + lines[-1:]), REASON_CHARS)
 
 
 def check(task: Task, repo: Path, base: str, answer: str, timeout: float = 60.0) -> Verdict:
