@@ -13,14 +13,37 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+from ..display import one_line
 from ..options import OneLineParser, positive_int
 from .harness import Config, RunResult, read_results, run_all, write_results
 from .report import configs_of, describe, html_report, summarize
 from .shipped import tasks as shipped_tasks
 from .tasks import Task, TaskError, load_tasks
+
+
+def dollars(text: str) -> Decimal:
+    """``--max-cost``: an amount of US dollars above zero."""
+    try:
+        amount = Decimal(text)
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"not an amount of dollars: {text!r}") from None
+    if not amount.is_finite() or amount <= 0:
+        raise argparse.ArgumentTypeError(f"must be above 0 dollars: {text!r}")
+    return amount
+
+
+def seconds(text: str) -> float:
+    """``--time-limit``: a number of seconds above zero."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be above 0 seconds: {text!r}")
+    return value
 
 
 def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
@@ -35,8 +58,10 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--runs", type=positive_int, default=1, help="runs of every task")
     parser.add_argument("--workers", type=positive_int, default=2, help="runs at a time")
     parser.add_argument("--max-steps", type=positive_int, default=30, help="model calls per run")
-    parser.add_argument("--max-cost", type=Decimal, help="US dollars per run")
-    parser.add_argument("--time-limit", type=float, help="seconds per run (default: the task's)")
+    parser.add_argument("--max-cost", type=dollars, help="US dollars per run")
+    parser.add_argument(
+        "--time-limit", type=seconds, help="seconds per run (default: the task's)"
+    )
     parser.add_argument("--repos", type=Path, help="folder of clones (owner__name) for SWE-bench")
     parser.add_argument("--out", type=Path, default=Path("eval-results.jsonl"), help="results")
     parser.add_argument("--compare", type=Path, help="another results file to compare with")
@@ -69,7 +94,7 @@ def main(argv: Sequence[str]) -> int:
         return 2
 
     def progress(result: RunResult) -> None:
-        print(f"{result.status:>7} {result.instance_id} #{result.run} {result.reason}"[:160])
+        print(one_line(f"{result.status:>7} {result.instance_id} #{result.run} {result.reason}"))
 
     results = run_all(tasks, [config], arguments.runs, arguments.workers, arguments.repos, progress)
     write_results(arguments.out, results)

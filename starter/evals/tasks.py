@@ -94,14 +94,14 @@ def parse_task(data: object, where: str) -> Task:
 def load_tasks(path: Path) -> list[Task]:
     """Every task of a JSONL file (one object a line; blank lines skipped), or of a JSON list."""
     text = path.read_text(encoding="utf-8")
+    tasks = []
     if text.lstrip().startswith("["):
         try:
             items = json.loads(text)
         except json.JSONDecodeError as error:
             raise TaskError(f"{path}: not JSON: {error.msg} (line {error.lineno})") from None
-        return [parse_task(item, f"{path}: task {n}") for n, item in enumerate(items, 1)]
-    tasks = []
-    for number, line in enumerate(text.splitlines(), 1):
+        tasks = [parse_task(item, f"{path}: task {n}") for n, item in enumerate(items, 1)]
+    for number, line in enumerate(text.splitlines() if not tasks else [], 1):
         if not line.strip():
             continue
         try:
