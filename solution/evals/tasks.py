@@ -70,7 +70,9 @@ class Task(BaseModel):
     """Seconds a run may take, checks included, before it is stopped and counted a timeout."""
     scripts: dict[str, list[AssistantTurn]] = Field(default_factory=dict)
     """Scripted models' turns for this task, by name (``scripted:NAME`` plays ``NAME``)."""
+    # --8<-- [end:task]
 
+    # --8<-- [start:json-list]
     @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", mode="before")
     @classmethod
     def _json_list(cls, value: Any) -> Any:
@@ -86,7 +88,7 @@ class Task(BaseModel):
                 raise ValueError("a JSON string here must hold a list of test ids")
         return value
         # endregion
-# --8<-- [end:task]
+    # --8<-- [end:json-list]
 
 
 # --8<-- [start:load]
