@@ -7,6 +7,7 @@ script played through claw's real tools; nothing reaches the network.
 import json
 import os
 import subprocess
+import tempfile
 import time
 from decimal import Decimal
 from pathlib import Path
@@ -297,7 +298,7 @@ def test_eval_parallel_workers_each_have_their_own_repository(tmp_path: Path) ->
     assert [r.instance_id for r in results] == [f"t__own{n}" for n in range(4)]
     assert [r.status for r in results] == ["passed"] * 4, [r.reason for r in results]
     assert all(r.changed == ["mark.txt"] for r in results)
-    assert not list(Path(os.environ.get("TMPDIR", "/tmp")).glob("claw-eval-t__own*"))
+    assert not list(Path(tempfile.gettempdir()).glob("claw-eval-t__own*"))
 
 
 # ------------------------------------------------------------------ step 5: results and numbers
