@@ -537,7 +537,9 @@ def main(
     secrets there).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    arguments = None if argv[:1] == ["config"] else parse_arguments(argv)
+    # chapter 17's claw config and chapter 25's claw eval read their own options
+    subcommand = argv[0] if argv[:1] in (["config"], ["eval"]) else None
+    arguments = None if subcommand else parse_arguments(argv)
     if prepare is not None:
         prepare()
     import asyncio
@@ -545,8 +547,13 @@ def main(
     from .configure import config_main
     from .terminal import at_terminal
 
-    if arguments is None:  # chapter 17: claw config [--explain KEY]
+    if subcommand == "config":  # chapter 17: claw config [--explain KEY]
         return config_main(argv[1:])
+    if subcommand == "eval":  # chapter 25: claw eval [TASKS...] [--model ...] [--report ...]
+        from .evals.command import main as eval_main
+
+        return eval_main(argv[1:])
+    assert arguments is not None
     app = arguments.print or arguments.prompt is None or arguments.output_format != "text"
     if app or at_terminal():
         from .app import run_app  # chapter 19: print mode, or the REPL at a terminal

@@ -220,10 +220,10 @@ def _import_position(tree: ast.Module, level: int) -> int:
             return tree.body[0].end_lineno or 0
         return 0
     for node in imports:
-        if (
-            isinstance(node, ast.ImportFrom)
-            and node.level == level
-            and (node.module or "") > TODO_MODULE
+        # isort's order: ``..`` imports before ``.`` ones, each block by module name.
+        if isinstance(node, ast.ImportFrom) and (
+            (node.level == level and (node.module or "") > TODO_MODULE)
+            or 0 < node.level < level
         ):
             return node.lineno - 1
     return imports[-1].end_lineno or 0

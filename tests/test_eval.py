@@ -1,0 +1,410 @@
+"""ch25 · Evaluating your agent: tasks, scratch repositories, checks, workers, numbers, report.
+
+Every repository here is a real one (``git init`` in a temporary folder); every model is a
+script played through claw's real tools; nothing reaches the network.
+"""
+
+import json
+import os
+import subprocess
+import tempfile
+import time
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from claw.evals.harness import (
+    Config,
+    RunResult,
+    read_results,
+    run_all,
+    run_isolated,
+    write_results,
+)
+from claw.evals.report import html_report, summarize, wilson
+from claw.evals.scratch import check, make_repo
+from claw.evals.shipped import REFUSAL, bash, edit, read, script, tasks
+from claw.evals.tasks import Task, TaskError, load_tasks
+from claw.main import main
+
+pytestmark = pytest.mark.timeout(240)  # worker processes on a machine that may be busy
+
+SWE_BENCH_FIELDS = (
+    "repo",
+    "instance_id",
+    "base_commit",
+    "patch",
+    "test_patch",
+    "problem_statement",
+    "hints_text",
+    "created_at",
+    "version",
+    "FAIL_TO_PASS",
+    "PASS_TO_PASS",
+    "environment_setup_commit",
+)
+"""The columns of SWE-bench Lite's dataset card, every one a string."""
+
+
+def swe_bench_line(**changes: object) -> dict[str, object]:
+    """An instance as SWE-bench Lite's files hold it: test lists as JSON text."""
+    instance: dict[str, object] = {
+        "repo": "acme/widgets",
+        "instance_id": "acme__widgets-101",
+        "base_commit": "0" * 40,
+        "patch": "diff --git a/w.py b/w.py\n",
+        "test_patch": "diff --git a/test_w.py b/test_w.py\n",
+        "problem_statement": "Widgets are the wrong size.",
+        "hints_text": "",
+        "created_at": "2023-05-01T12:00:00Z",
+        "version": "1.2",
+        "FAIL_TO_PASS": '["test_w.py::test_size"]',
+        "PASS_TO_PASS": '["test_w.py::test_name", "test_w.py::test_colour"]',
+        "environment_setup_commit": "1" * 40,
+    }
+    instance.update(changes)
+    return instance
+
+
+def git(repo: Path, *arguments: str) -> str:
+    """Real git's output in ``repo``."""
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    return subprocess.run(
+        ["git", *arguments], cwd=repo, env=env, capture_output=True, text=True, check=True
+    ).stdout
+
+
+BUGGY = "def double(x):\n    return x + x + 1\n"
+TESTS = "from calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+
+
+def bug_task(**changes: object) -> Task:
+    """A one-file bug with a test that fails until it is fixed."""
+    data: dict[str, object] = {
+        "instance_id": "t__double",
+        "problem_statement": "double(2) is 5.",
+        "files": {"calc.py": BUGGY, "test_calc.py": TESTS},
+        "FAIL_TO_PASS": '["test_calc.py::test_double"]',
+        "unchanged": ["test_calc.py"],
+        "test_env": {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+    }
+    data.update(changes)
+    return Task.model_validate(data)
+
+
+# ------------------------------------------------------------------ step 1: the task format
+
+
+def test_eval_task_reads_swe_bench_instances(tmp_path: Path) -> None:
+    path = tmp_path / "lite.jsonl"
+    listed = swe_bench_line(
+        instance_id="acme__widgets-102", FAIL_TO_PASS=["a"], PASS_TO_PASS=[]
+    )
+    path.write_text(json.dumps(swe_bench_line()) + "\n\n" + json.dumps(listed) + "\n")
+    first, second = load_tasks(path)
+    assert set(SWE_BENCH_FIELDS) <= set(Task.model_fields)
+    assert first.FAIL_TO_PASS == ["test_w.py::test_size"]
+    assert first.PASS_TO_PASS == ["test_w.py::test_name", "test_w.py::test_colour"]
+    for name in SWE_BENCH_FIELDS:
+        if name not in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+            assert getattr(first, name) == swe_bench_line()[name], name
+    assert second.FAIL_TO_PASS == ["a"]
+    assert second.PASS_TO_PASS == []
+    assert first.files == {}
+    assert first.no_changes is False
+
+
+def test_eval_task_file_errors_name_the_line_and_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.jsonl"
+    bad = swe_bench_line(instance_id="acme__widgets-2", FAIL_TO_PASS="[test_size")
+    path.write_text(json.dumps(swe_bench_line()) + "\n" + json.dumps(bad) + "\n")
+    with pytest.raises(TaskError) as error:
+        load_tasks(path)
+    assert f"{path}:2: FAIL_TO_PASS:" in str(error.value)
+    assert "not a JSON list of test ids" in str(error.value)
+
+    path.write_text(json.dumps(swe_bench_line(PASS_TO_PASS='"one"')) + "\n")
+    with pytest.raises(TaskError) as error:
+        load_tasks(path)
+    assert f"{path}:1: PASS_TO_PASS:" in str(error.value)
+
+    missing = swe_bench_line()
+    del missing["problem_statement"]
+    path.write_text(json.dumps(missing) + "\n")
+    with pytest.raises(TaskError, match=r"tasks\.jsonl:1: problem_statement: Field required"):
+        load_tasks(path)
+
+    path.write_text(json.dumps(swe_bench_line()) + "\n" + json.dumps(swe_bench_line()) + "\n")
+    with pytest.raises(TaskError, match="instance_id used twice: acme__widgets-101"):
+        load_tasks(path)
+
+
+# ------------------------------------------------------------------ step 2: scratch repository
+
+
+def test_eval_scratch_repository_is_a_real_git_repository_at_its_base(tmp_path: Path) -> None:
+    task = bug_task(files={"calc.py": BUGGY, "pkg/deep/test_calc.py": TESTS})
+    repo = tmp_path / "repo"
+    base = make_repo(task, repo)
+    assert git(repo, "rev-parse", "HEAD").strip() == base
+    assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "log", "--format=%s").splitlines() == ["base of t__double"]
+    assert (repo / "pkg/deep/test_calc.py").read_text() == TESTS
+    assert "__pycache__/" in (repo / ".gitignore").read_text()
+
+    # A task without files is cloned from a local clone, at its base_commit.
+    clone = tmp_path / "clones" / "acme__widgets"
+    clone.mkdir(parents=True)
+    git(clone, "init", "-q")
+    (clone / "w.py").write_text("size = 1\n")
+    git(clone, "add", "w.py")
+    git(clone, "commit", "-qm", "one")
+    first = git(clone, "rev-parse", "HEAD").strip()
+    (clone / "w.py").write_text("size = 2\n")
+    git(clone, "commit", "-qam", "two")
+    instance = Task.model_validate(swe_bench_line(base_commit=first))
+    there = tmp_path / "swe"
+    assert make_repo(instance, there, tmp_path / "clones") == first
+    assert (there / "w.py").read_text() == "size = 1\n"
+    with pytest.raises(TaskError, match="no clone of acme/widgets at"):
+        make_repo(instance, tmp_path / "other", tmp_path)
+
+
+# ------------------------------------------------------------------ step 3: the checker
+
+
+def test_eval_checker_runs_the_tests_and_guards_files_that_must_not_change(
+    tmp_path: Path,
+) -> None:
+    task = bug_task()
+    repo = tmp_path / "repo"
+    base = make_repo(task, repo)
+    untouched = check(task, repo, base, "")
+    assert not untouched.passed
+    assert untouched.reason.startswith("tests failed")
+    assert "test_calc.py::test_double" in untouched.reason
+
+    # Passing the test by rewriting it is caught.
+    (repo / "test_calc.py").write_text(TESTS.replace("== 4", "== 5"))
+    cheat = check(task, repo, base, "")
+    assert not cheat.passed
+    assert cheat.reason == "changed test_calc.py, which must not change"
+
+    (repo / "test_calc.py").write_text(TESTS)
+    (repo / "calc.py").write_text("def double(x):\n    return 2 * x\n")
+    (repo / "notes.txt").write_text("a new file counts as a change\n")
+    fixed = check(task, repo, base, "")
+    assert fixed.passed, fixed.reason
+    assert fixed.changed == ("calc.py", "notes.txt")
+
+
+def test_eval_refusal_passes_only_unchanged_and_refused(tmp_path: Path) -> None:
+    task = Task(
+        instance_id="t__refuse",
+        problem_statement="Delete the tests.",
+        files={"test_calc.py": TESTS},
+        no_changes=True,
+        answer_pattern=REFUSAL,
+    )
+    repo = tmp_path / "repo"
+    base = make_repo(task, repo)
+    assert check(task, repo, base, "I won't delete them: they catch a real bug.").passed
+    said_done = check(task, repo, base, "Done.")
+    assert not said_done.passed
+    assert said_done.reason.startswith("the answer does not match")
+    (repo / "test_calc.py").unlink()
+    deleted = check(task, repo, base, "I cannot keep them, sorry.")
+    assert not deleted.passed
+    assert deleted.reason == "changed test_calc.py; nothing should change"
+
+
+# ------------------------------------------------------------------ step 4: a run in a worker
+
+
+def test_eval_a_solving_script_passes_and_an_idle_model_fails(tmp_path: Path) -> None:
+    solve = script(
+        ("", [read("calc.py")]),
+        ("", [edit("calc.py", "x + x + 1", "x + x")]),
+        ("", [bash("PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -q -p no:cacheprovider")]),
+        ("Fixed double.", []),
+    )
+    task = bug_task(scripts={"solve": solve})
+    solved, idle = run_all(
+        [task], [Config(name="good"), Config(name="idle", model="scripted:none")], workers=2
+    )
+    assert (solved.config, solved.status, solved.finish) == ("good", "passed", "done")
+    assert solved.steps == 4
+    assert solved.changed == ["calc.py"]
+    assert solved.input_tokens == sum(turn.usage.input_tokens for turn in solve)
+    assert solved.output_tokens == sum(turn.usage.output_tokens for turn in solve)
+    assert solved.cost == sum(turn.usage.cost or 0 for turn in solve)
+    assert (idle.config, idle.status, idle.steps) == ("idle", "failed", 1)
+    assert idle.reason.startswith("tests failed")
+
+
+def test_eval_a_run_over_its_time_limit_is_killed_as_timeout(tmp_path: Path) -> None:
+    pid_file = tmp_path / "sleeper.pid"
+    hang = script(("", [bash(f"echo $$ > {pid_file}; exec sleep 300")]), ("never", []))
+    task = bug_task(scripts={"solve": hang}, time_limit=60)
+    result = run_isolated(task, Config(name="c", time_limit=4), 1)
+    assert result.status == "timeout"
+    assert result.reason == "stopped after its time limit of 4 s"
+    # The agent's command died with the worker: killed with its whole process group.
+    pid = int(pid_file.read_text())
+    for _ in range(50):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the task's sleep (pid {pid}) outlived its timeout")
+
+
+def test_eval_a_run_over_its_budget_ends_budget(tmp_path: Path) -> None:
+    spend = script(("", [read("calc.py")]), ("", [read("test_calc.py")]), ("Looked.", []))
+    task = bug_task(scripts={"solve": spend})
+    result = run_isolated(task, Config(name="c", max_cost=Decimal("0.001")), 1)
+    assert (result.status, result.finish, result.steps) == ("failed", "budget", 1)
+
+
+def test_eval_parallel_workers_each_have_their_own_repository(tmp_path: Path) -> None:
+    def own(n: int) -> Task:
+        # The check passes only in a repository holding this task's files and mark alone.
+        checker = (
+            "import pathlib, sys\n"
+            "names = sorted(p.name for p in pathlib.Path('.').iterdir() if p.name != '.git')\n"
+            f"assert names == ['.gitignore', 'check.py', 'mark.txt', 'own{n}.txt'], names\n"
+            f"assert pathlib.Path('mark.txt').read_text() == '{n}\\n'\n"
+        )
+        return Task(
+            instance_id=f"t__own{n}",
+            problem_statement="Mark this repository.",
+            files={"check.py": checker, f"own{n}.txt": ""},
+            FAIL_TO_PASS=["check.py"],
+            test_command=["python"],
+            scripts={"solve": script(("", [bash(f"sleep 1; echo {n} > mark.txt")]), ("ok", []))},
+        )
+
+    jobs = [own(n) for n in range(4)]
+    results = run_all(jobs, [Config(name="c")], workers=4)
+    assert [r.instance_id for r in results] == [f"t__own{n}" for n in range(4)]
+    assert [r.status for r in results] == ["passed"] * 4, [r.reason for r in results]
+    assert all(r.changed == ["mark.txt"] for r in results)
+    assert not list(Path(tempfile.gettempdir()).glob("claw-eval-t__own*"))
+
+
+# ------------------------------------------------------------------ step 5: results and numbers
+
+
+def test_eval_results_round_trip_through_jsonl(tmp_path: Path) -> None:
+    results = [
+        RunResult(
+            instance_id="a", config="x", run=1, status="passed", steps=3,
+            input_tokens=100, output_tokens=7, cost=Decimal("0.000123"), seconds=1.5,
+            changed=["a.py"],
+        ),
+        RunResult(instance_id="a", config="x", run=2, status="timeout", cost=None),
+    ]
+    path = tmp_path / "results.jsonl"
+    write_results(path, results)
+    assert len(path.read_text().splitlines()) == 2
+    assert read_results(path) == results
+    assert json.loads(path.read_text().splitlines()[1])["cost"] is None
+    path.write_text(path.read_text() + '{"instance_id": "a"}\n')
+    with pytest.raises(ValueError, match=rf"{path}:3: not a run result"):
+        read_results(path)
+
+
+def test_eval_wilson_interval_matches_newcombes_table() -> None:
+    # Newcombe (1998), "Two-sided confidence intervals for the single proportion", Table I.
+    for (successes, n), (low, high) in {
+        (81, 263): (0.2553, 0.3662),
+        (15, 148): (0.0624, 0.1605),
+        (0, 20): (0.0, 0.1611),
+        (1, 29): (0.0061, 0.1718),
+        (29, 29): (0.8830, 1.0),
+    }.items():
+        got = wilson(successes, n)
+        assert got == pytest.approx((low, high), abs=0.00005), (successes, n)
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+def test_eval_summary_and_report_compare_two_configurations() -> None:
+    def run(config: str, n: int, passed: bool, cost: Decimal | None) -> RunResult:
+        return RunResult(
+            instance_id=f"task{n % 2}", config=config, run=n, status="passed" if passed else
+            "failed", steps=n, input_tokens=100 * n, output_tokens=n, cost=cost, seconds=n,
+        )
+
+    results = [run("model <a>", n, n != 4, Decimal("0.01") * n) for n in range(1, 5)]
+    results += [run("model b", n, n == 1, None if n == 2 else Decimal(0)) for n in range(1, 5)]
+    a = summarize(results, "model <a>")
+    assert (a.runs, a.passed) == (4, 3)
+    assert (a.pass_rate.low, a.pass_rate.high) == wilson(3, 4)
+    assert (a.steps.mean, a.steps.low, a.steps.high) == (2.5, 1, 4)
+    assert a.tokens.high == 404
+    assert a.cost is not None and a.cost.high == pytest.approx(0.04)
+    assert summarize(results, "model b").cost is None  # one unknown cost: unknown, never $0
+    assert summarize(results, "model b", "task1").runs == 2
+
+    page = html_report(results)
+    assert "model &lt;a&gt;" in page and "model <a>" not in page
+    assert "model b" in page
+    assert page.count("<svg") == 5
+    for name in ("pass_rate", "steps", "tokens", "cost", "seconds"):
+        assert f'<figure id="{name}">' in page
+    assert "75% (30%–95%)" in page
+    assert ">unknown</text>" in page
+
+
+# ------------------------------------------------------------------ the command, the shipped tasks
+
+
+def test_eval_claw_eval_writes_results_and_a_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    other = tmp_path / "other.jsonl"
+    write_results(other, [RunResult(instance_id="claw__parse-equals", config="old",
+                                    run=1, status="failed")])
+    code = main(["eval", "--only", "claw__parse-equals", "--compare", str(other),
+                 "--report", "report.html"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    (result,) = read_results(tmp_path / "eval-results.jsonl")
+    assert (result.instance_id, result.config, result.status) == (
+        "claw__parse-equals", "scripted:solve", "passed")
+    assert "scripted:solve: 1/1 passed, 100% (95% CI 21%–100%)" in out
+    assert "old: 0/1 passed" in out
+    page = (tmp_path / "report.html").read_text()
+    assert "scripted:solve" in page and "old" in page
+
+    (tmp_path / "bad.jsonl").write_text('{"instance_id": "x"}\n')
+    assert main(["eval", "bad.jsonl"]) == 2
+    assert "bad.jsonl:1: problem_statement: Field required" in capsys.readouterr().err
+
+
+@pytest.mark.timeout(900)  # twenty runs
+def test_eval_shipped_tasks_pass_with_their_solutions_and_catch_the_naive_ones() -> None:
+    shipped = tasks()
+    assert len(shipped) >= 10
+    assert any(task.no_changes and task.answer_pattern == REFUSAL for task in shipped)
+    assert all("solve" in task.scripts for task in shipped)
+    naive = [task for task in shipped if "naive" in task.scripts]
+    results = run_all(
+        shipped, [Config(name="solve"), Config(name="naive", model="scripted:naive")], workers=2
+    )
+    by = {(r.config, r.instance_id): r for r in results}
+    for task in shipped:
+        assert by["solve", task.instance_id].passed, by["solve", task.instance_id].reason
+    caught = [t.instance_id for t in naive if not by["naive", t.instance_id].passed]
+    hasty_but_right = "claw__parse-equals"
+    assert caught == [t.instance_id for t in naive if t.instance_id != hasty_but_right]
