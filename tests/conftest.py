@@ -13,15 +13,21 @@ from pathlib import Path
 
 import pytest
 from budget import QUICK, examples
-from hypothesis import settings
+from hypothesis import Phase, settings
 
 from clawbook.harness.loopback import LoopbackServer
 
 pytest_plugins = ["pytester"]
 
 # Property tests that name no count try Hypothesis's default (100) in CI and verify, and a tenth
-# of it in the learner's quick loop (``tests/budget.py``).
-settings.register_profile("quick", max_examples=examples(100))
+# of it in the learner's quick loop (``tests/budget.py``). The quick loop does not shrink either:
+# shrinking a failing example to the smallest can take a minute, which a learner's tools would
+# take for an endless loop; the example found first is shown as it is.
+settings.register_profile(
+    "quick",
+    max_examples=examples(100),
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
 if QUICK:
     settings.load_profile("quick")
 

@@ -449,12 +449,26 @@ def _describe_failure(item: pytest.Item, error: BaseException) -> _Failure:
     return _Failure("failed", where, called_from, message, test_line)
 
 
+MISSING_AWAIT = re.compile(r"'coroutine'|<coroutine object ")
+"""Errors that come from using a coroutine as if it were its result."""
+AWAIT_NOTE = (
+    "(a coroutine was used as if it were its result: an `await` is probably missing where it "
+    "was made, in the call that returned it)"
+)
+
+
 def _message(error: BaseException) -> str:
-    """``Type: message``, then any notes (Hypothesis puts its falsifying example there)."""
+    """``Type: message``, then any notes (Hypothesis puts its falsifying example there).
+
+    A coroutine used as a value (a forgotten ``await``) fails far from its cause, so the
+    message then says what to look for.
+    """
     text = str(error).strip()
     name = type(error).__name__
     lines = [f"{name}: {text}" if text else name]
     lines.extend(str(note) for note in getattr(error, "__notes__", ()))
+    if MISSING_AWAIT.search(text):
+        lines.append(AWAIT_NOTE)
     return "\n".join(lines)
 
 
@@ -537,9 +551,30 @@ def pytest_collectstart(collector: pytest.Collector) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Say which tests will run (without pytest-xdist; with it, the workers collect)."""
+    """Say which tests will run, and which may take longer than the run's limit.
+
+    Without pytest-xdist, that is; with it, the workers collect, and each says the limits of
+    the tests marked ``pytest.mark.timeout(N)``.
+    """
+    limits = _limits(session.items)
     if _session.writer is not None:
-        _session.writer.write("collected", nodeids=[item.nodeid for item in session.items])
+        nodeids = [item.nodeid for item in session.items]
+        _session.writer.write("collected", nodeids=nodeids, limits=limits)
+    elif _session.heartbeat is not None and limits:
+        _session.heartbeat.write("limits", limits=limits)
+
+
+def _limits(items: list[pytest.Item]) -> dict[str, float]:
+    """The tests marked ``timeout(N)``, with N: the watchdog gives them as long."""
+    limits = {}
+    for item in items:
+        marker = item.get_closest_marker("timeout")
+        if marker is None:
+            continue
+        seconds = marker.kwargs.get("timeout", marker.args[0] if marker.args else None)
+        if isinstance(seconds, int | float) and seconds > 0:
+            limits[item.nodeid] = float(seconds)
+    return limits
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -12,7 +12,8 @@ Events, by their ``event`` key:
 * ``worker``: a pytest-xdist worker has started and is about to import it (``id``);
 * ``problem``: a module of the implementation cannot be imported (``Problem``);
 * ``collecting``: a test module is being imported (a sign of life while collection goes on);
-* ``collected``: the ids of the tests the run selected;
+* ``collected``: the ids of the tests the run selected, and the limits of those marked
+  ``timeout(N)`` (with pytest-xdist, each worker says the limits in a ``limits`` event);
 * ``start``: a test began (its ``nodeid``);
 * ``result``: a test ended (``TestResult``); one with ``final`` false is said early, when a
   test has failed but its teardown is still to come;
@@ -145,6 +146,8 @@ class Report:
     several run at once)."""
     finished: bool = False
     exitstatus: int | None = None
+    limits: dict[str, float] = field(default_factory=dict)
+    """Tests marked ``timeout(N)``, with their own limit in seconds."""
     imported: bool = False
     """Whether importing the implementation came to an end (well or not)."""
     workers: int = 0
@@ -172,6 +175,9 @@ class Report:
                 self.problems.append(problem)
         elif kind == "collected":
             self.collected = tuple(event["nodeids"])
+            self.limits.update(event.get("limits", {}))
+        elif kind == "limits":
+            self.limits.update(event["limits"])
         elif kind == "imported":
             self.imported = True
         elif kind == "worker":

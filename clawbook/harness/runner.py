@@ -263,12 +263,15 @@ def _supervise(
         # With workers, once the implementation has imported, the workers start and collect
         # the tests before any of them runs, which takes a while, and every one must be done
         # before the first test starts.
-        # And once every test has its result, the workers end their sessions, which on a busy
-        # machine can take as long.
+        # Once every test has its result, pytest (and each worker) ends its session, which on
+        # a busy machine can take as long.
         report = reader.report
-        between = (not report.started and not report.results) or _all_done(report)
-        starting = not heard or (distributed and report.imported and between)
-        limit = STARTUP_LIMIT if starting else timeout + grace(timeout)
+        starting = not heard or _all_done(report) or (
+            distributed and report.imported and not report.started and not report.results
+        )
+        own = max((report.limits.get(test, 0.0) for test in report.started), default=0.0)
+        longest = max(timeout, own)  # a test marked timeout(N) may take N seconds
+        limit = STARTUP_LIMIT if starting else longest + grace(longest)
         if now - last_event > limit:
             return _stop_hung(process, reader.report, now - last_event, nested, distributed)
         if wall_time is not None and now - started > wall_time:
@@ -543,5 +546,19 @@ def progress(curriculum: Curriculum, run: Run) -> list[Progress]:
 
 
 def next_chapter(report: Iterable[Progress]) -> Progress | None:
-    """The first written chapter with tests that is not done yet."""
-    return next((p for p in report if p.state not in ("coming", "reading", "done")), None)
+    """The first written chapter with tests that is not done yet.
+
+    A chapter none of whose tests ran (the run broke off before them) says nothing about
+    where the learner is: it is passed over, so that a run stopped at chapter 23 does not send
+    someone who finished chapter 22 back to chapter 1.
+    """
+    skipped = ("coming", "reading", "done", "not run")
+    return next(
+        (p for p in report if p.state not in skipped and not _unknown(p)),
+        None,
+    )
+
+
+def _unknown(p: Progress) -> bool:
+    """Whether all that keeps a chapter from done is tests that never ran."""
+    return p.not_run > 0 and p.passed + p.count("skipped") + p.not_run == p.total

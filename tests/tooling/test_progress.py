@@ -106,6 +106,42 @@ tests = { test_b_ = 1 }
     assert upcoming is not None and upcoming.chapter.id == "ch02"
 
 
+def test_a_run_that_broke_off_never_sends_the_learner_back_to_chapters_it_did_not_reach():
+    curriculum = parse(
+        "[[part]]\nnumber = 1\ntitle = \"P\"\n"
+        + "".join(
+            f'[[chapter]]\nid = "ch0{n}"\ntitle = "{n}"\npart = 1\npage = "{n}.md"\n'
+            f"minutes = 1\ntests = {{ test_{c}_ = 2 }}\n"
+            for n, c in enumerate("abcd", start=1)
+        )
+    )
+    from clawbook.harness.runner import Run, Stop, TestResult
+
+    def result(letter: str, n: int, chapter: str, outcome: str) -> TestResult:
+        path = f"tests/test_{letter}_x.py"
+        return TestResult(f"{path}::test_{letter}_{n}", path, chapter, outcome)
+
+    run = Run(
+        results=(
+            # ch01: one test passed, the other never ran; ch02: nothing ran at all
+            result("a", 1, "ch01", "passed"),
+            result("c", 1, "ch03", "passed"),
+            result("c", 2, "ch03", "todo"),
+            result("d", 1, "ch04", "hung"),
+        ),
+        returncode=-15,
+        output="",
+        stopped=Stop("hung", "test_d_1 seems to loop forever"),
+        collected=tuple(
+            f"tests/test_{c}_x.py::test_{c}_{n}" for c in "abcd" for n in (1, 2)
+        ),
+    )
+    report = progress(curriculum, run)
+    assert [p.state for p in report] == ["in progress", "not run", "in progress", "failing"]
+    upcoming = next_chapter(report)
+    assert upcoming is not None and upcoming.chapter.id == "ch03"
+
+
 def test_hint_lists_the_remaining_stubs_with_their_functions(scratch_starter):
     remaining = stubs.remaining_stubs(scratch_starter / "starter", CH01)
     assert {s.function for s in remaining} == {
