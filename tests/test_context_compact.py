@@ -179,6 +179,7 @@ def test_context_window_settings_are_checked() -> None:
         ContextWindow(1000, summarize, keep=0)
 
 
+@pytest.mark.timeout(60)  # 200 examples take about 5 s on a quiet machine, far more on a busy one
 @settings(max_examples=examples(200), deadline=None)
 @given(histories(), text, st.integers(1, 5))
 async def test_context_property_a_compacted_history_is_valid_and_never_larger(
