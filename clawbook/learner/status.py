@@ -47,11 +47,10 @@ def cmd_status(args: argparse.Namespace) -> int:
             progress_bar(p),
         )
     console.print(table)
-    if not args.all:
-        coming = sum(1 for p in report if p.state == "coming")
-        console.print(
-            f"[dim]{coming} more chapters are coming; `clawbook status --all` lists them.[/]"
-        )
+    coming = sum(1 for p in report if p.state == "coming")
+    if coming and not args.all:
+        more = "1 more chapter is" if coming == 1 else f"{coming} more chapters are"
+        console.print(f"[dim]{more} coming; `clawbook status --all` lists them.[/]")
     upcoming = next_chapter(report)
     if upcoming is None and run.complete and not run.problems:
         console.print(
