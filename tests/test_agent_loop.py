@@ -666,3 +666,16 @@ async def test_agent_over_openrouter_cancels_a_stream_in_flight_and_runs_again(s
         assert agent.history == [UserMessage(content="Slow, please.")]
         finished = await agent.run("Quick, then.")
     assert (finished.reason, finished.text) == (Finish.DONE, "Quick.")
+
+
+def test_agent_truncate_output_measures_lone_surrogates_and_obeys_small_limits():
+    # A shell's undecodable byte, kept by surrogateescape: measured, never a crash.
+    shell_output = "a\udcff" * 40
+    cut = truncate_output(shell_output, 20)
+    kept = cut.partition("\n")[0]
+    assert shell_output.startswith(kept) and len(kept.encode("utf-8", "surrogatepass")) <= 20
+    assert truncate_output("hello", 0).startswith("\n[output truncated: the last 5 bytes")
+    # A line end that keeps a third of the limit, not half of it, is not used.
+    assert truncate_output("abcdefg\n" + "x" * 40, 20).startswith("abcdefg\nxxxx")
+    # One that keeps exactly half of it is.
+    assert truncate_output("abcdefghi\n" + "x" * 40, 20).startswith("abcdefghi\n\n[output")
