@@ -679,3 +679,20 @@ def test_agent_truncate_output_measures_lone_surrogates_and_obeys_small_limits()
     assert truncate_output("abcdefg\n" + "x" * 40, 20).startswith("abcdefg\nxxxx")
     # One that keeps exactly half of it is.
     assert truncate_output("abcdefghi\n" + "x" * 40, 20).startswith("abcdefghi\n\n[output")
+
+
+def test_agent_event_sink_warning_names_the_observer_and_the_event(caplog):
+    def broken_bar(event: Any) -> None:
+        raise RuntimeError("bar")
+
+    class BrokenMeter:
+        def __call__(self, event: Any) -> None:
+            raise RuntimeError("meter")
+
+    sink = EventSink([broken_bar, BrokenMeter()])
+    with caplog.at_level(logging.WARNING, logger="claw.events"):
+        sink.emit(TextDelta("a"))
+    messages = [r.getMessage() for r in caplog.records if r.name == "claw.events"]
+    assert len(messages) == 2
+    assert "broken_bar" in messages[0] and "TextDelta" in messages[0]
+    assert "BrokenMeter" in messages[1] and "TextDelta" in messages[1]
