@@ -696,3 +696,23 @@ def test_agent_event_sink_warning_names_the_observer_and_the_event(caplog):
     assert len(messages) == 2
     assert "broken_bar" in messages[0] and "TextDelta" in messages[0]
     assert "BrokenMeter" in messages[1] and "TextDelta" in messages[1]
+
+
+async def test_agent_tool_result_duration_is_the_time_the_call_took():
+    provider = MockStreamProvider(
+        [calls_turn(call("call_1", "echo", text="hi")), AssistantTurn(text="ok")]
+    )
+    agent = Agent(provider, [Echo()])
+    started = time.monotonic()
+    events = await collect(agent, "Echo hi.")
+    elapsed = time.monotonic() - started
+    durations = [e.duration for e in events if isinstance(e, ToolResult)]
+    assert len(durations) == 1 and 0 <= durations[0] <= elapsed
+
+
+def test_agent_not_stuck_after_a_success_even_when_one_failure_is_enough():
+    from claw.loop import StuckDetector
+
+    detector = StuckDetector(after=1)
+    detector.record(call("call_1", "echo", text="hi"), is_error=False)
+    assert not detector.stuck
