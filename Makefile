@@ -31,6 +31,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.run
 
 # Mutation testing of solution/ against the suite, per chapter (bench/README.md). Not part of
-# verify: it takes minutes. Runs on a scratch copy; `make mutate ARGS='solution.mock.*'` runs some.
+# verify: it takes minutes. Runs on a scratch copy; `make mutate ARGS=ch13` runs one chapter's
+# regions, `make mutate ARGS='solution.mock.*'` some mutants.
 mutate: $(STAMP)
 	$(BIN)/python -m bench.mutation $(ARGS)

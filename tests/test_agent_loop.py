@@ -666,3 +666,53 @@ async def test_agent_over_openrouter_cancels_a_stream_in_flight_and_runs_again(s
         assert agent.history == [UserMessage(content="Slow, please.")]
         finished = await agent.run("Quick, then.")
     assert (finished.reason, finished.text) == (Finish.DONE, "Quick.")
+
+
+def test_agent_truncate_output_measures_lone_surrogates_and_obeys_small_limits():
+    # A shell's undecodable byte, kept by surrogateescape: measured, never a crash.
+    shell_output = "a\udcff" * 40
+    cut = truncate_output(shell_output, 20)
+    kept = cut.partition("\n")[0]
+    assert shell_output.startswith(kept) and len(kept.encode("utf-8", "surrogatepass")) <= 20
+    assert truncate_output("hello", 0).startswith("\n[output truncated: the last 5 bytes")
+    # A line end that keeps a third of the limit, not half of it, is not used.
+    assert truncate_output("abcdefg\n" + "x" * 40, 20).startswith("abcdefg\nxxxx")
+    # One that keeps exactly half of it is.
+    assert truncate_output("abcdefghi\n" + "x" * 40, 20).startswith("abcdefghi\n\n[output")
+
+
+def test_agent_event_sink_warning_names_the_observer_and_the_event(caplog):
+    def broken_bar(event: Any) -> None:
+        raise RuntimeError("bar")
+
+    class BrokenMeter:
+        def __call__(self, event: Any) -> None:
+            raise RuntimeError("meter")
+
+    sink = EventSink([broken_bar, BrokenMeter()])
+    with caplog.at_level(logging.WARNING, logger="claw.events"):
+        sink.emit(TextDelta("a"))
+    messages = [r.getMessage() for r in caplog.records if r.name == "claw.events"]
+    assert len(messages) == 2
+    assert "broken_bar" in messages[0] and "TextDelta" in messages[0]
+    assert "BrokenMeter" in messages[1] and "TextDelta" in messages[1]
+
+
+async def test_agent_tool_result_duration_is_the_time_the_call_took():
+    provider = MockStreamProvider(
+        [calls_turn(call("call_1", "echo", text="hi")), AssistantTurn(text="ok")]
+    )
+    agent = Agent(provider, [Echo()])
+    started = time.monotonic()
+    events = await collect(agent, "Echo hi.")
+    elapsed = time.monotonic() - started
+    durations = [e.duration for e in events if isinstance(e, ToolResult)]
+    assert len(durations) == 1 and 0 <= durations[0] <= elapsed
+
+
+def test_agent_not_stuck_after_a_success_even_when_one_failure_is_enough():
+    from claw.loop import StuckDetector
+
+    detector = StuckDetector(after=1)
+    detector.record(call("call_1", "echo", text="hi"), is_error=False)
+    assert not detector.stuck

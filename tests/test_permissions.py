@@ -27,7 +27,7 @@ from claw.permissions import (
     path_matches,
     split_command,
 )
-from claw.settings_file import add_rule
+from claw.settings_file import SettingsError, add_rule
 from claw.streaming import MockStreamProvider
 from claw.tools.bash import BashTool
 from claw.types import AssistantTurn, StopReason, ToolCall, ToolOutput, ToolResultMessage
@@ -366,3 +366,70 @@ async def test_permissions_end_to_end_project_approval_allows_the_next_run(
     assert not second.is_error and len(handler.asked) == 1
     third = await one_run(None, "other")
     assert third.is_error and "needs approval and none was given" in third.text
+
+
+# --- rules no other test held in place (mutation testing, bench/README.md) -------------------
+
+
+def test_permissions_parse_rule_accepts_underscores_and_stars_in_tool_names() -> None:
+    assert parse_rule("web_fetch") == Rule("web_fetch")
+    assert parse_rule("mcp__github__*") == Rule("mcp__github__*")
+
+
+def test_permissions_command_matches_several_stars_in_order_without_overlap() -> None:
+    assert command_matches("*rm*-rf*", "rm -rf build")
+    assert command_matches("cp * *.bak", "cp a .bak")
+    assert not command_matches("git * main *", "git push origin dev x")
+    assert not command_matches("echo *echo*", "echo hi")
+    assert not command_matches("echo *x*x", "echo x")
+    assert not command_matches("echo *,*,", "echo a, b")
+    assert command_matches("echo *,*,", "echo a,,")
+
+
+def test_permissions_split_command_says_why_and_keeps_words_whole() -> None:
+    assert split_command("tar -xf X.tar") == ["tar -xf X.tar"]
+    assert split_command("true ;&|()\n ls") == ["true", "ls"]
+    for command, named in (
+        ("echo $(whoami)", "$("),
+        ("cat <<EOF", "<<"),
+        ('echo "a', "cannot be parsed"),
+        ("", "holds no command"),
+        ("while true; do x; done", "while"),
+    ):
+        with pytest.raises(Unsplittable) as caught:
+            split_command(command)
+        assert named in str(caught.value), command
+
+
+def test_permissions_path_outside_the_base_never_matches_even_a_bare_pattern(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "project"
+    assert not path_matches("*.env", "../x.env", root)
+    assert not path_matches("*", "..", root)
+
+
+def test_permissions_reasons_name_the_splitter_and_dont_ask_keeps_the_rule(tmp_path: Path) -> None:
+    # A tool call without a subject: the reason names the rule and nothing after it.
+    verdict = Permissions(tmp_path, allow=["todo_write"]).decide(tool("todo_write", todos=[]))
+    assert verdict.reason == 'the allow rule "todo_write" matches'
+    verdict = Permissions(tmp_path).decide(bash("echo $(whoami)"))
+    assert verdict.decision is Decision.ASK and "$(" in verdict.reason
+    strict = Permissions(tmp_path, ask=["Bash(git push *)"], mode=Mode.DONT_ASK)
+    verdict = strict.decide(bash("git push origin main"))
+    assert verdict.decision is Decision.DENY
+    assert verdict.reason.endswith("dontAsk mode denies it")
+    assert verdict.rule == Rule("Bash", "git push *")
+
+
+def test_permissions_add_rule_refuses_permissions_that_are_not_an_object(tmp_path: Path) -> None:
+    settings = tmp_path / ".claw" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"permissions": ["Bash(ls)"]}\n')
+    with pytest.raises(SettingsError, match="must be an object"):
+        add_rule(settings, "allow", "Bash(make)")
+    assert settings.read_text() == '{"permissions": ["Bash(ls)"]}\n'
+    other = tmp_path / "other.json"
+    add_rule(other, "allow", "Bash(make)")
+    expected = {"permissions": {"allow": ["Bash(make)"]}}
+    assert other.read_text() == json.dumps(expected, indent=2) + "\n"

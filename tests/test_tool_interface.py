@@ -537,3 +537,13 @@ async def test_tool_the_explanation_travels_to_the_wire_as_error_text(
     later = server.requests[2].json["messages"][-1]
     assert later["tool_call_id"] == "call_b"
     assert later["content"] == "     1\talpha\n     2\tbeta"
+
+
+class NoArguments(ToolArguments):
+    """A tool that takes no arguments at all."""
+
+
+def test_tool_an_unknown_argument_of_a_tool_without_arguments_lists_none():
+    assert explain(NoArguments, {"verbose": True}, "ping") == (
+        "invalid arguments for ping:\n- verbose: not an argument of ping"
+    )
