@@ -341,8 +341,9 @@ def messages(draw: st.DrawFn) -> Message:
             reasoning_content=reasoning,
             cache_control=marked,
         )
+    # An id cannot hold a lone surrogate (pydantic refuses it in a constrained string).
     return ToolResultMessage(
-        tool_call_id=draw(NONEMPTY), content=draw(ANY_TEXT), is_error=draw(st.booleans())
+        tool_call_id=draw(PART_TEXT), content=draw(ANY_TEXT), is_error=draw(st.booleans())
     )
 
 
