@@ -170,7 +170,7 @@ def run_pytest(
         env.update(extra_env or {})
         command = [*wrapper, *pytest_command(
             "-q", "--tb=line", "--continue-on-collection-errors", f"--timeout={timeout:g}",
-            *(["-n", str(workers)] if workers > 0 else []), *args,
+            *(["-n", str(workers), "--dist", "worksteal"] if workers > 0 else []), *args,
         )]  # fmt: skip
         output_path = Path(folder) / "output.txt"
         with output_path.open("wb") as output:
