@@ -35,6 +35,19 @@ def marked(marker: str) -> list[int]:
     return found
 
 
+def wait_marked(marker: str, within: float = 5.0) -> list[int]:
+    """The pids of processes with ``marker``, waiting up to ``within`` seconds for the first.
+
+    A process that has just been started can be missed at first: the kernel lets its parent go
+    on (``Popen`` returns) a moment before the new command line is in place, so for that moment
+    ``/proc/PID/cmdline`` is empty.
+    """
+    deadline = time.monotonic() + within
+    while not (found := marked(marker)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return found
+
+
 def assert_none_marked(marker: str, within: float = 3.0) -> None:
     """No process with ``marker`` runs, at the latest ``within`` seconds from now.
 
@@ -91,7 +104,12 @@ async def wait_until_ready(
             raise AssertionError(f"the command ended before its escapes ran: {running.result()}")
         pids = marked(marker)
         if (folder / "ready").exists() and len(pids) >= count:
-            assert all(os.getpgid(pid) == pid for pid in pids), "each left bash's group"
+            try:
+                groups = [os.getpgid(pid) for pid in pids]
+            except ProcessLookupError:  # stopped meanwhile (a timeout): the task says why
+                await asyncio.sleep(0.02)
+                continue
+            assert groups == pids, "each left bash's group"
             return
         await asyncio.sleep(0.02)
     raise AssertionError(f"the escapes did not start: {marked(marker)}")

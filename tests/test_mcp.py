@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from claw_command import calls, run_claw, says, tool_results
-from marked_processes import assert_none_marked, marked, unique_marker
+from marked_processes import assert_none_marked, unique_marker, wait_marked
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from claw.hooks import matches
@@ -241,7 +241,7 @@ async def test_mcp_a_server_that_never_answers_times_out_and_is_killed_with_its_
 ) -> None:
     client = await started(spec("stuck", BROKEN_SERVER, "hang", marker), call_timeout=0.5)
     try:
-        assert marked(marker), "the server's child runs"
+        assert wait_marked(marker), "the server's child runs"
         output = await McpTool(client, client.tools[0]).run({})
         assert output.is_error
         assert output.content == "MCP server 'stuck': no answer to tools/call within 0.5 s"
@@ -262,7 +262,7 @@ async def test_mcp_closing_stops_every_process_the_server_started(marker: str) -
     client = await started(spec("demo", SDK_SERVER))
     result = await client.call_tool("spawn", {"marker": marker})
     assert result["content"][0]["text"] == f"started {marker}"
-    assert marked(marker)
+    assert wait_marked(marker)
     await client.close()
     assert_none_marked(marker)
     await client.close()  # twice is fine
