@@ -399,12 +399,12 @@ async def run_with_hooks(
     finishes ``DONE``, Stop hooks run: a block sends the model back to work, with the prompt
     ``A Stop hook asks you to go on: <reason>``, at most ``MAX_STOP_CONTINUATIONS`` times.
     """
-    started = await hooks.session_start()  # a SessionStart hook cannot block: nothing to stop
+    on_start = await hooks.session_start()  # a SessionStart hook cannot block: nothing to stop
     submitted = await hooks.user_prompt_submit(prompt)
     if submitted.block:
         yield PromptBlocked(submitted.reason)
         return
-    for context in (started.context, submitted.context):
+    for context in (on_start.context, submitted.context):
         if context:
             agent.history.append(DeveloperMessage(content=context))
     for continuation in range(MAX_STOP_CONTINUATIONS + 1):

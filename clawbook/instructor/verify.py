@@ -17,6 +17,7 @@ Each check proves one promise of DESIGN.md and says, when it fails, what to fix:
 
 from __future__ import annotations
 
+import glob
 import html
 import os
 import re
@@ -395,7 +396,7 @@ def check_book_commands(project: Project) -> Outcome:
             if not chapter_test_files(chapter, project.root, project.curriculum):
                 problems.append(f"book/{page}: `{command}` selects no test: {chapter.id} has none")
             continue
-        args = words[words.index("pytest") + 1 :]
+        args = _expand(project.root, words[words.index("pytest") + 1 :])
         if any(a in ("--nbval", "--nbval-lax") for a in args):
             continue
         count = _collect_count(project, args)
@@ -404,6 +405,16 @@ def check_book_commands(project: Project) -> Outcome:
     if problems:
         return _fail("the book quotes test commands that select nothing", problems)
     return Outcome(True, f"all {len(commands)} test commands quoted in the book select tests")
+
+
+def _expand(root: Path, args: list[str]) -> list[str]:
+    """Expand wildcards in file arguments as the learner's shell does (unmatched: left as is)."""
+    expanded: list[str] = []
+    for arg in args:
+        is_path = not arg.startswith("-") and expanded[-1:] not in (["-k"], ["-m"])
+        found = glob.glob(arg, root_dir=root) if is_path and glob.has_magic(arg) else []
+        expanded.extend(sorted(found) or [arg])
+    return expanded
 
 
 def _collect_count(project: Project, args: list[str]) -> int:

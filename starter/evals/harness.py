@@ -181,8 +181,13 @@ def worker() -> None:
 
 
 def worker_command() -> list[str]:
-    """How to start a worker: this module, run by the interpreter running claw."""
-    return [sys.executable, "-m", __name__]
+    """How to start a worker: this module, run by the interpreter running claw.
+
+    ``-P`` keeps the current folder off the front of ``sys.path``: the package must come from
+    ``PYTHONPATH`` (the folder that holds this very package), never from a ``starter/`` or
+    ``solution/`` that happens to sit in the folder claw was started in.
+    """
+    return [sys.executable, "-P", "-m", __name__]
 
 
 GRACE = 5.0
