@@ -31,8 +31,16 @@ class Terminal(io.StringIO):
         return True
 
 
-def calls(name: str, arguments: dict[str, object], call_id: str = "call-1") -> StreamReply:
-    """A streamed turn that asks for one call of ``name`` with ``arguments``."""
+def calls(
+    name: str,
+    arguments: dict[str, object],
+    call_id: str = "call-1",
+    usage: dict[str, object] | None = None,
+) -> StreamReply:
+    """A streamed turn that asks for one call of ``name`` with ``arguments``.
+
+    ``usage`` is the usage object its last chunk reports (default: ``usage_body()``).
+    """
     return StreamReply(
         pieces=[
             sse(
@@ -40,7 +48,7 @@ def calls(name: str, arguments: dict[str, object], call_id: str = "call-1") -> S
                 chunk(tool_calls=[call_start(0, call_id, name)]),
                 chunk(tool_calls=[call_delta(0, json.dumps(arguments))]),
                 chunk(finish_reason="tool_calls"),
-                chunk(choices=False, usage=usage_body()),
+                chunk(choices=False, usage=usage_body() if usage is None else usage),
             )
         ]
     )

@@ -47,10 +47,6 @@ from claw.types import (
 from clawbook.harness.loopback import (
     LoopbackServer,
     StreamReply,
-    call_delta,
-    call_start,
-    chunk,
-    sse,
     usage_body,
 )
 
@@ -611,17 +607,7 @@ async def test_subagent_worktree_is_removed_when_the_child_fails_and_needs_a_rep
 
 def calls_for(name: str, arguments: dict[str, object], call_id: str, cost: float) -> StreamReply:
     """A streamed turn asking for one call, whose usage reports ``cost`` dollars (1,000 in)."""
-    return StreamReply(
-        pieces=[
-            sse(
-                chunk("", role="assistant"),
-                chunk(tool_calls=[call_start(0, call_id, name)]),
-                chunk(tool_calls=[call_delta(0, json.dumps(arguments))]),
-                chunk(finish_reason="tool_calls"),
-                chunk(choices=False, usage=usage_body(1000, 10, cost=cost)),
-            )
-        ]
-    )
+    return calls(name, arguments, call_id, usage=usage_body(1000, 10, cost=cost))
 
 
 def test_subagent_claw_command_counts_the_childs_cost_and_stops_it_at_the_budget(
