@@ -28,7 +28,9 @@ from claw.evals.shipped import REFUSAL, bash, edit, read, script, tasks
 from claw.evals.tasks import Task, TaskError, load_tasks
 from claw.main import main
 
-pytestmark = pytest.mark.timeout(240)  # worker processes on a machine that may be busy
+WORKERS = pytest.mark.timeout(240)
+"""For the tests that start worker processes, on a machine that may be busy (only those: an
+endless loop elsewhere is stopped at the usual limit)."""
 
 SWE_BENCH_FIELDS = (
     "repo",
@@ -228,6 +230,7 @@ def test_eval_refusal_passes_only_unchanged_and_refused(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ step 4: a run in a worker
 
 
+@WORKERS
 def test_eval_a_solving_script_passes_and_an_idle_model_fails(tmp_path: Path) -> None:
     solve = script(
         ("", [read("calc.py")]),
@@ -249,6 +252,7 @@ def test_eval_a_solving_script_passes_and_an_idle_model_fails(tmp_path: Path) ->
     assert idle.reason.startswith("tests failed")
 
 
+@WORKERS
 def test_eval_a_run_over_its_time_limit_is_killed_as_timeout(tmp_path: Path) -> None:
     pid_file = tmp_path / "sleeper.pid"
     hang = script(("", [bash(f"echo $$ > {pid_file}; exec sleep 300")]), ("never", []))
@@ -268,6 +272,7 @@ def test_eval_a_run_over_its_time_limit_is_killed_as_timeout(tmp_path: Path) -> 
         pytest.fail(f"the task's sleep (pid {pid}) outlived its timeout")
 
 
+@WORKERS
 def test_eval_a_run_over_its_budget_ends_budget(tmp_path: Path) -> None:
     spend = script(("", [read("calc.py")]), ("", [read("test_calc.py")]), ("Looked.", []))
     task = bug_task(scripts={"solve": spend})
@@ -275,6 +280,7 @@ def test_eval_a_run_over_its_budget_ends_budget(tmp_path: Path) -> None:
     assert (result.status, result.finish, result.steps) == ("failed", "budget", 1)
 
 
+@WORKERS
 def test_eval_parallel_workers_each_have_their_own_repository(tmp_path: Path) -> None:
     def own(n: int) -> Task:
         # The check passes only in a repository holding this task's files and mark alone.
@@ -368,6 +374,7 @@ def test_eval_summary_and_report_compare_two_configurations() -> None:
 # ------------------------------------------------------------------ the command, the shipped tasks
 
 
+@WORKERS
 def test_eval_claw_eval_writes_results_and_a_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
