@@ -36,7 +36,7 @@ FEW_FILES = 12
 saves (each imports pytest and the code, and collects the tests, before the first one runs)."""
 
 
-MANY_CPUS = 4
+MANY_CPUS = 2
 """From this many CPUs on, a long run is spread over workers by default."""
 
 
@@ -44,10 +44,9 @@ def workers_for(files: int) -> int:
     """pytest-xdist workers for a run of ``files`` test files.
 
     ``CLAWBOOK_WORKERS`` if set. Else one per CPU (at most 8) for a run of many files on a
-    machine with ``MANY_CPUS`` or more, and none otherwise: on two CPUs an idle machine ran
-    ``status --fresh`` 1.07-1.08x slower with workers than without (each worker imports pytest
-    and the code and collects the tests before the first one runs, and the suite keeps a CPU
-    busy most of the time anyway), while the whole solution suite ran at 0.74-0.83x.
+    machine with ``MANY_CPUS`` or more, and none otherwise. On two CPUs, idle, two workers ran
+    ``status --fresh`` in 0.56x the time of one process and the solution suite in 0.56-0.68x
+    (``bench/parallel_suite.py``); on one CPU they only add each worker's start-up.
     """
     chosen = os.environ.get(WORKERS_ENV, "").strip()
     if chosen.isdigit():

@@ -53,9 +53,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         console.print(f"[dim]{more} coming; `clawbook status --all` lists them.[/]")
     upcoming = next_chapter(report)
     if upcoming is None and run.complete and not run.problems:
+        still = "read the next chapter as it lands, " if coming else ""
         console.print(
             "\n[bold green]🎉 Every written chapter passes. You built a working agent![/] "
-            "Try it, read the next chapter as it lands, or help a friend get here."
+            f"Try it (`claw --help`), {still}or help a friend get here."
         )
         return OK
     if upcoming is not None:
