@@ -12,7 +12,7 @@ from search_tree import (
     no_personal_git_config,  # noqa: F401
 )
 
-from claw.tools.glob import Found, GlobTool, glob_regex, newest_first
+from claw.tools.glob import Found, GlobArguments, GlobTool, glob_regex, newest_first
 from claw.tools.ignore import walk
 from claw.types import ToolOutput
 
@@ -47,6 +47,7 @@ def test_glob_regex_star_stays_in_one_folder_and_double_star_crosses_any_number(
     assert tests.fullmatch("src/x/y/test_b.py")
     assert not tests.fullmatch("tests/test_c.py")
     assert not tests.fullmatch("src/x/test_b.py.bak")
+    assert glob_regex("src/**").fullmatch("src/x/y/z.py"), "** at the end is anything at all"
 
 
 def test_glob_regex_question_mark_sets_and_dots_are_not_wildcards():
@@ -58,6 +59,20 @@ def test_glob_regex_question_mark_sets_and_dots_are_not_wildcards():
     assert not glob_regex("[!ab].md").fullmatch("a.md")
     assert not glob_regex("a.md").fullmatch("axmd"), "a dot is a dot, not any character"
     assert glob_regex("./docs/*.md").fullmatch("docs/index.md"), "a leading ./ is dropped"
+    for pattern, name in [
+        ("[]a]", "a"),  # a ] right after [ is a member
+        ("[ab].[cd]", "axc"),  # a set ends at its own ], not at the last one
+        ("[a]", "a"),  # a set of one
+        ("[ab]", "X"),
+        ("[!a]", "!"),  # only the first ! negates; it is not a member
+        ("[\\d]", "5"),  # a backslash in a set is a member, not an escape
+        ("[\\d]", "X"),
+        ("**a", "b"),  # the character after ** is still matched
+        ("**", "a\nb"),  # a newline is a character like any other
+        ("a[b", "a[b"),  # a [ that never closes is itself
+    ]:
+        expected = fnmatch.fnmatchcase(name, pattern)
+        assert bool(glob_regex(pattern).fullmatch(name)) == expected, (pattern, name)
 
 
 @given(
@@ -103,6 +118,9 @@ async def test_glob_shows_at_most_max_results_with_a_note_counting_the_rest(tmp_
     assert paths(output) == [f"pkg/m{n:02}.py" for n in range(29, 19, -1)], "the 10 newest"
     note = output.content.split("\n\n", 1)[1]
     assert "20" in note and "more" in note
+    exactly = await GlobTool(tmp_path, max_results=30).run({"pattern": "**/*.py"})
+    assert len(paths(exactly)) == 30
+    assert "\n\n" not in exactly.content, "all 30 are shown: no note"
 
 
 @given(st.lists(st.tuples(st.integers(0, 5), st.sampled_from("abcdef")), max_size=30),
@@ -128,6 +146,13 @@ async def test_glob_path_searches_a_subfolder_and_paths_stay_relative_to_the_roo
     assert sorted(paths(output)) == ["tests/test_cart.py", "tests/test_prices.py"]
     deeper = await glob(tmp_path, pattern="**/cart.py", path="src")
     assert paths(deeper) == ["src/shop/cart.py"]
+    named = await glob(tmp_path, pattern="test_c*.py", path="tests")
+    assert paths(named) == ["tests/test_cart.py"], "the pattern sees the whole name below path"
+    top = await glob(tmp_path, pattern="src/*/c*.py")
+    assert paths(top) == ["src/shop/cart.py"], "from the root, the pattern sees the whole path"
+    touch(tmp_path, "Xnotes /todo.md", 1_000_000)
+    spaced = await glob(tmp_path, pattern="*.md", path="Xnotes ")
+    assert paths(spaced) == ["Xnotes /todo.md"], "a folder's name is used as it is, spaces kept"
 
 
 async def test_glob_no_match_is_not_an_error_and_a_missing_folder_is(tmp_path):
@@ -138,6 +163,18 @@ async def test_glob_no_match_is_not_an_error_and_a_missing_folder_is(tmp_path):
     missing = await glob(tmp_path, pattern="*.py", path="nowhere")
     assert missing.is_error
     assert "nowhere" in missing.content and "not found" in missing.content
+    a_file = await glob(tmp_path, pattern="*.py", path="README.md")
+    assert a_file.is_error
+    assert "README.md" in a_file.content and "not a folder" in a_file.content.lower()
+
+
+def test_glob_a_file_that_vanishes_during_the_search_is_passed_over(tmp_path):
+    for name in ("a.py", "b.py", "c.py"):
+        touch(tmp_path, name, 1_000_000)
+    found = GlobTool(tmp_path).matches(GlobArguments(pattern="*.py"))
+    assert next(found).path == "a.py"
+    (tmp_path / "b.py").unlink()  # the walk has listed the folder already
+    assert [item.path for item in found] == ["c.py"], "b.py is passed over, the search goes on"
 
 
 def test_glob_walk_never_enters_skipped_or_ignored_folders(tmp_path, monkeypatch):

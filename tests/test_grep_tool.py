@@ -13,6 +13,7 @@ from search_tree import (
     no_personal_git_config,  # noqa: F401
 )
 
+import claw.tools.grep as grep_module
 from claw.tools.grep import (
     GrepTool,
     Line,
@@ -63,6 +64,24 @@ async def test_grep_context_lines_use_dashes_and_groups_are_separated(tmp_path):
         "a.py:8: hit",
         "a.py-9- nine",
     ]
+    after_only = await grep(tmp_path, pattern="hit", after=1)
+    assert after_only.content.splitlines() == [
+        "a.py:3: hit",
+        "a.py-4- four",
+        "--",
+        "a.py:8: hit",
+        "a.py-9- nine",
+    ], "after alone is context too: the groups are separated"
+    before_only = await grep(tmp_path, pattern="hit", before=2)
+    assert before_only.content.splitlines() == [
+        "a.py-1- one",
+        "a.py-2- two",
+        "a.py:3: hit",
+        "--",
+        "a.py-6- six",
+        "a.py-7- seven",
+        "a.py:8: hit",
+    ]
 
 
 def test_grep_search_lines_overlapping_context_shows_every_line_once():
@@ -87,6 +106,8 @@ async def test_grep_ignore_case_and_a_glob_on_names_or_on_paths(tmp_path):
     }
     quiet = await grep(tmp_path, pattern="CART")
     assert "no matches" in quiet.content and not quiet.is_error
+    regex = await grep(tmp_path, pattern="CAR[T]")
+    assert "no matches" in regex.content, "without ignore_case, case matters for a regex too"
     tests_only = await grep(tmp_path, pattern="price_of", glob="tests/**/*.py")
     assert {line.split(":")[0] for line in tests_only.content.splitlines()} == {
         "tests/test_prices.py"
@@ -130,6 +151,9 @@ async def test_grep_crlf_bom_and_bad_utf8_match_like_plain_text(tmp_path):
     ]
     starts = await grep(tmp_path, pattern="^start")
     assert starts.content == "win.txt:1: start here", "the byte-order mark is not text"
+    (tmp_path / "mac.txt").write_bytes(b"one\r\nlast here\r")
+    last = await grep(tmp_path, pattern="last here$")
+    assert last.content == "mac.txt:2: last here", "a \\r at the very end is dropped too"
 
 
 async def test_grep_a_long_line_is_cut_and_a_single_file_can_be_searched(tmp_path):
@@ -145,6 +169,48 @@ def test_grep_large_files_are_read_line_by_line_with_the_right_numbers(tmp_path)
     path.write_text("".join(f"row {n}\n" for n in range(1, 300_001)))  # about 3 MB
     found = search_file(path, re.compile(r"^row 2999(99|98)$"))
     assert found == [Line(299998, "row 299998", True), Line(299999, "row 299999", True)]
+    context = search_file(path, re.compile(r"^row 150000$"), before=1, after=2)
+    assert context == [
+        Line(149999, "row 149999", False),
+        Line(150000, "row 150000", True),
+        Line(150001, "row 150001", False),
+        Line(150002, "row 150002", False),
+    ]
+    odd = tmp_path / "odd.log"
+    head = b"\xef\xbb\xbfstart here\r\ncaf\xe9 here\r\nold\rmac here\r\n"
+    odd.write_bytes(head + b"row\n" * 300_000)  # 1.2 MB
+    assert search_file(odd, re.compile("^start|here$")) == [
+        Line(1, "start here", True),  # the byte-order mark is not text
+        Line(2, "caf\ufffd here", True),  # a byte that is not UTF-8 becomes U+FFFD
+        Line(3, "old\rmac here", True),  # only \n ends a line
+    ], "a large file reads like a small one"
+    exact = tmp_path / "exact.txt"
+    exact.write_bytes(b"x" * (1024 * 1024 - 7) + b"needle\n")  # 1 MiB, one long line
+    assert [line.number for line in search_file(exact, re.compile("needle"))] == [1], (
+        "a file of exactly 1 MiB is read in one piece: the whole line is searched"
+    )
+
+
+async def test_grep_python_engine_hands_search_file_the_literal_and_screen_and_skips_unreadable(
+    tmp_path, monkeypatch
+):
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (tmp_path / name).write_text("price_of\n")
+    seen = []
+
+    def spy(path, regex, literal=None, before=0, after=0, screen=None):
+        seen.append((literal, screen))
+        if Path(path).name == "b.txt":
+            raise PermissionError(13, "Permission denied", str(path))
+        return search_file(path, regex, literal, before, after, screen)
+
+    monkeypatch.setattr(grep_module, "search_file", spy)
+    output = await grep(tmp_path, pattern="price_of")
+    assert output.content.splitlines() == ["a.txt:1: price_of", "c.txt:1: price_of"], (
+        "a file that cannot be read is passed over; the search goes on"
+    )
+    assert [literal for literal, _ in seen] == [b"price_of"] * 3
+    assert all(screen is not None and screen.flags & re.MULTILINE for _, screen in seen)
 
 
 def test_grep_literal_of_only_for_plain_case_sensitive_patterns():
@@ -188,6 +254,10 @@ def test_grep_finds_exactly_what_a_brute_force_search_finds(tmp_path_factory, fi
 
 CASES = [
     {"pattern": "price_of"},
+    {"pattern": "(?<=[a-z])e"},  # rg refuses look-behind: the Python engine answers, capped
+    {"pattern": r"(?<=_)of\b", "before": 2},
+    {"pattern": r"(?<=def )\w+", "after": 1},
+    {"pattern": "def", "before": 1},
     {"pattern": r"def \w+\(", "before": 1, "after": 2},
     {"pattern": "CART", "ignore_case": True, "glob": "*.py"},
     {"pattern": "here$"},
@@ -204,11 +274,17 @@ async def test_grep_ripgrep_and_the_python_search_give_identical_results(tmp_pat
         pytest.skip("ripgrep (rg) is not installed: `pip install ripgrep` to compare engines")
     make_project(tmp_path, {**FILES, "win.txt": b"\xef\xbb\xbfstart here\r\nend here\r\n",
                             "latin.txt": b"caf\xe9 here\n"})  # fmt: skip
-    fast = GrepTool(tmp_path, max_matches=7)
-    slow = GrepTool(tmp_path, max_matches=7, ripgrep=False)
+    fast = GrepTool(tmp_path, max_matches=7, max_line_chars=40)
+    slow = GrepTool(tmp_path, max_matches=7, max_line_chars=40, ripgrep=False)
     assert fast.rg is not None
+    runs = tmp_path.parent / "rg-runs"
+    wrapper = tmp_path.parent / "rg-wrapper"
+    wrapper.write_text(f'#!/bin/sh\necho run >> "{runs}"\nexec "{fast.rg}" "$@"\n')
+    wrapper.chmod(0o755)
+    fast.rg = str(wrapper)
     for arguments in CASES:
         assert (await fast.run(arguments)) == (await slow.run(arguments)), arguments
+    assert runs.exists(), "with rg installed, rg does the searching"
 
 
 def test_grep_screen_of_only_when_no_line_can_match_alone_what_the_whole_text_misses():
