@@ -2,6 +2,7 @@
 
 import fnmatch
 import os
+import shutil
 from pathlib import Path
 
 from hypothesis import given
@@ -13,7 +14,7 @@ from search_tree import (
 )
 
 from claw.tools.glob import Found, GlobArguments, GlobTool, glob_regex, newest_first
-from claw.tools.ignore import walk
+from claw.tools.ignore import Rules, is_ignored, parse_lines, walk
 from claw.types import ToolOutput
 
 
@@ -100,6 +101,22 @@ async def test_glob_nested_gitignore_ignores_below_it_and_its_negation_wins(tmp_
     assert ".gitignore" in everything and "src/shop/.gitignore" in everything
     assert not [p for p in everything if p.startswith((".git/", "env/", "node_modules/"))]
     assert not [p for p in everything if "__pycache__" in p or p.startswith("build/")]
+    siblings = [
+        Rules("", parse_lines(b"*.tmp\n")),
+        Rules("docs/", parse_lines(b"*.md\n")),
+        Rules("src/", parse_lines(b"*.log\n")),
+    ]
+    assert is_ignored(siblings, "src/debug.log", False), "docs/'s rules do not stop src/'s"
+    assert is_ignored(siblings, "src/notes.md", False) is False, "docs/'s rules stay in docs/"
+
+
+def test_glob_walk_passes_over_a_folder_it_cannot_read(tmp_path):
+    for name in ("a.txt", "one/x.txt", "two/y.txt"):
+        touch(tmp_path, name, 1_000_000)
+    files = walk(tmp_path)
+    assert next(files)[0] == "a.txt"
+    shutil.rmtree(tmp_path / "one")  # gone before the walk gets to it
+    assert [relative for relative, _ in files] == ["two/y.txt"]
 
 
 async def test_glob_newest_first_by_modification_time_then_by_path(tmp_path):

@@ -1,5 +1,6 @@
 """ch11 · list_dir: one folder, folders first, sizes for files, ignored entries hidden."""
 
+import re
 from pathlib import Path
 
 from search_tree import (
@@ -7,7 +8,7 @@ from search_tree import (
     no_personal_git_config,  # noqa: F401
 )
 
-from claw.tools.ls import ListDirTool, human_size
+from claw.tools.ls import Entry, ListDirTool, human_size
 from claw.types import ToolOutput
 
 
@@ -28,9 +29,11 @@ def test_ls_human_size_whole_bytes_then_one_decimal_in_the_largest_unit():
     assert human_size(1024) == "1.0 KiB"
     assert human_size(1536) == "1.5 KiB"
     assert human_size(1024 * 1024 - 1) == "1024.0 KiB"
+    assert human_size(1024 * 1024) == "1.0 MiB"
     assert human_size(3 * 1024 * 1024) == "3.0 MiB"
     assert human_size(5 * 1024**3) == "5.0 GiB"
     assert human_size(2 * 1024**4) == "2.0 TiB"
+    assert human_size(1000 * 1024**4) == "1000.0 TiB"
 
 
 async def test_ls_folders_first_with_a_slash_then_files_with_sizes(tmp_path):
@@ -41,13 +44,20 @@ async def test_ls_folders_first_with_a_slash_then_files_with_sizes(tmp_path):
     (tmp_path / "Makefile").write_text("")
     output = await ls(tmp_path)
     assert not output.is_error
-    assert entries(output) == [
+    assert output.content == "\n".join([
         "docs/",
         "src/",
         "Makefile  0 B",
         "README.md  6 B",
         "setup.py  1.5 KiB",
-    ]
+    ]), "no notes: no blank line"
+    shown, hidden, withheld = ListDirTool(tmp_path).entries("", False)
+    assert shown[:2] == [Entry("docs", True, 0), Entry("src", True, 0)], "a folder's size is 0"
+    assert (hidden, withheld) == ([], 0)
+    (tmp_path / "Xnotes ").mkdir()
+    (tmp_path / "Xnotes " / "todo.md").write_text("x")
+    spaced = await ls(tmp_path, path="Xnotes ")
+    assert spaced.content == "todo.md  1 B", "a folder's name is used as it is, spaces kept"
 
 
 async def test_ls_hides_git_venvs_node_modules_and_ignored_entries_and_says_so(tmp_path):
@@ -81,6 +91,8 @@ async def test_ls_a_subfolder_obeys_every_gitignore_above_and_in_it(tmp_path):
     )
     logs = [e.split("  ")[0] for e in entries(await ls(tmp_path, path="logs"))]
     assert logs == ["keep.log"]
+    _, hidden, _ = ListDirTool(tmp_path).entries("logs", False)
+    assert hidden == ["server.log"], "a hidden file's name has no slash"
 
 
 async def test_ls_caps_the_entries_with_a_note_counting_the_rest(tmp_path):
@@ -89,6 +101,24 @@ async def test_ls_caps_the_entries_with_a_note_counting_the_rest(tmp_path):
     output = await ListDirTool(tmp_path, max_entries=5).run({})
     assert entries(output) == [f"f{n:02}.txt  1 B" for n in range(5)]
     assert "7 more" in output.content
+    assert re.search(r"(?<!\d)7 more", output.content), "7, not 17 or 27"
+    exactly = await ListDirTool(tmp_path, max_entries=12).run({})
+    assert len(entries(exactly)) == 12
+    assert "\n\n" not in exactly.content, "all 12 are shown: no note"
+
+
+async def test_ls_names_at_most_ten_hidden_entries_then_an_ellipsis(tmp_path):
+    (tmp_path / "app.py").write_text("")
+    (tmp_path / ".gitignore").write_text("*.log\n")
+    for n in range(10):
+        (tmp_path / f"{n}.log").write_text("")
+    ten = (await ls(tmp_path)).content.split("\n\n", 1)[1]
+    assert "10 hidden" in ten and "…" not in ten
+    assert all(f"{n}.log" in ten for n in range(10))
+    (tmp_path / "z.log").write_text("")
+    eleven = (await ls(tmp_path)).content.split("\n\n", 1)[1]
+    assert "11 hidden" in eleven and "…" in eleven
+    assert "z.log" not in eleven, "the first ten names, sorted; the rest is the …"
 
 
 async def test_ls_an_empty_folder_says_so_and_a_missing_one_or_a_file_is_an_error(tmp_path):
@@ -131,6 +161,7 @@ async def test_ls_a_link_out_of_the_workspace_is_withheld_and_counted_even_with_
         assert "leak" not in output.content
         assert "linked" not in output.content
         assert "2 withheld" in output.content
+        assert ListDirTool(root).entries("", show_all)[2] == 2
     refused = await ls(root, path="linked")
     assert refused.is_error
     assert "outside the workspace" in refused.content
