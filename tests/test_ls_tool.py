@@ -113,11 +113,11 @@ async def test_ls_names_at_most_ten_hidden_entries_then_an_ellipsis(tmp_path):
     for n in range(10):
         (tmp_path / f"{n}.log").write_text("")
     ten = (await ls(tmp_path)).content.split("\n\n", 1)[1]
-    assert "10 hidden" in ten and "…" not in ten
+    assert "…" not in ten
     assert all(f"{n}.log" in ten for n in range(10))
     (tmp_path / "z.log").write_text("")
     eleven = (await ls(tmp_path)).content.split("\n\n", 1)[1]
-    assert "11 hidden" in eleven and "…" in eleven
+    assert "…" in eleven
     assert "z.log" not in eleven, "the first ten names, sorted; the rest is the …"
 
 
