@@ -303,6 +303,10 @@ async def test_multi_tool_one_failing_call_does_not_stop_its_siblings() -> None:
     assert results[2].content == "look c done"
     assert "OSError: disk on fire" in results[1].content
     assert events[-1] == RunFinished(Finish.DONE, 2, "All done.", events[-1].usage)
+    reported = [e for e in events if isinstance(e, ToolResult)]
+    assert [e.is_error for e in reported] == [False, True, False], "each event says if it failed"
+    called = [e for e in events if isinstance(e, ToolCalled)]
+    assert [e.step for e in called + reported] == [1] * 6, "every event names its step"
 
 
 async def test_multi_tool_missing_code_in_a_batch_propagates_as_itself() -> None:
@@ -398,5 +402,12 @@ async def test_multi_tool_default_tools_share_one_file_tracker(tmp_path: Path) -
     patched = await tools["apply_patch"].run({"patch": patch})
     assert not patched.is_error, patched.content
     assert (tmp_path / "app.py").read_text() == "x = 3\n"
+    again = await tools["edit"].run({**edit, "old_string": "x = 3", "new_string": "x = 4"})
+    assert not again.is_error, "edit knows what apply_patch wrote: " + again.content
+    written = await tools["write"].run({"path": "new.py", "content": "y = 1\n"})
+    assert not written.is_error, written.content
+    assert (tmp_path / "new.py").read_text() == "y = 1\n", "write works in the root too"
+    fresh = {"path": "new.py", "old_string": "y = 1", "new_string": "y = 2"}
+    assert not (await tools["edit"].run(fresh)).is_error, "edit knows what write wrote"
     other = default_tools(tmp_path)  # a new session has not read anything
     assert (await other["edit"].run({**edit, "old_string": "x = 3"})).is_error

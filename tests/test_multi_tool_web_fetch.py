@@ -3,6 +3,7 @@
 import time
 from typing import Any
 
+import httpx
 import pytest
 
 from claw.tools.web_fetch import WebFetchTool, check_url, page_text
@@ -82,6 +83,10 @@ def test_multi_tool_web_fetch_page_text_passes_text_through_and_refuses_binary()
     assert page_text(b"%PDF-1.7 not really", "application/pdf") is None
     assert page_text(b"GIF89a\x00\x01", "") is None  # no type: sniffed
     assert page_text(b"text\x00with a NUL", "text/plain") is None
+    assert page_text(b"caf\xe9", "text/plain") == "caf\ufffd", "not UTF-8: U+FFFD"
+    assert page_text("café".encode(), "text/plain", "ascii") == "caf\ufffd\ufffd"
+    unknown = page_text(b"caf\xc3\xa9 \xff", "text/plain", "no-such-charset")
+    assert unknown == "caf\u00e9 \ufffd", "an unknown encoding falls back to UTF-8"
 
 
 async def test_multi_tool_web_fetch_refuses_a_binary_body(server: LoopbackServer) -> None:
@@ -103,6 +108,10 @@ async def test_multi_tool_web_fetch_follows_redirects_to_the_final_page(
     output = await local_tool().run({"url": page_url(server, "/start")})
     assert output.content == f"{page_url(server, '/final')}\n\nyou made it"
     assert [r.path for r in server.requests] == ["/start", "/moved", "/final"]
+    server.add(TextReply(status=201, body="created", headers={"Location": "/elsewhere"}))
+    created = await local_tool().run({"url": page_url(server, "/new")})
+    assert created.content == f"{page_url(server, '/new')}\n\ncreated", "201 is no redirect"
+    assert server.requests[-1].path == "/new"
 
 
 async def test_multi_tool_web_fetch_caps_the_number_of_redirects(server: LoopbackServer) -> None:
@@ -141,6 +150,10 @@ async def test_multi_tool_web_fetch_stops_reading_at_the_size_cap(server: Loopba
     assert len(output.content) < 12_000
     assert reply.finished.wait(5)
     assert reply.sent < 20_000_000, "the client kept downloading past the cap"
+    server.add(TextReply(body="x" * 10_000))
+    exactly = await local_tool(max_bytes=10_000).run({"url": page_url(server)})
+    assert not exactly.is_error
+    assert "page cut" not in exactly.content, "10,000 bytes of 10,000: nothing was cut"
 
 
 async def test_multi_tool_web_fetch_gives_up_after_its_timeout(server: LoopbackServer) -> None:
@@ -160,3 +173,39 @@ async def test_multi_tool_web_fetch_reports_an_http_error_with_its_text(
     assert output.is_error
     url = page_url(server, "/missing")
     assert output.content == f"HTTP 404 Not Found from {url}\n\nNo such page"
+    server.add(TextReply(status=400, body="no", content_type="text/plain"))
+    bad = await local_tool().run({"url": page_url(server, "/bad")})
+    assert bad.is_error, "400 is the first error status"
+    server.add(TextReply(status=399, body="odd", content_type="text/plain"))
+    odd = await local_tool().run({"url": page_url(server, "/odd")})
+    assert not odd.is_error
+
+
+async def test_multi_tool_web_fetch_decodes_by_charset_keeps_a_given_client_and_names_errors(
+    server: LoopbackServer,
+) -> None:
+    server.add(TextReply(body="café".encode("latin-1"), content_type="text/plain; charset=latin-1"))
+    latin = await local_tool().run({"url": page_url(server)})
+    assert latin.content.endswith("\n\ncafé"), "decoded with the response's charset"
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/broken":
+            raise httpx.ReadError("the connection broke", request=request)
+        if request.url.path == "/silent":
+            raise httpx.ReadError("", request=request)
+        return httpx.Response(200, content=b"no type, plain words")  # no Content-Type
+
+    async def public(host: str, port: int) -> list[str]:
+        return ["93.184.216.34"]
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(reply))  # never leaves the process
+    tool = WebFetchTool(client=client, resolve=public)
+    untyped = await tool.run({"url": "http://docs.example/"})
+    assert untyped.content == "http://docs.example/\n\nno type, plain words"
+    broken = await tool.run({"url": "http://docs.example/broken"})
+    assert broken.is_error
+    assert broken.content == "could not fetch http://docs.example/broken: the connection broke"
+    silent = await tool.run({"url": "http://docs.example/silent"})
+    assert silent.content == "could not fetch http://docs.example/silent: ReadError"
+    assert not client.is_closed, "a client the tool was given is the caller's to close"
+    await client.aclose()

@@ -391,7 +391,8 @@ class WebFetchTool(ArgumentsTool[WebFetchArguments]):
         except TimeoutError:
             return ToolOutput.error(f"timed out after {self.timeout:g} s fetching {args.url}")
         except httpx.HTTPError as error:
-            return ToolOutput.error(f"could not fetch {args.url}: {error or type(error).__name__}")
+            reason = str(error) or type(error).__name__  # an exception itself is always true
+            return ToolOutput.error(f"could not fetch {args.url}: {reason}")
         finally:
             if self.client is None:
                 await client.aclose()
