@@ -330,10 +330,6 @@ async def test_plan_exit_plan_mode_is_refused_outside_planning(tmp_path: Path) -
     again = await plan.check(call(EXIT_PLAN_MODE, plan="a second plan"))
     assert isinstance(again, ToolOutput) and again.is_error
     assert "waiting for the user's approval" in again.content
-    refused = "exit_plan_mode is refused: your plan is waiting"
-    assert again.content.startswith(refused), "the refusal names the tool"
-    pending = await tools[EXIT_PLAN_MODE].run({"plan": "a second plan"})  # no exception
-    assert pending.is_error and pending.content.startswith(refused)
     plan.approve()
     late = await plan.check(call(EXIT_PLAN_MODE, plan="a second plan"))
     assert isinstance(late, ToolOutput) and late.is_error
