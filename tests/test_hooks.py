@@ -24,11 +24,9 @@ from claw.events import RunFinished
 from claw.hooks import (
     CommandHook,
     Completed,
-    HookFailed,
     Hooks,
     PromptBlocked,
     Verdict,
-    decide,
     interpret,
     matches,
     run_command,
@@ -95,7 +93,6 @@ def test_hooks_exit_codes_mean_go_on_block_or_warn() -> None:
     assert interpret("PreToolUse", Completed(0, "", "")) == Verdict()
     blocked = interpret("PreToolUse", Completed(2, "", "no edits to lock files\n"))
     assert blocked.block and blocked.reason == "no edits to lock files"
-    assert blocked.permission == "deny", "a blocked verdict's permission is deny"
     failed = interpret("PreToolUse", Completed(1, "", "jq: not found\n"))
     assert not failed.block
     assert failed.warnings == ("exited with code 1: jq: not found",)
@@ -114,19 +111,6 @@ def test_hooks_json_permission_decisions() -> None:
     assert updated.updated_input == {"text": "HELLO"} and not updated.block
     legacy = interpret("PostToolUse", Completed(0, '{"decision": "block", "reason": "lint"}', ""))
     assert legacy.block and legacy.reason == "lint"
-    assert denied.permission == legacy.permission == "deny", "a blocked verdict's permission"
-    bare = interpret("PreToolUse", Completed(0, '{"decision": "block"}', ""))
-    assert bare.reason == "blocked by a PreToolUse hook (no reason given)"
-    context = {"hookSpecificOutput": {"additionalContext": "ran 3 tests"}}
-    assert decide("PostToolUse", context) == Verdict(context="ran 3 tests"), "no permission: None"
-    odd = decide("PreToolUse", {"hookSpecificOutput": "yes"})
-    assert not odd.block and len(odd.warnings) == 1
-    assert "hookSpecificOutput" in odd.warnings[0]
-    maybe = interpret("PreToolUse", out("maybe"))
-    assert maybe.permission is None and len(maybe.warnings) == 1 and "maybe" in maybe.warnings[0]
-    text = interpret("PreToolUse", out("allow", updatedInput="HELLO"))
-    assert text.updated_input is None and text.permission == "allow"
-    assert len(text.warnings) == 1 and "updatedInput" in text.warnings[0]
 
 
 def test_hooks_invalid_json_on_stdout_is_a_warning_not_a_decision() -> None:
@@ -173,8 +157,6 @@ async def test_hooks_other_exit_codes_let_the_call_go_on_and_warn_the_user(
         assert await hooks.pre_tool_use(call()) == call()
     assert len(hooks.warnings) == 1
     assert "exited with code 3: formatter missing" in hooks.warnings[0]
-    assert "PreToolUse" in hooks.warnings[0], "the warning names the event"
-    assert "echo 'formatter missing' >&2; exit 3" in hooks.warnings[0], "and the hook"
     assert any("formatter missing" in r.getMessage() for r in caplog.records)
 
 
@@ -250,11 +232,6 @@ async def test_hooks_huge_output_is_capped(tmp_path: Path) -> None:
     hook = CommandHook(f"{PY} -c \"import sys; sys.stderr.write('x' * 5_000_000)\"; exit 2")
     completed = await run_command(hook, {}, tmp_path, limit=1_000)
     assert completed.exit_code == 2 and completed.stderr == "x" * 1_000
-    latin_1 = CommandHook("printf 'caf\\351'; printf 'na\\357ve' >&2")
-    latin = await run_command(latin_1, {}, tmp_path)
-    assert (latin.stdout, latin.stderr) == ("caf\ufffd", "na\ufffdve"), "not UTF-8: U+FFFD"
-    with pytest.raises(HookFailed, match="could not be started"):
-        await run_command(CommandHook("exit 0"), {}, tmp_path / "gone")
 
 
 async def test_hooks_python_hooks_sync_and_async(tmp_path: Path) -> None:
@@ -276,13 +253,6 @@ async def test_hooks_python_hooks_sync_and_async(tmp_path: Path) -> None:
     assert refused == ToolOutput.error("Blocked by a PreToolUse hook: use git rm")
     assert [e["tool_input"]["command"] for e in seen] == ["ls", "rm -rf build"]
     assert hooks.warnings == []
-
-    def stop(event: dict[str, Any]) -> dict[str, Any]:
-        return {"decision": "block"}
-
-    hooks.add("PostToolUse", stop)
-    noted = await hooks.post_tool_use(call(), ToolOutput.ok("hello"))
-    assert noted.content.endswith("blocked by a PostToolUse hook (no reason given)")
 
 
 async def test_hooks_a_crashing_python_hook_is_a_warning(tmp_path: Path) -> None:
@@ -322,55 +292,6 @@ async def test_hooks_run_in_order_and_the_first_block_stops_the_rest(tmp_path: P
     result = await hooks.pre_tool_use(call(text="original"))
     assert result == ToolOutput.error("Blocked by a PreToolUse hook: second says no")
     assert order == ["first", "second saw changed"]
-
-
-async def test_hooks_ask_outranks_allow_and_contexts_are_joined_by_a_newline(
-    tmp_path: Path,
-) -> None:
-    def answer(permission: str | None, context: str = "") -> Any:
-        def hook(event: dict[str, Any]) -> dict[str, Any]:
-            specific: dict[str, Any] = {"additionalContext": context}
-            if permission is not None:
-                specific["permissionDecision"] = permission
-            return {"hookSpecificOutput": specific}
-
-        return hook
-
-    async def verdict(*hooks_: Any) -> Verdict:
-        hooks = Hooks(tmp_path)
-        for hook in hooks_:
-            hooks.add("PreToolUse", hook)
-        return await hooks.run("PreToolUse", hooks.payload("PreToolUse"), "echo")
-
-    assert await verdict(answer(None, "a")) == Verdict(context="a"), "no decision: None"
-    assert (await verdict(answer("allow"))).permission == "allow"
-    assert (await verdict(answer("allow"), answer("ask"))).permission == "ask"
-    assert (await verdict(answer("ask"), answer("allow"))).permission == "ask"
-    assert (await verdict(answer("allow"), answer(None))).permission == "allow"
-    joined = await verdict(answer(None, "first"), answer("allow", "second"))
-    assert joined.context == "first\nsecond"
-    blocked = await verdict(answer("allow"), lambda event: {"decision": "block", "reason": "no"})
-    assert blocked == Verdict(block=True, reason="no", permission="deny")
-
-
-async def test_hooks_post_tool_use_sees_the_call_and_its_result_and_adds_context(
-    tmp_path: Path,
-) -> None:
-    seen: list[dict[str, Any]] = []
-
-    def lint(event: dict[str, Any]) -> dict[str, Any]:
-        seen.append(event)
-        return {"hookSpecificOutput": {"additionalContext": "ran the linter"}}
-
-    hooks = Hooks(tmp_path, session_id="s-7")
-    hooks.add("PostToolUse", lint, "echo")
-    result = await hooks.post_tool_use(call(text="hi"), ToolOutput.error("no such file"))
-    assert result == ToolOutput.error("no such file\n\nran the linter"), "is_error is kept"
-    (event,) = seen
-    assert event["hook_event_name"] == "PostToolUse" and event["session_id"] == "s-7"
-    assert event["tool_name"] == "echo" and event["tool_input"] == {"text": "hi"}
-    assert event["tool_use_id"] == "call-1"
-    assert event["tool_response"] == {"content": "no such file", "is_error": True}
 
 
 async def test_hooks_post_tool_use_adds_stderr_to_what_the_model_sees(tmp_path: Path) -> None:

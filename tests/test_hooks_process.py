@@ -115,39 +115,3 @@ async def test_hooks_never_receive_secrets(tmp_path: Path, monkeypatch: pytest.M
     assert not {"OPENROUTER_API_KEY", "GITHUB_TOKEN", "DB_PASSWORD"} & seen.keys()
     for leak in ("hookleak1", "hookleak2", "hookleak3"):
         assert leak not in verdict.context
-
-
-async def test_hooks_no_grace_a_child_that_handles_sigterm_is_killed_at_once(
-    tmp_path: Path, marker: str
-) -> None:
-    # The child answers SIGTERM by working on for half a second, then leaving a file: with a
-    # grace period it would finish; with none, SIGKILL follows SIGTERM at once.
-    (tmp_path / "child.py").write_text(
-        "import pathlib, signal, time\n"
-        "def late(*_):\n"
-        "    time.sleep(0.5)\n"
-        "    pathlib.Path('late').touch()\n"
-        "signal.signal(signal.SIGTERM, late)\n"
-        "pathlib.Path('ready').touch()\n"
-        "time.sleep(300)\n"
-    )
-    command = (
-        f"python3 child.py {marker} >/dev/null 2>&1 & "
-        "until [ -e ready ]; do sleep 0.01; done; exit 0"
-    )
-    completed = await run_command(CommandHook(command, timeout=5), {}, tmp_path)
-    assert completed.exit_code == 0
-    assert_none_marked(marker)
-    assert not (tmp_path / "late").exists(), "the child was given time after SIGTERM"
-
-
-async def test_hooks_a_child_that_calls_setsid_does_not_hold_the_hook_up(
-    tmp_path: Path, marker: str
-) -> None:
-    # setsid leaves the hook's session, so stop_session cannot kill it, and it keeps the
-    # hook's stdout open: reading what is left must give up after DRAIN_SECONDS.
-    command = f"setsid bash -c 'exec -a {marker} sleep 300' & echo '{{}}'; exit 0"
-    completed = await asyncio.wait_for(
-        run_command(CommandHook(command, timeout=5), {}, tmp_path), 8
-    )
-    assert completed == Completed(0, "{}\n", "")
