@@ -153,6 +153,9 @@ async def test_write_tool_creates_a_new_file_and_its_parent_directories(tmp_path
     assert not output.is_error, output.content
     assert output.content == "created src/pkg/util.py (2 lines, 24 bytes)"
     assert (tmp_path / "src/pkg/util.py").read_text() == "def one():\n    return 1\n"
+    for content, size in [("x", "1 line, 1 byte"), ("ab", "1 line, 2 bytes")]:
+        output = await call(write, path=f"{content}.txt", content=content)
+        assert output.content == f"created {content}.txt ({size})"
 
 
 async def test_write_tool_writes_the_content_as_utf8_exactly_as_given(tmp_path):
@@ -161,6 +164,10 @@ async def test_write_tool_writes_the_content_as_utf8_exactly_as_given(tmp_path):
     output = await call(write, path="hello.txt", content=content)
     assert not output.is_error, output.content
     assert (tmp_path / "hello.txt").read_bytes() == content.encode("utf-8")
+    # JSON can carry a lone surrogate, which no UTF-8 file can hold.
+    lone = await call(write, path="odd.txt", content="a\ud800b")
+    assert lone.is_error and "UTF-8" in lone.content, lone.content
+    assert not (tmp_path / "odd.txt").exists()
 
 
 async def test_write_tool_refuses_to_replace_a_file_the_model_has_not_read(tmp_path):
