@@ -100,16 +100,44 @@ def test_edit_replace_once_with_no_match_shows_the_most_similar_lines_numbered()
     assert message.startswith("old_string was not found in app.py")
     assert '     6\t    print("goodbye", name)' in message
     assert "greet" not in message
-    # In a CRLF file the lines are shown as read shows them: the same message, no "\r".
-    with pytest.raises(EditError) as crlf:
-        replace_once(APP.replace("\n", "\r\n"), 'print("goodbye", nme)', "x", shown="app.py")
-    assert str(crlf.value) == message
+    # A CRLF file is compared and shown as read shows it: the same message as for LF, no "\r",
+    # even for lines exactly at MIN_SIMILARITY.
+    for text, quote in [(APP, 'print("goodbye", nme)'), ("ab\nwxyz\n", "ab\ncd")]:
+        with pytest.raises(EditError) as lf:
+            replace_once(text, quote, "x", shown="app.py")
+        with pytest.raises(EditError) as crlf:
+            replace_once(text.replace("\n", "\r\n"), quote, "x", shown="app.py")
+        assert str(crlf.value) == str(lf.value)
+        assert "The most similar lines are:" in str(lf.value)
 
 
 def test_edit_most_similar_compares_runs_of_as_many_lines_as_the_quote():
     quote = 'def main():\n    greet("Bob")\n'
     assert most_similar(APP, quote) == '     9\tdef main():\n    10\t    greet("Ada")'
     assert most_similar(APP, "zzzzzzzzzzzzzzzzzzzzzzzzz") is None
+    # The last line is a candidate too; a run cut short by the end of the file is not.
+    assert most_similar("a = 1\nb = 2", "b = 3") == "     2\tb = 2"
+    assert most_similar("x = 1\ny = 2", "y = 2\nz = 2") is None
+    # A run is its lines joined by "\n", scored against the quote's lines joined the same way.
+    assert most_similar("if x:\nelse:\n", "if x:\nx = 1") == "     1\tif x:\n     2\telse:"
+
+
+def test_edit_most_similar_takes_the_quote_as_given_and_the_first_best_run():
+    # Indentation and every other character of the quote count; only line breaks around it go.
+    quote = "    return total\n"
+    assert most_similar("return total\n    return totals\n", quote) == "     2\t    return totals"
+    assert most_similar("size = MAX\nsize = MA\n", "size = MAX") == "     1\tsize = MAX"
+    # Exactly MIN_SIMILARITY (here 0.5) is close enough; of equally close runs, the first.
+    assert most_similar("total = sum(xs)\n", "total") == "     1\ttotal = sum(xs)"
+    two = "total = sum(xs)\ntotal = sum(ys)\n"
+    assert most_similar(two, "total = sum(zs)") == "     1\ttotal = sum(xs)"
+    # The same letters in another order are not alike (a cheap upper bound is not the score).
+    assert most_similar("pots\n", "stop") is None
+    # A long quote is compared character by character, common characters included.
+    right = "WEIGHTS = [" + ", ".join(["0"] * 80) + "]"
+    wrong = right.replace("0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0", "0, " * 15 + "1", 4)
+    assert len(wrong) > 200 and wrong.count("1") == 4
+    assert most_similar(f"import math\n{right}\n", wrong) == f"     2\t{right}"
 
 
 def test_edit_replace_once_with_nothing_close_says_to_read_the_file():
