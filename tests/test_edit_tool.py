@@ -144,6 +144,7 @@ def test_edit_replace_once_with_nothing_close_says_to_read_the_file():
     with pytest.raises(EditError) as caught:
         replace_once(APP, "class Database(Connection):", "x", shown="app.py")
     assert "old_string was not found in app.py" in str(caught.value)
+    assert "read the file" in str(caught.value).lower()
     assert "\t" not in str(caught.value)
 
 
