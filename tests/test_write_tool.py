@@ -43,11 +43,24 @@ def full_disk(*args: object, **kwargs: object) -> None:
 # ---------------------------------------------------------------- atomic_write
 
 
-def test_write_atomic_write_creates_the_file_with_exactly_the_bytes_and_nothing_else(tmp_path):
+def test_write_atomic_write_creates_the_file_with_exactly_the_bytes_and_nothing_else(
+    tmp_path, monkeypatch
+):
+    created: list[int] = []
+    real_open = os.open
+
+    def spy(path: object, flags: int, *args: object, **kwargs: object) -> int:
+        if flags & os.O_CREAT:
+            created.append(flags)
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", spy)
     data = "naïve café\r\nline two".encode() + b"\xff\x00"
     atomic_write(tmp_path / "out.bin", data)
     assert (tmp_path / "out.bin").read_bytes() == data
     assert names(tmp_path) == ["out.bin"]
+    # The temporary file is made only where nothing is: no file, and no link, of that name.
+    assert created and all(flags & os.O_EXCL and flags & os.O_NOFOLLOW for flags in created)
 
 
 def test_write_atomic_write_replaces_the_content_and_keeps_the_permission_bits(tmp_path):
@@ -153,6 +166,12 @@ async def test_write_tool_creates_a_new_file_and_its_parent_directories(tmp_path
     assert not output.is_error, output.content
     assert output.content == "created src/pkg/util.py (2 lines, 24 bytes)"
     assert (tmp_path / "src/pkg/util.py").read_text() == "def one():\n    return 1\n"
+    for content, size in [("x", "1 line, 1 byte"), ("ab", "1 line, 2 bytes")]:
+        output = await call(write, path=f"{content}.txt", content=content)
+        assert output.content == f"created {content}.txt ({size})"
+    long = "n" * 200 + ".txt"  # long, but a name the system accepts
+    assert not (await call(write, path=long, content="x")).is_error
+    assert (tmp_path / long).read_text() == "x"
 
 
 async def test_write_tool_writes_the_content_as_utf8_exactly_as_given(tmp_path):
@@ -161,6 +180,10 @@ async def test_write_tool_writes_the_content_as_utf8_exactly_as_given(tmp_path):
     output = await call(write, path="hello.txt", content=content)
     assert not output.is_error, output.content
     assert (tmp_path / "hello.txt").read_bytes() == content.encode("utf-8")
+    # JSON can carry a lone surrogate, which no UTF-8 file can hold.
+    lone = await call(write, path="odd.txt", content="a\ud800b")
+    assert lone.is_error and "UTF-8" in lone.content, lone.content
+    assert not (tmp_path / "odd.txt").exists()
 
 
 async def test_write_tool_refuses_to_replace_a_file_the_model_has_not_read(tmp_path):
