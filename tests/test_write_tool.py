@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from claw.tools.read import ReadTool
 from claw.tools.tracker import FileTracker
-from claw.tools.write import WriteTool, atomic_write
+from claw.tools.write import WriteTool, atomic_write, atomic_write_at
 from claw.types import ToolOutput
 
 OLD = b"version = 1\n# the user's careful work\n"
@@ -47,11 +47,13 @@ def test_write_atomic_write_creates_the_file_with_exactly_the_bytes_and_nothing_
     tmp_path, monkeypatch
 ):
     created: list[int] = []
+    temporary: list[str] = []
     real_open = os.open
 
     def spy(path: object, flags: int, *args: object, **kwargs: object) -> int:
         if flags & os.O_CREAT:
             created.append(flags)
+            temporary.append(os.fsdecode(path))  # type: ignore[arg-type]
         return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os, "open", spy)
@@ -61,6 +63,9 @@ def test_write_atomic_write_creates_the_file_with_exactly_the_bytes_and_nothing_
     assert names(tmp_path) == ["out.bin"]
     # The temporary file is made only where nothing is: no file, and no link, of that name.
     assert created and all(flags & os.O_EXCL and flags & os.O_NOFOLLOW for flags in created)
+    # Its name says whose it is, should a crash ever leave it behind: .out.bin.<random>.tmp
+    assert all(Path(name).name.startswith(".out.bin.") for name in temporary), temporary
+    assert all(name.endswith(".tmp") for name in temporary), temporary
 
 
 def test_write_atomic_write_replaces_the_content_and_keeps_the_permission_bits(tmp_path):
@@ -143,6 +148,35 @@ def test_write_atomic_write_through_a_symlink_replaces_the_target_and_keeps_the_
     atomic_write(link, b"new\n")
     assert link.is_symlink()
     assert real.read_bytes() == b"new\n"
+
+
+def test_write_atomic_write_takes_a_name_of_255_bytes(tmp_path):
+    # The longest name the system accepts; its 200th byte falls inside a two-byte "é".
+    name = "a" + "é" * 125 + ".txt"
+    assert len(name.encode()) == 255
+    atomic_write(tmp_path / name, b"long\n")
+    assert names(tmp_path) == [name]
+    assert (tmp_path / name).read_bytes() == b"long\n"
+
+
+def test_write_atomic_write_at_over_a_symlink_does_not_take_the_links_bits(tmp_path):
+    # A link's own permission bits are 0o777. One swapped in for the target while claw works
+    # is replaced by a regular file with the usual bits, not one everybody may write.
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_bytes(b"not ours\n")
+    elsewhere.chmod(0o600)  # nor the bits of the file the link points to
+    (tmp_path / "settings.toml").symlink_to(elsewhere.name)
+    previous = os.umask(0o022)
+    folder = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        atomic_write_at(folder, "settings.toml", b"new\n")
+    finally:
+        os.close(folder)
+        os.umask(previous)
+    written = os.lstat(tmp_path / "settings.toml")
+    assert stat.S_ISREG(written.st_mode)
+    assert stat.S_IMODE(written.st_mode) == 0o644
+    assert elsewhere.read_bytes() == b"not ours\n"
 
 
 @settings(max_examples=examples(30), deadline=None)
