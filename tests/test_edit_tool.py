@@ -66,6 +66,7 @@ def test_edit_find_all_gives_every_start_overlapping_matches_included():
     assert find_all("aaa", "aa") == [0, 1]
     assert find_all("x = 1\ny = 1\n", "= 1") == [2, 8]
     assert find_all("abc", "d") == []
+    assert find_all("a-a-a", "a") == [0, 2, 4]
 
 
 def test_edit_line_ending_is_the_one_most_lines_use():
@@ -99,18 +100,51 @@ def test_edit_replace_once_with_no_match_shows_the_most_similar_lines_numbered()
     assert message.startswith("old_string was not found in app.py")
     assert '     6\t    print("goodbye", name)' in message
     assert "greet" not in message
+    # A CRLF file is compared and shown as read shows it: the same message as for LF, no "\r",
+    # even for lines exactly at MIN_SIMILARITY.
+    for text, quote in [(APP, 'print("goodbye", nme)'), ("ab\nwxyz\n", "ab\ncd")]:
+        with pytest.raises(EditError) as lf:
+            replace_once(text, quote, "x", shown="app.py")
+        with pytest.raises(EditError) as crlf:
+            replace_once(text.replace("\n", "\r\n"), quote, "x", shown="app.py")
+        assert str(crlf.value) == str(lf.value)
+        assert "The most similar lines are:" in str(lf.value)
 
 
 def test_edit_most_similar_compares_runs_of_as_many_lines_as_the_quote():
     quote = 'def main():\n    greet("Bob")\n'
     assert most_similar(APP, quote) == '     9\tdef main():\n    10\t    greet("Ada")'
     assert most_similar(APP, "zzzzzzzzzzzzzzzzzzzzzzzzz") is None
+    # The last line is a candidate too; a run cut short by the end of the file is not.
+    assert most_similar("a = 1\nb = 2", "b = 3") == "     2\tb = 2"
+    assert most_similar("x = 1\ny = 2", "y = 2\nz = 2") is None
+    # A run is its lines joined by "\n", scored against the quote's lines joined the same way.
+    assert most_similar("if x:\nelse:\n", "if x:\nx = 1") == "     1\tif x:\n     2\telse:"
+
+
+def test_edit_most_similar_takes_the_quote_as_given_and_the_first_best_run():
+    # Indentation and every other character of the quote count; only line breaks around it go.
+    quote = "    return total\n"
+    assert most_similar("return total\n    return totals\n", quote) == "     2\t    return totals"
+    assert most_similar("size = MAX\nsize = MA\n", "size = MAX") == "     1\tsize = MAX"
+    # Exactly MIN_SIMILARITY (here 0.5) is close enough; of equally close runs, the first.
+    assert most_similar("total = sum(xs)\n", "total") == "     1\ttotal = sum(xs)"
+    two = "total = sum(xs)\ntotal = sum(ys)\n"
+    assert most_similar(two, "total = sum(zs)") == "     1\ttotal = sum(xs)"
+    # The same letters in another order are not alike (a cheap upper bound is not the score).
+    assert most_similar("pots\n", "stop") is None
+    # A long quote is compared character by character, common characters included.
+    right = "WEIGHTS = [" + ", ".join(["0"] * 80) + "]"
+    wrong = right.replace("0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0", "0, " * 15 + "1", 4)
+    assert len(wrong) > 200 and wrong.count("1") == 4
+    assert most_similar(f"import math\n{right}\n", wrong) == f"     2\t{right}"
 
 
 def test_edit_replace_once_with_nothing_close_says_to_read_the_file():
     with pytest.raises(EditError) as caught:
         replace_once(APP, "class Database(Connection):", "x", shown="app.py")
     assert "old_string was not found in app.py" in str(caught.value)
+    assert "read the file" in str(caught.value).lower()
     assert "\t" not in str(caught.value)
 
 
@@ -120,6 +154,15 @@ def test_edit_replace_once_with_several_matches_lists_their_lines_and_suggests_a
     message = str(caught.value)
     assert "old_string occurs 2 times in app.py (lines 1, 5)" in message
     assert "replace_all" in message
+    # Every match is counted; ten line numbers at most, then "…".
+    for count, lines in [(3, "1, 2, 3"), (10, "1, 2, 3, 4, 5, 6, 7, 8, 9, 10")]:
+        with pytest.raises(EditError) as caught:
+            replace_once("x = 1\n" * count, "x = 1", "x = 2", shown="a.py")
+        assert f"old_string occurs {count} times in a.py (lines {lines})" in str(caught.value)
+    with pytest.raises(EditError) as caught:
+        replace_once("x = 1\n" * 11, "x = 1", "x = 2", shown="a.py")
+    ten = ", ".join(str(n) for n in range(1, 11))
+    assert f"old_string occurs 11 times in a.py (lines {ten}, …)" in str(caught.value)
 
 
 def test_edit_replace_once_with_replace_all_replaces_every_match_and_counts_them():
@@ -162,6 +205,7 @@ def test_edit_show_diff_is_a_unified_diff_named_like_git_and_capped():
     long = show_diff(before, before.upper(), "big.txt", max_lines=10)
     assert len(long.split("\n")) == 11
     assert long.split("\n")[-1] == "… (193 more lines of diff)"
+    assert show_diff("a\nb\nc\n", "a\nB\nc\n", "src/x.py", max_lines=7) == diff  # not longer
 
 
 # ---------------------------------------------------------------- the edit tool
@@ -196,7 +240,7 @@ async def test_edit_tool_refuses_a_file_changed_on_disk_since_the_read(tmp_path)
     output = await call(edit, path="app.py", old_string="hello", new_string="hi")
     assert output.is_error
     assert "app.py has changed on disk since it was last read" in output.content
-    assert "read it again" in output.content
+    assert "read it again before editing it" in output.content
     assert app.read_text().endswith("# saved by the user in their editor\n")
 
 
@@ -238,6 +282,10 @@ async def test_edit_tool_keeps_crlf_endings_the_bom_and_a_missing_final_newline(
     expected = codecs.BOM_UTF8 + b"[core]\r\n\tname = new\r\n\tcolour = never"
     assert (tmp_path / "settings.ini").read_bytes() == expected
     assert "\r" not in output.content
+    assert output.content.endswith(
+        "@@ -1,3 +1,3 @@\n [core]\n-\tname = old\n-\tcolour = auto\n"
+        "+\tname = new\n+\tcolour = never"
+    )
 
 
 async def test_edit_tool_keeps_a_final_newline_and_the_permission_bits(tmp_path):
@@ -251,13 +299,14 @@ async def test_edit_tool_keeps_a_final_newline_and_the_permission_bits(tmp_path)
 
 
 async def test_edit_tool_refuses_a_file_that_is_not_utf8(tmp_path):
-    data = b"caf\xe9 = 1\n"
+    data = b"# coding: latin-1\ncaf\xe9 = 1\n"
     (tmp_path / "legacy.py").write_bytes(data)
     _, edit = tools(tmp_path)
     edit.files.saw(tmp_path / "legacy.py")  # as if read: the check here is edit's own
     output = await call(edit, path="legacy.py", old_string="1", new_string="2")
     assert output.is_error
     assert "legacy.py is not UTF-8 text" in output.content
+    assert "line 2" in output.content and "0xe9" in output.content  # where, and which byte
     assert (tmp_path / "legacy.py").read_bytes() == data
 
 
@@ -268,6 +317,12 @@ async def test_edit_tool_says_to_use_write_for_a_file_that_does_not_exist(tmp_pa
     assert "new.py was not found" in output.content
     assert "use write" in output.content
     assert not (tmp_path / "new.py").exists()
+    (tmp_path / "src").mkdir()
+    os.mkfifo(tmp_path / "pipe")
+    for path, what in [("src", "src is a directory"), ("pipe", "pipe is not a regular file")]:
+        output = await call(edit, path=path, old_string="a", new_string="b")
+        assert output.is_error and what in output.content, output.content
+        assert "was not found" not in output.content
 
 
 async def test_edit_tool_keeps_the_file_when_the_disk_is_full(tmp_path, monkeypatch):

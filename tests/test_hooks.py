@@ -24,6 +24,7 @@ from claw.events import RunFinished
 from claw.hooks import (
     CommandHook,
     Completed,
+    HookFailed,
     Hooks,
     PromptBlocked,
     Verdict,
@@ -81,6 +82,7 @@ def test_hooks_matcher_is_an_exact_list_or_a_regex_as_in_claude_code() -> None:
     assert matches("bash, edit", "edit")  # "," separates too, spaces around are ignored
     assert not matches("bash|edit", "bash_output")  # an exact name, not a part of it
     assert not matches("edit", "apply_edit")
+    assert not matches("bash|", "") and not matches("bash, ,edit", "")  # "" names nothing
     assert matches("mcp__.*", "mcp__git__status")  # "." makes it a regex
     assert matches("^mcp__git", "mcp__git__status")  # a regex matches anywhere: anchor it
     assert not matches("EDIT", "edit")  # case-sensitive, like Claude Code
@@ -92,7 +94,7 @@ def test_hooks_matcher_is_an_exact_list_or_a_regex_as_in_claude_code() -> None:
 def test_hooks_exit_codes_mean_go_on_block_or_warn() -> None:
     assert interpret("PreToolUse", Completed(0, "", "")) == Verdict()
     blocked = interpret("PreToolUse", Completed(2, "", "no edits to lock files\n"))
-    assert blocked.block and blocked.reason == "no edits to lock files"
+    assert blocked == Verdict(block=True, reason="no edits to lock files", permission="deny")
     failed = interpret("PreToolUse", Completed(1, "", "jq: not found\n"))
     assert not failed.block
     assert failed.warnings == ("exited with code 1: jq: not found",)
@@ -104,13 +106,39 @@ def test_hooks_json_permission_decisions() -> None:
         return Completed(0, json.dumps({"hookSpecificOutput": specific}), "")
 
     denied = interpret("PreToolUse", out("deny", permissionDecisionReason="tests are frozen"))
-    assert denied.block and denied.reason == "tests are frozen"
+    assert denied == Verdict(block=True, reason="tests are frozen", permission="deny")
     assert interpret("PreToolUse", out("allow")) == Verdict(permission="allow")
     assert interpret("PreToolUse", out("ask")) == Verdict(permission="ask")
     updated = interpret("PreToolUse", out("allow", updatedInput={"text": "HELLO"}))
     assert updated.updated_input == {"text": "HELLO"} and not updated.block
     legacy = interpret("PostToolUse", Completed(0, '{"decision": "block", "reason": "lint"}', ""))
-    assert legacy.block and legacy.reason == "lint"
+    assert legacy == Verdict(block=True, reason="lint", permission="deny")
+    for event in ("PreToolUse", "PostToolUse"):  # a block without a reason names its event
+        silent = interpret(event, Completed(0, '{"decision": "block"}', ""))
+        assert silent.block and silent.permission == "deny"
+        assert f"{event} hook" in silent.reason and "no reason given" in silent.reason
+    mute = interpret("PreToolUse", out("deny"))
+    assert mute.block and "PreToolUse hook (no reason given)" in mute.reason
+    context = {"hookSpecificOutput": {"additionalContext": "Sprint ends Friday."}}
+    only = interpret("UserPromptSubmit", Completed(0, json.dumps(context), ""))
+    assert only == Verdict(context="Sprint ends Friday.")  # no decision: permission stays None
+
+
+def test_hooks_malformed_fields_are_warnings_that_name_the_field() -> None:
+    def read(data: dict[str, Any]) -> Verdict:
+        return interpret("PreToolUse", Completed(0, json.dumps(data), ""))
+
+    not_an_object = read({"decision": "block", "reason": "lint", "hookSpecificOutput": "deny"})
+    assert not_an_object.block and not_an_object.reason == "lint"  # the rest still counts
+    assert len(not_an_object.warnings) == 1
+    assert "hookSpecificOutput" in not_an_object.warnings[0]
+    maybe = {"permissionDecision": "maybe", "additionalContext": "x"}
+    unknown = read({"hookSpecificOutput": maybe})
+    assert (unknown.block, unknown.permission, unknown.context) == (False, None, "x")
+    assert len(unknown.warnings) == 1 and "permissionDecision" in unknown.warnings[0]
+    listed = read({"hookSpecificOutput": {"permissionDecision": "ask", "updatedInput": ["ls"]}})
+    assert (listed.permission, listed.updated_input) == ("ask", None)
+    assert len(listed.warnings) == 1 and "updatedInput" in listed.warnings[0]
 
 
 def test_hooks_invalid_json_on_stdout_is_a_warning_not_a_decision() -> None:
@@ -157,6 +185,9 @@ async def test_hooks_other_exit_codes_let_the_call_go_on_and_warn_the_user(
         assert await hooks.pre_tool_use(call()) == call()
     assert len(hooks.warnings) == 1
     assert "exited with code 3: formatter missing" in hooks.warnings[0]
+    # the warning says which hook of which event: the user has to find and fix it
+    assert "PreToolUse" in hooks.warnings[0]
+    assert "echo 'formatter missing' >&2; exit 3" in hooks.warnings[0]
     assert any("formatter missing" in r.getMessage() for r in caplog.records)
 
 
@@ -234,6 +265,24 @@ async def test_hooks_huge_output_is_capped(tmp_path: Path) -> None:
     assert completed.exit_code == 2 and completed.stderr == "x" * 1_000
 
 
+async def test_hooks_output_that_is_not_utf8_is_replaced_not_an_error(tmp_path: Path) -> None:
+    hook = CommandHook("printf 'caf\\303\\251 \\377'; printf '\\303\\251\\303\\251' >&2; exit 2")
+    completed = await run_command(hook, {}, tmp_path, limit=3)  # cuts the second "é" in two
+    assert completed == Completed(2, "caf", "\u00e9\ufffd")
+    whole = await run_command(hook, {}, tmp_path)
+    assert whole.stdout == "caf\u00e9 \ufffd"  # a byte that is no UTF-8 at all
+
+
+async def test_hooks_a_hook_that_cannot_start_is_a_warning(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"  # the project folder was removed: bash cannot start in it
+    with pytest.raises(HookFailed, match="could not be started"):
+        await run_command(CommandHook("exit 2"), {}, gone)
+    hooks = Hooks(gone)
+    hooks.add("PreToolUse", CommandHook("exit 2"))
+    assert await hooks.pre_tool_use(call()) == call()
+    assert len(hooks.warnings) == 1 and "could not be started" in hooks.warnings[0]
+
+
 async def test_hooks_python_hooks_sync_and_async(tmp_path: Path) -> None:
     seen: list[dict[str, Any]] = []
 
@@ -292,6 +341,39 @@ async def test_hooks_run_in_order_and_the_first_block_stops_the_rest(tmp_path: P
     result = await hooks.pre_tool_use(call(text="original"))
     assert result == ToolOutput.error("Blocked by a PreToolUse hook: second says no")
     assert order == ["first", "second saw changed"]
+
+
+def says(**specific: Any) -> Any:
+    """A Python hook that always answers ``{"hookSpecificOutput": specific}``."""
+
+    def hook(event: dict[str, Any]) -> dict[str, Any]:
+        return {"hookSpecificOutput": specific}
+
+    return hook
+
+
+async def test_hooks_run_puts_the_answers_of_an_event_together(tmp_path: Path) -> None:
+    hooks = Hooks(tmp_path)
+    hooks.add("PreToolUse", says(permissionDecision="allow"))
+    payload = hooks.payload("PreToolUse", tool_name="echo", tool_input={}, tool_use_id="c1")
+    assert await hooks.run("PreToolUse", payload, "echo") == Verdict(permission="allow")
+    hooks.add("PreToolUse", says(permissionDecision="ask"))
+    hooks.add("PreToolUse", says(permissionDecision="allow"))
+    asked = await hooks.run("PreToolUse", payload, "echo")
+    assert asked == Verdict(permission="ask")  # "ask" outranks "allow", before it or after it
+
+    prompts = Hooks(tmp_path)
+    prompts.add("UserPromptSubmit", says(additionalContext="Branch: main"))
+    prompts.add("UserPromptSubmit", lambda event: None)
+    prompts.add("UserPromptSubmit", says(additionalContext="Sprint ends Friday."))
+    prompted = await prompts.run("UserPromptSubmit", prompts.payload("UserPromptSubmit"))
+    assert prompted == Verdict(context="Branch: main\nSprint ends Friday.")
+
+    stops = Hooks(tmp_path)
+    stops.add("Stop", lambda event: {"decision": "block"})
+    stopped = await stops.run("Stop", stops.payload("Stop", stop_hook_active=False))
+    assert stopped.block and stopped.permission == "deny"
+    assert "Stop hook" in stopped.reason and "no reason given" in stopped.reason
 
 
 async def test_hooks_post_tool_use_adds_stderr_to_what_the_model_sees(tmp_path: Path) -> None:
@@ -359,6 +441,37 @@ async def test_hooks_cancelling_the_caller_kills_the_hook(tmp_path: Path) -> Non
     pid = int(pid_file.read_text())
     with pytest.raises(ProcessLookupError):  # killed and collected, not left running
         os.kill(pid, 0)
+
+
+async def test_hooks_post_tool_use_sees_the_call_and_its_result(tmp_path: Path) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def formatter(event: dict[str, Any]) -> dict[str, Any]:
+        seen.append(event)
+        return {"hookSpecificOutput": {"additionalContext": "ruff fixed 1 error"}}
+
+    hooks = Hooks(tmp_path, session_id="s-7")
+    hooks.add("PostToolUse", formatter, "echo")
+    failed = ToolOutput.error("no such file")
+    assert await hooks.post_tool_use(call(text="hi"), failed) == ToolOutput.error(
+        "no such file\n\nruff fixed 1 error"
+    )
+    assert seen == [
+        {
+            "hook_event_name": "PostToolUse",
+            "session_id": "s-7",
+            "cwd": str(tmp_path),
+            "tool_name": "echo",
+            "tool_input": {"text": "hi"},
+            "tool_use_id": "call-1",
+            "tool_response": {"content": "no such file", "is_error": True},
+        }
+    ]
+    strict = Hooks(tmp_path)
+    strict.add("PostToolUse", lambda event: {"decision": "block", "reason": "lint failed"})
+    assert await strict.post_tool_use(call(), failed) == ToolOutput.error(
+        "no such file\n\nPostToolUse hook: lint failed"
+    )  # is_error stays what the tool said
 
 
 # --- around the agent: UserPromptSubmit, SessionStart, Stop -------------------------------

@@ -6,6 +6,8 @@ from its environment. Processes are found by a marker in their command line.
 """
 
 import asyncio
+import shlex
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from marked_processes import (
 )
 
 from claw.hooks import CommandHook, Completed, HookFailed, Hooks, run_command
+from claw.tools.bash import DRAIN_SECONDS
 
 
 @pytest.fixture
@@ -96,6 +99,48 @@ async def test_hooks_cancelled_while_starting_leaves_nothing_running(
     with pytest.raises(asyncio.CancelledError):
         await running
     assert_none_marked(marker)
+
+
+async def test_hooks_a_setsid_escapee_holding_stdout_does_not_hold_the_answer(
+    tmp_path: Path, marker: str
+) -> None:
+    # setsid leaves the hook's session: stop_session cannot reach it, and it keeps stdout open
+    # for 300 s. What is left in the pipes is read for at most DRAIN_SECONDS, then given up.
+    escape = f"setsid bash -c 'exec -a {marker} sleep 300' &"
+    started = f"until grep -q {marker} /proc/$!/cmdline 2>/dev/null; do sleep 0.01; done"
+    hook = CommandHook(f"{escape} {started}; echo '{{}}'; exit 0", timeout=5)
+    completed = await asyncio.wait_for(run_command(hook, {}, tmp_path), DRAIN_SECONDS + 4)
+    assert completed == Completed(0, "{}\n", "")
+
+
+TERM_LOGGER = """
+import signal, sys, time
+def term(*_):
+    open("term_at", "w").write(repr(time.monotonic()))
+signal.signal(signal.SIGTERM, term)  # a process that would like to linger after SIGTERM
+open("ready", "w").close()
+while True:
+    with open("alive_at", "a") as alive:
+        alive.write(repr(time.monotonic()) + "\\n")
+    time.sleep(0.005)
+"""
+
+
+async def test_hooks_get_no_grace_after_sigterm(tmp_path: Path, marker: str) -> None:
+    (tmp_path / "linger.py").write_text(TERM_LOGGER)
+    python = shlex.quote(sys.executable)
+    hook = CommandHook(
+        f"{python} linger.py {marker} >/dev/null 2>&1 & "
+        "until [ -e ready ]; do sleep 0.01; done; exit 0",
+        timeout=5,
+    )
+    assert await run_command(hook, {}, tmp_path) == Completed(0, "", "")
+    assert_none_marked(marker)
+    if (tmp_path / "term_at").exists():  # SIGTERM came first: SIGKILL must follow at once
+        termed = float((tmp_path / "term_at").read_text())
+        ticks = (tmp_path / "alive_at").read_text().split()
+        lived = max(float(tick) for tick in ticks) - termed
+        assert lived < 0.5, f"the hook's process ran on {lived:.2f} s after SIGTERM"
 
 
 async def test_hooks_never_receive_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,6 +21,7 @@ from claw.agent import SimpleAgent
 from claw.instructions import (
     MAX_FILE_CHARS,
     PREAMBLE,
+    InstructionFile,
     discover_instructions,
     format_instructions,
     instruction_directories,
@@ -127,6 +128,7 @@ def test_instructions_the_environment_section_in_a_repository():
 
 def test_instructions_the_environment_section_outside_a_repository():
     text = environment_section(environment(None))
+    assert text.startswith("## Environment\n\nWorking directory: /work/shop\n")
     assert text.endswith("Today's date: 2026-03-14\nGit repository: no")
     assert "branch" not in text
 
@@ -154,6 +156,11 @@ def test_instructions_the_environment_section_caps_a_long_status():
     assert f"?? new{MAX_STATUS_LINES - 1}.txt" in text
     assert f"?? new{MAX_STATUS_LINES}.txt" not in text
     assert text.endswith(f"... and {25 - MAX_STATUS_LINES} more")
+    # Another limit, passed in: the section caps at it.
+    three = environment_section(environment(facts), max_status_lines=3)
+    assert three.endswith(
+        "Git status (short):\n?? new0.txt\n?? new1.txt\n?? new2.txt\n... and 22 more"
+    )
 
 
 def test_instructions_the_system_prompt_puts_the_stable_sections_first():
@@ -249,20 +256,38 @@ def test_instructions_the_user_file_comes_first_and_a_missing_one_is_skipped(tmp
 def test_instructions_each_file_is_labelled_with_its_path_in_merge_order(tmp_path):
     root = repo(tmp_path)
     write(root / "AGENTS.md", "Use pytest.\n")
-    write(root / "CLAUDE.md", "Run ruff before committing.\n")
+    write(root / "CLAUDE.md", "Write the docs in LaTeX\n\n")
     message = load_instructions(root)
     assert isinstance(message, DeveloperMessage)
     assert message.text == (
         f"{PREAMBLE}\n\n"
         f'<instructions path="{root / "AGENTS.md"}">\nUse pytest.\n</instructions>\n\n'
-        f'<instructions path="{root / "CLAUDE.md"}">\nRun ruff before committing.\n'
+        f'<instructions path="{root / "CLAUDE.md"}">\nWrite the docs in LaTeX\n'
         "</instructions>"
     )
+    # Only the trailing newlines go: spaces at either end of the text stay as written.
+    spaced = InstructionFile(root / "notes.md", "  Indented.\nA line break follows:  \n")
+    assert format_instructions([spaced]).endswith(
+        f'<instructions path="{root / "notes.md"}">\n'
+        "  Indented.\nA line break follows:  \n</instructions>"
+    )
+
+
+def test_instructions_load_instructions_cuts_each_file_at_its_limit_and_warns(tmp_path):
+    root = repo(tmp_path)
+    write(root / "AGENTS.md", "Use pytest for every test.\n")
+    warnings: list[str] = []
+    message = load_instructions(root, max_file_chars=10, warn=warnings.append)
+    note = f"cut {root / 'AGENTS.md'} to its first 10 characters (the limit for one file)"
+    assert warnings == [note]
+    assert message is not None
+    assert message.text.endswith(f"\nUse pytest\n[{note}]\n</instructions>")
 
 
 def test_instructions_a_long_file_is_cut_with_a_note_saying_how_much_and_where(tmp_path):
     path = write(tmp_path / "AGENTS.md", "x" * 1_500 + "END")
     read = read_instruction_file(path, max_chars=1_000)
+    assert read.path == path
     assert read.text == "x" * 1_000
     assert read.note == f"cut {path} to its first 1,000 characters (the limit for one file)"
     whole = read_instruction_file(path, max_chars=1_503)
@@ -319,7 +344,10 @@ def test_instructions_a_link_out_of_the_repository_is_left_out_with_a_warning(tm
         f"{root / 'AGENTS.md'} leads to {environ}, outside the project {root}; left out",
         f"{root / 'CLAUDE.md'} leads to {outside}, outside the project {root}; left out",
     ]
-    assert all(f"[{warning}]" in message.text for warning in warnings)
+    # Each file left out is a block of its own: its path, no text, the note.
+    for name, warning in zip(["AGENTS.md", "CLAUDE.md"], warnings, strict=True):
+        block = f'<instructions path="{root / name}">\n[{warning}]\n</instructions>'
+        assert block in message.text
 
 
 def test_instructions_the_users_own_file_may_be_a_link_anywhere(tmp_path):
@@ -340,11 +368,14 @@ def test_instructions_a_file_that_is_not_utf8_or_not_readable_gives_a_note(tmp_p
     write(root / "AGENTS.md", "Use ruff.")
     message = load_instructions(root)
     assert message is not None
-    assert f"[{bad} is not UTF-8 text (bad byte at offset 12); left out]" in message.text
+    note = f"{bad} is not UTF-8 text (bad byte at offset 12); left out"
+    assert f'<instructions path="{bad}">\n[{note}]\n</instructions>' in message.text
     assert "Use ruff." in message.text and "caf" not in message.text
     folder = read_instruction_file(tmp_path)  # a directory cannot be read as a file
-    assert folder.text == ""
-    assert folder.note is not None and folder.note.startswith(f"{tmp_path} could not be read (")
+    assert (folder.path, folder.text) == (tmp_path, "")
+    with pytest.raises(OSError) as error:  # what the system says when opening it
+        tmp_path.open("rb")
+    assert folder.note == f"{tmp_path} could not be read ({error.value.strerror})"
 
 
 def test_instructions_no_files_means_no_developer_message(tmp_path):

@@ -190,6 +190,20 @@ def test_patch_parse_chunk_reads_anchors_and_lines_and_stops_before_what_follows
     assert parse_chunk(cursor) == Chunk((), (("+", "VERSION = '1.1'"),), end_of_file=True)
     assert cursor.peek() == "*** Delete File: a.py"  # a header ends the chunk, untaken
 
+    # The text after "@@" is the anchor, with or without a space; blank lines between "@@"
+    # lines only separate them.
+    cursor = Cursor(["@@class Invoice", "", "@@ def total", "-a", "+b"])
+    assert parse_chunk(cursor) == Chunk(("class Invoice", "def total"), (("-", "a"), ("+", "b")))
+    # A context-only chunk is refused at its first line, "*** End of File" or not.
+    with pytest.raises(PatchError) as caught:
+        parse_chunk(Cursor(["@@", " x = 1", "*** End of File"]))
+    assert caught.value.line == 1
+    # Any other first character is refused, at its line.
+    for line in ("x = 2", "X = 2", "#", "\tx = 2"):
+        with pytest.raises(PatchError) as caught:
+            parse_chunk(Cursor(["@@", "-a", line]))
+        assert caught.value.line == 3
+
 
 def test_patch_parse_section_reads_the_body_its_header_starts():
     cursor = Cursor(["+# Changes", "+", "+- shipping", "*** Delete File: old.md", "*** End Patch"])
@@ -204,6 +218,22 @@ def test_patch_parse_section_reads_the_body_its_header_starts():
         "src/shop/util.py", "src/shop/formatting.py", (Chunk((), (("-", "a"), ("+", "b"))),)
     )
     assert cursor.peek() == "*** End Patch"
+
+    # Separating empty lines are skipped, in an Add and after a Move; "@@" in an Add is no '+'.
+    cursor = Cursor(["+# Changes", "", "", "*** End Patch"])
+    assert parse_section(cursor, AddFile("CHANGES.md"), 2) == AddFile("CHANGES.md", ("# Changes",))
+    assert cursor.peek() == "*** End Patch"
+    with pytest.raises(PatchError) as caught:
+        parse_section(Cursor(["+a", "@@", "+b"]), AddFile("x.md"), 2)
+    assert caught.value.line == 2
+    cursor = Cursor(["  *** Move to: b.py  ", "", "@@", "-a", "+b"])
+    assert parse_section(cursor, UpdateFile("a.py"), 2) == UpdateFile(
+        "a.py", "b.py", (Chunk((), (("-", "a"), ("+", "b"))),)
+    )
+    # A Move without a path is refused at its line.
+    with pytest.raises(PatchError) as caught:
+        parse_section(Cursor(["*** Move to:  ", "@@", "-a", "+b"]), UpdateFile("a.py"), 2)
+    assert str(caught.value) == "line 1: expected a path after '*** Move to:'"
 
 
 def test_patch_parse_patch_reads_a_multi_file_patch_into_typed_operations_in_order():
@@ -402,6 +432,28 @@ def test_patch_parse_patch_errors_name_the_line_and_what_was_expected(lines, num
     assert str(caught.value) == f"line {number}: {message}"
 
 
+def test_patch_parse_patch_an_empty_patch_a_bare_move_and_a_move_target_named_twice():
+    for text in ("", "\n\n"):
+        with pytest.raises(PatchError) as caught:
+            parse_patch(text)
+        assert str(caught.value).endswith("expected '*** Begin Patch', got ''")
+    with pytest.raises(PatchError) as caught:
+        parse_patch(
+            patch_of("*** Begin Patch", "*** Delete File: a.py", " *** Move to:", "*** End Patch")
+        )
+    assert str(caught.value) == (
+        "line 3: '*** Move to:' must come right after an '*** Update File:' line"
+    )
+    # A Move names its target at its own line, the one after the Update header.
+    move = ["*** Update File: a.py", "*** Move to: b.py", "@@", "-x", "+y"]
+    add = ["*** Add File: b.py", "+z"]
+    for sections, line, before in [([*move, *add], 7, 3), ([*add, *move], 5, 2)]:
+        with pytest.raises(PatchError) as caught:
+            parse_patch(patch_of("*** Begin Patch", *sections, "*** End Patch"))
+        expected = f"line {line}: b.py is already changed by this patch (line {before})"
+        assert str(caught.value) == expected
+
+
 def test_patch_parse_patch_error_quotes_a_long_line_cut_to_sixty_characters():
     junk = "x" * 200
     with pytest.raises(PatchError) as caught:
@@ -531,6 +583,11 @@ def test_patch_apply_chunks_end_of_file_changes_the_last_occurrence_not_the_firs
     result = apply_chunks(CART_LINES, chunks, "src/shop/cart.py")
     assert result[-1] == "        return round(total)"
     assert result[:-1] == CART_LINES[:-1]
+    with pytest.raises(ApplyError) as caught:  # the last lines only: the first are no match
+        apply_chunks([*CART_LINES, "# the end"], chunks, "src/shop/cart.py")
+    assert "chunk 1 not found: these lines are not in the file at the end of the file:\n" in str(
+        caught.value
+    )
 
 
 def test_patch_apply_chunks_a_chunk_not_found_names_the_file_the_chunk_and_its_lines():
@@ -553,6 +610,7 @@ def test_patch_apply_chunks_a_chunk_not_found_names_the_file_the_chunk_and_its_l
         apply_chunks(CART_LINES, chunks, "src/shop/cart.py")
     message = str(caught.value)
     assert message.startswith("src/shop/cart.py: chunk 2 not found")
+    assert "chunk 2 not found: these lines are not in the file after line 7:\n" in message
     assert "    def total(self) -> Money:" in message
     assert "        total = Money(1)" in message
 
@@ -658,10 +716,15 @@ async def test_patch_tool_is_all_or_nothing_when_a_later_chunk_does_not_fit(tmp_
          "cannot update src/shop/orders.py: no such file"),
         (["*** Delete File: src/shop/orders.py"], "cannot delete src/shop/orders.py: no such file"),
         (["*** Delete File: src/shop"], "cannot delete src/shop: it is not a file"),
+        (["*** Update File: src/shop", "@@", "-x", "+y"],
+         "cannot update src/shop: it is not a file"),
         (["*** Update File: README.md", "*** Move to: src/shop/cart.py"],
          "cannot move README.md to src/shop/cart.py: src/shop/cart.py already exists"),
     ],
-    ids=["add-existing", "update-missing", "delete-missing", "delete-directory", "move-onto-file"],
+    ids=[
+        "add-existing", "update-missing", "delete-missing", "delete-directory",
+        "update-directory", "move-onto-file",
+    ],
 )
 async def test_patch_tool_refuses_operations_the_files_do_not_allow_and_changes_nothing(
     tmp_path, section, message
@@ -679,6 +742,20 @@ async def test_patch_tool_refuses_operations_the_files_do_not_allow_and_changes_
     assert output == ToolOutput.error(f"the patch was not applied: {message}")
     assert snapshot(root) == before
     assert not (root / "docs").exists()
+
+
+async def test_patch_tool_refuses_to_update_a_file_that_is_not_utf8(tmp_path):
+    root = make_project(tmp_path)
+    (root / "legacy.txt").write_bytes(b"caf\xe9\n")
+    before = snapshot(root)
+    patch = patch_of(
+        "*** Begin Patch", "*** Update File: legacy.txt", "-caf", "+cafe", "*** End Patch"
+    )
+    output = await apply(ApplyPatchTool(root), patch)
+    assert output == ToolOutput.error(
+        "the patch was not applied: cannot update legacy.txt: it is not UTF-8 text"
+    )
+    assert snapshot(root) == before
 
 
 async def test_patch_tool_returns_a_parse_error_as_an_error_result(tmp_path):

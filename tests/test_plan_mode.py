@@ -142,6 +142,21 @@ def test_plan_illegal_transition_raises_and_changes_nothing(
     assert (plan.state, plan.plan) == (state, kept)
 
 
+def test_plan_an_event_allowed_in_several_states_names_them_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # today every event is allowed in one state; a table that grows keeps its messages right
+    either = frozenset({PlanState.PENDING, PlanState.EXECUTING})
+    monkeypatch.setitem(TRANSITIONS, "enter", (either, PlanState.PLANNING))
+    plan = PlanMode(ToolSet(), Finishes())
+    message = "cannot enter while planning; enter is allowed only while executing or pending"
+    with pytest.raises(PlanModeError, match=message):
+        plan.enter()
+    plan.submit(PLAN)
+    plan.enter()  # allowed while pending now
+    assert plan.state is PlanState.PLANNING
+
+
 def perform(plan: PlanMode, event: str) -> None:
     match event:
         case "enter":
@@ -330,6 +345,11 @@ async def test_plan_exit_plan_mode_is_refused_outside_planning(tmp_path: Path) -
     again = await plan.check(call(EXIT_PLAN_MODE, plan="a second plan"))
     assert isinstance(again, ToolOutput) and again.is_error
     assert "waiting for the user's approval" in again.content
+    assert again.content.startswith("exit_plan_mode is refused: your plan is waiting")
+    pending = await tools[EXIT_PLAN_MODE].run({"plan": "a second plan"})  # no exception
+    assert pending.is_error
+    assert pending.content.startswith("exit_plan_mode is refused: your plan is waiting")
+    assert (plan.state, plan.plan) == (PlanState.PENDING, PLAN)
     plan.approve()
     late = await plan.check(call(EXIT_PLAN_MODE, plan="a second plan"))
     assert isinstance(late, ToolOutput) and late.is_error

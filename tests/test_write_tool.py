@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from claw.tools.read import ReadTool
 from claw.tools.tracker import FileTracker
-from claw.tools.write import WriteTool, atomic_write
+from claw.tools.write import WriteTool, atomic_write, atomic_write_at
 from claw.types import ToolOutput
 
 OLD = b"version = 1\n# the user's careful work\n"
@@ -43,11 +43,29 @@ def full_disk(*args: object, **kwargs: object) -> None:
 # ---------------------------------------------------------------- atomic_write
 
 
-def test_write_atomic_write_creates_the_file_with_exactly_the_bytes_and_nothing_else(tmp_path):
+def test_write_atomic_write_creates_the_file_with_exactly_the_bytes_and_nothing_else(
+    tmp_path, monkeypatch
+):
+    created: list[int] = []
+    temporary: list[str] = []
+    real_open = os.open
+
+    def spy(path: object, flags: int, *args: object, **kwargs: object) -> int:
+        if flags & os.O_CREAT:
+            created.append(flags)
+            temporary.append(os.fsdecode(path))  # type: ignore[arg-type]
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", spy)
     data = "naïve café\r\nline two".encode() + b"\xff\x00"
     atomic_write(tmp_path / "out.bin", data)
     assert (tmp_path / "out.bin").read_bytes() == data
     assert names(tmp_path) == ["out.bin"]
+    # The temporary file is made only where nothing is: no file, and no link, of that name.
+    assert created and all(flags & os.O_EXCL and flags & os.O_NOFOLLOW for flags in created)
+    # Its name says whose it is, should a crash ever leave it behind: .out.bin.<random>.tmp
+    assert all(Path(name).name.startswith(".out.bin.") for name in temporary), temporary
+    assert all(name.endswith(".tmp") for name in temporary), temporary
 
 
 def test_write_atomic_write_replaces_the_content_and_keeps_the_permission_bits(tmp_path):
@@ -132,6 +150,35 @@ def test_write_atomic_write_through_a_symlink_replaces_the_target_and_keeps_the_
     assert real.read_bytes() == b"new\n"
 
 
+def test_write_atomic_write_takes_a_name_of_255_bytes(tmp_path):
+    # The longest name the system accepts; its 200th byte falls inside a two-byte "é".
+    name = "a" + "é" * 125 + ".txt"
+    assert len(name.encode()) == 255
+    atomic_write(tmp_path / name, b"long\n")
+    assert names(tmp_path) == [name]
+    assert (tmp_path / name).read_bytes() == b"long\n"
+
+
+def test_write_atomic_write_at_over_a_symlink_does_not_take_the_links_bits(tmp_path):
+    # A link's own permission bits are 0o777. One swapped in for the target while claw works
+    # is replaced by a regular file with the usual bits, not one everybody may write.
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_bytes(b"not ours\n")
+    elsewhere.chmod(0o600)  # nor the bits of the file the link points to
+    (tmp_path / "settings.toml").symlink_to(elsewhere.name)
+    previous = os.umask(0o022)
+    folder = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        atomic_write_at(folder, "settings.toml", b"new\n")
+    finally:
+        os.close(folder)
+        os.umask(previous)
+    written = os.lstat(tmp_path / "settings.toml")
+    assert stat.S_ISREG(written.st_mode)
+    assert stat.S_IMODE(written.st_mode) == 0o644
+    assert elsewhere.read_bytes() == b"not ours\n"
+
+
 @settings(max_examples=examples(30), deadline=None)
 @given(old=st.one_of(st.none(), st.binary(max_size=300)), new=st.binary(max_size=300))
 def test_write_atomic_write_always_leaves_exactly_the_new_bytes(old, new):
@@ -153,6 +200,12 @@ async def test_write_tool_creates_a_new_file_and_its_parent_directories(tmp_path
     assert not output.is_error, output.content
     assert output.content == "created src/pkg/util.py (2 lines, 24 bytes)"
     assert (tmp_path / "src/pkg/util.py").read_text() == "def one():\n    return 1\n"
+    for content, size in [("x", "1 line, 1 byte"), ("ab", "1 line, 2 bytes")]:
+        output = await call(write, path=f"{content}.txt", content=content)
+        assert output.content == f"created {content}.txt ({size})"
+    long = "n" * 200 + ".txt"  # long, but a name the system accepts
+    assert not (await call(write, path=long, content="x")).is_error
+    assert (tmp_path / long).read_text() == "x"
 
 
 async def test_write_tool_writes_the_content_as_utf8_exactly_as_given(tmp_path):
@@ -161,6 +214,10 @@ async def test_write_tool_writes_the_content_as_utf8_exactly_as_given(tmp_path):
     output = await call(write, path="hello.txt", content=content)
     assert not output.is_error, output.content
     assert (tmp_path / "hello.txt").read_bytes() == content.encode("utf-8")
+    # JSON can carry a lone surrogate, which no UTF-8 file can hold.
+    lone = await call(write, path="odd.txt", content="a\ud800b")
+    assert lone.is_error and "UTF-8" in lone.content, lone.content
+    assert not (tmp_path / "odd.txt").exists()
 
 
 async def test_write_tool_refuses_to_replace_a_file_the_model_has_not_read(tmp_path):

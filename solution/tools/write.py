@@ -33,6 +33,8 @@ from .tracker import FileTracker
 
 NEW_FILE_MODE = 0o666
 """The permission bits asked for a new file; the process's umask takes some away (to 0o644)."""
+TEMP_STEM_BYTES = 200
+"""The most bytes of the target's name a temporary file's name repeats (a name may take 255)."""
 
 
 # --8<-- [start:arguments]
@@ -71,10 +73,16 @@ def atomic_write_at(folder: int, name: str, data: bytes) -> None:
     # region ch09a: write a temporary file beside the target, fsync it, then os.replace it over
     # more: os.open(temp, O_WRONLY | O_CREAT | O_EXCL, mode, dir_fd=folder); os.fsync; unlink
     try:
-        mode = stat.S_IMODE(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+        old = os.stat(name, dir_fd=folder, follow_symlinks=False)
     except FileNotFoundError:
-        mode = None  # a new file: NEW_FILE_MODE, less the umask
-    temp = f".{name}.{secrets.token_hex(4)}.tmp"
+        old = None
+    # Only a regular file's bits are kept: a symbolic link's own are 0o777, and a link swapped
+    # in while claw works must not make the new file writable by everyone.
+    regular = old is not None and stat.S_ISREG(old.st_mode)
+    mode = stat.S_IMODE(old.st_mode) if old is not None and regular else None  # None: the default
+    # A name may take 255 bytes: its first TEMP_STEM_BYTES leave room for the random part.
+    stem = os.fsdecode(os.fsencode(name)[:TEMP_STEM_BYTES])
+    temp = f".{stem}.{secrets.token_hex(4)}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
     fd = os.open(temp, flags, NEW_FILE_MODE, dir_fd=folder)
     try:

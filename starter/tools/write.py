@@ -34,6 +34,8 @@ from .tracker import FileTracker
 
 NEW_FILE_MODE = 0o666
 """The permission bits asked for a new file; the process's umask takes some away (to 0o644)."""
+TEMP_STEM_BYTES = 200
+"""The most bytes of the target's name a temporary file's name repeats (a name may take 255)."""
 
 
 class WriteArguments(ToolArguments):
