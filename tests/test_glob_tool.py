@@ -71,14 +71,18 @@ def test_glob_regex_question_mark_sets_and_dots_are_not_wildcards():
         ("**a", "b"),  # the character after ** is still matched
         ("**", "a\nb"),  # a newline is a character like any other
         ("a[b", "a[b"),  # a [ that never closes is itself
+        ("[!]a]", "]"),  # a ] right after [! is a member too
+        ("[!]a]", "b"),
+        ("[^a]", "^"),  # a ^ first in a set is a member, not a negation
+        ("[^a]", "b"),
     ]:
         expected = fnmatch.fnmatchcase(name, pattern)
         assert bool(glob_regex(pattern).fullmatch(name)) == expected, (pattern, name)
 
 
 @given(
-    st.text(alphabet="ab.*?", min_size=1, max_size=6),
-    st.text(alphabet="ab.", max_size=6),
+    st.text(alphabet="ab.*?[]!^\\", min_size=1, max_size=6),
+    st.text(alphabet="ab.[]!^\\", max_size=6),
 )
 def test_glob_regex_agrees_with_fnmatch_on_names_without_slashes(pattern, name):
     assert bool(glob_regex(pattern).fullmatch(name)) == fnmatch.fnmatchcase(name, pattern)
@@ -249,3 +253,11 @@ async def test_glob_withhold_hides_files_and_is_asked_about_each(tmp_path):
     output = await GlobTool(tmp_path, withhold=withhold).run({"pattern": "**/*.py"})
     assert isinstance(output, ToolOutput)
     assert paths(output) == ["a.py"]
+
+
+async def test_glob_a_reversed_range_is_an_error_naming_the_pattern(tmp_path):
+    make_project(tmp_path)
+    output = await glob(tmp_path, pattern="src/[z-a]*.py")
+    assert output.is_error
+    assert "src/[z-a]*.py" in output.content and "not a valid glob pattern" in output.content
+

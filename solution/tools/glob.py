@@ -54,6 +54,19 @@ class Found:
 # --8<-- [end:found]
 
 
+def set_end(pattern: str, start: int) -> int:
+    """The index of the ``]`` that closes the set opened at ``start``, or -1 if none does.
+
+    A ``]`` right after the ``[`` (or after ``[!``) is a member, not the end, as in ``fnmatch``.
+    """
+    first = start + 1
+    if pattern.startswith("!", first):
+        first += 1
+    if pattern.startswith("]", first):
+        first += 1
+    return pattern.find("]", first)
+
+
 # --8<-- [start:glob-regex]
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """A compiled regular expression that matches the whole relative paths ``pattern`` matches.
@@ -80,10 +93,12 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
         elif pattern[i] == "?":
             out.append("[^/]")
             i += 1
-        elif pattern[i] == "[" and (end := pattern.find("]", i + 2)) != -1:
+        elif pattern[i] == "[" and (end := set_end(pattern, i)) != -1:
             inside = pattern[i + 1 : end]
             negate = inside.startswith("!")
-            inside = inside.removeprefix("!").replace("\\", "\\\\")
+            inside = re.sub(r"([\\\[&~|])", r"\\\1", inside.removeprefix("!"))
+            if inside.startswith("^"):
+                inside = "\\" + inside  # a member here; first in a regex set it would negate
             out.append(f"[{'^' if negate else ''}{inside}]")
             i = end + 1
         else:
@@ -186,6 +201,8 @@ class GlobTool(ArgumentsTool[GlobArguments]):
             return ToolOutput.error(f"{args.path}: {why}; glob did not search it")
         try:
             return await asyncio.to_thread(self.search, args)
+        except re.error as error:  # a reversed range: [z-a]
+            return ToolOutput.error(f"{args.pattern!r} is not a valid glob pattern: {error}")
         except (OSError, ValueError) as error:
             return ToolOutput.error(f"glob failed: {error}")
 # --8<-- [end:tool]

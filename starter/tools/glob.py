@@ -51,6 +51,19 @@ class Found:
     mtime: float
 
 
+def set_end(pattern: str, start: int) -> int:
+    """The index of the ``]`` that closes the set opened at ``start``, or -1 if none does.
+
+    A ``]`` right after the ``[`` (or after ``[!``) is a member, not the end, as in ``fnmatch``.
+    """
+    first = start + 1
+    if pattern.startswith("!", first):
+        first += 1
+    if pattern.startswith("]", first):
+        first += 1
+    return pattern.find("]", first)
+
+
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """A compiled regular expression that matches the whole relative paths ``pattern`` matches.
 
@@ -117,5 +130,7 @@ class GlobTool(ArgumentsTool[GlobArguments]):
             return ToolOutput.error(f"{args.path}: {why}; glob did not search it")
         try:
             return await asyncio.to_thread(self.search, args)
+        except re.error as error:  # a reversed range: [z-a]
+            return ToolOutput.error(f"{args.pattern!r} is not a valid glob pattern: {error}")
         except (OSError, ValueError) as error:
             return ToolOutput.error(f"glob failed: {error}")
