@@ -52,6 +52,7 @@ async def test_ask_open_question_returns_the_users_answer() -> None:
     ("reply", "expected"),
     [
         ("2", "The user chose: SQLite"),
+        ("3", "The user chose: DuckDB"),
         ("sqlite", "The user chose: SQLite"),
         ("  Postgres ", "The user chose: Postgres"),
         ("4", "The user answered in their own words: 4"),

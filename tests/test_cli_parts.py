@@ -16,18 +16,19 @@ from rich.console import Console
 from rich.markdown import Markdown
 
 from claw.agent import Finish
-from claw.events import RunFinished
+from claw.events import AssistantText, RunFinished, StepUsage, ToolCalled, ToolResult
 from claw.guard import guard
 from claw.loop import Agent
 from claw.main import parse_arguments
 from claw.permissions import Mode
 from claw.plan import PlanState
 from claw.preview import change_preview
+from claw.printmode import UsageError, event_object, read_prompt, result_object
 from claw.render import BlockSplitter, MarkdownStream
 from claw.repl import ExitPresses
 from claw.signals import exit_status
 from claw.slash import AppState, UnknownCommand, default_commands
-from claw.streaming import MockStreamProvider
+from claw.streaming import MockStreamProvider, TextDelta
 from claw.types import SystemMessage, TokenUsage, ToolCall, UserMessage
 
 ANSWER = """# Fixing the parser
@@ -336,3 +337,89 @@ async def test_cli_slash_cost_and_compact_work_on_the_running_session(tmp_path: 
     assert shown.startswith("(compacted: ") and shown.endswith(" tokens)\n")
     assert len(state.agent.history) < before
     assert summaries.calls[0].messages[0].text.endswith(": the questions")  # the focus went in
+
+
+def test_cli_a_preview_follows_each_argument_of_the_call(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("a = 1\na = 1\na = 1\nb = None  # XXXX\n")
+
+    def preview(name: str, rows: int = 40, **arguments: Any) -> str | None:
+        return change_preview(ToolCall(id="1", name=name, arguments=arguments), tmp_path, rows)
+
+    once = preview("edit", path="app.py", old_string="a = 1", new_string="a = 2")
+    assert once is not None and once.count("+a = 2") == 1, "once without replace_all"
+    every = preview("edit", path="app.py", old_string="a = 1", new_string="a = 2", replace_all=True)
+    assert every is not None and every.count("+a = 2") == 3 and "-a = 1" in every
+    removed = preview("edit", path="app.py", old_string="b = None  # XXXX\n")  # no new_string
+    assert removed is not None and removed.splitlines()[-1] == "-b = None  # XXXX"
+    assert preview("edit", path="app.py", old_string="c = 3", new_string="c = 4") is None
+    assert preview("edit", path="app.py", old_string="", new_string="c = 4") is None
+    assert preview("edit", path="app.py", new_string="c = 4") is None, "no old_string"
+    emptied = preview("write", path="app.py")  # no content: the file written empty
+    assert emptied is not None
+    assert emptied.splitlines()[3:] == ["-a = 1", "-a = 1", "-a = 1", "-b = None  # XXXX"]
+    assert preview("write", path=7, content="x") is None, "a path that is not text"
+    patch = "*** Begin Patch\n*** Add File: new.py\n+one\n+two\n+three\n*** End Patch"
+    assert preview("apply_patch", rows=2, patch=patch) == (
+        "*** Begin Patch\n*** Add File: new.py\n… (4 more lines)"
+    )
+    assert preview("apply_patch", patch="*** Begin Patch\n*** End Patch") == (
+        "*** Begin Patch\n*** End Patch"
+    )
+    assert preview("apply_patch", input=patch) == patch, "the patch as the argument input"
+    assert preview("apply_patch") is None, "no patch at all"
+
+
+class Terminal(io.StringIO):
+    """Standard input at a terminal: reading it would wait for someone to type."""
+
+    def isatty(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> str:
+        raise AssertionError("a terminal's input was read")
+
+
+def test_cli_read_prompt_reads_stdin_only_when_it_is_not_a_terminal() -> None:
+    assert read_prompt("hi", Terminal()) == "hi", "nothing piped: the prompt alone"
+    with pytest.raises(UsageError):
+        read_prompt(None, Terminal())
+    piped = read_prompt("review", io.StringIO("line one  \n\n"))
+    assert piped == "review\n\n<stdin>\nline one  \n</stdin>", "only the final newlines go"
+
+
+def test_cli_event_and_result_objects_have_the_documented_fields() -> None:
+    usage = TokenUsage(input_tokens=10, output_tokens=2, cached_input_tokens=4, reasoning_tokens=1)
+    usage_fields = {
+        "input_tokens": 10,
+        "output_tokens": 2,
+        "cached_input_tokens": 4,
+        "reasoning_tokens": 1,
+    }
+    assert event_object(TextDelta("Hel")) == {"type": "text", "text": "Hel"}
+    said = AssistantText(2, "Hello")
+    assert event_object(said) == {"type": "assistant", "step": 2, "text": "Hello"}
+    called = ToolCalled(1, "c1", "read", {"path": "a.py"})
+    assert event_object(called) == {
+        "type": "tool_use",
+        "step": 1,
+        "id": "c1",
+        "name": "read",
+        "input": {"path": "a.py"},
+    }
+    result = ToolResult(1, "c1", "read", "no such file", True, 0.5)
+    assert event_object(result) == {
+        "type": "tool_result",
+        "step": 1,
+        "tool_use_id": "c1",
+        "name": "read",
+        "content": "no such file",
+        "is_error": True,
+    }
+    assert event_object(StepUsage(3, usage)) == {"type": "usage", "step": 3, "usage": usage_fields}
+    priced = TokenUsage(input_tokens=10, output_tokens=2, cost=Decimal("0.0123"))
+    stuck = result_object(RunFinished(Finish.STUCK, 4, "gave up", priced), 1500, {"extra": 1})
+    assert stuck["subtype"] == "error_during_execution" and stuck["is_error"] is True
+    assert stuck["total_cost_usd"] == 0.0123 and stuck["extra"] == 1
+    done = result_object(RunFinished(Finish.DONE, 1, "ok", usage), 20)
+    assert (done["subtype"], done["total_cost_usd"]) == ("success", None)
+    assert done["usage"] == usage_fields

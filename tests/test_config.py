@@ -137,6 +137,15 @@ def test_config_a_wrong_value_names_the_file_the_key_and_what_was_expected(
     assert str(caught.value).startswith(".claw/settings.json: context.compact_threshold: ")
     assert "less than or equal to 1" in str(caught.value)
 
+    # Two mistakes: one line each; a whole object is not repeated after the message.
+    write(project / ".claw" / "settings.json", {"model": {"name": "x"}, "max_steps": 0})
+    with pytest.raises(SettingsError) as caught:
+        load_settings(project, home=home, environ={})
+    lines = str(caught.value).splitlines()
+    assert len(lines) == 2
+    assert lines[0] == ".claw/settings.json: model: Input should be a valid string"
+    assert lines[1].startswith(".claw/settings.json: max_steps: ") and "(got 0)" in lines[1]
+
 
 def test_config_a_file_that_is_not_a_json_object_is_an_error_that_names_it(
     home: Path, project: Path
@@ -180,7 +189,10 @@ def test_config_explain_says_which_layer_set_each_value(home: Path, project: Pat
         home / ".claw" / "settings.json",
         {"model": "user/model", "permissions": {"allow": ["Read"]}},
     )
-    write(project / ".claw" / "settings.json", {"permissions": {"allow": ["Bash(make test)"]}})
+    write(
+        project / ".claw" / "settings.json",
+        {"permissions": {"allow": ["Read", "Bash(make test)"]}},  # "Read" again: the user's
+    )
     loaded = load_settings(project, home=home, environ={"CLAW_MODEL": "env/model"})
     assert explain(loaded, "model") == [
         'model = "env/model"  (environment ($CLAW_MODEL))',
@@ -192,6 +204,8 @@ def test_config_explain_says_which_layer_set_each_value(home: Path, project: Pat
         'permissions.allow[1] = "Bash(make test)"  (project (.claw/settings.json))',
     ]
     assert explain(loaded, "permissions.deny") == ["permissions.deny = []  (default)"]
+    section = explain(loaded, "permissions")  # a key and every key under it
+    assert len(section) == 3 and section[1:] == explain(loaded, "permissions.allow")
     with pytest.raises(KeyError):
         explain(loaded, "modle")
 

@@ -14,12 +14,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from claw.context import (
+    MESSAGE_FRAMING,
     SUMMARY_PROMPT,
     ContextWindow,
+    message_chars,
     plan_compaction,
     request_chars,
     summarize_with,
+    summary_message,
     transcript,
+    trim_text,
 )
 from claw.events import Compacted
 from claw.providers.openrouter import message_to_wire
@@ -74,6 +78,14 @@ def test_context_plan_pins_instructions_and_the_task_and_keeps_the_last_turns() 
     assert plan_compaction(session(2), keep=2).summarized == (), "nothing old enough to go"
     late_rule = [*messages[:5], Message.developer("Plan mode is on."), *messages[5:]]
     assert 5 in plan_compaction(late_rule, keep=2).pinned, "a developer message is kept"
+    three_turns = session(2)  # the task, then two rounds: exactly three turns
+    exact = plan_compaction(three_turns, keep=3)
+    assert (exact.pinned, exact.summarized, exact.recent) == ((0, 1), (), 2)
+    fewer = plan_compaction(three_turns, keep=4)
+    assert (fewer.pinned, fewer.summarized, fewer.recent) == ((), (), 0)
+    no_task = [Message.system("s"), Message.assistant("a"), Message.assistant("b")]
+    untasked = plan_compaction(no_task, keep=1)
+    assert (untasked.pinned, untasked.summarized, untasked.recent) == ((0,), (1,), 2)
     with pytest.raises(ValueError, match="keep must be at least 1 turn"):
         plan_compaction(messages, keep=0)
 
@@ -144,6 +156,9 @@ async def test_context_trimming_comes_first_and_the_model_is_asked_only_if_neede
     assert compaction.event.removed == 0 and compaction.event.trimmed == 4
     assert window.tokens(compaction.messages) <= window.limit
     assert compaction.messages[-4:] == messages[-4:], "results of the kept turns are not trimmed"
+    first_result, original = compaction.messages[4], messages[4]
+    assert isinstance(first_result, ToolResultMessage) and isinstance(original, ToolResultMessage)
+    assert first_result.content == trim_text(original.content, 200, 100), "the window's sizes"
     small = ContextWindow(300, summarizer, keep=2, trim_head=200, trim_tail=100)
     compaction = await small.compact(messages)
     assert compaction is not None and len(summarizer.asked) == 1, "not enough: now summarise"
@@ -162,6 +177,48 @@ async def test_context_a_long_or_empty_summary_never_makes_the_history_larger() 
     assert silent is None, "no summary, nothing replaced: an empty answer loses nothing"
     short = await ContextWindow(100, Summarizer(), keep=4).compact(session(3), force=True)
     assert short is None, "too few turns to summarise, nothing to trim"
+
+
+async def test_context_a_long_summary_is_cut_to_the_room_the_replaced_messages_leave() -> None:
+    messages = session(6)
+    removed = [messages[i] for i in plan_compaction(messages, keep=2).summarized]
+    room = request_chars(removed) - message_chars(summary_message("", len(removed))) - 1
+
+    async def summary_of(answer: str) -> str:
+        compaction = await ContextWindow(100, Summarizer(answer), keep=2).compact(
+            messages, force=True
+        )
+        assert compaction is not None
+        return compaction.messages[3].text.split("\n\n", 1)[1]
+
+    assert await summary_of("a" * room + "b" * 500) == "a" * room, "cut at exactly the room"
+    stripped = await summary_of("a" * (room - 1) + " " + "b" * 500)
+    assert stripped == "a" * (room - 1), "then stripped"
+    # a room of one character: a summary of one character still replaces what it stands for
+    wrapper = message_chars(summary_message("", 1))
+    filler = Message.assistant("x" * (wrapper + 2 - MESSAGE_FRAMING))
+    tiny = [Message.user("task"), filler, Message.user("now"), Message.assistant("ok")]
+    compaction = await ContextWindow(100, Summarizer("ABC"), keep=2).compact(tiny, force=True)
+    assert compaction is not None and compaction.messages[1].text.endswith("\n\nA")
+    assert compaction.event.removed == 1
+
+
+async def test_context_a_request_exactly_at_the_limit_is_under_it() -> None:
+    messages = session(6, result="log line\n" * 2_000)[:-4] + session(6)[-4:]
+    summarizer = Summarizer()
+
+    def window(size: int) -> ContextWindow:
+        return ContextWindow(size, summarizer, threshold=1.0, keep=2, trim_head=200, trim_tail=100)
+
+    probe = await window(10**9).compact(messages)
+    assert probe is not None
+    compaction = await window(probe.event.tokens_after).compact(messages)
+    assert compaction is not None and compaction.event.removed == 0
+    assert summarizer.asked == [], "trimmed to exactly the limit is enough: no summary"
+    at_limit = window(probe.event.tokens_before)
+    history = list(messages)
+    assert await at_limit.prepare(history) is None, "at the limit is not above it: no event"
+    assert history == messages and summarizer.asked == []
 
 
 def test_context_window_settings_are_checked() -> None:

@@ -11,7 +11,13 @@ import statistics
 import pytest
 from context_histories import recorded_sessions
 
-from claw.context import MESSAGE_FRAMING, TokenCounter, message_chars, request_chars
+from claw.context import (
+    CALIBRATE_CHARS,
+    MESSAGE_FRAMING,
+    TokenCounter,
+    message_chars,
+    request_chars,
+)
 from claw.types import Message, ToolCall
 
 
@@ -62,6 +68,22 @@ def test_context_the_growth_between_reports_calibrates_each_models_ratio() -> No
     assert counter.ratios == before[2], "a few characters more are too few to calibrate on"
     with pytest.raises(ValueError, match="chars_per_token must be positive"):
         TokenCounter(chars_per_token=0)
+
+
+def test_context_the_edges_of_a_report_and_of_calibration() -> None:
+    counter = TokenCounter()
+    first = [Message.user("a")]
+    counter.observe(first, 1)
+    assert counter.estimate(first) == 1, "a report of one token is a report"
+    # exactly CALIBRATE_CHARS new characters, and a report one token bigger: that calibrates
+    grown = [*first, Message.user("b" * (CALIBRATE_CHARS - MESSAGE_FRAMING))]
+    counter.observe(grown, 2)
+    assert counter.ratio() == CALIBRATE_CHARS / 1, "no model named: the ratio of the key \"\""
+    assert counter.ratio("other") == 4.0
+    more = [*grown, Message.user("c" * 300)]
+    counter.observe(more, 2)  # the report did not grow: nothing to calibrate on
+    assert counter.ratio() == CALIBRATE_CHARS
+    assert counter.estimate(more) == 2, "but it is the new anchor"
 
 
 def test_context_a_history_changed_since_the_report_loses_its_anchor() -> None:

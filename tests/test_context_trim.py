@@ -9,7 +9,7 @@ from context_histories import cut_between_characters, text, whole
 from hypothesis import given
 from hypothesis import strategies as st
 
-from claw.context import safe_cut, trim_text, trim_tool_results
+from claw.context import safe_cut, trim_note, trim_text, trim_tool_results
 from claw.types import Message, ToolCall, ToolResultMessage
 
 
@@ -30,6 +30,10 @@ def test_context_trim_keeps_head_and_tail_and_says_what_was_cut() -> None:
     assert trim_text("short", head=60, tail=30) == "short"
     almost = "x" * 100  # over head + tail, but the note is longer than what it would save
     assert trim_text(almost, head=60, tail=30) == almost
+    # a cut of exactly the note's length and its two newlines: no shorter, so unchanged
+    size = next(n for n in range(1, 1000) if n == len(trim_note(n, 0)) + 2)
+    even = "x" * (10 + size + 10)
+    assert trim_text(even, head=10, tail=10) == even
 
 
 def test_context_trim_never_cuts_inside_a_character() -> None:
@@ -45,6 +49,10 @@ def test_context_trim_never_cuts_inside_a_character() -> None:
     assert safe_cut("ab\ud83d\ude00", 3) == 2, "never between the halves of a surrogate pair"
     assert safe_cut("ae\u0301", 2) == 1, "never between a letter and its accent"
     assert safe_cut("👩\u200d💻", 1) == 0 and safe_cut("👩\u200d💻", 2) == 0
+    assert safe_cut("a\ud83d\udc00", 2) == 1, "\\udc00 is a low surrogate"
+    assert safe_cut("a\udbff\udfff", 2) == 1, "and so is \\udfff"
+    assert (safe_cut("abc", -5), safe_cut("abc", 0), safe_cut("abc", 9)) == (0, 0, 3), "clamped"
+    assert safe_cut("\u0301ab", 0) == 0, "the start of the text is always a place to cut"
 
 
 @given(text, st.integers(0, 40), st.integers(0, 40))
@@ -85,6 +93,8 @@ def test_context_trim_tool_results_only_before_the_kept_turns() -> None:
     again, _ = trim_tool_results(messages, before=6, head=100, tail=100)
     again_error = again[4]
     assert isinstance(again_error, ToolResultMessage) and again_error.is_error
+    kept = [again[i] is messages[i] for i in (0, 1, 3, 5)]
+    assert kept == [True] * 4, "what the user and the model said is never trimmed"
 
 
 def _call(call_id: str) -> ToolCall:

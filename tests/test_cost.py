@@ -184,6 +184,21 @@ def test_cost_model_list_is_parsed_into_model_info():
     assert models["openai/gpt-4o-mini"].cache_read is None
     auto = models["openrouter/auto"]
     assert (auto.prompt, auto.completion, auto.context_length) == (None, None, 2000000)
+    odd = parse_model_list(
+        {
+            "data": [
+                "not an object",
+                {"id": 7},
+                {"id": "a/no-pricing", "pricing": None, "context_length": "1000"},
+                {"id": "b/zero", "context_length": 0, "pricing": {"prompt": "0"}},
+                {"id": "c/one", "context_length": 1},
+            ]
+        }
+    )
+    assert set(odd) == {"a/no-pricing", "b/zero", "c/one"}, "skipped entries, not the end"
+    assert odd["a/no-pricing"] == ModelInfo(id="a/no-pricing")
+    assert (odd["b/zero"].context_length, odd["b/zero"].prompt) == (None, Decimal(0))
+    assert odd["c/one"].context_length == 1, "a positive int"
 
 
 async def test_cost_model_list_is_fetched_once_and_cached_on_disk_with_its_date(
@@ -233,6 +248,8 @@ def test_cost_of_a_call_prefers_the_reported_cost_then_the_prices():
         "0.0000006"
     )
     assert cost_of(priced, None) is None
+    assert cost_of(priced, ModelInfo(id="x", prompt=Decimal("0.000003"))) is None
+    assert cost_of(priced, ModelInfo(id="x", completion=Decimal("0.000015"))) is None
     assert cost_of(priced, parse_model_list(MODEL_LIST)["openrouter/auto"]) is None
 
 
@@ -255,6 +272,10 @@ def test_cost_unknown_is_said_never_zero():
     assert describe_cost(tally, "local/llama") == "unknown (no price for local/llama)"
     tally.add(TokenUsage(input_tokens=10, output_tokens=2), Decimal("0.002"))
     assert describe_cost(tally, "local/llama") == "at least $0.0020 (1 of 2 calls without a price)"
+    two_unknown = Tally()
+    for _ in range(2):
+        two_unknown.add(TokenUsage(input_tokens=10, output_tokens=2), None)
+    assert (two_unknown.calls, two_unknown.unpriced) == (2, 2)
     finished = RunFinished(Finish.DONE, 2, "ok", TokenUsage())
     shown = json.loads(RunSummary(finished, tally, "local/llama", 1.0).json())
     assert shown["cost_usd"] is None and shown["calls_without_price"] == 1
@@ -439,3 +460,7 @@ def test_cost_budget_counts_only_what_was_added_since_the_last_call():
     # the 40,000 characters are in the 10,000 reported tokens: only the new message is added
     expected = estimate_prompt_tokens(10_000, history[1:]) * Decimal("0.01") / 10_000
     assert budget.estimate == expected
+    # a call that would bring the session to exactly the limit is made: only passing it stops
+    estimate = Budget(Decimal(1), tracker).next_call(history)
+    assert estimate is not None
+    assert Budget(tracker.session.cost + estimate, tracker).check(history) is None

@@ -97,6 +97,39 @@ def test_memory_project_memories_are_private_user_memories_are_shared(
 
 
 @SEARCHES
+def test_memory_recall_gives_back_the_memory_remember_returned(
+    tmp_path: Path, full_text: bool | None
+) -> None:
+    store = store_in(tmp_path, full_text)
+    kept = store.remember("Run make db before the tests.")
+    mine = store.remember("The user writes British English.", Scope.USER)
+
+    assert store.recall("tests") == [kept], "the same id, text, scope and time"
+    assert store.recall("nothing\0tests") == [kept], "a NUL separates two words"
+    projects = dict(store.db.execute("SELECT id, project FROM memories").fetchall())
+    assert projects[mine.id] == "" and projects[kept.id] != "", "a user memory has no project"
+    assert memory_module.connect(tmp_path / "new" / "memory.db").isolation_level is None
+
+
+async def test_memory_recall_tool_answers_one_line_a_memory_up_to_its_limit(
+    tmp_path: Path,
+) -> None:
+    store = store_in(tmp_path, None)
+    for n in range(3):
+        store.remember(f"Note {n} about the tests.")
+    recall = RecallTool(store)
+
+    every = (await recall.run({"query": "tests"})).content.splitlines()
+    one = (await recall.run({"query": "tests", "limit": 1})).content.splitlines()
+    store.db.execute("DROP TABLE memories")
+    broken = await recall.run({"query": "tests"})
+
+    assert len(every) == 3 and all(line.startswith("#") for line in every)
+    assert len(one) == 1 and one[0] in every
+    assert broken.is_error and broken.content.startswith("the memory could not be searched: ")
+
+
+@SEARCHES
 @pytest.mark.parametrize("query", HOSTILE)
 def test_memory_hostile_queries_are_taken_literally_and_never_crash(
     tmp_path: Path, full_text: bool | None, query: str

@@ -123,6 +123,10 @@ async def test_todo_each_change_is_announced_and_an_equal_list_is_not() -> None:
         TodosChanged(tuple(TodoItem.model_validate(p) for p in PLAN)),
         TodosChanged(tuple(TodoItem.model_validate(p) for p in done)),
     ]
+    fresh = TodoList()
+    items = [TodoItem.model_validate(p) for p in PLAN]
+    assert fresh.replace(items) is True, "a change"
+    assert fresh.replace(list(items)) is False, "the same list again: no change"
 
 
 items_strategy = st.lists(
