@@ -168,11 +168,22 @@ def test_the_scratch_settings_select_only_the_chosen_tests(tmp_path: Path) -> No
         tmp_path, ["tests/test_bash_tool.py", "tests/test_safety.py"], ["solution/safety.py"]
     )
     config = tomllib.loads(settings.read_text(encoding="utf-8"))["tool"]["mutmut"]
+    untraceable = [arg for test in mutation.UNTRACEABLE for arg in ("--deselect", test)]
     assert config["pytest_add_cli_args_test_selection"] == [
         "tests/test_bash_tool.py",
         "tests/test_safety.py",
+        *untraceable,
     ]
     assert config["only_mutate"] == ["solution/safety.py"]
+    # Without a chapter, the whole suite's selection is kept, and the same tests left out.
+    settings.write_bytes((Path(mutation.ROOT) / "pyproject.toml").read_bytes())
+    mutation.restrict(tmp_path, None)
+    config = tomllib.loads(settings.read_text(encoding="utf-8"))["tool"]["mutmut"]
+    assert config["pytest_add_cli_args_test_selection"] == [
+        "tests/",
+        "--ignore=tests/tooling",
+        *untraceable,
+    ]
     assert config["source_paths"] == ["solution/"]
     pytest_options = tomllib.loads(settings.read_text(encoding="utf-8"))["tool"]["pytest"]
     assert pytest_options["ini_options"]["timeout"] == mutation.TEST_TIMEOUT
