@@ -9,6 +9,7 @@ import os
 import subprocess
 import tempfile
 import time
+import xml.etree.ElementTree as ElementTree
 from decimal import Decimal
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from claw.evals.harness import (
     run_isolated,
     write_results,
 )
-from claw.evals.report import html_report, summarize, wilson
+from claw.evals.report import Spread, html_report, summarize, svg_chart, wilson
 from claw.evals.scratch import check, make_repo
 from claw.evals.shipped import REFUSAL, bash, edit, read, script, tasks
 from claw.evals.tasks import Task, TaskError, load_tasks
@@ -360,6 +361,16 @@ def test_eval_summary_and_report_compare_two_configurations() -> None:
     assert a.cost is not None and a.cost.high == pytest.approx(0.04)
     assert summarize(results, "model b").cost is None  # one unknown cost: unknown, never $0
     assert summarize(results, "model b", "task1").runs == 2
+    ended = [
+        RunResult(instance_id="t", config="c", run=n, status=status, seconds=n)
+        for n, status in enumerate(["timeout", "error", "error", "failed", "passed"], 1)
+    ]
+    c = summarize(ended, "c")
+    assert (c.runs, c.passed, c.timeouts, c.errors) == (5, 1, 1, 2)
+    assert c.pass_rate == Spread(0.2, *wilson(1, 5))
+    assert (c.seconds.mean, c.seconds.low, c.seconds.high) == (3, 1, 5)
+    nothing = summarize(ended, "no such configuration")
+    assert (nothing.runs, nothing.passed, nothing.pass_rate) == (0, 0, Spread(0.0, 0.0, 1.0))
 
     page = html_report(results)
     assert "model &lt;a&gt;" in page and "model <a>" not in page
@@ -369,6 +380,53 @@ def test_eval_summary_and_report_compare_two_configurations() -> None:
         assert f'<figure id="{name}">' in page
     assert "75% (30%–95%)" in page
     assert ">unknown</text>" in page
+
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def test_eval_svg_chart_draws_every_row_to_one_scale() -> None:
+    rows = [("a <1>", Spread(0.5, 0.2, 0.8)), ("none", None), ("c", Spread(2.0, 1.0, 4.0))]
+    chart = svg_chart("costs & more", rows, width=400, show=lambda value: f"={value}")
+    root = ElementTree.fromstring(chart)  # well-formed: every text escaped
+    assert root.tag == f"{SVG}svg" and float(root.get("width", "")) == 400
+    height = float(root.get("height", ""))
+    texts = [
+        (t.text, float(t.get("x", "")), float(t.get("y", ""))) for t in root.iter(f"{SVG}text")
+    ]
+    assert [text for text, _, _ in texts] == [
+        "costs & more", "a <1>", "=0.5", "none", "unknown", "c", "=2.0"
+    ]
+    bars = list(root.iter(f"{SVG}rect"))
+    whiskers = list(root.iter(f"{SVG}line"))
+    assert len(bars) == len(whiskers) == 2  # no bar for the unknown row
+    scales = []
+    for bar, line, (_, spread) in zip(bars, whiskers, [rows[0], rows[2]], strict=True):
+        assert spread is not None
+        x, y, w, h = (float(bar.get(name, "")) for name in ("x", "y", "width", "height"))
+        scale = w / spread.mean
+        scales.append(scale)
+        assert float(bar.findtext(f"{SVG}title", "")) == spread.mean
+        assert line.get("stroke") == "black"
+        assert float(line.get("x1", "")) == pytest.approx(x + spread.low * scale, abs=0.1)
+        assert float(line.get("x2", "")) == pytest.approx(x + spread.high * scale, abs=0.1)
+        assert y <= float(line.get("y1", "")) == float(line.get("y2", "")) <= y + h <= height
+    assert scales[0] == pytest.approx(scales[1], rel=0.01)  # one scale for every row
+    ends = [float(line.get("x2", "")) for line in whiskers]
+    assert ends[1] <= 400 and ends[0] < ends[1]  # the largest high fits
+    value_x = [x for text, x, _ in texts if text in ("=0.5", "=2.0")]
+    assert all(x > ends[1] for x in value_x)  # each mean beside its bar
+    rows_y = [y for text, _, y in texts[1:]]
+    assert rows_y == sorted(rows_y) and all(y <= height for y in rows_y)
+
+    # The scale is set by the largest high: ten times every value is the same picture.
+    tenfold = [(label, Spread(s.mean * 10, s.low * 10, s.high * 10) if s else None)
+               for label, s in rows]
+    same = svg_chart("costs & more", tenfold, width=400, show=lambda value: f"={value / 10}")
+    assert same.replace("<title>5</title>", "<title>0.5</title>").replace(
+        "<title>20</title>", "<title>2</title>") == chart
+    flat = ElementTree.fromstring(svg_chart("zero", [("z", Spread(0.0, 0.0, 0.0))]))
+    assert [float(bar.get("width", "")) for bar in flat.iter(f"{SVG}rect")] == [0.0]
 
 
 # ------------------------------------------------------------------ the command, the shipped tasks
