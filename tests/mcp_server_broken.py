@@ -7,16 +7,24 @@ It answers ``initialize`` and ``tools/list`` (one tool, ``go``) correctly, then 
 - ``crash``: writes ``crash: dying now`` to stderr and exits with code 3;
 - ``hang``: never answers, and ignores ``SIGTERM``;
 - ``old-version``: (at the handshake) claims the protocol version ``1999-01-01``;
-- ``hang-start``: never answers ``initialize``.
+- ``hang-start``: never answers ``initialize``;
+- ``chatty``: before it answers, writes a blank line and an answer to a request nobody made,
+  asks claw ``ping`` and ``sampling/createMessage``, and answers with claw's two answers (JSON);
+- ``refuse``: answers with a JSON-RPC error; ``no-result``: with a ``result`` that is a list;
+- ``env``: answers with its variables ``MCP_OWN`` and ``MCP_INHERITED`` and its folder (JSON);
+- ``cursor-loop``: (at the listing) sends the same ``nextCursor`` every time;
+- ``close-output``: closes its standard output and sleeps, still running.
 
 With ``MARKER``, it first starts a child process named ``MARKER`` that sleeps for 300 s, so
 the tests can see whether stopping the server stops its children too.
 """
 
 import json
+import os
 import signal
 import subprocess
 import sys
+import time
 
 mode = sys.argv[1]
 if len(sys.argv) > 2:
@@ -29,9 +37,23 @@ if mode == "hang":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
-def answer(id: object, result: object) -> None:
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": id, "result": result}) + "\n")
+def write(message: object) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
+
+
+def answer(id: object, result: object) -> None:
+    write({"jsonrpc": "2.0", "id": id, "result": result})
+
+
+def text(id: object, value: object) -> None:
+    answer(id, {"content": [{"type": "text", "text": json.dumps(value)}]})
+
+
+def ask(id: str, method: str) -> object:
+    """Send claw a request; its answer (the next line, since claw has nothing else to send)."""
+    write({"jsonrpc": "2.0", "id": id, "method": method, "params": {}})
+    return json.loads(sys.stdin.readline())
 
 
 for line in sys.stdin:
@@ -45,7 +67,10 @@ for line in sys.stdin:
         answer(message["id"], {"protocolVersion": version, "capabilities": {}, "serverInfo": info})
     elif method == "tools/list":
         schema = {"type": "object", "properties": {}}
-        answer(message["id"], {"tools": [{"name": "go", "inputSchema": schema}]})
+        page: dict[str, object] = {"tools": [{"name": "go", "inputSchema": schema}]}
+        if mode == "cursor-loop":
+            page["nextCursor"] = "again"
+        answer(message["id"], page)
     elif method == "tools/call":
         if mode == "bad-json":
             sys.stdout.write("this is not json\n")
@@ -53,5 +78,21 @@ for line in sys.stdin:
         elif mode == "crash":
             sys.stderr.write("crash: dying now\n")
             sys.exit(3)
+        elif mode == "chatty":
+            sys.stdout.write("\n")
+            answer(999, {"late": True})
+            text(message["id"], [ask("p-1", "ping"), ask("s-1", "sampling/createMessage")])
+        elif mode == "refuse":
+            error = {"code": -32602, "message": "no such tool today"}
+            write({"jsonrpc": "2.0", "id": message["id"], "error": error})
+        elif mode == "no-result":
+            write({"jsonrpc": "2.0", "id": message["id"], "result": [1, 2]})
+        elif mode == "env":
+            names = ("MCP_OWN", "MCP_INHERITED")
+            text(message["id"], [*(os.environ.get(name) for name in names), os.getcwd()])
+        elif mode == "close-output":
+            sys.stdout.close()
+            os.close(1)
+            time.sleep(60)
         elif mode != "hang":
             answer(message["id"], {"content": [{"type": "text", "text": "fine"}]})

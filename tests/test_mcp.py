@@ -24,7 +24,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from claw.hooks import matches
 from claw.mcp.client import STDERR_LIMIT, SUPPORTED_VERSIONS, McpClient, McpError, ServerSpec
 from claw.mcp.config import ConfigError, McpServers, load_config, project_servers
-from claw.mcp.jsonrpc import ProtocolError, decode, encode
+from claw.mcp.jsonrpc import METHOD_NOT_FOUND, ProtocolError, RemoteError, decode, encode
 from claw.mcp.tools import McpTool, block_text, tool_name
 from claw.permissions import Decision, Mode, Permissions
 from claw.types import ToolCall, ToolSet
@@ -85,6 +85,11 @@ def test_mcp_a_message_is_one_line_of_json_and_a_bad_line_is_a_protocol_error() 
         with pytest.raises(ProtocolError, match="the server wrote a line that is ") as caught:
             decode(bad)
         assert says_what in str(caught.value)
+    long = b"no json here " * 1000
+    with pytest.raises(ProtocolError) as caught:
+        decode(long)
+    assert long[:60].decode() in str(caught.value)
+    assert len(str(caught.value)) < 500  # the start of the line, not all 13 000 bytes
 
 
 # ---- the SDK as the oracle
@@ -207,6 +212,71 @@ async def test_mcp_cancelling_a_call_tells_the_server(tmp_path: Path) -> None:
         await client.close()
 
 
+async def test_mcp_the_client_answers_the_servers_requests_and_ignores_stray_lines() -> None:
+    client = await started(spec("chatty", BROKEN_SERVER, "chatty"))
+    try:
+        result = await client.call_tool("go", {})
+        again = await client.call_tool("go", {})  # the stray lines broke nothing
+    finally:
+        await client.close()
+    ping, other = json.loads(result["content"][0]["text"])
+    assert ping == {"jsonrpc": "2.0", "id": "p-1", "result": {}}
+    assert (other["jsonrpc"], other["id"], "result" in other) == ("2.0", "s-1", False)
+    assert other["error"]["code"] == METHOD_NOT_FOUND
+    assert isinstance(other["error"]["message"], str)
+    assert again == result
+
+
+async def test_mcp_an_error_answer_and_an_answer_without_a_result(tmp_path: Path) -> None:
+    client = await started(spec("strict", BROKEN_SERVER, "refuse"))
+    try:
+        with pytest.raises(RemoteError) as caught:
+            await client.call_tool("go", {})
+        output = await McpTool(client, client.tools[0]).run({})
+    finally:
+        await client.close()
+    assert caught.value.code == -32602 and "no such tool today" in str(caught.value)
+    assert output.is_error
+    assert output.content.startswith("MCP server 'strict': go failed: no such tool today")
+
+    client = await started(spec("odd", BROKEN_SERVER, "no-result"))
+    try:
+        with pytest.raises(McpError, match="MCP server 'odd': "):
+            await client.call_tool("go", {})
+        output = await McpTool(client, client.tools[0]).run({})
+    finally:
+        await client.close()
+    assert output.is_error and output.content.startswith("MCP server 'odd': ")
+
+    with pytest.raises(McpError, match="MCP server 'loop': "):
+        await started(spec("loop", BROKEN_SERVER, "cursor-loop"))
+
+
+async def test_mcp_a_server_runs_in_its_folder_with_claws_environment_and_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCP_INHERITED", "from claw")
+    monkeypatch.setenv("MCP_OWN", "from claw too")
+    server = ServerSpec("env", sys.executable, (str(BROKEN_SERVER), "env"), {"MCP_OWN": "own"})
+    client = McpClient(server, tmp_path)
+    await client.start()
+    try:
+        result = await client.call_tool("go", {})
+    finally:
+        await client.close()
+    assert json.loads(result["content"][0]["text"]) == ["own", "from claw", str(tmp_path)]
+
+
+async def test_mcp_a_server_that_closes_its_output_but_runs_on_is_an_error() -> None:
+    client = await started(spec("quiet", BROKEN_SERVER, "close-output"))
+    try:
+        output = await McpTool(client, client.tools[0]).run({})
+    finally:
+        await client.close()
+    assert output.is_error
+    assert output.content == "MCP server 'quiet': the server closed its output"
+
+
 # ---- broken servers
 
 
@@ -288,6 +358,7 @@ async def test_mcp_stderr_is_kept_bounded_and_never_blocks_the_server() -> None:
 def test_mcp_a_tool_is_named_after_its_server() -> None:
     assert tool_name("fs", "write") == "mcp__fs__write"
     assert tool_name("git-hub", "list_issues") == "mcp__git-hub__list_issues"
+    assert len(tool_name("fs", "x" * 55)) == 64  # the longest a name may be
     for server, tool in [("my fs", "x"), ("a__b", "x"), ("fs", "read.file"), ("", "x"),
                          ("fs", "x" * 60)]:
         with pytest.raises(ValueError):
