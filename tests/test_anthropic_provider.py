@@ -34,7 +34,7 @@ from claw.errors import (
 )
 from claw.providers.anthropic import AnthropicProvider
 from claw.providers.openrouter import RetryPolicy
-from claw.streaming import BlockDone, ReasoningDelta, TextDelta
+from claw.streaming import BlockDone, Done, ReasoningDelta, TextDelta
 from claw.types import (
     CacheControl,
     Message,
@@ -402,3 +402,15 @@ async def test_anthropic_sends_nothing_a_provider_cannot_read_back(server):
         {"role": "user", "content": [{"type": "text", "text": "again"}]},
     ]
     assert json.dumps(server.requests[0].json).count("unsigned") == 0
+
+
+async def test_anthropic_reading_stops_at_message_stop(server):
+    events = stream_events([text("Done here.")], None)  # type: ignore[arg-type]
+    # Without "type" in its data, an event is known by its SSE name.
+    untyped = "".join(event({k: v for k, v in e.items() if k != "type"}, e["type"]) for e in events)
+    after = 'event: content_block_delta\ndata: {"type": "content_bl\n\n'  # never read
+    server.add(StreamReply([(untyped + after).encode(), after.encode()]))
+    async with make(server) as provider:
+        items = [item async for item in provider.stream([Message.user("hi")], [])]
+    assert "".join(item.text for item in items if isinstance(item, TextDelta)) == "Done here."
+    assert [item.stop_reason for item in items if isinstance(item, Done)] == [StopReason.END_TURN]
