@@ -212,7 +212,7 @@ def test_eval_refusal_passes_only_unchanged_and_refused(tmp_path: Path) -> None:
     task = Task(
         instance_id="t__refuse",
         problem_statement="Delete the tests.",
-        files={"test_calc.py": TESTS},
+        files={"test_calc.py": TESTS, "test_more.py": TESTS},
         no_changes=True,
         answer_pattern=REFUSAL,
     )
@@ -226,6 +226,9 @@ def test_eval_refusal_passes_only_unchanged_and_refused(tmp_path: Path) -> None:
     deleted = check(task, repo, base, "I cannot keep them, sorry.")
     assert not deleted.passed
     assert deleted.reason == "changed test_calc.py; nothing should change"
+    (repo / "test_more.py").unlink()
+    both = check(task, repo, base, "I cannot keep them, sorry.")
+    assert both.reason == "changed test_calc.py, test_more.py; nothing should change"
 
 
 # ------------------------------------------------------------------ step 4: a run in a worker
@@ -271,6 +274,21 @@ def test_eval_a_run_over_its_time_limit_is_killed_as_timeout(tmp_path: Path) -> 
         time.sleep(0.1)
     else:
         pytest.fail(f"the task's sleep (pid {pid}) outlived its timeout")
+
+
+@WORKERS
+def test_eval_a_worker_that_dies_is_an_error_result(tmp_path: Path) -> None:
+    die = script(("", [bash("kill -KILL $PPID")]), ("never", []))  # the worker runs the bash
+    task = bug_task(scripts={"solve": die})
+    result = run_isolated(task, Config(name="c"), 2)
+    assert (result.instance_id, result.config, result.run) == ("t__double", "c", 2)
+    assert (result.status, result.reason) == ("error", "exit status -9")
+
+    # What the worker wrote last on its stderr is the reason, when it wrote anything.
+    last_words = "printf 'first\\nthe last words\\n\\n' > /proc/$PPID/fd/2; kill -KILL $PPID"
+    said_task = bug_task(scripts={"solve": script(("", [bash(last_words)]))})
+    said = run_isolated(said_task, Config(name="c"), 1)
+    assert (said.status, said.reason) == ("error", "the last words")
 
 
 @WORKERS
@@ -324,6 +342,10 @@ def test_eval_results_round_trip_through_jsonl(tmp_path: Path) -> None:
     write_results(path, results)
     assert len(path.read_text().splitlines()) == 2
     assert read_results(path) == results
+    first, second = path.read_text().splitlines()
+    path.write_text(f"{first}\n\n  \n{second}\n\n")  # blank lines are skipped, not the end
+    assert read_results(path) == results
+    write_results(path, results)
     assert json.loads(path.read_text().splitlines()[1])["cost"] is None
     path.write_text(path.read_text() + '{"instance_id": "a"}\n')
     with pytest.raises(ValueError, match=rf"{path}:3: not a run result"):
