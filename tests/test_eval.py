@@ -208,6 +208,39 @@ def test_eval_checker_runs_the_tests_and_guards_files_that_must_not_change(
     assert fixed.changed == ("calc.py", "notes.txt")
 
 
+ZERO_TEST_PATCH = """\
+diff --git a/test_zero.py b/test_zero.py
+new file mode 100644
+--- /dev/null
++++ b/test_zero.py
+@@ -0,0 +1,2 @@
++from calc import double
++def test_double_zero(): assert double(0) == 0
+"""
+
+
+def test_eval_checker_applies_the_test_patch_before_the_tests(tmp_path: Path) -> None:
+    task = bug_task(test_patch=ZERO_TEST_PATCH, FAIL_TO_PASS=["test_zero.py::test_double_zero"])
+    fixed, broken = tmp_path / "fixed", tmp_path / "broken"
+    bases = [make_repo(task, fixed), make_repo(task, broken)]
+    (fixed / "calc.py").write_text("def double(x):\n    return 2 * x\n")
+    verdict = check(task, fixed, bases[0], "")
+    assert verdict.passed, verdict.reason  # the patch's test ran, and passed
+    assert verdict.changed == ("calc.py",)
+    assert git(fixed, "status", "--porcelain").split() == ["M", "calc.py", "??", "test_zero.py"]
+    failed = check(task, broken, bases[1], "")
+    assert not failed.passed and "test_zero.py::test_double_zero" in failed.reason
+
+    (broken / "test_zero.py").unlink()
+    (broken / "calc.py").write_text("print('rewritten')\n")
+    conflict = ZERO_TEST_PATCH.replace("test_zero.py", "calc.py").replace(
+        "new file mode 100644\n--- /dev/null", "--- a/calc.py").replace("-0,0", "-1,1")
+    clash = check(task.model_copy(update={"test_patch": conflict}), broken, bases[1], "")
+    assert not clash.passed
+    assert clash.reason.startswith("the test patch does not apply: ")
+    assert git(broken, "status", "--porcelain").split() == ["M", "calc.py"]
+
+
 def test_eval_refusal_passes_only_unchanged_and_refused(tmp_path: Path) -> None:
     task = Task(
         instance_id="t__refuse",
