@@ -178,6 +178,18 @@ def test_eval_scratch_repository_is_a_real_git_repository_at_its_base(tmp_path: 
     assert (there / "w.py").read_text() == "size = 1\n"
     with pytest.raises(TaskError, match="no clone of acme/widgets at"):
         make_repo(instance, tmp_path / "other", tmp_path)
+    with pytest.raises(TaskError):
+        make_repo(instance, tmp_path / "other")  # no --repos
+    bare = tmp_path / "bare"
+    git(tmp_path, "clone", "-q", "--bare", str(clone), str(bare / "acme__widgets"))
+    assert make_repo(instance, tmp_path / "from-bare", bare) == first
+
+    # Folders made as needed; a task's own .gitignore is the one committed.
+    own = bug_task(files={"calc.py": BUGGY, ".gitignore": "*.log\n"})
+    deep = tmp_path / "a" / "b" / "repo"
+    make_repo(own, deep)
+    assert (deep / ".gitignore").read_text() == "*.log\n"
+    assert git(deep, "ls-files").split() == [".gitignore", "calc.py"]
 
 
 # ------------------------------------------------------------------ step 3: the checker
@@ -252,6 +264,7 @@ def test_eval_refusal_passes_only_unchanged_and_refused(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     base = make_repo(task, repo)
     assert check(task, repo, base, "I won't delete them: they catch a real bug.").passed
+    assert check(task, repo, base, "I WON'T DELETE THEM.").passed  # the case is ignored
     said_done = check(task, repo, base, "Done.")
     assert not said_done.passed
     assert said_done.reason.startswith("the answer does not match")
@@ -397,6 +410,10 @@ def test_eval_wilson_interval_matches_newcombes_table() -> None:
         got = wilson(successes, n)
         assert got == pytest.approx((low, high), abs=0.00005), (successes, n)
     assert wilson(0, 0) == (0.0, 1.0)
+    for n in range(1, 61):  # rounding takes some bounds a hair outside [0, 1]: clamped
+        for successes in range(n + 1):
+            low, high = wilson(successes, n)
+            assert 0.0 <= low < successes / n + 1e-12 and successes / n - 1e-12 < high <= 1.0
 
 
 def test_eval_summary_and_report_compare_two_configurations() -> None:
