@@ -11,7 +11,8 @@ It answers ``initialize`` and ``tools/list`` (one tool, ``go``) correctly, then 
 - ``chatty``: before it answers, writes a blank line and an answer to a request nobody made,
   asks claw ``ping`` and ``sampling/createMessage``, and answers with claw's two answers (JSON);
 - ``refuse``: answers with a JSON-RPC error; ``no-result``: with a ``result`` that is a list;
-- ``env``: answers with its variables ``MCP_OWN`` and ``MCP_INHERITED`` and its folder (JSON);
+- ``env``: lists ``go`` without a description or a schema, and answers with its variables
+  ``MCP_OWN`` and ``MCP_INHERITED`` and its folder (JSON);
 - ``cursor-loop``: (at the listing) sends the same ``nextCursor`` every time;
 - ``close-output``: closes its standard output and sleeps, still running.
 
@@ -67,7 +68,10 @@ for line in sys.stdin:
         answer(message["id"], {"protocolVersion": version, "capabilities": {}, "serverInfo": info})
     elif method == "tools/list":
         schema = {"type": "object", "properties": {}}
-        page: dict[str, object] = {"tools": [{"name": "go", "inputSchema": schema}]}
+        go: dict[str, object] = {"name": "go", "inputSchema": schema}
+        if mode == "env":  # the least a tool can be: no description, no schema
+            go = {"name": "go", "description": None}
+        page: dict[str, object] = {"tools": [go]}
         if mode == "cursor-loop":
             page["nextCursor"] = "again"
         answer(message["id"], page)

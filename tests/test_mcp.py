@@ -22,12 +22,19 @@ from marked_processes import assert_none_marked, unique_marker, wait_marked
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from claw.hooks import matches
-from claw.mcp.client import STDERR_LIMIT, SUPPORTED_VERSIONS, McpClient, McpError, ServerSpec
+from claw.mcp.client import (
+    STDERR_LIMIT,
+    SUPPORTED_VERSIONS,
+    McpClient,
+    McpError,
+    RemoteTool,
+    ServerSpec,
+)
 from claw.mcp.config import ConfigError, McpServers, load_config, project_servers
 from claw.mcp.jsonrpc import METHOD_NOT_FOUND, ProtocolError, RemoteError, decode, encode
-from claw.mcp.tools import McpTool, block_text, tool_name
+from claw.mcp.tools import McpTool, block_text, result_output, tool_name
 from claw.permissions import Decision, Mode, Permissions
-from claw.types import ToolCall, ToolSet
+from claw.types import ToolCall, ToolOutput, ToolSet
 from clawbook.harness.loopback import LoopbackServer
 
 HERE = Path(__file__).parent
@@ -161,6 +168,18 @@ async def test_mcp_content_blocks_become_text_and_is_error_an_error_result() -> 
     assert failed.is_error and failed.content == "tool 1"
     assert not fine.is_error and fine.content == "tool 1"
     assert block_text({"type": "resource_link", "uri": "file:///a"}) == "[resource link: file:///a]"
+    sound = {"type": "audio", "mimeType": "audio/wav", "data": "UklGRg=="}
+    assert block_text(sound) == "[audio: audio/wav, 8 bytes of base64]"
+    blob = {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AAEC"}}
+    assert "AAEC" not in block_text(blob) and block_text(blob).strip()
+    widget = {"type": "widget", "size": "größer"}
+    assert json.loads(block_text(widget)) == widget
+    assert result_output({"content": [], "structuredContent": {"sum": 42}}).content == (
+        json.dumps({"sum": 42})
+    )
+    both = {"content": [{"type": "text", "text": "42"}, "stray"], "structuredContent": {"s": 1}}
+    assert result_output(both) == ToolOutput.ok("42")
+    assert result_output({"content": [], "isError": True}).is_error
 
 
 async def test_mcp_list_changed_makes_claw_list_again_and_add_the_new_tool() -> None:
@@ -264,6 +283,7 @@ async def test_mcp_a_server_runs_in_its_folder_with_claws_environment_and_its_ow
         result = await client.call_tool("go", {})
     finally:
         await client.close()
+    assert client.tools == [RemoteTool("go", "", {"type": "object"})]  # what a bare tool gets
     assert json.loads(result["content"][0]["text"]) == ["own", "from claw", str(tmp_path)]
 
 
