@@ -433,6 +433,12 @@ def test_mcp_mcp_json_in_claude_codes_format(tmp_path: Path) -> None:
          "server 'web' is of type 'http'; claw speaks only stdio"),
         ('{"mcpServers": {"fs": {"command": "x", "args": "a b"}}}', '"args" must be a list'),
         ('{"mcpServers": {"fs": {"command": "x", "env": {"A": 1}}}}', '"env" must map names'),
+        ('[{"mcpServers": {}}]', 'expected an object with "mcpServers"'),
+        ('{"mcpServers": ["fs"]}', 'expected an object with "mcpServers"'),
+        ('{"mcpServers": {"fs": "python fs.py"}}', "server 'fs' needs a \"command\" string"),
+        ('{"mcpServers": {"fs": {"command": ["x"]}}}', "server 'fs' needs a \"command\" string"),
+        ('{"mcpServers": {"fs": {"command": "x", "args": ["a", 1]}}}', '"args" must be a list'),
+        ('{"mcpServers": {"fs": {"command": "x", "env": ["A=1"]}}}', '"env" must map names'),
     ]:
         config.write_text(text)
         with pytest.raises(ConfigError) as caught:
