@@ -32,7 +32,7 @@ from claw.errors import (
     ServerError,
     StreamError,
 )
-from claw.providers.anthropic import AnthropicProvider
+from claw.providers.anthropic import AnthropicProvider, error_from_anthropic
 from claw.providers.openrouter import RetryPolicy
 from claw.streaming import BlockDone, Done, ReasoningDelta, TextDelta
 from claw.types import (
@@ -414,3 +414,21 @@ async def test_anthropic_reading_stops_at_message_stop(server):
         items = [item async for item in provider.stream([Message.user("hi")], [])]
     assert "".join(item.text for item in items if isinstance(item, TextDelta)) == "Done here."
     assert [item.stop_reason for item in items if isinstance(item, Done)] == [StopReason.END_TURN]
+
+
+def test_anthropic_reads_an_error_body_of_any_shape():
+    overloaded = error("overloaded_error", "Overloaded")
+    for status, kind, code in [(400, BadRequestError, 400), (399, ServerError, 529),
+                               (None, ServerError, 529), (503, ServerError, 503)]:
+        raised = error_from_anthropic(overloaded, status, retry_after=3)
+        assert (type(raised), raised.status, raised.retry_after) == (kind, code, 3)
+        assert raised.message == "overloaded_error: Overloaded"
+    mystery = error_from_anthropic(error("mystery_error", "Hmm."), None)
+    assert (type(mystery), mystery.status, mystery.message) == (
+        ServerError, 500, "mystery_error: Hmm.")
+    for body in [{"error": "plain words"}, "plain words", {"error": {"message": "plain words"}}]:
+        raised = error_from_anthropic(body, 404)
+        assert (type(raised), raised.status) == (BadRequestError, 404)
+        assert "plain words" in raised.message
+    untyped = error_from_anthropic({"error": {"message": "plain words"}}, None)
+    assert (type(untyped), untyped.status) == (ServerError, 500)
