@@ -32,7 +32,7 @@ from claw.errors import (
     ServerError,
     StreamError,
 )
-from claw.providers.anthropic import AnthropicProvider, error_from_anthropic
+from claw.providers.anthropic import AnthropicProvider, error_from_anthropic, to_wire
 from claw.providers.openrouter import RetryPolicy
 from claw.streaming import BlockDone, Done, ReasoningDelta, TextDelta
 from claw.types import (
@@ -432,3 +432,30 @@ def test_anthropic_reads_an_error_body_of_any_shape():
         assert "plain words" in raised.message
     untyped = error_from_anthropic({"error": {"message": "plain words"}}, None)
     assert (type(untyped), untyped.status) == (ServerError, 500)
+
+
+def test_anthropic_leaves_out_what_is_empty_and_marks_the_last_block():
+    mark = CacheControl()
+    system, wire = to_wire([
+        Message.system(""),  # nothing to say: no block
+        Message.system((TextPart(text="A"), TextPart(text="B")), cache_control=mark),
+        Message.user("hi"),
+        Message.assistant("Reading.", tool_calls=[ToolCall(id="t1", name="read", arguments={})],
+                          cache_control=mark),
+        Message.tool_result("t1", ""),
+        Message.user(""),
+    ])
+    assert system == [
+        {"type": "text", "text": "A"},
+        {"type": "text", "text": "B", "cache_control": {"type": "ephemeral"}},
+    ]
+    assert wire == [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "Reading."},
+            {"type": "tool_use", "id": "t1", "name": "read", "input": {},
+             "cache_control": {"type": "ephemeral"}},
+        ]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1"}]},
+    ]
+    assert to_wire([Message.assistant(""), Message.developer("")]) == ([], [])
