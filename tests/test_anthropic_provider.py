@@ -32,9 +32,23 @@ from claw.errors import (
     ServerError,
     StreamError,
 )
-from claw.providers.anthropic import AnthropicProvider, error_from_anthropic, to_wire
+from claw.providers.anthropic import (
+    AnthropicProvider,
+    MessageStreamReader,
+    error_from_anthropic,
+    to_wire,
+)
 from claw.providers.openrouter import RetryPolicy
-from claw.streaming import BlockDone, Done, ReasoningDelta, TextDelta
+from claw.streaming import (
+    BlockDone,
+    Done,
+    ReasoningDelta,
+    ServerSentEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    UsageUpdate,
+)
 from claw.types import (
     CacheControl,
     Message,
@@ -459,3 +473,53 @@ def test_anthropic_leaves_out_what_is_empty_and_marks_the_last_block():
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1"}]},
     ]
     assert to_wire([Message.assistant(""), Message.developer("")]) == ([], [])
+
+
+def test_anthropic_reader_gives_nothing_for_empty_pieces_and_keeps_signatures():
+    reader = MessageStreamReader()
+
+    def read(data: dict[str, Any]) -> list[Any]:
+        return reader.read(ServerSentEvent(json.dumps(data), data["type"]))
+
+    def start(index: int, block: dict[str, Any]) -> list[Any]:
+        return read({"type": "content_block_start", "index": index, "content_block": block})
+
+    def delta(index: int, piece: dict[str, Any]) -> list[Any]:
+        return read({"type": "content_block_delta", "index": index, "delta": piece})
+
+    assert start(0, {"type": "text", "text": ""}) == []
+    assert delta(0, {"type": "text_delta", "text": ""}) == []
+    assert delta(0, {"type": "text_delta", "text": "Hi"}) == [TextDelta("Hi")]
+    assert start(1, {"type": "thinking", "thinking": "So", "signature": ""}) == [
+        ReasoningDelta("So")
+    ]
+    assert delta(1, {"type": "thinking_delta", "thinking": ""}) == []
+    assert delta(1, {"type": "thinking_delta", "thinking": " then"}) == [ReasoningDelta(" then")]
+    assert delta(1, {"type": "signature_delta", "signature": "sig-1"}) == []
+    assert delta(1, {"type": "signature_delta", "signature": "sig-2"}) == []
+    assert delta(1, {"type": "a_new_delta", "thinking": "no"}) == []
+    assert read({"type": "content_block_stop", "index": 1}) == [BlockDone(ProviderBlock(
+        provider="anthropic",
+        data={"type": "thinking", "thinking": "So then", "signature": "sig-1sig-2"},
+    ))]
+    call = {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "x"}}
+    assert start(2, call) == [ToolCallStart(2, "t1", "read")]
+    assert delta(2, {"type": "input_json_delta", "partial_json": ""}) == []
+    assert delta(2, {"type": "input_json_delta", "partial_json": '{"path"'}) == [
+        ToolCallDelta(2, '{"path"')
+    ]
+    assert read({"type": "content_block_stop", "index": 2}) == []  # its input came in pieces
+    assert read({"type": "content_block_stop", "index": 0}) == []
+    with pytest.raises(MalformedResponseError, match="block 0, which never started"):
+        read({"type": "content_block_stop", "index": 0})
+    with pytest.raises(MalformedResponseError):
+        reader.read(ServerSentEvent("[1, 2]", "message_delta"))
+    assert read({"type": "message_delta", "delta": {"stop_reason": None}, "usage": {}}) == [
+        UsageUpdate(TokenUsage())
+    ]
+    assert not reader.stopped
+    assert read({"type": "message_delta", "delta": {"stop_reason": "max_tokens"}}) == [
+        Done(StopReason.MAX_TOKENS), UsageUpdate(TokenUsage())
+    ]
+    assert reader.stopped and not reader.finished
+    assert read({"type": "message_stop"}) == [] and reader.finished
