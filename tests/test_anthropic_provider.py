@@ -393,6 +393,10 @@ async def test_anthropic_never_shows_the_key_and_refuses_it_over_plain_http(serv
             await provider.complete([Message.user("hi")], [])
     assert KEY not in str(raised.value)
     assert "[redacted]" in str(raised.value)
+    server.add(StreamReply([stream([text(f"You sent {KEY}.")], size=100)]))
+    async with make(server) as provider:  # an event that echoes the key is redacted too
+        echoed = await provider.stream_turn([Message.user("hi")], [])
+    assert echoed.text == "You sent [redacted]."
     with pytest.raises(Exception, match="refusing to send the API key over plain http"):
         AnthropicProvider("m", base_url="http://example.com", api_key=KEY)
     with pytest.raises(AuthenticationError, match="ANTHROPIC_API_KEY"):
