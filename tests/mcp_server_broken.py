@@ -13,7 +13,7 @@ It answers ``initialize`` and ``tools/list`` (one tool, ``go``) correctly, then 
 - ``refuse``: answers with a JSON-RPC error; ``no-result``: with a ``result`` that is a list;
 - ``env``: lists ``go`` without a description or a schema, and answers with its variables
   ``MCP_OWN`` and ``MCP_INHERITED`` and its folder (JSON);
-- ``cursor-loop``: (at the listing) sends the same ``nextCursor`` every time;
+- ``cursor-loop``: (at the listing) sends the same ``nextCursor`` twice, then none;
 - ``close-output``: closes its standard output and sleeps, still running.
 
 With ``MARKER``, it first starts a child process named ``MARKER`` that sleeps for 300 s, so
@@ -72,7 +72,9 @@ for line in sys.stdin:
         if mode == "env":  # the least a tool can be: no description, no schema
             go = {"name": "go", "description": None}
         page: dict[str, object] = {"tools": [go]}
-        if mode == "cursor-loop":
+        listings = globals().get("listings", 0) + 1
+        globals()["listings"] = listings
+        if mode == "cursor-loop" and listings < 3:  # then, for a client that goes on, the end
             page["nextCursor"] = "again"
         answer(message["id"], page)
     elif method == "tools/call":

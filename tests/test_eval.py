@@ -330,6 +330,12 @@ def test_eval_a_worker_that_dies_is_an_error_result(tmp_path: Path) -> None:
     assert (result.instance_id, result.config, result.run) == ("t__double", "c", 2)
     assert (result.status, result.reason) == ("error", "exit status -9")
 
+    # A worker that printed something before it died still failed.
+    half = "printf 'half a result\\n' > /proc/$PPID/fd/1; kill -KILL $PPID"
+    half_task = bug_task(scripts={"solve": script(("", [bash(half)]))})
+    printed = run_isolated(half_task, Config(name="c"), 1)
+    assert (printed.status, printed.reason) == ("error", "exit status -9")
+
     # What the worker wrote last on its stderr is the reason, when it wrote anything.
     last_words = "printf 'first\\nthe last words\\n\\n' > /proc/$PPID/fd/2; kill -KILL $PPID"
     said_task = bug_task(scripts={"solve": script(("", [bash(last_words)]))})
