@@ -29,6 +29,7 @@ from claw.errors import (
     MalformedResponseError,
     PermissionDeniedError,
     RateLimitError,
+    ResponseTooLargeError,
     ServerError,
     StreamError,
 )
@@ -527,3 +528,10 @@ def test_anthropic_reader_gives_nothing_for_empty_pieces_and_keeps_signatures():
     ]
     assert reader.stopped and not reader.finished
     assert read({"type": "message_stop"}) == [] and reader.finished
+
+
+async def test_anthropic_a_stream_event_over_max_event_chars_is_refused(server):
+    server.add(StreamReply([stream([text("x" * 500)], size=500)]))
+    async with make(server, max_event_chars=300) as provider:
+        with pytest.raises(ResponseTooLargeError, match="max_event_chars"):
+            await provider.stream_turn([Message.user("hi")], [])

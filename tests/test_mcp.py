@@ -127,6 +127,7 @@ async def test_mcp_a_call_gives_the_same_content_as_the_sdks() -> None:
         mine = [await client.call_tool(name, arguments) for name, arguments in calls_to_make]
         tools = {tool.name: McpTool(client, tool) for tool in client.tools}
         outputs = [await tools[name].run(arguments) for name, arguments in calls_to_make]
+        long_answer = (await tools["greet"].run({"name": "z" * 100_000})).content
     finally:
         await client.close()
 
@@ -138,6 +139,7 @@ async def test_mcp_a_call_gives_the_same_content_as_the_sdks() -> None:
         assert [b["text"] for b in raw["content"]] == [b.text for b in sdk.content]
         assert bool(raw.get("isError")) == sdk.is_error
     assert [o.content for o in outputs[:2]] == ["42", "Hello, Zoë ✓!"]
+    assert long_answer == f"Hello, {'z' * 100_000}."  # a line far over asyncio's 64 KiB
     assert not outputs[0].is_error and outputs[2].is_error
     assert "the disk is full" in outputs[2].content
 
@@ -252,8 +254,11 @@ async def test_mcp_an_error_answer_and_an_answer_without_a_result(tmp_path: Path
         with pytest.raises(RemoteError) as caught:
             await client.call_tool("go", {})
         output = await McpTool(client, client.tools[0]).run({})
+        gone = await McpTool(client, RemoteTool("gone", "", {})).run({})  # no longer listed
     finally:
         await client.close()
+    assert gone.is_error and gone.content.startswith("MCP server 'strict': ")
+    assert "no such tool today" not in gone.content  # refused by claw, never called
     assert caught.value.code == -32602 and "no such tool today" in str(caught.value)
     assert output.is_error
     assert output.content.startswith("MCP server 'strict': go failed: no such tool today")
