@@ -1,7 +1,8 @@
 """A deliberately broken MCP server, written by hand. ``python mcp_server_broken.py MODE [MARKER]``.
 
-It answers ``initialize`` and ``tools/list`` (one tool, ``go``) correctly, then breaks as
-``MODE`` says when ``go`` is called:
+It answers ``initialize`` and ``tools/list`` (one tool, ``go``) correctly (``tools/list`` only
+after ``notifications/initialized``, as the specification orders), then breaks as ``MODE``
+says when ``go`` is called:
 
 - ``bad-json``: writes a line that is not JSON;
 - ``crash``: writes ``crash: dying now`` to stderr and exits with code 3;
@@ -66,6 +67,11 @@ for line in sys.stdin:
         version = "1999-01-01" if mode == "old-version" else message["params"]["protocolVersion"]
         info = {"name": "broken", "version": "0"}
         answer(message["id"], {"protocolVersion": version, "capabilities": {}, "serverInfo": info})
+    elif method == "notifications/initialized":
+        globals()["ready"] = True
+    elif method == "tools/list" and not globals().get("ready"):  # as the specification says
+        error = {"code": -32600, "message": "tools/list before notifications/initialized"}
+        write({"jsonrpc": "2.0", "id": message["id"], "error": error})
     elif method == "tools/list":
         schema = {"type": "object", "properties": {}}
         go: dict[str, object] = {"name": "go", "inputSchema": schema}
