@@ -330,6 +330,19 @@ def test_eval_a_worker_that_dies_is_an_error_result(tmp_path: Path) -> None:
     assert (result.instance_id, result.config, result.run) == ("t__double", "c", 2)
     assert (result.status, result.reason) == ("error", "exit status -9")
 
+    # The --repos folder reaches the worker: a task without files is cloned from it there.
+    clones = tmp_path / "clones"
+    (clones / "acme__widgets").mkdir(parents=True)
+    git(clones / "acme__widgets", "init", "-q")
+    (clones / "acme__widgets" / "w.py").write_text("size = 1\n")
+    git(clones / "acme__widgets", "add", "w.py")
+    git(clones / "acme__widgets", "commit", "-qm", "one")
+    head = git(clones / "acme__widgets", "rev-parse", "HEAD").strip()
+    cloned = Task.model_validate(
+        swe_bench_line(base_commit=head, FAIL_TO_PASS="[]", PASS_TO_PASS="[]", test_patch="")
+    )
+    assert run_isolated(cloned, Config(name="c"), 1, clones).status == "passed"
+
     # A worker that printed something before it died still failed.
     half = "printf 'half a result\\n' > /proc/$PPID/fd/1; kill -KILL $PPID"
     half_task = bug_task(scripts={"solve": script(("", [bash(half)]))})
