@@ -340,6 +340,7 @@ async def test_mcp_a_server_that_never_answers_times_out_and_is_killed_with_its_
         output = await McpTool(client, client.tools[0]).run({})
         assert output.is_error
         assert output.content == "MCP server 'stuck': no answer to tools/call within 0.5 s"
+        assert client.pending == {}  # claw gave up on that id: an answer now would be ignored
     finally:
         await client.close()  # the server ignores SIGTERM and its stdin closing
     assert_none_marked(marker)
