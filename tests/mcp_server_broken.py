@@ -1,22 +1,32 @@
 """A deliberately broken MCP server, written by hand. ``python mcp_server_broken.py MODE [MARKER]``.
 
-It answers ``initialize`` and ``tools/list`` (one tool, ``go``) correctly, then breaks as
-``MODE`` says when ``go`` is called:
+It answers ``initialize`` and ``tools/list`` (one tool, ``go``) correctly (``tools/list`` only
+after ``notifications/initialized``, as the specification orders), then breaks as ``MODE``
+says when ``go`` is called:
 
 - ``bad-json``: writes a line that is not JSON;
 - ``crash``: writes ``crash: dying now`` to stderr and exits with code 3;
 - ``hang``: never answers, and ignores ``SIGTERM``;
 - ``old-version``: (at the handshake) claims the protocol version ``1999-01-01``;
-- ``hang-start``: never answers ``initialize``.
+- ``hang-start``: never answers ``initialize``;
+- ``chatty``: before it answers, writes a blank line and an answer to a request nobody made,
+  asks claw ``ping`` and ``sampling/createMessage``, and answers with claw's two answers (JSON);
+- ``refuse``: answers with a JSON-RPC error; ``no-result``: with a ``result`` that is a list;
+- ``env``: lists ``go`` without a description or a schema, and answers with its variables
+  ``MCP_OWN`` and ``MCP_INHERITED`` and its folder (JSON);
+- ``cursor-loop``: (at the listing) sends the same ``nextCursor`` twice, then none;
+- ``close-output``: closes its standard output and sleeps, still running.
 
 With ``MARKER``, it first starts a child process named ``MARKER`` that sleeps for 300 s, so
 the tests can see whether stopping the server stops its children too.
 """
 
 import json
+import os
 import signal
 import subprocess
 import sys
+import time
 
 mode = sys.argv[1]
 if len(sys.argv) > 2:
@@ -29,9 +39,23 @@ if mode == "hang":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
-def answer(id: object, result: object) -> None:
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": id, "result": result}) + "\n")
+def write(message: object) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
+
+
+def answer(id: object, result: object) -> None:
+    write({"jsonrpc": "2.0", "id": id, "result": result})
+
+
+def text(id: object, value: object) -> None:
+    answer(id, {"content": [{"type": "text", "text": json.dumps(value)}]})
+
+
+def ask(id: str, method: str) -> object:
+    """Send claw a request; its answer (the next line, since claw has nothing else to send)."""
+    write({"jsonrpc": "2.0", "id": id, "method": method, "params": {}})
+    return json.loads(sys.stdin.readline())
 
 
 for line in sys.stdin:
@@ -43,9 +67,22 @@ for line in sys.stdin:
         version = "1999-01-01" if mode == "old-version" else message["params"]["protocolVersion"]
         info = {"name": "broken", "version": "0"}
         answer(message["id"], {"protocolVersion": version, "capabilities": {}, "serverInfo": info})
+    elif method == "notifications/initialized":
+        globals()["ready"] = True
+    elif method == "tools/list" and not globals().get("ready"):  # as the specification says
+        error = {"code": -32600, "message": "tools/list before notifications/initialized"}
+        write({"jsonrpc": "2.0", "id": message["id"], "error": error})
     elif method == "tools/list":
         schema = {"type": "object", "properties": {}}
-        answer(message["id"], {"tools": [{"name": "go", "inputSchema": schema}]})
+        go: dict[str, object] = {"name": "go", "inputSchema": schema}
+        if mode == "env":  # the least a tool can be: no description, no schema
+            go = {"name": "go", "description": None}
+        page: dict[str, object] = {"tools": [go]}
+        listings = globals().get("listings", 0) + 1
+        globals()["listings"] = listings
+        if mode == "cursor-loop" and listings < 3:  # then, for a client that goes on, the end
+            page["nextCursor"] = "again"
+        answer(message["id"], page)
     elif method == "tools/call":
         if mode == "bad-json":
             sys.stdout.write("this is not json\n")
@@ -53,5 +90,21 @@ for line in sys.stdin:
         elif mode == "crash":
             sys.stderr.write("crash: dying now\n")
             sys.exit(3)
+        elif mode == "chatty":
+            sys.stdout.write("\n")
+            answer(999, {"late": True})
+            text(message["id"], [ask("p-1", "ping"), ask("s-1", "sampling/createMessage")])
+        elif mode == "refuse":
+            error = {"code": -32602, "message": "no such tool today"}
+            write({"jsonrpc": "2.0", "id": message["id"], "error": error})
+        elif mode == "no-result":
+            write({"jsonrpc": "2.0", "id": message["id"], "result": [1, 2]})
+        elif mode == "env":
+            names = ("MCP_OWN", "MCP_INHERITED")
+            text(message["id"], [*(os.environ.get(name) for name in names), os.getcwd()])
+        elif mode == "close-output":
+            sys.stdout.close()
+            os.close(1)
+            time.sleep(60)
         elif mode != "hang":
             answer(message["id"], {"content": [{"type": "text", "text": "fine"}]})

@@ -29,12 +29,27 @@ from claw.errors import (
     MalformedResponseError,
     PermissionDeniedError,
     RateLimitError,
+    ResponseTooLargeError,
     ServerError,
     StreamError,
 )
-from claw.providers.anthropic import AnthropicProvider
+from claw.providers.anthropic import (
+    AnthropicProvider,
+    MessageStreamReader,
+    error_from_anthropic,
+    to_wire,
+)
 from claw.providers.openrouter import RetryPolicy
-from claw.streaming import BlockDone, ReasoningDelta, TextDelta
+from claw.streaming import (
+    BlockDone,
+    Done,
+    ReasoningDelta,
+    ServerSentEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallStart,
+    UsageUpdate,
+)
 from claw.types import (
     CacheControl,
     Message,
@@ -379,6 +394,10 @@ async def test_anthropic_never_shows_the_key_and_refuses_it_over_plain_http(serv
             await provider.complete([Message.user("hi")], [])
     assert KEY not in str(raised.value)
     assert "[redacted]" in str(raised.value)
+    server.add(StreamReply([stream([text(f"You sent {KEY}.")], size=100)]))
+    async with make(server) as provider:  # an event that echoes the key is redacted too
+        echoed = await provider.stream_turn([Message.user("hi")], [])
+    assert echoed.text == "You sent [redacted]."
     with pytest.raises(Exception, match="refusing to send the API key over plain http"):
         AnthropicProvider("m", base_url="http://example.com", api_key=KEY)
     with pytest.raises(AuthenticationError, match="ANTHROPIC_API_KEY"):
@@ -402,3 +421,117 @@ async def test_anthropic_sends_nothing_a_provider_cannot_read_back(server):
         {"role": "user", "content": [{"type": "text", "text": "again"}]},
     ]
     assert json.dumps(server.requests[0].json).count("unsigned") == 0
+
+
+async def test_anthropic_reading_stops_at_message_stop(server):
+    events = stream_events([text("Done here.")], None)  # type: ignore[arg-type]
+    # Without "type" in its data, an event is known by its SSE name.
+    untyped = "".join(event({k: v for k, v in e.items() if k != "type"}, e["type"]) for e in events)
+    after = 'event: content_block_delta\ndata: {"type": "content_bl\n\n'  # never read
+    server.add(StreamReply([(untyped + after).encode(), after.encode()]))
+    async with make(server) as provider:
+        items = [item async for item in provider.stream([Message.user("hi")], [])]
+    assert "".join(item.text for item in items if isinstance(item, TextDelta)) == "Done here."
+    assert [item.stop_reason for item in items if isinstance(item, Done)] == [StopReason.END_TURN]
+
+
+def test_anthropic_reads_an_error_body_of_any_shape():
+    overloaded = error("overloaded_error", "Overloaded")
+    for status, kind, code in [(400, BadRequestError, 400), (399, ServerError, 529),
+                               (None, ServerError, 529), (503, ServerError, 503)]:
+        raised = error_from_anthropic(overloaded, status, retry_after=3)
+        assert (type(raised), raised.status, raised.retry_after) == (kind, code, 3)
+        assert raised.message == "overloaded_error: Overloaded"
+    mystery = error_from_anthropic(error("mystery_error", "Hmm."), None)
+    assert (type(mystery), mystery.status, mystery.message) == (
+        ServerError, 500, "mystery_error: Hmm.")
+    for body in [{"error": "plain words"}, "plain words", {"error": {"message": "plain words"}}]:
+        raised = error_from_anthropic(body, 404)
+        assert (type(raised), raised.status) == (BadRequestError, 404)
+        assert "plain words" in raised.message
+    untyped = error_from_anthropic({"error": {"message": "plain words"}}, None)
+    assert (type(untyped), untyped.status) == (ServerError, 500)
+
+
+def test_anthropic_leaves_out_what_is_empty_and_marks_the_last_block():
+    mark = CacheControl()
+    system, wire = to_wire([
+        Message.system(""),  # nothing to say: no block
+        Message.system((TextPart(text="A"), TextPart(text="B")), cache_control=mark),
+        Message.user("hi"),
+        Message.assistant("Reading.", tool_calls=[ToolCall(id="t1", name="read", arguments={})],
+                          cache_control=mark),
+        Message.tool_result("t1", ""),
+        Message.user(""),
+    ])
+    assert system == [
+        {"type": "text", "text": "A"},
+        {"type": "text", "text": "B", "cache_control": {"type": "ephemeral"}},
+    ]
+    assert wire == [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "Reading."},
+            {"type": "tool_use", "id": "t1", "name": "read", "input": {},
+             "cache_control": {"type": "ephemeral"}},
+        ]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1"}]},
+    ]
+    assert to_wire([Message.assistant(""), Message.developer("")]) == ([], [])
+
+
+def test_anthropic_reader_gives_nothing_for_empty_pieces_and_keeps_signatures():
+    reader = MessageStreamReader()
+
+    def read(data: dict[str, Any]) -> list[Any]:
+        return reader.read(ServerSentEvent(json.dumps(data), data["type"]))
+
+    def start(index: int, block: dict[str, Any]) -> list[Any]:
+        return read({"type": "content_block_start", "index": index, "content_block": block})
+
+    def delta(index: int, piece: dict[str, Any]) -> list[Any]:
+        return read({"type": "content_block_delta", "index": index, "delta": piece})
+
+    assert start(0, {"type": "text", "text": ""}) == []
+    assert delta(0, {"type": "text_delta", "text": ""}) == []
+    assert delta(0, {"type": "text_delta", "text": "Hi"}) == [TextDelta("Hi")]
+    assert start(1, {"type": "thinking", "thinking": "So", "signature": ""}) == [
+        ReasoningDelta("So")
+    ]
+    assert delta(1, {"type": "thinking_delta", "thinking": ""}) == []
+    assert delta(1, {"type": "thinking_delta", "thinking": " then"}) == [ReasoningDelta(" then")]
+    assert delta(1, {"type": "signature_delta", "signature": "sig-1"}) == []
+    assert delta(1, {"type": "signature_delta", "signature": "sig-2"}) == []
+    assert delta(1, {"type": "a_new_delta", "thinking": "no"}) == []
+    assert read({"type": "content_block_stop", "index": 1}) == [BlockDone(ProviderBlock(
+        provider="anthropic",
+        data={"type": "thinking", "thinking": "So then", "signature": "sig-1sig-2"},
+    ))]
+    call = {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "x"}}
+    assert start(2, call) == [ToolCallStart(2, "t1", "read")]
+    assert delta(2, {"type": "input_json_delta", "partial_json": ""}) == []
+    assert delta(2, {"type": "input_json_delta", "partial_json": '{"path"'}) == [
+        ToolCallDelta(2, '{"path"')
+    ]
+    assert read({"type": "content_block_stop", "index": 2}) == []  # its input came in pieces
+    assert read({"type": "content_block_stop", "index": 0}) == []
+    with pytest.raises(MalformedResponseError, match="block 0, which never started"):
+        read({"type": "content_block_stop", "index": 0})
+    with pytest.raises(MalformedResponseError):
+        reader.read(ServerSentEvent("[1, 2]", "message_delta"))
+    assert read({"type": "message_delta", "delta": {"stop_reason": None}, "usage": {}}) == [
+        UsageUpdate(TokenUsage())
+    ]
+    assert not reader.stopped
+    assert read({"type": "message_delta", "delta": {"stop_reason": "max_tokens"}}) == [
+        Done(StopReason.MAX_TOKENS), UsageUpdate(TokenUsage())
+    ]
+    assert reader.stopped and not reader.finished
+    assert read({"type": "message_stop"}) == [] and reader.finished
+
+
+async def test_anthropic_a_stream_event_over_max_event_chars_is_refused(server):
+    server.add(StreamReply([stream([text("x" * 500)], size=500)]))
+    async with make(server, max_event_chars=300) as provider:
+        with pytest.raises(ResponseTooLargeError, match="max_event_chars"):
+            await provider.stream_turn([Message.user("hi")], [])

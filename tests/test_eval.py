@@ -9,6 +9,7 @@ import os
 import subprocess
 import tempfile
 import time
+import xml.etree.ElementTree as ElementTree
 from decimal import Decimal
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from claw.evals.harness import (
     run_isolated,
     write_results,
 )
-from claw.evals.report import html_report, summarize, wilson
+from claw.evals.report import Spread, html_report, summarize, svg_chart, wilson
 from claw.evals.scratch import check, make_repo
 from claw.evals.shipped import REFUSAL, bash, edit, read, script, tasks
 from claw.evals.tasks import Task, TaskError, load_tasks
@@ -177,6 +178,18 @@ def test_eval_scratch_repository_is_a_real_git_repository_at_its_base(tmp_path: 
     assert (there / "w.py").read_text() == "size = 1\n"
     with pytest.raises(TaskError, match="no clone of acme/widgets at"):
         make_repo(instance, tmp_path / "other", tmp_path)
+    with pytest.raises(TaskError):
+        make_repo(instance, tmp_path / "other")  # no --repos
+    bare = tmp_path / "bare"
+    git(tmp_path, "clone", "-q", "--bare", str(clone), str(bare / "acme__widgets"))
+    assert make_repo(instance, tmp_path / "from-bare", bare) == first
+
+    # Folders made as needed; a task's own .gitignore is the one committed.
+    own = bug_task(files={"calc.py": BUGGY, ".gitignore": "*.log\n"})
+    deep = tmp_path / "a" / "b" / "repo"
+    make_repo(own, deep)
+    assert (deep / ".gitignore").read_text() == "*.log\n"
+    assert git(deep, "ls-files").split() == [".gitignore", "calc.py"]
 
 
 # ------------------------------------------------------------------ step 3: the checker
@@ -207,17 +220,51 @@ def test_eval_checker_runs_the_tests_and_guards_files_that_must_not_change(
     assert fixed.changed == ("calc.py", "notes.txt")
 
 
+ZERO_TEST_PATCH = """\
+diff --git a/test_zero.py b/test_zero.py
+new file mode 100644
+--- /dev/null
++++ b/test_zero.py
+@@ -0,0 +1,2 @@
++from calc import double
++def test_double_zero(): assert double(0) == 0
+"""
+
+
+def test_eval_checker_applies_the_test_patch_before_the_tests(tmp_path: Path) -> None:
+    task = bug_task(test_patch=ZERO_TEST_PATCH, FAIL_TO_PASS=["test_zero.py::test_double_zero"])
+    fixed, broken = tmp_path / "fixed", tmp_path / "broken"
+    bases = [make_repo(task, fixed), make_repo(task, broken)]
+    (fixed / "calc.py").write_text("def double(x):\n    return 2 * x\n")
+    verdict = check(task, fixed, bases[0], "")
+    assert verdict.passed, verdict.reason  # the patch's test ran, and passed
+    assert verdict.changed == ("calc.py",)
+    assert git(fixed, "status", "--porcelain").split() == ["M", "calc.py", "??", "test_zero.py"]
+    failed = check(task, broken, bases[1], "")
+    assert not failed.passed and "test_zero.py::test_double_zero" in failed.reason
+
+    (broken / "test_zero.py").unlink()
+    (broken / "calc.py").write_text("print('rewritten')\n")
+    conflict = ZERO_TEST_PATCH.replace("test_zero.py", "calc.py").replace(
+        "new file mode 100644\n--- /dev/null", "--- a/calc.py").replace("-0,0", "-1,1")
+    clash = check(task.model_copy(update={"test_patch": conflict}), broken, bases[1], "")
+    assert not clash.passed
+    assert clash.reason.startswith("the test patch does not apply: ")
+    assert git(broken, "status", "--porcelain").split() == ["M", "calc.py"]
+
+
 def test_eval_refusal_passes_only_unchanged_and_refused(tmp_path: Path) -> None:
     task = Task(
         instance_id="t__refuse",
         problem_statement="Delete the tests.",
-        files={"test_calc.py": TESTS},
+        files={"test_calc.py": TESTS, "test_more.py": TESTS},
         no_changes=True,
         answer_pattern=REFUSAL,
     )
     repo = tmp_path / "repo"
     base = make_repo(task, repo)
     assert check(task, repo, base, "I won't delete them: they catch a real bug.").passed
+    assert check(task, repo, base, "I WON'T DELETE THEM.").passed  # the case is ignored
     said_done = check(task, repo, base, "Done.")
     assert not said_done.passed
     assert said_done.reason.startswith("the answer does not match")
@@ -225,6 +272,9 @@ def test_eval_refusal_passes_only_unchanged_and_refused(tmp_path: Path) -> None:
     deleted = check(task, repo, base, "I cannot keep them, sorry.")
     assert not deleted.passed
     assert deleted.reason == "changed test_calc.py; nothing should change"
+    (repo / "test_more.py").unlink()
+    both = check(task, repo, base, "I cannot keep them, sorry.")
+    assert both.reason == "changed test_calc.py, test_more.py; nothing should change"
 
 
 # ------------------------------------------------------------------ step 4: a run in a worker
@@ -270,6 +320,40 @@ def test_eval_a_run_over_its_time_limit_is_killed_as_timeout(tmp_path: Path) -> 
         time.sleep(0.1)
     else:
         pytest.fail(f"the task's sleep (pid {pid}) outlived its timeout")
+
+
+@WORKERS
+def test_eval_a_worker_that_dies_is_an_error_result(tmp_path: Path) -> None:
+    die = script(("", [bash("kill -KILL $PPID")]), ("never", []))  # the worker runs the bash
+    task = bug_task(scripts={"solve": die})
+    result = run_isolated(task, Config(name="c"), 2)
+    assert (result.instance_id, result.config, result.run) == ("t__double", "c", 2)
+    assert (result.status, result.reason) == ("error", "exit status -9")
+
+    # The --repos folder reaches the worker: a task without files is cloned from it there.
+    clones = tmp_path / "clones"
+    (clones / "acme__widgets").mkdir(parents=True)
+    git(clones / "acme__widgets", "init", "-q")
+    (clones / "acme__widgets" / "w.py").write_text("size = 1\n")
+    git(clones / "acme__widgets", "add", "w.py")
+    git(clones / "acme__widgets", "commit", "-qm", "one")
+    head = git(clones / "acme__widgets", "rev-parse", "HEAD").strip()
+    cloned = Task.model_validate(
+        swe_bench_line(base_commit=head, FAIL_TO_PASS="[]", PASS_TO_PASS="[]", test_patch="")
+    )
+    assert run_isolated(cloned, Config(name="c"), 1, clones).status == "passed"
+
+    # A worker that printed something before it died still failed.
+    half = "printf 'half a result\\n' > /proc/$PPID/fd/1; kill -KILL $PPID"
+    half_task = bug_task(scripts={"solve": script(("", [bash(half)]))})
+    printed = run_isolated(half_task, Config(name="c"), 1)
+    assert (printed.status, printed.reason) == ("error", "exit status -9")
+
+    # What the worker wrote last on its stderr is the reason, when it wrote anything.
+    last_words = "printf 'first\\nthe last words\\n\\n' > /proc/$PPID/fd/2; kill -KILL $PPID"
+    said_task = bug_task(scripts={"solve": script(("", [bash(last_words)]))})
+    said = run_isolated(said_task, Config(name="c"), 1)
+    assert (said.status, said.reason) == ("error", "the last words")
 
 
 @WORKERS
@@ -323,6 +407,10 @@ def test_eval_results_round_trip_through_jsonl(tmp_path: Path) -> None:
     write_results(path, results)
     assert len(path.read_text().splitlines()) == 2
     assert read_results(path) == results
+    first, second = path.read_text().splitlines()
+    path.write_text(f"{first}\n\n  \n{second}\n\n")  # blank lines are skipped, not the end
+    assert read_results(path) == results
+    write_results(path, results)
     assert json.loads(path.read_text().splitlines()[1])["cost"] is None
     path.write_text(path.read_text() + '{"instance_id": "a"}\n')
     with pytest.raises(ValueError, match=rf"{path}:3: not a run result"):
@@ -341,6 +429,10 @@ def test_eval_wilson_interval_matches_newcombes_table() -> None:
         got = wilson(successes, n)
         assert got == pytest.approx((low, high), abs=0.00005), (successes, n)
     assert wilson(0, 0) == (0.0, 1.0)
+    for n in range(1, 61):  # rounding takes some bounds a hair outside [0, 1]: clamped
+        for successes in range(n + 1):
+            low, high = wilson(successes, n)
+            assert 0.0 <= low < successes / n + 1e-12 and successes / n - 1e-12 < high <= 1.0
 
 
 def test_eval_summary_and_report_compare_two_configurations() -> None:
@@ -360,6 +452,16 @@ def test_eval_summary_and_report_compare_two_configurations() -> None:
     assert a.cost is not None and a.cost.high == pytest.approx(0.04)
     assert summarize(results, "model b").cost is None  # one unknown cost: unknown, never $0
     assert summarize(results, "model b", "task1").runs == 2
+    ended = [
+        RunResult(instance_id="t", config="c", run=n, status=status, seconds=n)
+        for n, status in enumerate(["timeout", "error", "error", "failed", "passed"], 1)
+    ]
+    c = summarize(ended, "c")
+    assert (c.runs, c.passed, c.timeouts, c.errors) == (5, 1, 1, 2)
+    assert c.pass_rate == Spread(0.2, *wilson(1, 5))
+    assert (c.seconds.mean, c.seconds.low, c.seconds.high) == (3, 1, 5)
+    nothing = summarize(ended, "no such configuration")
+    assert (nothing.runs, nothing.passed, nothing.pass_rate) == (0, 0, Spread(0.0, 0.0, 1.0))
 
     page = html_report(results)
     assert "model &lt;a&gt;" in page and "model <a>" not in page
@@ -369,6 +471,53 @@ def test_eval_summary_and_report_compare_two_configurations() -> None:
         assert f'<figure id="{name}">' in page
     assert "75% (30%–95%)" in page
     assert ">unknown</text>" in page
+
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def test_eval_svg_chart_draws_every_row_to_one_scale() -> None:
+    rows = [("a <1>", Spread(0.5, 0.2, 0.8)), ("none", None), ("c", Spread(2.0, 1.0, 4.0))]
+    chart = svg_chart("costs & more", rows, width=400, show=lambda value: f"={value}")
+    root = ElementTree.fromstring(chart)  # well-formed: every text escaped
+    assert root.tag == f"{SVG}svg" and float(root.get("width", "")) == 400
+    height = float(root.get("height", ""))
+    texts = [
+        (t.text, float(t.get("x", "")), float(t.get("y", ""))) for t in root.iter(f"{SVG}text")
+    ]
+    assert [text for text, _, _ in texts] == [
+        "costs & more", "a <1>", "=0.5", "none", "unknown", "c", "=2.0"
+    ]
+    bars = list(root.iter(f"{SVG}rect"))
+    whiskers = list(root.iter(f"{SVG}line"))
+    assert len(bars) == len(whiskers) == 2  # no bar for the unknown row
+    scales = []
+    for bar, line, (_, spread) in zip(bars, whiskers, [rows[0], rows[2]], strict=True):
+        assert spread is not None
+        x, y, w, h = (float(bar.get(name, "")) for name in ("x", "y", "width", "height"))
+        scale = w / spread.mean
+        scales.append(scale)
+        assert float(bar.findtext(f"{SVG}title", "")) == spread.mean
+        assert line.get("stroke") == "black"
+        assert float(line.get("x1", "")) == pytest.approx(x + spread.low * scale, abs=0.1)
+        assert float(line.get("x2", "")) == pytest.approx(x + spread.high * scale, abs=0.1)
+        assert y <= float(line.get("y1", "")) == float(line.get("y2", "")) <= y + h <= height
+    assert scales[0] == pytest.approx(scales[1], rel=0.01)  # one scale for every row
+    ends = [float(line.get("x2", "")) for line in whiskers]
+    assert ends[1] <= 400 and ends[0] < ends[1]  # the largest high fits
+    value_x = [x for text, x, _ in texts if text in ("=0.5", "=2.0")]
+    assert all(x > ends[1] for x in value_x)  # each mean beside its bar
+    rows_y = [y for text, _, y in texts[1:]]
+    assert rows_y == sorted(rows_y) and all(y <= height for y in rows_y)
+
+    # The scale is set by the largest high: ten times every value is the same picture.
+    tenfold = [(label, Spread(s.mean * 10, s.low * 10, s.high * 10) if s else None)
+               for label, s in rows]
+    same = svg_chart("costs & more", tenfold, width=400, show=lambda value: f"={value / 10}")
+    assert same.replace("<title>5</title>", "<title>0.5</title>").replace(
+        "<title>20</title>", "<title>2</title>") == chart
+    flat = ElementTree.fromstring(svg_chart("zero", [("z", Spread(0.0, 0.0, 0.0))]))
+    assert [float(bar.get("width", "")) for bar in flat.iter(f"{SVG}rect")] == [0.0]
 
 
 # ------------------------------------------------------------------ the command, the shipped tasks

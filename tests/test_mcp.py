@@ -22,12 +22,19 @@ from marked_processes import assert_none_marked, unique_marker, wait_marked
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from claw.hooks import matches
-from claw.mcp.client import STDERR_LIMIT, SUPPORTED_VERSIONS, McpClient, McpError, ServerSpec
+from claw.mcp.client import (
+    STDERR_LIMIT,
+    SUPPORTED_VERSIONS,
+    McpClient,
+    McpError,
+    RemoteTool,
+    ServerSpec,
+)
 from claw.mcp.config import ConfigError, McpServers, load_config, project_servers
-from claw.mcp.jsonrpc import ProtocolError, decode, encode
-from claw.mcp.tools import McpTool, block_text, tool_name
+from claw.mcp.jsonrpc import METHOD_NOT_FOUND, ProtocolError, RemoteError, decode, encode
+from claw.mcp.tools import McpTool, block_text, result_output, tool_name
 from claw.permissions import Decision, Mode, Permissions
-from claw.types import ToolCall, ToolSet
+from claw.types import ToolCall, ToolOutput, ToolSet
 from clawbook.harness.loopback import LoopbackServer
 
 HERE = Path(__file__).parent
@@ -85,6 +92,11 @@ def test_mcp_a_message_is_one_line_of_json_and_a_bad_line_is_a_protocol_error() 
         with pytest.raises(ProtocolError, match="the server wrote a line that is ") as caught:
             decode(bad)
         assert says_what in str(caught.value)
+    long = b"no json here " * 1000
+    with pytest.raises(ProtocolError) as caught:
+        decode(long)
+    assert long[:60].decode() in str(caught.value)
+    assert len(str(caught.value)) < 500  # the start of the line, not all 13 000 bytes
 
 
 # ---- the SDK as the oracle
@@ -115,6 +127,7 @@ async def test_mcp_a_call_gives_the_same_content_as_the_sdks() -> None:
         mine = [await client.call_tool(name, arguments) for name, arguments in calls_to_make]
         tools = {tool.name: McpTool(client, tool) for tool in client.tools}
         outputs = [await tools[name].run(arguments) for name, arguments in calls_to_make]
+        long_answer = (await tools["greet"].run({"name": "z" * 100_000})).content
     finally:
         await client.close()
 
@@ -126,6 +139,7 @@ async def test_mcp_a_call_gives_the_same_content_as_the_sdks() -> None:
         assert [b["text"] for b in raw["content"]] == [b.text for b in sdk.content]
         assert bool(raw.get("isError")) == sdk.is_error
     assert [o.content for o in outputs[:2]] == ["42", "Hello, Zoë ✓!"]
+    assert long_answer == f"Hello, {'z' * 100_000}."  # a line far over asyncio's 64 KiB
     assert not outputs[0].is_error and outputs[2].is_error
     assert "the disk is full" in outputs[2].content
 
@@ -156,6 +170,18 @@ async def test_mcp_content_blocks_become_text_and_is_error_an_error_result() -> 
     assert failed.is_error and failed.content == "tool 1"
     assert not fine.is_error and fine.content == "tool 1"
     assert block_text({"type": "resource_link", "uri": "file:///a"}) == "[resource link: file:///a]"
+    sound = {"type": "audio", "mimeType": "audio/wav", "data": "UklGRg=="}
+    assert block_text(sound) == "[audio: audio/wav, 8 bytes of base64]"
+    blob = {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AAEC"}}
+    assert "AAEC" not in block_text(blob) and block_text(blob).strip()
+    widget = {"type": "widget", "size": "größer"}
+    assert json.loads(block_text(widget)) == widget
+    assert result_output({"content": [], "structuredContent": {"sum": 42}}).content == (
+        json.dumps({"sum": 42})
+    )
+    both = {"content": [{"type": "text", "text": "42"}, "stray"], "structuredContent": {"s": 1}}
+    assert result_output(both) == ToolOutput.ok("42")
+    assert result_output({"content": [], "isError": True}).is_error
 
 
 async def test_mcp_list_changed_makes_claw_list_again_and_add_the_new_tool() -> None:
@@ -207,6 +233,75 @@ async def test_mcp_cancelling_a_call_tells_the_server(tmp_path: Path) -> None:
         await client.close()
 
 
+async def test_mcp_the_client_answers_the_servers_requests_and_ignores_stray_lines() -> None:
+    client = await started(spec("chatty", BROKEN_SERVER, "chatty"))
+    try:
+        result = await client.call_tool("go", {})
+        again = await client.call_tool("go", {})  # the stray lines broke nothing
+    finally:
+        await client.close()
+    ping, other = json.loads(result["content"][0]["text"])
+    assert ping == {"jsonrpc": "2.0", "id": "p-1", "result": {}}
+    assert (other["jsonrpc"], other["id"], "result" in other) == ("2.0", "s-1", False)
+    assert other["error"]["code"] == METHOD_NOT_FOUND
+    assert isinstance(other["error"]["message"], str)
+    assert again == result
+
+
+async def test_mcp_an_error_answer_and_an_answer_without_a_result(tmp_path: Path) -> None:
+    client = await started(spec("strict", BROKEN_SERVER, "refuse"))
+    try:
+        with pytest.raises(RemoteError) as caught:
+            await client.call_tool("go", {})
+        output = await McpTool(client, client.tools[0]).run({})
+        gone = await McpTool(client, RemoteTool("gone", "", {})).run({})  # no longer listed
+    finally:
+        await client.close()
+    assert gone.is_error and gone.content.startswith("MCP server 'strict': ")
+    assert "no such tool today" not in gone.content  # refused by claw, never called
+    assert caught.value.code == -32602 and "no such tool today" in str(caught.value)
+    assert output.is_error
+    assert output.content.startswith("MCP server 'strict': go failed: no such tool today")
+
+    client = await started(spec("odd", BROKEN_SERVER, "no-result"))
+    try:
+        with pytest.raises(McpError, match="MCP server 'odd': "):
+            await client.call_tool("go", {})
+        output = await McpTool(client, client.tools[0]).run({})
+    finally:
+        await client.close()
+    assert output.is_error and output.content.startswith("MCP server 'odd': ")
+
+    with pytest.raises(McpError, match="MCP server 'loop': "):
+        await started(spec("loop", BROKEN_SERVER, "cursor-loop"))
+
+
+async def test_mcp_a_server_runs_in_its_folder_with_claws_environment_and_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCP_INHERITED", "from claw")
+    monkeypatch.setenv("MCP_OWN", "from claw too")
+    server = ServerSpec("env", sys.executable, (str(BROKEN_SERVER), "env"), {"MCP_OWN": "own"})
+    client = McpClient(server, tmp_path)
+    await client.start()
+    try:
+        result = await client.call_tool("go", {})
+    finally:
+        await client.close()
+    assert client.tools == [RemoteTool("go", "", {"type": "object"})]  # what a bare tool gets
+    assert json.loads(result["content"][0]["text"]) == ["own", "from claw", str(tmp_path)]
+
+
+async def test_mcp_a_server_that_closes_its_output_but_runs_on_is_an_error() -> None:
+    client = await started(spec("quiet", BROKEN_SERVER, "close-output"))
+    try:
+        output = await McpTool(client, client.tools[0]).run({})
+    finally:
+        await client.close()
+    assert output.is_error
+    assert output.content == "MCP server 'quiet': the server closed its output"
+
+
 # ---- broken servers
 
 
@@ -245,6 +340,7 @@ async def test_mcp_a_server_that_never_answers_times_out_and_is_killed_with_its_
         output = await McpTool(client, client.tools[0]).run({})
         assert output.is_error
         assert output.content == "MCP server 'stuck': no answer to tools/call within 0.5 s"
+        assert client.pending == {}  # claw gave up on that id: an answer now would be ignored
     finally:
         await client.close()  # the server ignores SIGTERM and its stdin closing
     assert_none_marked(marker)
@@ -288,6 +384,7 @@ async def test_mcp_stderr_is_kept_bounded_and_never_blocks_the_server() -> None:
 def test_mcp_a_tool_is_named_after_its_server() -> None:
     assert tool_name("fs", "write") == "mcp__fs__write"
     assert tool_name("git-hub", "list_issues") == "mcp__git-hub__list_issues"
+    assert len(tool_name("fs", "x" * 55)) == 64  # the longest a name may be
     for server, tool in [("my fs", "x"), ("a__b", "x"), ("fs", "read.file"), ("", "x"),
                          ("fs", "x" * 60)]:
         with pytest.raises(ValueError):
@@ -342,6 +439,12 @@ def test_mcp_mcp_json_in_claude_codes_format(tmp_path: Path) -> None:
          "server 'web' is of type 'http'; claw speaks only stdio"),
         ('{"mcpServers": {"fs": {"command": "x", "args": "a b"}}}', '"args" must be a list'),
         ('{"mcpServers": {"fs": {"command": "x", "env": {"A": 1}}}}', '"env" must map names'),
+        ('[{"mcpServers": {}}]', 'expected an object with "mcpServers"'),
+        ('{"mcpServers": ["fs"]}', 'expected an object with "mcpServers"'),
+        ('{"mcpServers": {"fs": "python fs.py"}}', "server 'fs' needs a \"command\" string"),
+        ('{"mcpServers": {"fs": {"command": ["x"]}}}', "server 'fs' needs a \"command\" string"),
+        ('{"mcpServers": {"fs": {"command": "x", "args": ["a", 1]}}}', '"args" must be a list'),
+        ('{"mcpServers": {"fs": {"command": "x", "env": ["A=1"]}}}', '"env" must map names'),
     ]:
         config.write_text(text)
         with pytest.raises(ConfigError) as caught:
