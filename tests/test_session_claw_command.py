@@ -12,7 +12,13 @@ from pathlib import Path
 import pytest
 from claw_command import calls, run_claw, says
 
-from claw.sessions import list_sessions, load_session, session_usage, sessions_folder
+from claw.sessions import (
+    fork_session,
+    list_sessions,
+    load_session,
+    session_usage,
+    sessions_folder,
+)
 from claw.types import TokenUsage
 from clawbook.harness.loopback import (
     LoopbackServer,
@@ -165,6 +171,16 @@ def test_session_fork_goes_on_in_a_new_session_and_leaves_the_old_one(
     assert server.requests[-1].json["messages"][: len(sent)] == sent
     assert forked.history[: len(load_session(original).history)] == load_session(original).history
     assert forked.history[-1].text == "Forked."
+
+    # a torn last line is not copied: the fork holds the source's whole lines, nothing after
+    original.write_bytes(before + b'{"type":"message","mess')
+    source = load_session(original)
+    _, writer = fork_session(source, tmp_path)
+    writer.close()
+    copied = writer.path.read_bytes()
+    assert copied.split(b"\n", 1)[1] == before.split(b"\n", 1)[1]
+    again = load_session(writer.path)
+    assert again.notices == [] and again.history == source.history
 
 
 def test_session_cost_after_a_resume_is_the_whole_sessions(

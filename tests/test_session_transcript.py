@@ -279,6 +279,9 @@ def test_session_a_damaged_line_before_the_end_is_an_error_naming_file_and_line(
         load_session(path)
     with pytest.raises(TranscriptError, match="no such session transcript"):
         load_session(tmp_path / "missing.jsonl")
+    path.write_bytes(b"")  # killed between creating the file and writing its first line
+    with pytest.raises(TranscriptError, match=f"{path}:1: not a claw session transcript"):
+        load_session(path)
 
 
 def test_session_appending_after_a_torn_line_cuts_it_off_first(tmp_path: Path) -> None:
@@ -298,8 +301,8 @@ def test_session_appending_after_a_torn_line_cuts_it_off_first(tmp_path: Path) -
 def test_session_usage_totals_every_step_and_sessions_list_newest_first(
     tmp_path: Path, claw_config_dir: Path
 ) -> None:
-    first, _ = recorded_session(tmp_path)
-    second, _ = recorded_session(tmp_path)
+    # the newer one has the name that sorts first: the order is by time, not by name
+    second, first = sorted(recorded_session(tmp_path)[0] for _ in range(2))
     os.utime(first, (1_000_000_000, 1_000_000_000))
     usage = session_usage(load_session(second))
     assert usage == TokenUsage(input_tokens=20, output_tokens=8, cost=Decimal("0.004"))

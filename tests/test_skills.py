@@ -47,6 +47,9 @@ def test_skills_split_front_matter_from_the_body() -> None:
     assert split_front_matter("---\nname: a\n---\nbody\n") == ("name: a\n", "body\n")
     assert split_front_matter("---  \r\nname: a\r\n--- \r\n# B\r\n") == ("name: a\r\n", "# B\r\n")
     assert split_front_matter("---\n---\n") == ("", "")
+    assert split_front_matter("\ufeff---\nname: a\n---\nbody\n") == ("name: a\n", "body\n")
+    with pytest.raises(SkillError, match="the first line must be ---"):
+        split_front_matter("")
     with pytest.raises(SkillError, match="the first line must be ---"):
         split_front_matter("name: a\n---\n")
     with pytest.raises(SkillError, match="the front matter is not closed"):
@@ -66,6 +69,15 @@ def test_skills_parse_reads_name_and_description_with_yaml(tmp_path: Path) -> No
     assert skill == Skill("release-notes", "Write the release notes from the git log.", path)
     assert skill.folder == path.parent
 
+    # the limits are "at most": a name of 64 characters, a description of 1024 and a file of
+    # exactly 256,000 bytes are all read
+    name = "a" * 64
+    front = f"name: {name}\ndescription: {'d' * 1024}\n"
+    largest = write_skill(tmp_path, name, front, "")
+    largest.write_text(largest.read_text() + "x" * (256_000 - largest.stat().st_size))
+    assert largest.stat().st_size == 256_000
+    assert parse_skill(largest) == Skill(name, "d" * 1024, largest)
+
 
 @pytest.mark.parametrize(
     ("folder", "front", "problem"),
@@ -79,6 +91,10 @@ def test_skills_parse_reads_name_and_description_with_yaml(tmp_path: Path) -> No
         ("g", "name: g\ndescription: !!python/object/apply:os.system ['true']\n", "not valid YAML"),
         ("h", f"name: h\ndescription: {'x' * 1025}\n", "longer than 1024"),
         ("i", "name: i--j\ndescription: x\n", "name must be lowercase letters"),
+        # a name too long is quoted cut to 66 characters; a name that is no string, by its type
+        ("j", f"name: {'j' * 65}\ndescription: x\n", f"not '{'j' * 65}; the skill is left out"),
+        ("k", f"name: {'k' * 200}\ndescription: x\n", f"not '{'k' * 65}; the skill is left out"),
+        ("m", "name: 42\ndescription: x\n", "at most 64 characters, not int;"),
     ],
 )
 def test_skills_bad_front_matter_is_a_warning_naming_the_file(
@@ -172,6 +188,9 @@ async def test_skills_tool_loads_the_body_with_its_folder_and_files_only_when_as
     )
     assert (beside.is_error, beside.content) == (False, "print('bump')\n")
     assert tool.read_only is True
+    alone = SkillTool([parse_skill(good(tmp_path, "bisect"))])
+    lines = (await alone.run({"name": "bisect"})).content.splitlines()
+    assert lines[1] == "Files beside it (read them with file=...): none"
 
 
 async def test_skills_tool_never_reads_outside_the_skills_folder(tmp_path: Path) -> None:

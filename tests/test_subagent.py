@@ -358,6 +358,7 @@ async def test_subagent_over_its_cost_budget_is_stopped_with_an_error_result() -
         "subagent task-1 went over its budget (120 tokens used, the budget is 100) "
         "and was stopped after 2 step(s)"
     )
+    assert result.content.endswith("after 2 step(s); it wrote no text")
     # asked once before the child starts (nothing used), then with the child's total so far
     assert [usage.total_tokens for usage in seen] == [0, 60, 120]
     with pytest.raises(ValueError, match="at least 1"):
@@ -404,6 +405,30 @@ async def test_subagent_unbound_task_is_an_error_result() -> None:
     assert child_tools(ToolSet([tool, Look()])).names == ("look",)
 
 
+async def test_subagent_a_child_that_wrote_no_text_says_so() -> None:
+    provider = Routed(
+        {
+            PARENT: [
+                AssistantTurn(tool_calls=[task("Say nothing.", "t1"), task("Loop.", "t2")]),
+                "Both were quiet.",
+            ],
+            "Say nothing.": [uses("look", what="a"), ""],
+            "Loop.": [uses("look", "a", what="1"), uses("look", "b", what="2")],
+        }
+    )
+    parent = parent_with(provider, TaskTool(max_steps=2))
+
+    finished = await parent.run(PARENT)
+
+    assert finished.reason == Finish.DONE
+    assert results(parent) == [
+        ToolOutput.ok("(subagent task-1 finished without an answer)"),
+        ToolOutput.error(
+            "subagent task-2 did not finish: it ended max_turns after 2 step(s); it wrote no text"
+        ),
+    ]
+
+
 # ------------------------------------------------------------------ at the same time
 
 
@@ -439,6 +464,30 @@ async def test_subagent_two_read_only_children_run_at_the_same_time() -> None:
         "task-1",
         "task-2",
     }
+
+
+async def test_subagent_a_child_runs_its_own_calls_as_its_parent_does() -> None:
+    both = [
+        ToolCall(id="m1", name="meet", arguments={"who": "A"}),
+        ToolCall(id="m2", name="meet", arguments={"who": "B"}),
+    ]
+    provider = Routed(
+        {
+            PARENT: [AssistantTurn(tool_calls=[task("Meet.")]), "Met."],
+            "Meet.": [AssistantTurn(tool_calls=both), "Both met."],
+        }
+    )
+    parent = parent_with(provider, TaskTool(), Meeting(), concurrent=True)
+
+    await parent.run(PARENT)
+
+    # one after the other, the first meet would wait alone: the child runs concurrently too
+    answered = [c for p, c in provider.calls if p == "Meet."][1].messages
+    assert [m.content for m in answered if m.role == "tool"] == [
+        "A met the other",
+        "B met the other",
+    ]
+    assert results(parent) == [ToolOutput.ok("Both met.")]
 
 
 async def test_subagent_cancelling_the_parent_cancels_the_child() -> None:
