@@ -206,7 +206,9 @@ class Blocking:
         return ToolOutput.ok("peeked")
 
 
-def test_session_a_step_is_written_once_its_tool_results_are_in(tmp_path: Path) -> None:
+def test_session_a_step_is_written_once_its_tool_results_are_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     call = ToolCall(id="call-1", name="peek", arguments={})
     provider = MockStreamProvider([AssistantTurn(tool_calls=(call,)), "Done."])
     where: list[Path] = []
@@ -215,6 +217,13 @@ def test_session_a_step_is_written_once_its_tool_results_are_in(tmp_path: Path) 
     _, writer = start_session(tmp_path)
     where.append(writer.path)
     agent.sink.add(SessionRecorder(agent, writer))
+    synced: list[str] = []  # the last record on disk at each fsync
+
+    def fsync(fd: int) -> None:
+        last = json.loads(writer.path.read_bytes().splitlines()[-1])
+        synced.append(last.get("event", last["type"]))
+
+    monkeypatch.setattr(os, "fsync", fsync)
 
     asyncio.run(agent.run("Peek."))
 
@@ -222,6 +231,9 @@ def test_session_a_step_is_written_once_its_tool_results_are_in(tmp_path: Path) 
     roles = [r["message"]["role"] for r in during if r["type"] == "message"]
     assert roles == ["system", "user"]  # the step in flight is not written yet
     assert load_session(writer.path).history == agent.history  # all of it, once it is done
+    # synced once a step is complete: at the tool's result (not at step 1's usage, which comes
+    # while its call is unanswered), at step 2's usage, at the run's end; never in between
+    assert synced == ["ToolResult", "StepUsage", "RunFinished"]
 
 
 # --- reading: torn and damaged lines -----------------------------------------------------------

@@ -8,6 +8,7 @@ cancelled parent cancelling its child, and the real ``claw`` command delegating 
 
 import asyncio
 import json
+import logging
 import subprocess
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -329,7 +330,9 @@ async def test_subagent_whose_provider_fails_is_an_error_result_not_a_dead_paren
     assert_valid_history(parent.history)
 
 
-async def test_subagent_over_its_cost_budget_is_stopped_with_an_error_result() -> None:
+async def test_subagent_over_its_cost_budget_is_stopped_with_an_error_result(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     seen: list[TokenUsage] = []
 
     def budget(usage: TokenUsage) -> str | None:
@@ -349,8 +352,11 @@ async def test_subagent_over_its_cost_budget_is_stopped_with_an_error_result() -
     )
     parent = parent_with(provider, TaskTool(budget=budget))
 
-    finished = await parent.run(PARENT)
+    with caplog.at_level(logging.WARNING, logger="claw.events"):
+        finished = await parent.run(PARENT)
 
+    # the usage observer looked at StepUsage events only: it never failed on another event
+    assert [r.getMessage() for r in caplog.records if r.name == "claw.events"] == []
     assert finished.reason == Finish.DONE
     [result] = results(parent)
     assert result.is_error
