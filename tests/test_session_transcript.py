@@ -18,6 +18,7 @@ import pytest
 from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from claw import events as events_module
 from claw.agent import Finish
@@ -119,6 +120,12 @@ class Compacted:
     summary: str
 
 
+class Noted(BaseModel):
+    """An event that is a pydantic model, not a dataclass: recorded all the same."""
+
+    text: str
+
+
 def test_session_any_event_is_recorded_under_its_type_name() -> None:
     usage = TokenUsage(input_tokens=3, output_tokens=2, cost=Decimal("0.000125"))
     record = event_record(StepUsage(2, usage))
@@ -139,6 +146,12 @@ def test_session_any_event_is_recorded_under_its_type_name() -> None:
     }
     assert decode_event(new) == UnknownEvent("Compacted", new["data"])  # not in claw's events
     assert event_record(TextDelta("hel")) is None  # the assembled turn is recorded instead
+    assert event_record(Noted(text="a pydantic model")) == {
+        "type": "event",
+        "event": "Noted",
+        "data": {"text": "a pydantic model"},
+    }
+    assert event_record(object()) is None  # neither a dataclass nor a pydantic model
     finished = event_record(RunFinished(Finish.DONE, 1, "ok", usage))
     assert finished is not None and finished["data"]["reason"] == "done"
 

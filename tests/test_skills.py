@@ -140,6 +140,7 @@ def test_skills_the_projects_come_first_and_win_a_name(tmp_path: Path) -> None:
 
     found = discover_skills(skill_roots(project, home))
     untrusted = discover_skills(skill_roots(project, home, project=False))
+    no_folder = discover_skills(skill_roots(tmp_path / "other", home))  # no .claw/skills there
 
     assert [(s.name, s.description) for s in found] == [
         ("bisect", "Find the commit that broke it."),
@@ -149,6 +150,7 @@ def test_skills_the_projects_come_first_and_win_a_name(tmp_path: Path) -> None:
         ("bisect", "Find the commit that broke it."),
         ("release", "My own way."),
     ]
+    assert no_folder == untrusted
 
 
 def test_skills_section_lists_names_and_descriptions_only(tmp_path: Path) -> None:
