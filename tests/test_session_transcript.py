@@ -249,6 +249,26 @@ def test_session_a_step_is_written_once_its_tool_results_are_in(
     assert synced == ["ToolResult", "StepUsage", "RunFinished"]
 
 
+def test_session_a_rewritten_history_is_written_as_far_as_it_is_settled(tmp_path: Path) -> None:
+    holder = Holder()
+    _, writer = start_session(tmp_path)
+    recorder = SessionRecorder(holder, writer)
+    holder.history += [UserMessage(content="Fix it."), AssistantMessage(content="On it.")]
+    recorder(StepUsage(1, TokenUsage()))
+    assert load_session(writer.path).history == holder.history
+
+    # rewritten (as a compaction would): only the turn in flight is kept, its call unanswered
+    call = ToolCall(id="call-1", name="peek", arguments={})
+    turn = AssistantMessage(content="Looking.", tool_calls=(call,))
+    holder.history = [turn, ToolResultMessage(tool_call_id="call-1", content="(cancelled)")]
+    recorder(ToolCalled(2, "call-1", "peek", {}))
+    assert load_session(writer.path).history == []  # a history record with nothing settled yet
+    holder.history[1] = ToolResultMessage(tool_call_id="call-1", content="peeked")
+    recorder(ToolResult(2, "call-1", "peek", "peeked", False, 0.0))
+    assert load_session(writer.path).history == holder.history
+    writer.close()
+
+
 # --- reading: torn and damaged lines -----------------------------------------------------------
 
 
