@@ -344,7 +344,7 @@ def test_session_appending_after_a_torn_line_cuts_it_off_first(tmp_path: Path) -
 
 
 def test_session_usage_totals_every_step_and_sessions_list_newest_first(
-    tmp_path: Path, claw_config_dir: Path
+    tmp_path: Path, claw_config_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the newer one has the name that sorts first: the order is by time, not by name
     second, first = sorted(recorded_session(tmp_path)[0] for _ in range(2))
@@ -356,6 +356,22 @@ def test_session_usage_totals_every_step_and_sessions_list_newest_first(
     assert [info.id for info in listed] == [second.stem, first.stem]
     assert listed[0].title == "Peek, please."
     assert read_transcript(second).header["id"] == second.stem
+
+    # a transcript removed while the list is made is left out; the others are still listed
+    real_stat = Path.stat
+    gone: list[Path] = []
+
+    def stat(self: Path, **kwargs: Any) -> os.stat_result:
+        if self.suffix == ".jsonl" and not gone:
+            gone.append(self)
+            raise FileNotFoundError(self)
+        return real_stat(self, **kwargs)
+
+    monkeypatch.setattr(Path, "stat", stat)
+    assert [info.path for info in list_sessions(tmp_path)] == [
+        path for path in (second, first) if path not in gone
+    ]
+    assert len(gone) == 1
 
 
 # --- the property: what is written is what is read -----------------------------------------------
