@@ -175,8 +175,9 @@ def test_session_fork_goes_on_in_a_new_session_and_leaves_the_old_one(
     # a torn last line is not copied: the fork holds the source's whole lines, nothing after
     original.write_bytes(before + b'{"type":"message","mess')
     source = load_session(original)
-    _, writer = fork_session(source, tmp_path)
+    _, writer = fork_session(source, tmp_path, home=tmp_path / "elsewhere")
     writer.close()
+    assert writer.path.parent == sessions_folder(tmp_path, tmp_path / "elsewhere")
     copied = writer.path.read_bytes()
     assert copied.split(b"\n", 1)[1] == before.split(b"\n", 1)[1]
     again = load_session(writer.path)

@@ -353,6 +353,7 @@ def test_session_usage_totals_every_step_and_sessions_list_newest_first(
     assert usage == TokenUsage(input_tokens=20, output_tokens=8, cost=Decimal("0.004"))
     listed = list_sessions(tmp_path)
     assert [info.path for info in listed] == [second, first]
+    assert list_sessions(tmp_path, home=tmp_path / "another-home") == []
     assert [info.id for info in listed] == [second.stem, first.stem]
     assert listed[0].title == "Peek, please."
     assert read_transcript(second).header["id"] == second.stem
