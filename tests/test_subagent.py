@@ -208,7 +208,7 @@ def test_subagent_child_tools_are_the_read_only_ones_never_task_nor_ask_user(
 
 def test_subagent_task_is_read_only_only_when_its_children_are_and_ids_count_up() -> None:
     looking, editing = TaskTool(), TaskTool(read_only=False)
-    parent = Agent(MockStreamProvider(), ToolSet([Look(), looking]))
+    parent = Agent(MockStreamProvider(), ToolSet([Look(), Echo(), looking]))
     two = [task("a", "t1"), task("b", "t2")]
 
     assert len(batches(two, ToolSet([looking]))) == 1
@@ -218,6 +218,8 @@ def test_subagent_task_is_read_only_only_when_its_children_are_and_ids_count_up(
     assert (first, second) == ("task-1", "task-2")
     assert child.provider is parent.provider and child.tools.names == ("look",)
     assert child.limits.max_steps == looking.max_steps
+    _, editor = editing.spawn(parent)
+    assert editor.tools.names == ("look", "echo")  # the changing tools too, never task
 
 
 # ------------------------------------------------------------------ the answer
