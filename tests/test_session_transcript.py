@@ -249,6 +249,45 @@ def test_session_a_step_is_written_once_its_tool_results_are_in(
     assert synced == ["ToolResult", "StepUsage", "RunFinished"]
 
 
+class Hang:
+    """A tool that never returns: the run is cancelled while it waits."""
+
+    definition = ToolDefinition(name="hang", description="Never returns.")
+
+    async def run(self, arguments: dict[str, Any]) -> ToolOutput:
+        await asyncio.Event().wait()
+        return ToolOutput.ok("impossible")
+
+
+def test_session_the_prompt_is_on_disk_while_the_answer_streams_and_a_cancelled_step_at_the_end(
+    tmp_path: Path,
+) -> None:
+    call = ToolCall(id="call-1", name="hang", arguments={})
+    provider = MockStreamProvider([AssistantTurn(text="Waiting.", tool_calls=(call,))])
+    agent = Agent(provider, [Hang()], system="You are claw.")
+    _, writer = start_session(tmp_path)
+    agent.sink.add(SessionRecorder(agent, writer))
+    streaming: list[list[str]] = []
+
+    def watch(event: object) -> None:
+        if isinstance(event, TextDelta) and not streaming:  # after the recorder saw it
+            lines = [json.loads(line) for line in writer.path.read_text().splitlines()]
+            streaming.append([r["message"]["role"] for r in lines if r["type"] == "message"])
+        if isinstance(event, ToolCalled):
+            agent.cancel()
+
+    agent.sink.add(watch)
+
+    finished = asyncio.run(agent.run("Wait."))
+
+    assert streaming == [["system", "user"]]  # a crash while the answer streams keeps the prompt
+    assert finished.reason == Finish.CANCELLED
+    # the cancelled call has no ToolResult event, only chapter 7's note: written at the end all
+    # the same, so the transcript is the history, a valid one
+    assert load_session(writer.path).history == agent.history
+    assert [m.role for m in agent.history] == ["system", "user", "assistant", "tool"]
+
+
 def test_session_a_rewritten_history_is_written_as_far_as_it_is_settled(tmp_path: Path) -> None:
     holder = Holder()
     _, writer = start_session(tmp_path)
@@ -357,6 +396,7 @@ def test_session_usage_totals_every_step_and_sessions_list_newest_first(
     assert [info.id for info in listed] == [second.stem, first.stem]
     assert listed[0].title == "Peek, please."
     assert read_transcript(second).header["id"] == second.stem
+    assert read_transcript(second).path == second
 
     # a transcript removed while the list is made is left out; the others are still listed
     real_stat = Path.stat
