@@ -387,6 +387,12 @@ def test_cli_read_prompt_reads_stdin_only_when_it_is_not_a_terminal() -> None:
     assert piped == "review\n\n<stdin>\nline one  \n</stdin>", "only the final newlines go"
 
 
+def test_cli_read_prompt_refuses_a_blank_prompt_saying_it_is_empty() -> None:
+    with pytest.raises(UsageError) as refused:
+        read_prompt("  ", io.StringIO("data\n"))
+    assert str(refused.value) == "the prompt is empty"
+
+
 def test_cli_event_and_result_objects_have_the_documented_fields() -> None:
     usage = TokenUsage(input_tokens=10, output_tokens=2, cached_input_tokens=4, reasoning_tokens=1)
     usage_fields = {
