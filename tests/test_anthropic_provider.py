@@ -327,6 +327,12 @@ async def test_anthropic_a_delta_for_a_block_that_never_started_is_malformed(ser
     async with make(server) as provider:
         with pytest.raises(MalformedResponseError, match="block 3, which never started"):
             await provider.stream_turn([Message.user("hi")], [])
+    no_index = {"type": "content_block_delta", "delta": {"type": "text_delta", "text": "x"}}
+    server.add(StreamReply([(event(stream_events([])[0]) + event(no_index)).encode()]))
+    async with make(server) as provider:
+        with pytest.raises(MalformedResponseError) as raised:
+            await provider.stream_turn([Message.user("hi")], [])
+    assert "content_block_delta" in str(raised.value)  # the event is quoted
 
 
 async def test_anthropic_a_stream_that_stops_before_message_stop_is_incomplete(server):
@@ -478,6 +484,11 @@ def test_anthropic_leaves_out_what_is_empty_and_marks_the_last_block():
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1"}]},
     ]
     assert to_wire([Message.assistant(""), Message.developer("")]) == ([], [])
+    calls = [ToolCall(id=name, name="read", arguments={}) for name in ("t1", "t2")]
+    _, wire = to_wire([Message.assistant("Both.", tool_calls=calls, cache_control=mark)])
+    assert ["cache_control" in block for block in wire[0]["content"]] == [False, False, True]
+    with pytest.raises(TypeError, match="str"):  # not a message: its class is named
+        to_wire([Message.user("hi"), "hi"])  # type: ignore[list-item]
 
 
 def test_anthropic_reader_gives_nothing_for_empty_pieces_and_keeps_signatures():
@@ -507,6 +518,12 @@ def test_anthropic_reader_gives_nothing_for_empty_pieces_and_keeps_signatures():
         provider="anthropic",
         data={"type": "thinking", "thinking": "So then", "signature": "sig-1sig-2"},
     ))]
+    assert start(3, {"type": "thinking"}) == []  # a start without thinking or signature
+    assert delta(3, {"type": "thinking_delta", "thinking": "Hm"}) == [ReasoningDelta("Hm")]
+    assert delta(3, {"type": "signature_delta", "signature": "sig-3"}) == []
+    assert read({"type": "content_block_stop", "index": 3}) == [BlockDone(ProviderBlock(
+        provider="anthropic", data={"type": "thinking", "thinking": "Hm", "signature": "sig-3"},
+    ))]
     call = {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "x"}}
     assert start(2, call) == [ToolCallStart(2, "t1", "read")]
     assert delta(2, {"type": "input_json_delta", "partial_json": ""}) == []
@@ -517,8 +534,9 @@ def test_anthropic_reader_gives_nothing_for_empty_pieces_and_keeps_signatures():
     assert read({"type": "content_block_stop", "index": 0}) == []
     with pytest.raises(MalformedResponseError, match="block 0, which never started"):
         read({"type": "content_block_stop", "index": 0})
-    with pytest.raises(MalformedResponseError):
+    with pytest.raises(MalformedResponseError) as raised:
         reader.read(ServerSentEvent("[1, 2]", "message_delta"))
+    assert "[1, 2]" in str(raised.value)  # the data is quoted
     assert read({"type": "message_delta", "delta": {"stop_reason": None}, "usage": {}}) == [
         UsageUpdate(TokenUsage())
     ]
