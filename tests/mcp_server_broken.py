@@ -8,13 +8,16 @@ says when ``go`` is called:
 - ``crash``: writes ``crash: dying now`` to stderr and exits with code 3;
 - ``hang``: never answers, and ignores ``SIGTERM``;
 - ``old-version``: (at the handshake) claims the protocol version ``1999-01-01``;
-- ``hang-start``: never answers ``initialize``;
+- ``hang-start``: never answers ``initialize``; ``hang-list``: never answers ``tools/list``;
+- ``no-tools``: answers ``tools/list`` with a result that has no ``tools`` at all;
 - ``chatty``: before it answers, writes a blank line and an answer to a request nobody made,
   asks claw ``ping`` and ``sampling/createMessage``, and answers with claw's two answers (JSON);
 - ``refuse``: answers with a JSON-RPC error; ``no-result``: with a ``result`` that is a list;
 - ``env``: lists ``go`` without a description or a schema, and answers with its variables
   ``MCP_OWN`` and ``MCP_INHERITED`` and its folder (JSON);
 - ``cursor-loop``: (at the listing) sends the same ``nextCursor`` twice, then none;
+  in every mode, a ``tools/list`` whose ``cursor`` is not one the server gave is refused with
+  ``-32602``, as the specification says of an invalid cursor;
 - ``close-output``: closes its standard output and sleeps, still running.
 
 With ``MARKER``, it first starts a child process named ``MARKER`` that sleeps for 300 s, so
@@ -72,6 +75,15 @@ for line in sys.stdin:
     elif method == "tools/list" and not globals().get("ready"):  # as the specification says
         error = {"code": -32600, "message": "tools/list before notifications/initialized"}
         write({"jsonrpc": "2.0", "id": message["id"], "error": error})
+    elif method == "tools/list" and "cursor" in (message.get("params") or {}) and (
+        message["params"]["cursor"] != "again"
+    ):
+        error = {"code": -32602, "message": "invalid cursor"}
+        write({"jsonrpc": "2.0", "id": message["id"], "error": error})
+    elif method == "tools/list" and mode == "hang-list":
+        continue
+    elif method == "tools/list" and mode == "no-tools":
+        answer(message["id"], {})
     elif method == "tools/list":
         schema = {"type": "object", "properties": {}}
         go: dict[str, object] = {"name": "go", "inputSchema": schema}

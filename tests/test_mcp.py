@@ -173,12 +173,13 @@ async def test_mcp_content_blocks_become_text_and_is_error_an_error_result() -> 
     sound = {"type": "audio", "mimeType": "audio/wav", "data": "UklGRg=="}
     assert block_text(sound) == "[audio: audio/wav, 8 bytes of base64]"
     blob = {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AAEC"}}
-    assert "AAEC" not in block_text(blob) and block_text(blob).strip()
+    assert "AAEC" not in block_text(blob) and "file:///b.bin" in block_text(blob)
     widget = {"type": "widget", "size": "größer"}
-    assert json.loads(block_text(widget)) == widget
+    assert json.loads(block_text(widget)) == widget and "größer" in block_text(widget)
     assert result_output({"content": [], "structuredContent": {"sum": 42}}).content == (
         json.dumps({"sum": 42})
     )
+    assert "größer" in result_output({"content": [], "structuredContent": widget}).content
     both = {"content": [{"type": "text", "text": "42"}, "stray"], "structuredContent": {"s": 1}}
     assert result_output(both) == ToolOutput.ok("42")
     assert result_output({"content": [], "isError": True}).is_error
@@ -258,6 +259,7 @@ async def test_mcp_an_error_answer_and_an_answer_without_a_result(tmp_path: Path
     finally:
         await client.close()
     assert gone.is_error and gone.content.startswith("MCP server 'strict': ")
+    assert "'gone'" in gone.content  # the message names the tool
     assert "no such tool today" not in gone.content  # refused by claw, never called
     assert caught.value.code == -32602 and "no such tool today" in str(caught.value)
     assert output.is_error
@@ -272,8 +274,13 @@ async def test_mcp_an_error_answer_and_an_answer_without_a_result(tmp_path: Path
         await client.close()
     assert output.is_error and output.content.startswith("MCP server 'odd': ")
 
-    with pytest.raises(McpError, match="MCP server 'loop': "):
+    with pytest.raises(McpError, match="MCP server 'loop': ") as looped:
         await started(spec("loop", BROKEN_SERVER, "cursor-loop"))
+    assert "cursor" in str(looped.value)  # it says why
+
+    client = await started(spec("empty", BROKEN_SERVER, "no-tools"))  # a result without tools
+    await client.close()
+    assert client.tools == []
 
 
 async def test_mcp_a_server_runs_in_its_folder_with_claws_environment_and_its_own(
@@ -352,6 +359,10 @@ async def test_mcp_a_server_that_never_finishes_the_handshake_is_an_error(marker
         await started(spec("mute", BROKEN_SERVER, "hang-start", marker), start_timeout=0.5)
     assert str(caught.value) == "MCP server 'mute': no answer to initialize within 0.5 s"
     assert_none_marked(marker)
+    with pytest.raises(McpError) as caught:  # the listing waits start_timeout too
+        await started(spec("mute", BROKEN_SERVER, "hang-list", marker), start_timeout=0.5)
+    assert str(caught.value) == "MCP server 'mute': no answer to tools/list within 0.5 s"
+    assert_none_marked(marker)
 
 
 async def test_mcp_closing_stops_every_process_the_server_started(marker: str) -> None:
@@ -389,6 +400,8 @@ def test_mcp_a_tool_is_named_after_its_server() -> None:
                          ("fs", "x" * 60)]:
         with pytest.raises(ValueError):
             tool_name(server, tool)
+    with pytest.raises(ValueError, match="64"):  # the message says the limit
+        tool_name("fs", "x" * 56)
 
 
 def test_mcp_permission_rules_apply_to_mcp_tools_by_name(tmp_path: Path) -> None:
