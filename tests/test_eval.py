@@ -23,7 +23,7 @@ from claw.evals.harness import (
     run_isolated,
     write_results,
 )
-from claw.evals.report import Spread, html_report, summarize, svg_chart, wilson
+from claw.evals.report import COLOURS, Spread, html_report, summarize, svg_chart, wilson
 from claw.evals.scratch import Verdict, check, make_repo
 from claw.evals.shipped import REFUSAL, bash, edit, read, script, tasks
 from claw.evals.tasks import Task, TaskError, load_tasks
@@ -152,7 +152,9 @@ def test_eval_task_file_errors_name_the_line_and_the_field(tmp_path: Path) -> No
 # ------------------------------------------------------------------ step 2: scratch repository
 
 
-def test_eval_scratch_repository_is_a_real_git_repository_at_its_base(tmp_path: Path) -> None:
+def test_eval_scratch_repository_is_a_real_git_repository_at_its_base(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     task = bug_task(files={"calc.py": BUGGY, "pkg/deep/test_calc.py": TESTS})
     repo = tmp_path / "repo"
     base = make_repo(task, repo)
@@ -178,7 +180,7 @@ def test_eval_scratch_repository_is_a_real_git_repository_at_its_base(tmp_path: 
     assert (there / "w.py").read_text() == "size = 1\n"
     with pytest.raises(TaskError, match="no clone of acme/widgets at"):
         make_repo(instance, tmp_path / "other", tmp_path)
-    with pytest.raises(TaskError):
+    with pytest.raises(TaskError, match="--repos"):
         make_repo(instance, tmp_path / "other")  # no --repos
     bare = tmp_path / "bare"
     git(tmp_path, "clone", "-q", "--bare", str(clone), str(bare / "acme__widgets"))
@@ -190,6 +192,17 @@ def test_eval_scratch_repository_is_a_real_git_repository_at_its_base(tmp_path: 
     make_repo(own, deep)
     assert (deep / ".gitignore").read_text() == "*.log\n"
     assert git(deep, "ls-files").split() == [".gitignore", "calc.py"]
+
+    # An empty folder that exists already will do; your git settings (a hook) change nothing.
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "pre-commit").write_text("#!/bin/sh\nexit 1\n")
+    (hooks / "pre-commit").chmod(0o755)
+    (tmp_path / "gitconfig").write_text(f"[core]\n\thooksPath = {hooks}\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert make_repo(own, empty) == git(empty, "rev-parse", "HEAD").strip()
 
 
 # ------------------------------------------------------------------ step 3: the checker
@@ -464,7 +477,9 @@ def test_eval_summary_and_report_compare_two_configurations() -> None:
     assert a.tokens.high == 404
     assert a.cost is not None and a.cost.high == pytest.approx(0.04)
     assert summarize(results, "model b").cost is None  # one unknown cost: unknown, never $0
-    assert summarize(results, "model b", "task1").runs == 2
+    one = summarize(results, "model b", "task1")
+    assert (one.config, one.instance_id, one.runs) == ("model b", "task1", 2)
+    assert a.instance_id == "all"
     ended = [
         RunResult(instance_id="t", config="c", run=n, status=status, seconds=n)
         for n, status in enumerate(["timeout", "error", "error", "failed", "passed"], 1)
@@ -529,6 +544,18 @@ def test_eval_svg_chart_draws_every_row_to_one_scale() -> None:
     same = svg_chart("costs & more", tenfold, width=400, show=lambda value: f"={value / 10}")
     assert same.replace("<title>5</title>", "<title>0.5</title>").replace(
         "<title>20</title>", "<title>2</title>") == chart
+    tenth = [(label, Spread(s.mean / 10, s.low / 10, s.high / 10) if s else None)
+             for label, s in rows]  # every high below 1: the largest still fills a bar
+    small = svg_chart("costs & more", tenth, width=400, show=lambda value: f"={value * 10}")
+    assert [line.get("x2") for line in ElementTree.fromstring(small).iter(f"{SVG}line")] == [
+        line.get("x2") for line in whiskers
+    ]
+    assert all(bar.get("fill") in COLOURS for bar in bars)  # every bar filled with a colour
+    labels = [(y, text) for text, _, y in texts]
+    for bar, label in zip(bars, ["a <1>", "c"], strict=True):  # each label on its bar's row
+        top_y = float(bar.get("y", ""))
+        assert any(top_y < y <= top_y + float(bar.get("height", "")) for y, text in labels
+                   if text == label)
     flat = ElementTree.fromstring(svg_chart("zero", [("z", Spread(0.0, 0.0, 0.0))]))
     assert [float(bar.get("width", "")) for bar in flat.iter(f"{SVG}rect")] == [0.0]
 
