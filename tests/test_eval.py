@@ -185,6 +185,9 @@ def test_eval_scratch_repository_is_a_real_git_repository_at_its_base(
     bare = tmp_path / "bare"
     git(tmp_path, "clone", "-q", "--bare", str(clone), str(bare / "acme__widgets"))
     assert make_repo(instance, tmp_path / "from-bare", bare) == first
+    monkeypatch.chdir(tmp_path)  # relative paths, as in `claw eval --repos clones`
+    assert make_repo(instance, Path("rel") / "repo", Path("clones")) == first
+    assert (tmp_path / "rel" / "repo" / "w.py").read_text() == "size = 1\n"
 
     # Folders made as needed; a task's own .gitignore is the one committed.
     own = bug_task(files={"calc.py": BUGGY, ".gitignore": "*.log\n"})

@@ -77,7 +77,8 @@ def make_repo(task: Task, where: Path, repos: Path | None = None) -> str:
         source = repos / task.repo.replace("/", "__")
         if not (source / ".git").exists() and not (source / "HEAD").exists():
             raise TaskError(f"{task.instance_id}: no clone of {task.repo} at {source}")
-        git(where.parent, "clone", "--quiet", "--no-checkout", str(source), str(where))
+        # Both paths may be relative (--repos clones): git must read them from where we stand.
+        git(Path.cwd(), "clone", "--quiet", "--no-checkout", str(source), str(where))
         git(where, "checkout", "--quiet", "--detach", task.base_commit)
     return git(where, "rev-parse", "HEAD").strip()
     # endregion
