@@ -157,6 +157,31 @@ def prepare(workdir: Path, root: Path = ROOT) -> None:
         marked = mark_import_time_hooks(text)
         if marked != text:
             path.write_text(marked, encoding="utf-8")
+    for path in sorted((workdir / "tests").glob("test_*.py")):
+        text = path.read_text(encoding="utf-8")
+        capped = cap_time_limits(text)
+        if capped != text:
+            path.write_text(capped, encoding="utf-8")
+
+
+TIME_LIMIT_MARK = re.compile(r"pytest\.mark\.timeout\((\d+)\)")
+
+
+def cap_time_limits(source: str, limit: int | None = None) -> str:
+    """``source`` with every ``pytest.mark.timeout(N)`` above ``limit`` lowered to it.
+
+    The tests that start servers and workers declare long limits (240 s for an eval worker)
+    so that a busy machine cannot fail them. Under a mutant they are what a hang costs: a
+    mutant of the MCP client that loses an answer, or of the eval harness that loses a
+    worker's result, holds its test until the limit, and a few hundred such mutants held the
+    2 December run of ch23 to ch25 for hours. Here a hang fails the test, and so kills the
+    mutant, after ``limit`` seconds (``TEST_TIMEOUT``); mutmut's CPU-time limit cannot stop a
+    test that only waits.
+    """
+    cap = TEST_TIMEOUT if limit is None else limit
+    return TIME_LIMIT_MARK.sub(
+        lambda found: f"pytest.mark.timeout({min(int(found[1]), cap)})", source
+    )
 
 
 def mark_import_time_hooks(source: str) -> str:

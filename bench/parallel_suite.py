@@ -2,8 +2,8 @@
 
 A learner who has finished every chapter and runs ``clawbook status --fresh`` (or anyone
 running the solution suite) waits for about 1,500 tests. Spread over worker processes, they
-can run at once (``clawbook/learner/console.py``'s ``workers_for``: one per CPU on a machine
-with four or more by default; this benchmark uses at least 2).
+can run at once (``clawbook/learner/console.py``'s ``workers_for``: two per CPU, at most 8, on
+a machine with two CPUs or more; this benchmark uses what it chooses, and at least 2).
 
 Both sides run in this benchmark, alternately, on the same fresh copy of the repository: the
 peer is the same command in one process (``CLAWBOOK_WORKERS=0``, or pytest without ``-n``).

@@ -564,6 +564,23 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         _session.heartbeat.write("limits", limits=limits)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a pytest-xdist worker, put the tests that declare a longer time limit first.
+
+    A worker that is done takes tests from the end of another's queue, so the run ends when
+    the last long test does. Started last, the 9-second eval test kept one worker busy while
+    the other waited; started first, the long tests overlap the short ones. A test that
+    declares ``pytest.mark.timeout(N)`` above the suite's limit is one its author knew to be
+    long (real processes, servers, workers), so the largest ``N`` runs first; the rest keep
+    their order. Every worker sorts the same collection the same way, as pytest-xdist requires.
+    """
+    if _worker_id(config) is None:
+        return
+    limits = _limits(items)
+    items.sort(key=lambda item: -limits.get(item.nodeid, 0.0))
+
+
 def _limits(items: list[pytest.Item]) -> dict[str, float]:
     """The tests marked ``timeout(N)``, with N: the watchdog gives them as long."""
     limits = {}

@@ -38,15 +38,21 @@ saves (each imports pytest and the code, and collects the tests, before the firs
 
 MANY_CPUS = 2
 """From this many CPUs on, a long run is spread over workers by default."""
+WORKERS_PER_CPU = 2
+"""Workers started per CPU: the suite spends about a fifth of its time waiting for the
+processes its tests start (claw, servers, ``sleep``), and a second worker per CPU runs its
+tests meanwhile."""
+MOST_WORKERS = 8
+"""Each worker imports the code and collects every test: more than this costs more than it saves."""
 
 
 def workers_for(files: int) -> int:
     """pytest-xdist workers for a run of ``files`` test files.
 
-    ``CLAWBOOK_WORKERS`` if set. Else one per CPU (at most 8) for a run of many files on a
-    machine with ``MANY_CPUS`` or more, and none otherwise. On two CPUs, idle, two workers ran
-    ``status --fresh`` in 0.56x the time of one process and the solution suite in 0.56-0.68x
-    (``bench/parallel_suite.py``); on one CPU they only add each worker's start-up.
+    ``CLAWBOOK_WORKERS`` if set. Else ``WORKERS_PER_CPU`` per CPU (at most ``MOST_WORKERS``) for
+    a run of many files on a machine with ``MANY_CPUS`` or more, and none otherwise. On two
+    CPUs, idle, ``status --fresh`` took 110 s in one process, 66 s with two workers and 57 s
+    with four (``bench/parallel_suite.py``); on one CPU workers only add their start-up.
     """
     chosen = os.environ.get(WORKERS_ENV, "").strip()
     if chosen.isdigit():
@@ -54,7 +60,7 @@ def workers_for(files: int) -> int:
     cpus = os.cpu_count() or 1
     if files <= FEW_FILES or cpus < MANY_CPUS:
         return 0
-    return min(8, cpus)
+    return min(MOST_WORKERS, WORKERS_PER_CPU * cpus)
 
 
 console = Console(highlight=False, soft_wrap=True, emoji=False)

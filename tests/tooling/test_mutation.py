@@ -193,3 +193,24 @@ def test_a_run_mutates_only_the_files_of_what_it_counts(tree: Path) -> None:
     selection = mutation.select(["ch13"], ["tools.fake"], tree / "solution")
     assert selection.files == ("solution/mcp/__init__.py", "solution/tools/fake.py")
     assert mutation.select(["solution.tools.*"], [], tree / "solution").files == ()
+
+
+def test_the_scratch_copy_caps_the_long_limits_tests_declare() -> None:
+    source = textwrap.dedent(
+        """\
+        WORKERS = pytest.mark.timeout(240)
+        pytestmark = pytest.mark.timeout(60)  # servers
+        @pytest.mark.timeout(5)
+        def test_quick(): ...
+        """
+    )
+    capped = mutation.cap_time_limits(source, limit=40)
+    assert capped.splitlines() == [
+        "WORKERS = pytest.mark.timeout(40)",
+        "pytestmark = pytest.mark.timeout(40)  # servers",
+        "@pytest.mark.timeout(5)",  # a limit below the cap is kept
+        "def test_quick(): ...",
+    ]
+    assert mutation.cap_time_limits(source) == mutation.cap_time_limits(
+        source, mutation.TEST_TIMEOUT
+    )

@@ -592,6 +592,30 @@ def test_with_workers_the_results_file_says_what_one_process_says(suite, monkeyp
     assert spread.started == []  # every test that started has its final result
 
 
+def test_with_workers_the_tests_with_the_longest_limits_start_first(suite, monkeypatch, tmp_path):
+    # A long test started last keeps one worker busy while the others wait.
+    monkeypatch.setenv("CLAW_IMPL", "starter")
+    suite.makepyfile(
+        test_demo_order=(
+            "import pytest\n"
+            "def test_demo_a(): pass\n"
+            "@pytest.mark.timeout(30)\n"
+            "def test_demo_b(): pass\n"
+            "def test_demo_c(): pass\n"
+            "@pytest.mark.timeout(90)\n"
+            "def test_demo_d(): pass\n"
+        )
+    )
+    collected = {}
+    for workers in ("0", "2"):
+        path = tmp_path / f"report-{workers}.jsonl"
+        monkeypatch.setenv("CLAWBOOK_REPORT", str(path))
+        run(suite, "-p", "timeout", "-n", workers).assert_outcomes(passed=4)
+        collected[workers] = [n.partition("::")[2] for n in _results(path).collected or ()]
+    assert collected["2"] == ["test_demo_d", "test_demo_b", "test_demo_a", "test_demo_c"]
+    assert collected["0"] == ["test_demo_a", "test_demo_b", "test_demo_c", "test_demo_d"]
+
+
 def test_with_workers_a_hang_is_found_in_the_worker_that_loops(suite, monkeypatch):
     from clawbook.harness.runner import run_pytest
 
