@@ -38,14 +38,16 @@ TODO_LINE = re.compile(r"claw: this needs code you have not written yet: (ch\w+)
 
 
 async def test_ask_open_question_returns_the_users_answer() -> None:
-    answers = ScriptedAnswers(["  Tuesday at noon  "])
+    answers = ScriptedAnswers(["  Tuesday at noon  ", "Friday"])
     tool = AskUserTool(answers)
 
     output = await tool.run({"question": "When is the release?"})
+    second = await tool.run({"question": "And the next one?"})
 
     assert not output.is_error
     assert output.content == "The user answered: Tuesday at noon"
-    assert answers.asked == [Question("When is the release?")]
+    assert second.content == "The user answered: Friday"  # the script's answers, in order
+    assert answers.asked == [Question("When is the release?"), Question("And the next one?")]
 
 
 @pytest.mark.parametrize(
@@ -92,7 +94,10 @@ async def test_ask_a_blank_reply_or_an_empty_script_is_no_answer() -> None:
     exhausted = await tool.run({"question": "And its package?"})
 
     assert blank.is_error and "the user gave no answer" in blank.content
-    assert exhausted.is_error and "the script has no answer left" in exhausted.content
+    assert exhausted.is_error and exhausted.content == (
+        "the script has no answer left. Do not ask again: decide yourself, say in your answer "
+        "what you assumed, and go on."
+    )
     assert len(answers.asked) == 2
 
 
@@ -135,7 +140,31 @@ async def test_ask_terminal_asker_writes_only_to_err_escaped_and_reads_the_reply
     shown = err.getvalue()
     assert shown.splitlines()[0] == "? claw asks: Reset the \\x1b[2Jscreen?"
     assert shown.splitlines()[1:3] == ["  1. keep it", "  2. wipe\\r it"]
+    assert shown.splitlines()[3:] == ["  (a number, or your own words; Enter alone: no answer) > "]
     assert "\x1b" not in shown and "\r" not in shown
+
+
+async def test_ask_terminal_asker_enter_alone_is_no_answer_and_ctrl_c_ends_the_line() -> None:
+    err = io.StringIO()
+    replies = ["", "  "]
+
+    async def read_line() -> str:
+        if not replies:
+            raise asyncio.CancelledError  # Ctrl-C while the question waits
+        return replies.pop(0)
+
+    tool = AskUserTool(TerminalAsker(err, read_line, is_interactive=lambda: True))
+    prompt = "? claw asks: Name of the module?\n  (your answer; Enter alone: no answer) > "
+
+    for _ in range(2):
+        output = await tool.run({"question": "Name of the module?"})
+        assert output.is_error and output.content.startswith("the user gave no answer. ")
+        assert err.getvalue() == prompt + "\n  (no answer)\n"
+        err.seek(0)
+        err.truncate()
+    with pytest.raises(asyncio.CancelledError):
+        await tool.run({"question": "Name of the module?"})
+    assert err.getvalue() == prompt + "\n"  # the next output starts on a line of its own
 
 
 async def test_ask_terminal_asker_without_a_terminal_reads_nothing() -> None:

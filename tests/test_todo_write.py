@@ -57,6 +57,10 @@ async def test_todo_write_replaces_the_whole_list_and_answers_with_it() -> None:
     assert tool.todos.current == TodoItem.model_validate(PLAN[1])
     assert (await tool.run({"todos": []})).content == "Todo list updated (0 items):\n(no todos)"
     assert tool.todos.items == ()
+    one = await tool.run({"todos": [item("Run the tests")]})
+    assert one.content == "Todo list updated (1 item: 1 pending):\n[ ] Run the tests"
+    assert todos(ToolSet([tool])) is tool.todos
+    assert todos(ToolSet([])) is None  # an agent without todo_write has no list
 
 
 async def test_todo_two_items_in_progress_are_refused_and_nothing_changes() -> None:
