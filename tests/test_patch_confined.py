@@ -83,3 +83,25 @@ async def test_patch_a_folder_swapped_for_a_link_mid_patch_never_writes_outside(
         seen = await keep_calling(workspace, once)
     assert seen >= SEEN, "the swapper never got going: the race did not happen"
     assert outside_untouched(outside)
+
+
+async def test_patch_deleting_a_link_removes_the_link_never_the_file_it_points_to(
+    tmp_path: Path,
+) -> None:
+    workspace, outside = tree(tmp_path)
+    (workspace / "notes-link").symlink_to("notes.txt")
+    (workspace / "d" / "f-link").symlink_to("f.txt")
+    tool = ApplyPatchTool(workspace)
+
+    deleted = await apply(tool, patch("*** Delete File: notes-link"))
+    moved = await apply(
+        tool, patch("*** Update File: d/f-link", "*** Move to: moved.txt", *UPDATE_INSIDE)
+    )
+
+    assert not deleted.is_error and not moved.is_error, (deleted.content, moved.content)
+    assert not (workspace / "notes-link").is_symlink()  # the link is gone...
+    assert (workspace / "notes.txt").read_text() == INSIDE  # ...the file it named is not
+    assert not (workspace / "d" / "f-link").is_symlink()
+    assert (workspace / "d" / "f.txt").read_text() == INSIDE
+    assert (workspace / "moved.txt").read_text() == "patched\n"
+    assert outside_untouched(outside)
