@@ -66,6 +66,29 @@ async def test_read_refuses_links_that_lead_out_and_follows_links_that_stay_in(
     assert INSIDE.strip() in (await read(tool, "kept")).content
 
 
+async def test_read_follows_a_chain_of_links_as_far_as_the_system_does(tmp_path: Path) -> None:
+    tool = ReadTool(tmp_path)
+    (tmp_path / "f.txt").write_text(INSIDE)
+    for length in (40, 41):  # Linux follows 40 links in one path, and refuses the 41st
+        name = "f.txt"
+        for number in range(length, 0, -1):
+            (tmp_path / f"c{length}-{number}").symlink_to(name)
+            name = f"c{length}-{number}"
+        try:
+            system = (tmp_path / name).read_text()
+        except OSError as error:
+            system = os.strerror(error.errno or 0)
+        output = await read(tool, name)
+        assert system in (INSIDE, "Too many levels of symbolic links"), system
+        if system == INSIDE:
+            assert not output.is_error and INSIDE.strip() in output.content, length
+        else:
+            assert output.is_error, length
+            assert "too many levels of symbolic links" in output.content
+    (tmp_path / "loop").symlink_to("loop")
+    assert "too many levels of symbolic links" in (await read(tool, "loop")).content
+
+
 async def test_read_a_folder_swapped_for_a_link_mid_read_never_reads_outside(
     tmp_path: Path,
 ) -> None:
