@@ -382,6 +382,25 @@ def test_read_a_fifo_is_refused_before_it_is_opened(tmp_path):
         assert "regular file" in output.content.lower()
 
 
+def test_read_a_fifo_put_there_after_the_check_is_refused_without_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("this platform has no FIFOs")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    (tmp_path / "plain.txt").write_text("text\n")
+    tool = ReadTool(tmp_path)
+    regular = tool.fs.stat("plain.txt")
+    # the check saw a regular file; by the time of the open, a FIFO is there instead
+    monkeypatch.setattr(tool.fs, "stat", lambda path: regular)
+
+    output = read_in_a_thread(tool, fifo, path="pipe")
+
+    assert output.is_error
+    assert "regular file" in output.content.lower()
+
+
 DEV_ZERO = """
 import asyncio, json, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # a wrong read fails, not the machine
