@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from budget import examples
 from confine import INSIDE, SECRET, SEEN, Swapper, keep_calling, tree
 from hypothesis import HealthCheck, Phase, given, settings
@@ -87,6 +88,36 @@ async def test_read_follows_a_chain_of_links_as_far_as_the_system_does(tmp_path:
             assert "too many levels of symbolic links" in output.content
     (tmp_path / "loop").symlink_to("loop")
     assert "too many levels of symbolic links" in (await read(tool, "loop")).content
+
+
+async def test_read_a_folder_that_becomes_a_link_as_the_walk_reaches_it_is_walked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace, outside = tree(tmp_path)
+    for folder, text in [("e", "moved inside\n"), ("g", INSIDE)]:
+        (workspace / folder).mkdir()
+        (workspace / folder / "f.txt").write_text(text)
+    real_stat = os.stat
+    swaps = {"d": "e", "g": str(outside / "d")}  # each folder becomes a link, once
+
+    def look_then_swap(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        info = real_stat(path, *args, **kwargs)
+        target = swaps.pop(path, None) if kwargs.get("dir_fd") is not None else None
+        if target is not None:  # after the walk looked at the folder, before it opens it
+            os.rename(workspace / path, workspace / f"{path}-away")
+            os.symlink(target, workspace / path)
+        return info
+
+    monkeypatch.setattr(os, "stat", look_then_swap)
+    tool = ReadTool(workspace)
+
+    inside = await read(tool, "d/f.txt")  # d is now a link to e: followed, it stays inside
+    out = await read(tool, "g/f.txt")  # g is now a link out: refused
+
+    monkeypatch.undo()
+    assert not inside.is_error and "moved inside" in inside.content, inside.content
+    assert out.is_error and "outside the workspace" in out.content, out.content
+    assert SECRET.strip() not in out.content
 
 
 async def test_read_a_folder_swapped_for_a_link_mid_read_never_reads_outside(
