@@ -48,6 +48,8 @@ async def test_read_refuses_an_absolute_path_outside_but_reads_one_inside(tmp_pa
     assert (await read(tool, f"{workspace}/../outside/secret.txt")).is_error
     inside = await read(tool, str(workspace / "notes.txt"))
     assert not inside.is_error and INSIDE.strip() in inside.content
+    everything = await read(ReadTool("/"), str(workspace / "notes.txt"))  # a workspace of /
+    assert not everything.is_error and INSIDE.strip() in everything.content
 
 
 async def test_read_refuses_links_that_lead_out_and_follows_links_that_stay_in(
