@@ -122,6 +122,48 @@ async def test_read_a_folder_that_becomes_a_link_as_the_walk_reaches_it_is_walke
     assert SECRET.strip() not in out.content
 
 
+async def test_read_a_file_that_becomes_a_link_as_it_is_opened_is_walked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace, outside = tree(tmp_path)
+    (workspace / "e.txt").write_text("moved inside\n")
+    (workspace / "g.txt").write_text(INSIDE)
+    (workspace / "h.txt").write_text(INSIDE)
+    real_stat = os.stat
+    looks: dict[str, int] = {}
+    # (file, which look at it by name in its folder) -> where the link put there leads:
+    # notes.txt and h.txt change as read checks them, g.txt as read opens it
+    swaps = {
+        ("notes.txt", 1): "e.txt",
+        ("h.txt", 1): str(outside / "d"),
+        ("g.txt", 3): str(outside / "secret.txt"),
+    }
+
+    def look_then_swap(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        info = real_stat(path, *args, **kwargs)
+        if kwargs.get("dir_fd") is not None and isinstance(path, str):
+            looks[path] = looks.get(path, 0) + 1
+            target = swaps.pop((path, looks[path]), None)
+            if target is not None:
+                os.rename(workspace / path, workspace / f"{path}.away")
+                os.symlink(target, workspace / path)
+        return info
+
+    monkeypatch.setattr(os, "stat", look_then_swap)
+    tool = ReadTool(workspace)
+
+    inside = await read(tool, "notes.txt")
+    out = await read(tool, "g.txt")
+    folder_out = await read(tool, "h.txt")
+
+    monkeypatch.undo()
+    assert not swaps, f"the walk did not look as expected: {swaps} never swapped"
+    assert not inside.is_error and "moved inside" in inside.content, inside.content
+    for refused in (out, folder_out):  # not even what is outside is told
+        assert refused.is_error and "outside the workspace" in refused.content, refused.content
+    assert SECRET.strip() not in out.content
+
+
 async def test_read_a_folder_swapped_for_a_link_mid_read_never_reads_outside(
     tmp_path: Path,
 ) -> None:
