@@ -7,6 +7,7 @@ one component at a time with ``O_NOFOLLOW``, so no check-then-open window exists
 
 import asyncio
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -162,6 +163,41 @@ async def test_read_a_file_that_becomes_a_link_as_it_is_opened_is_walked_again(
     for refused in (out, folder_out):  # not even what is outside is told
         assert refused.is_error and "outside the workspace" in refused.content, refused.content
     assert SECRET.strip() not in out.content
+
+
+async def test_read_a_file_that_keeps_becoming_a_link_is_an_error_not_a_hang(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace, _ = tree(tmp_path)
+    real_stat = os.stat
+    looks = {"k": 0, "m": 0}
+    first = {"k": 1, "m": 3}  # k changes from read's check on, m from its open on
+    made = {"k": 0, "m": 0}
+    for chain in looks:
+        (workspace / f"{chain}0").write_text(INSIDE)
+
+    def look_then_swap(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        info = real_stat(path, *args, **kwargs)
+        chain = path[:1] if isinstance(path, str) else ""
+        if kwargs.get("dir_fd") is not None and chain in looks and stat.S_ISREG(info.st_mode):
+            looks[chain] += 1
+            if looks[chain] >= first[chain]:  # each file it reaches becomes a link to a new one
+                made[chain] += 1
+                (workspace / f"{chain}{made[chain]}").write_text(INSIDE)
+                os.rename(workspace / path, workspace / f"{path}.away")
+                os.symlink(f"{chain}{made[chain]}", workspace / path)
+        return info
+
+    monkeypatch.setattr(os, "stat", look_then_swap)
+    tool = ReadTool(workspace)
+
+    checked = await read(tool, "k0")
+    opened = await read(tool, "m0")
+
+    monkeypatch.undo()
+    for output in (checked, opened):
+        assert output.is_error, output.content
+        assert "it kept changing into a symbolic link" in output.content
 
 
 async def test_read_a_folder_swapped_for_a_link_mid_read_never_reads_outside(
