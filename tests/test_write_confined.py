@@ -89,3 +89,30 @@ async def test_write_a_path_that_changes_while_it_is_resolved_is_no_crash(
     assert not output.is_error, output.content
     assert (workspace / "d" / "racy.txt").read_text() == "overwritten\n"
     assert outside_untouched(outside)
+
+
+async def test_write_a_folder_another_program_makes_meanwhile_is_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace, outside = tree(tmp_path)
+    real_stat = os.stat
+    missed = []
+
+    def look_then_make(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        try:
+            return real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
+        except FileNotFoundError:
+            if path == "new" and kwargs.get("dir_fd") is not None:
+                missed.append(path)
+                if len(missed) == 2:  # the walk that makes folders looked: someone makes it first
+                    os.mkdir(workspace / "new")
+            raise
+
+    monkeypatch.setattr(os, "stat", look_then_make)
+    output = await write(WriteTool(workspace, files=FileTracker()), "new/file.txt")
+    monkeypatch.undo()
+
+    assert len(missed) == 2, missed
+    assert not output.is_error, output.content
+    assert (workspace / "new" / "file.txt").read_text() == "overwritten\n"
+    assert outside_untouched(outside)
