@@ -291,6 +291,22 @@ CASES = {
     "claw-capital-x-is-no-quote": Case(sh("find Xcode -name *.h"), ASK),
     # claw: a deny holds inside a substitution that starts the command
     "claw-substitution-first-denied": Case(sh("$(rm -rf build)"), DENY, deny=("Bash(rm *)",)),
+    # claw: an exact deny rule meets the exact text of each $(...) or `...`, and its parts
+    **{
+        f"claw-exact-deny-inside-{name}": Case(sh(command), DENY, deny=("Bash(rm -rf build)",))
+        for name, command in [
+            ("substitution", "echo $(rm -rf build) done"),
+            ("substitution-part", "echo $(ls && rm -rf build)"),
+            ("nested-substitution", "echo $($(rm -rf build))"),
+            ("unclosed-substitution", "echo $(rm -rf build"),
+            ("second-backticks", "echo `ls` `rm -rf build`"),
+            ("adjacent-backticks", "echo `ls``rm -rf build`"),
+            ("backticks-after-empty-ones", "echo `` `rm -rf build`"),
+            ("unclosed-backtick", "echo `rm -rf build"),
+            ("substitution-before-backticks", "echo $(rm -rf build) `date`"),
+            ("subshell-in-substitution", "echo $( (rm -rf build) ) `date`"),
+        ]
+    },
 }
 
 
