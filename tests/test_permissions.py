@@ -490,10 +490,12 @@ def test_permissions_local_settings_go_into_gitignore_once_the_shared_ones_never
     assert (root / ".gitignore").read_text() == ".claw/settings.local.json\n"
     other = tmp_path / "other"
     other.mkdir()
-    (other / ".gitignore").write_text("node_modules/\n")
+    (other / ".gitignore").write_text("X.claw/settings.local.json\n")  # another file
     add_rule(other / ".claw" / "settings.local.json", "allow", "Bash(make)")
     add_rule(other / ".claw" / "settings.local.json", "deny", "Bash(rm *)")
-    assert (other / ".gitignore").read_text() == "node_modules/\n.claw/settings.local.json\n"
+    assert (other / ".gitignore").read_text() == (
+        "X.claw/settings.local.json\n.claw/settings.local.json\n"
+    )
 
 
 def test_permissions_a_broken_settings_file_is_refused_naming_the_file(tmp_path: Path) -> None:
