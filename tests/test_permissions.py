@@ -506,3 +506,17 @@ def test_permissions_a_broken_settings_file_is_refused_naming_the_file(tmp_path:
         with pytest.raises(SettingsError, match=r"settings\.json"):
             add_rule(settings, "allow", "Bash(make)")
         assert settings.read_text() == text
+
+
+def test_permissions_a_home_rule_means_the_home_it_was_given(tmp_path: Path) -> None:
+    real = tmp_path / "real-home"
+    (real / ".ssh").mkdir(parents=True)
+    (real / ".ssh" / "id_rsa").write_text("key")
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "key").symlink_to(real / ".ssh" / "id_rsa")
+    rules = Permissions(tmp_path / "project", deny=["Read(~/.ssh/**)"], home=real)
+    assert rules.decide(tool("read", path="key")).decision is Decision.DENY  # where it leads
+    (tmp_path / "home").symlink_to(real)
+    rules = Permissions(tmp_path / "project", deny=["Read(~/.ssh/**)"], home=tmp_path / "home")
+    written = str(tmp_path / "home" / ".ssh" / "id_rsa")
+    assert rules.decide(tool("read", path=written)).decision is Decision.DENY  # as written
