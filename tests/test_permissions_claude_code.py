@@ -260,6 +260,8 @@ CASES = {
     "claw-timeout-kill-after": Case(sh("timeout -k 5 10 npm test"), ALLOW,
                                     allow=("Bash(npm test *)",)),
     "claw-bare-timeout-asks": Case(sh("timeout"), ASK),
+    "claw-bash-rule-after-a-read-rule": Case(sh("make"), ALLOW,
+                                             allow=("Read(src/**)", "Bash(make)")),
     "claw-bare-nice": Case(sh("nice npm test"), ALLOW, allow=("Bash(npm test *)",)),
     "claw-nice-minus-number": Case(sh("nice -5 npm test"), ALLOW, allow=("Bash(npm test *)",)),
     "claw-nice-adjustment": Case(sh("nice --adjustment=-3 npm test"), ALLOW,
