@@ -465,9 +465,10 @@ def test_permissions_accept_edits_never_counts_a_home_path_as_in_the_project(
     rules = Permissions(tmp_path, mode=Mode.ACCEPT_EDITS)
     assert rules.decide(bash("mkdir build")).decision is Decision.ALLOW
     assert rules.decide(bash("mkdir ~/build")).decision is Decision.ASK
-    (tmp_path / "appX").mkdir()  # a project whose name ends in X, and its sibling "app"
-    rules = Permissions(tmp_path / "appX", mode=Mode.ACCEPT_EDITS)
-    assert rules.decide(bash("mkdir ../app/build")).decision is Decision.ASK
+    for name in ["appX", "app "]:  # a project whose name ends in X or a space; its sibling "app"
+        (tmp_path / name).mkdir()
+        rules = Permissions(tmp_path / name, mode=Mode.ACCEPT_EDITS)
+        assert rules.decide(bash("mkdir ../app/build")).decision is Decision.ASK
 
 
 async def test_permissions_always_for_a_read_saves_a_read_rule_and_a_plain_tool_its_name(
