@@ -433,3 +433,94 @@ def test_permissions_add_rule_refuses_permissions_that_are_not_an_object(tmp_pat
     add_rule(other, "allow", "Bash(make)")
     expected = {"permissions": {"allow": ["Bash(make)"]}}
     assert other.read_text() == json.dumps(expected, indent=2) + "\n"
+
+
+def test_permissions_allow_verdict_names_its_rule_and_the_command(tmp_path: Path) -> None:
+    rules = Permissions(tmp_path, allow=["Bash(git *)"])
+    verdict = rules.decide(bash("git status"))
+    assert verdict.decision is Decision.ALLOW
+    assert verdict.reason == "the allow rule \"Bash(git *)\" matches 'git status'"
+    assert verdict.rule == Rule("Bash", "git *")
+    verdict = Permissions(tmp_path, allow=["Bash"]).decide(bash("make"))
+    assert verdict.reason == "the allow rule \"Bash\" matches 'make'"
+    assert verdict.rule == Rule("Bash")
+
+
+@pytest.mark.parametrize("mode", [Mode.PLAN, Mode.DONT_ASK])
+def test_permissions_a_redirection_out_of_the_project_is_denied_where_nothing_is_asked(
+    tmp_path: Path, mode: Mode
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    outside = tmp_path / "out.txt"
+    assert Permissions(project).decide(bash(f"echo hi > {outside}")).decision is Decision.ASK
+    assert Permissions(project, mode=mode).decide(bash(f"echo hi > {outside}")).decision is (
+        Decision.DENY
+    )
+
+
+def test_permissions_accept_edits_never_counts_a_home_path_as_in_the_project(
+    tmp_path: Path,
+) -> None:
+    rules = Permissions(tmp_path, mode=Mode.ACCEPT_EDITS)
+    assert rules.decide(bash("mkdir build")).decision is Decision.ALLOW
+    assert rules.decide(bash("mkdir ~/build")).decision is Decision.ASK
+    for name in ["appX", "app "]:  # a project whose name ends in X or a space; its sibling "app"
+        (tmp_path / name).mkdir()
+        rules = Permissions(tmp_path / name, mode=Mode.ACCEPT_EDITS)
+        assert rules.decide(bash("mkdir ../app/build")).decision is Decision.ASK
+
+
+async def test_permissions_always_for_a_read_saves_a_read_rule_and_a_plain_tool_its_name(
+    tmp_path: Path,
+) -> None:
+    settings = tmp_path / ".claw" / "settings.json"
+    rules = Permissions(tmp_path, ask=["Read(/src/**)"], approve=Scripted(Approval.PROJECT))
+    assert await rules.check(tool("read", path="./src/app.py"))
+    assert json.loads(settings.read_text())["permissions"]["allow"] == ["Read(/src/app.py)"]
+    rules = Permissions(tmp_path, approve=Scripted(Approval.SESSION))
+    assert await rules.check(tool("mcp__tracker__ping"))
+    assert rules.decide(tool("mcp__tracker__ping")).decision is Decision.ALLOW
+
+
+def test_permissions_local_settings_go_into_gitignore_once_the_shared_ones_never(
+    tmp_path: Path,
+) -> None:
+    shared = tmp_path / "shared"
+    add_rule(shared / ".claw" / "settings.json", "allow", "Bash(make)")
+    assert not (shared / ".gitignore").exists()  # the team's file is committed
+    root = tmp_path / "new" / "project"  # not there yet
+    add_rule(root / ".claw" / "settings.local.json", "allow", "Bash(make test)")
+    assert (root / ".gitignore").read_text() == ".claw/settings.local.json\n"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / ".gitignore").write_text("X.claw/settings.local.json\n")  # another file
+    add_rule(other / ".claw" / "settings.local.json", "allow", "Bash(make)")
+    add_rule(other / ".claw" / "settings.local.json", "deny", "Bash(rm *)")
+    assert (other / ".gitignore").read_text() == (
+        "X.claw/settings.local.json\n.claw/settings.local.json\n"
+    )
+
+
+def test_permissions_a_broken_settings_file_is_refused_naming_the_file(tmp_path: Path) -> None:
+    settings = tmp_path / ".claw" / "settings.json"
+    settings.parent.mkdir()
+    for text in ["{not json", '["Bash(ls)"]\n']:
+        settings.write_text(text)
+        with pytest.raises(SettingsError, match=r"settings\.json"):
+            add_rule(settings, "allow", "Bash(make)")
+        assert settings.read_text() == text
+
+
+def test_permissions_a_home_rule_means_the_home_it_was_given(tmp_path: Path) -> None:
+    real = tmp_path / "real-home"
+    (real / ".ssh").mkdir(parents=True)
+    (real / ".ssh" / "id_rsa").write_text("key")
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "key").symlink_to(real / ".ssh" / "id_rsa")
+    rules = Permissions(tmp_path / "project", deny=["Read(~/.ssh/**)"], home=real)
+    assert rules.decide(tool("read", path="key")).decision is Decision.DENY  # where it leads
+    (tmp_path / "home").symlink_to(real)
+    rules = Permissions(tmp_path / "project", deny=["Read(~/.ssh/**)"], home=tmp_path / "home")
+    written = str(tmp_path / "home" / ".ssh" / "id_rsa")
+    assert rules.decide(tool("read", path=written)).decision is Decision.DENY  # as written

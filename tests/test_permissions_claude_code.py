@@ -254,6 +254,61 @@ CASES = {
                                             mode="bypassPermissions", deny=("Bash(rm *)",)),
     "claw-redirect-to-variable-asks": Case(sh("echo x > $HOME/.bashrc"), ASK,
                                            mode="acceptEdits"),
+    # claw: wrapper options that take a value, and the other spellings of each wrapper
+    "claw-timeout-signal-and-unit": Case(sh("timeout -s KILL 5m npm test"), ALLOW,
+                                         allow=("Bash(npm test *)",)),
+    "claw-timeout-kill-after": Case(sh("timeout -k 5 10 npm test"), ALLOW,
+                                    allow=("Bash(npm test *)",)),
+    "claw-bare-timeout-asks": Case(sh("timeout"), ASK),
+    "claw-bash-rule-after-a-read-rule": Case(sh("make"), ALLOW,
+                                             allow=("Read(src/**)", "Bash(make)")),
+    "claw-bare-nice": Case(sh("nice npm test"), ALLOW, allow=("Bash(npm test *)",)),
+    "claw-nice-minus-number": Case(sh("nice -5 npm test"), ALLOW, allow=("Bash(npm test *)",)),
+    "claw-nice-adjustment": Case(sh("nice --adjustment=-3 npm test"), ALLOW,
+                                 allow=("Bash(npm test *)",)),
+    "claw-stdbuf-option-value": Case(sh("stdbuf -o L npm test"), ALLOW,
+                                     allow=("Bash(npm test *)",)),
+    "claw-command-V-not-stripped": Case(sh("command -V npm"), ASK, allow=("Bash(npm *)",)),
+    "claw-command-then-option": Case(sh("command npm -v"), ALLOW, allow=("Bash(npm *)",)),
+    "claw-xargs-one-word": Case(sh("xargs make"), ALLOW, allow=("Bash(make)",)),
+    "claw-bare-xargs-asks": Case(sh("xargs"), ASK),
+    "claw-locale-variable-stripped": Case(sh("LC_ALL=C npm test"), ALLOW,
+                                          allow=("Bash(npm test *)",)),
+    "claw-safe-value-with-equals": Case(sh("NODE_ENV=a=b npm test"), ALLOW,
+                                        allow=("Bash(npm test *)",)),
+    # claw: git runs without a prompt only when it lists
+    "claw-git-listing-runs": Case(sh("git branch -a -r -vv && git tag --list -l && git remote -v"),
+                                  ALLOW),
+    "claw-git-new-branch-asks": Case(sh("git branch feature"), ASK),
+    "claw-git-new-tag-asks": Case(sh("git tag v1"), ASK),
+    "claw-git-add-remote-asks": Case(sh("git remote add up ../up"), ASK),
+    "claw-bare-git-asks": Case(sh("git"), ASK),
+    # claw: quotes and backslashes hide a glob from the shell, as bash reads them
+    "claw-escaped-glob-runs": Case(sh("find . -name \\*.py"), ALLOW),
+    "claw-quoted-globs-run": Case(sh("find . -name 'a*b*' -o -name \"*.c\""), ALLOW),
+    "claw-glob-after-a-quoted-word-prompts": Case(sh("find 'src' *"), ASK),
+    "claw-glob-after-an-escape-prompts": Case(sh("find \\. -name *"), ASK),
+    "claw-no-escape-in-single-quotes": Case(sh("find '\\' *"), ASK),
+    "claw-capital-x-is-no-glob": Case(sh("find Xcode -name '*.h'"), ALLOW),
+    "claw-capital-x-is-no-quote": Case(sh("find Xcode -name *.h"), ASK),
+    # claw: a deny holds inside a substitution that starts the command
+    "claw-substitution-first-denied": Case(sh("$(rm -rf build)"), DENY, deny=("Bash(rm *)",)),
+    # claw: an exact deny rule meets the exact text of each $(...) or `...`, and its parts
+    **{
+        f"claw-exact-deny-inside-{name}": Case(sh(command), DENY, deny=("Bash(rm -rf build)",))
+        for name, command in [
+            ("substitution", "echo $(rm -rf build) done"),
+            ("substitution-part", "echo $(ls && rm -rf build)"),
+            ("nested-substitution", "echo $($(rm -rf build))"),
+            ("unclosed-substitution", "echo $(rm -rf build"),
+            ("second-backticks", "echo `ls` `rm -rf build`"),
+            ("adjacent-backticks", "echo `ls``rm -rf build`"),
+            ("backticks-after-empty-ones", "echo `` `rm -rf build`"),
+            ("unclosed-backtick", "echo `rm -rf build"),
+            ("substitution-before-backticks", "echo $(rm -rf build) `date`"),
+            ("subshell-in-substitution", "echo $( (rm -rf build) ) `date`"),
+        ]
+    },
 }
 
 
@@ -353,6 +408,9 @@ def test_permissions_claude_code_a_compound_command_saves_at_most_five_rules() -
     rules = Permissions("/project", allow=["Bash(npm test)"])
     call = ToolCall(id="c1", name="bash", arguments={"command": "npm test && make && make x"})
     assert rules.allow_rules_for(call) == ["Bash(make)", "Bash(make x)"]  # npm test is allowed
+    five = " && ".join(f"make t{n}" for n in range(5))
+    saved = rules.allow_rules_for(ToolCall(id="c1", name="bash", arguments={"command": five}))
+    assert saved == [f"Bash(make t{n})" for n in range(5)]
     six = " && ".join(f"make t{n}" for n in range(6))
     assert rules.allow_rules_for(ToolCall(id="c1", name="bash", arguments={"command": six})) == []
     star = ToolCall(id="c1", name="bash", arguments={"command": "rm *.o"})
