@@ -185,3 +185,21 @@ def test_plan_claw_command_plans_asks_and_carries_out_the_approved_plan(
     assert rejected["role"] == approved["role"] == "user"
     assert "say what goes in it" in rejected["content"]  # the rejection carried the feedback
     assert approved["content"] == approval_prompt()
+
+
+def test_plan_claw_command_a_yes_approves_the_plan_as_y_does(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server.add(calls("exit_plan_mode", {"plan": "1. Say done."}), says("Done."))
+
+    code = run_claw(
+        server, tmp_path, monkeypatch, "Plan it.", "--permission-mode", "plan",
+        answers="Yes\n", terminal=True,
+    )
+
+    assert code == 0
+    approved = server.requests[1].json["messages"][-1]
+    assert approved["role"] == "user"
+    assert approved["content"] == approval_prompt()  # approved, not rejected with "Yes"
