@@ -6,9 +6,9 @@ loopback server, in that repository, with a home folder of its own (where trust 
 """
 
 import io
+import json
 import stat
 import tempfile
-import json
 from pathlib import Path
 from typing import Any
 
