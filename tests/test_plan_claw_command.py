@@ -203,3 +203,21 @@ def test_plan_claw_command_a_yes_approves_the_plan_as_y_does(
     approved = server.requests[1].json["messages"][-1]
     assert approved["role"] == "user"
     assert approved["content"] == approval_prompt()  # approved, not rejected with "Yes"
+
+
+def test_plan_claw_command_enter_at_the_plan_question_leaves_it_pending_with_status_1(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server.add(calls("exit_plan_mode", {"plan": "1. Say done."}))
+
+    code = run_claw(
+        server, tmp_path, monkeypatch, "Plan it.", "--permission-mode", "plan",
+        answers="\n", terminal=True,
+    )
+
+    assert code == 1
+    assert len(server.requests) == 1  # nothing was sent after the question
+    assert "Approve this plan?" in capsys.readouterr().out
