@@ -221,3 +221,23 @@ def test_plan_claw_command_enter_at_the_plan_question_leaves_it_pending_with_sta
     assert code == 1
     assert len(server.requests) == 1  # nothing was sent after the question
     assert "Approve this plan?" in capsys.readouterr().out
+
+
+def test_plan_claw_command_a_read_deny_rule_holds_for_a_grep_of_the_folder_around_it(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (tmp_path / ".claw").mkdir()
+    settings = {"permissions": {"deny": ["Read(secrets/**)"]}}
+    (tmp_path / ".claw" / "settings.json").write_text(json.dumps(settings))
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "prod.txt").write_text("password=hunter2\n")
+    (tmp_path / "app.py").write_text("password = ask()\n")
+    server.add(calls("grep", {"pattern": "password"}), says("Found it."))
+
+    assert run_claw(server, tmp_path, monkeypatch, "Where is the password?") == 0
+
+    (result,) = tool_results(server)
+    assert "app.py:1: password = ask()" in result
+    assert "hunter2" not in result
