@@ -229,15 +229,23 @@ def test_plan_claw_command_a_read_deny_rule_holds_for_a_grep_of_the_folder_aroun
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     (tmp_path / ".claw").mkdir()
-    settings = {"permissions": {"deny": ["Read(secrets/**)"]}}
+    settings = {"permissions": {"deny": ["Read(secrets/**)", "Grep(private/**)"]}}
     (tmp_path / ".claw" / "settings.json").write_text(json.dumps(settings))
-    (tmp_path / "secrets").mkdir()
+    for folder in ("secrets", "private"):
+        (tmp_path / folder).mkdir()
     (tmp_path / "secrets" / "prod.txt").write_text("password=hunter2\n")
+    (tmp_path / "private" / "notes.txt").write_text("password=private-note\n")
     (tmp_path / "app.py").write_text("password = ask()\n")
-    server.add(calls("grep", {"pattern": "password"}), says("Found it."))
+    server.add(
+        calls("grep", {"pattern": "password"}),
+        calls("glob", {"pattern": "**/*.txt"}, call_id="call-2"),
+        says("Found it."),
+    )
 
     assert run_claw(server, tmp_path, monkeypatch, "Where is the password?") == 0
 
-    (result,) = tool_results(server)
-    assert "app.py:1: password = ask()" in result
-    assert "hunter2" not in result
+    grep, glob = tool_results(server)
+    assert "app.py:1: password = ask()" in grep
+    assert "hunter2" not in grep and "private-note" not in grep
+    # the Read rule holds for glob too; the Grep rule covers grep only
+    assert sorted(glob.splitlines()) == ["private/notes.txt"]
