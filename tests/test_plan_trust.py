@@ -273,10 +273,10 @@ def test_plan_trust_a_yes_is_kept_where_only_the_user_can_read_it(
     assert stat.S_IMODE(store.parent.stat().st_mode) == 0o700
     assert stat.S_IMODE(store.stat().st_mode) == 0o600
 
-    second = tmp_path / "second"  # ~/.claw exists now: a second yes adds to the list
+    second = tmp_path / "second"  # ~/.claw exists now: a second yes (spelled out) adds to it
     second.mkdir()
     (second / "AGENTS.md").write_text("Be brief.\n")
-    assert claw_at_a_terminal(server, second, monkeypatch, "Hi.", answers="y\n") == 0
+    assert claw_at_a_terminal(server, second, monkeypatch, "Hi.", answers="Yes\n") == 0
     trusted = json.loads(store.read_text())["trusted"]
     assert trusted == [str(first.resolve()), str(second.resolve())]
 
