@@ -97,3 +97,10 @@ async def test_safety_grep_still_searches_a_protected_file_that_holds_no_secret(
         '.bashrc:1: export EDITOR=vim',
         '.claw/settings.json:1: {"env": {"EDITOR": "nano"}}',
     ]
+
+
+async def test_safety_a_search_refused_by_the_sandbox_says_why(tmp_path):
+    tool = GrepTool(tmp_path, withhold=search_withhold(SafetyChecks(tmp_path), tool="grep"))
+    output = await run(tool, pattern="x", path="~")
+    assert output.is_error
+    assert "starts with ~" in output.content
