@@ -185,3 +185,67 @@ def test_plan_claw_command_plans_asks_and_carries_out_the_approved_plan(
     assert rejected["role"] == approved["role"] == "user"
     assert "say what goes in it" in rejected["content"]  # the rejection carried the feedback
     assert approved["content"] == approval_prompt()
+
+
+def test_plan_claw_command_a_yes_approves_the_plan_as_y_does(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server.add(calls("exit_plan_mode", {"plan": "1. Say done."}), says("Done."))
+
+    code = run_claw(
+        server, tmp_path, monkeypatch, "Plan it.", "--permission-mode", "plan",
+        answers="Yes\n", terminal=True,
+    )
+
+    assert code == 0
+    approved = server.requests[1].json["messages"][-1]
+    assert approved["role"] == "user"
+    assert approved["content"] == approval_prompt()  # approved, not rejected with "Yes"
+
+
+def test_plan_claw_command_enter_at_the_plan_question_leaves_it_pending_with_status_1(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server.add(calls("exit_plan_mode", {"plan": "1. Say done."}))
+
+    code = run_claw(
+        server, tmp_path, monkeypatch, "Plan it.", "--permission-mode", "plan",
+        answers="\n", terminal=True,
+    )
+
+    assert code == 1
+    assert len(server.requests) == 1  # nothing was sent after the question
+    assert "Approve this plan?" in capsys.readouterr().out
+
+
+def test_plan_claw_command_a_read_deny_rule_holds_for_a_grep_of_the_folder_around_it(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (tmp_path / ".claw").mkdir()
+    settings = {"permissions": {"deny": ["Read(secrets/**)", "Grep(private/**)"]}}
+    (tmp_path / ".claw" / "settings.json").write_text(json.dumps(settings))
+    for folder in ("secrets", "private"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "secrets" / "prod.txt").write_text("password=hunter2\n")
+    (tmp_path / "private" / "notes.txt").write_text("password=private-note\n")
+    (tmp_path / "app.py").write_text("password = ask()\n")
+    server.add(
+        calls("grep", {"pattern": "password"}),
+        calls("glob", {"pattern": "**/*.txt"}, call_id="call-2"),
+        says("Found it."),
+    )
+
+    assert run_claw(server, tmp_path, monkeypatch, "Where is the password?") == 0
+
+    grep, glob = tool_results(server)
+    assert "app.py:1: password = ask()" in grep
+    assert "hunter2" not in grep and "private-note" not in grep
+    # the Read rule holds for glob too; the Grep rule covers grep only
+    assert sorted(glob.splitlines()) == ["private/notes.txt"]

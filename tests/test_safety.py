@@ -684,3 +684,46 @@ def test_safety_command_filter_reads_every_spelling_of_a_force_push() -> None:
         assert check_command(command) is None, command
     # A download piped into nothing that runs it is not refused (and does not crash the filter).
     assert check_command("curl -s https://x | sudo") is None
+
+
+def test_safety_open_creates_a_file_with_mode_644_by_default(tmp_path: Path) -> None:
+    workspace, _ = tree(tmp_path)
+    umask = os.umask(0o022)
+    try:
+        fd = Sandbox(workspace).open("src/new.txt", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    finally:
+        os.umask(umask)
+    os.close(fd)
+    assert (workspace / "src" / "new.txt").stat().st_mode & 0o777 == 0o644
+
+
+def test_safety_touched_paths_of_a_broken_patch_are_read_header_by_header() -> None:
+    # parse_patch refuses it (a stray line in a hunk); every header is still looked at, in order:
+    # a Move to, then an absolute path (with a colon in it), then a header after both.
+    broken = (
+        "*** Begin Patch\n*** Update File: notes.txt\nnonsense line\n"
+        "*** Move to:  ../../etc/cron.d/job\n*** Add File: /srv/a:b\n"
+        "*** Delete File: .git/config\n"
+    )
+    assert touched_paths(call("apply_patch", patch=broken)) == [
+        "notes.txt", "../../etc/cron.d/job", "/srv/a:b", ".git/config"
+    ]
+
+
+def test_safety_command_filter_looks_past_settings_and_a_wrappers_options() -> None:
+    for command in (
+        "FOO=1 rm -rf /",  # a setting in capitals
+        "lc_all=C rm -rf ~",  # and in small letters
+        "sudo -E -H rm -rf /",  # a wrapper's own options
+        "env -i rm -rf $HOME",
+    ):
+        assert check_command(command) is not None, command
+
+
+def test_safety_command_filter_reads_a_target_as_the_shell_does() -> None:
+    # "//" is "/", a trailing "/" names the same folder; below the top level is no longer it.
+    for command in ("rm -rf //", "rm -rf /usr/", "chmod -R 777 //"):
+        assert check_command(command) is not None, command
+    for command in ("rm -rf /srv/X", "rm --verbose ./*", "rm -f /"):
+        # only a recursive flag deletes folders: rm without one is not the rm rule
+        assert check_command(command) is None, command

@@ -80,3 +80,27 @@ async def test_safety_guard_searches_equips_every_search_tool_and_leaves_others(
         assert tool.withhold("app.py") is None
     output = await run(tools[0], pattern="sk-secret")
     assert output.content == "app.py:1: API_KEY = load('sk-secret-app')"
+
+
+@pytest.mark.parametrize("ripgrep", ENGINES)
+async def test_safety_grep_still_searches_a_protected_file_that_holds_no_secret(tmp_path, ripgrep):
+    # .bashrc and claw's settings may not be changed, but read may read them: so may grep
+    make_project(tmp_path, {
+        ".bashrc": "export EDITOR=vim\n",
+        ".claw/settings.json": '{"env": {"EDITOR": "nano"}}\n',
+        ".env": "EDITOR=secret-editor\n",
+    })  # fmt: skip
+    tool = GrepTool(tmp_path, ripgrep=ripgrep,
+                    withhold=search_withhold(SafetyChecks(tmp_path), tool="grep"))  # fmt: skip
+    output = await run(tool, pattern="EDITOR")
+    assert sorted(output.content.splitlines()) == [
+        '.bashrc:1: export EDITOR=vim',
+        '.claw/settings.json:1: {"env": {"EDITOR": "nano"}}',
+    ]
+
+
+async def test_safety_a_search_refused_by_the_sandbox_says_why(tmp_path):
+    tool = GrepTool(tmp_path, withhold=search_withhold(SafetyChecks(tmp_path), tool="grep"))
+    output = await run(tool, pattern="x", path="~")
+    assert output.is_error
+    assert "starts with ~" in output.content

@@ -214,3 +214,19 @@ def test_the_scratch_copy_caps_the_long_limits_tests_declare() -> None:
     assert mutation.cap_time_limits(source) == mutation.cap_time_limits(
         source, mutation.TEST_TIMEOUT
     )
+
+
+def test_a_known_gap_in_the_survivors_file_is_not_counted_as_listed(tmp_path: Path) -> None:
+    survivors = tmp_path / "survivors.md"
+    survivors.write_text(
+        "| mutant | change | kind | why |\n"
+        "|---|---|---|---|\n"
+        "| `solution.a.x_f__mutmut_1` | `+` to `-` | equivalent | zero either way |\n"
+        "| `solution.a.x_f__mutmut_2` | `None` | not killed | no test reaches it yet |\n"
+        "As `solution.a.x_g__mutmut_3` in prose.\n",
+        encoding="utf-8",
+    )
+    assert mutation.listed_survivors(survivors) == {
+        "solution.a.x_f__mutmut_1",
+        "solution.a.x_g__mutmut_3",
+    }
