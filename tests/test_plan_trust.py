@@ -7,8 +7,6 @@ loopback server, in that repository, with a home folder of its own (where trust 
 
 import io
 import json
-import stat
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -227,75 +225,3 @@ def test_plan_trust_a_folder_that_brings_nothing_asks_nothing(
 
     out, error = capsys.readouterr()
     assert QUESTION not in out and NOT_TRUSTED not in error
-
-
-def test_plan_trust_a_broken_list_of_trusted_folders_stops_claw(
-    server: LoopbackServer,
-    tmp_path: Path,
-    home: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    project = hostile(tmp_path)
-    store = home / ".claw" / "trusted-folders.json"
-    store.parent.mkdir()
-    # not JSON; JSON but not an object; a string where the list goes ("/" would trust it all)
-    for content in ("{not json", "[]", '{"trusted": "/"}'):
-        store.write_text(content)
-        assert run_claw(server, project, monkeypatch, "Hi.") == 1
-        error = capsys.readouterr().err
-        assert str(store) in error, content
-        assert not (project / "stolen.txt").exists()
-    assert server.requests == []
-
-    store.unlink()  # no list at all is an empty one: claw runs, without what the folder brings
-    server.add(says("Hi."))
-    assert run_claw(server, project, monkeypatch, "Hi.") == 0
-    assert NOT_TRUSTED in capsys.readouterr().err
-    assert not (project / "stolen.txt").exists()
-
-
-def test_plan_trust_a_yes_is_kept_where_only_the_user_can_read_it(
-    server: LoopbackServer,
-    tmp_path: Path,
-    home: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    elsewhere = Path("/dev/shm")
-    if elsewhere.is_dir() and elsewhere.stat().st_dev != home.stat().st_dev:
-        # the temporary file goes next to the list, not to $TMPDIR: a rename is atomic only
-        # within one file system
-        monkeypatch.setattr("tempfile.tempdir", tempfile.mkdtemp(dir=elsewhere))
-    first = repository(tmp_path, {}, "Answer in one word.\n")
-    server.add(says("Hi."), says("Hi."))
-    assert claw_at_a_terminal(server, first, monkeypatch, "Hi.", answers="y\n") == 0
-    store = home / ".claw" / "trusted-folders.json"
-    assert stat.S_IMODE(store.parent.stat().st_mode) == 0o700
-    assert stat.S_IMODE(store.stat().st_mode) == 0o600
-
-    second = tmp_path / "second"  # ~/.claw exists now: a second yes (spelled out) adds to it
-    second.mkdir()
-    (second / "AGENTS.md").write_text("Be brief.\n")
-    assert claw_at_a_terminal(server, second, monkeypatch, "Hi.", answers="Yes\n") == 0
-    trusted = json.loads(store.read_text())["trusted"]
-    assert trusted == [str(first.resolve()), str(second.resolve())]
-
-
-def test_plan_trust_names_an_instruction_file_above_the_folder_by_its_full_path(
-    server: LoopbackServer,
-    tmp_path: Path,
-    home: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    project = repository(tmp_path, {}, "Use tabs.\n")
-    (project / ".claw" / "settings.json").unlink()
-    inner = project / "src"
-    inner.mkdir()
-    server.add(says("Hi."))
-
-    assert run_claw(server, inner, monkeypatch, "Hi.") == 0
-
-    error = capsys.readouterr().err
-    assert NOT_TRUSTED in error
-    assert str(project.resolve() / "AGENTS.md") in error
