@@ -28,6 +28,30 @@ async def read(tool: ReadTool, path: str) -> ToolOutput:
     return output
 
 
+def swap_on_look(
+    monkeypatch: pytest.MonkeyPatch, workspace: Path, swaps: dict[tuple[str, int], str]
+) -> None:
+    """Make ``os.stat`` swap a name for a link right after the walk looks at it.
+
+    ``swaps`` maps (name in its folder, which look at it by that name) to where the link put
+    there leads; each entry is taken out once it swapped, so a test can check they all did.
+    """
+    real_stat = os.stat
+    looks: dict[str, int] = {}
+
+    def look_then_swap(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        info = real_stat(path, *args, **kwargs)
+        if kwargs.get("dir_fd") is not None and isinstance(path, str):
+            looks[path] = looks.get(path, 0) + 1
+            target = swaps.pop((path, looks[path]), None)
+            if target is not None:
+                os.rename(workspace / path, workspace / f"{path}.away")
+                os.symlink(target, workspace / path)
+        return info
+
+    monkeypatch.setattr(os, "stat", look_then_swap)
+
+
 async def test_read_refuses_dotdot_that_climbs_out_of_the_workspace(tmp_path: Path) -> None:
     workspace, _ = tree(tmp_path)
     tool = ReadTool(workspace)
@@ -100,18 +124,8 @@ async def test_read_a_folder_that_becomes_a_link_as_the_walk_reaches_it_is_walke
     for folder, text in [("e", "moved inside\n"), ("g", INSIDE)]:
         (workspace / folder).mkdir()
         (workspace / folder / "f.txt").write_text(text)
-    real_stat = os.stat
-    swaps = {"d": "e", "g": str(outside / "d")}  # each folder becomes a link, once
-
-    def look_then_swap(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
-        info = real_stat(path, *args, **kwargs)
-        target = swaps.pop(path, None) if kwargs.get("dir_fd") is not None else None
-        if target is not None:  # after the walk looked at the folder, before it opens it
-            os.rename(workspace / path, workspace / f"{path}-away")
-            os.symlink(target, workspace / path)
-        return info
-
-    monkeypatch.setattr(os, "stat", look_then_swap)
+    # each folder becomes a link, once: after the walk looked at it, before it opens it
+    swap_on_look(monkeypatch, workspace, {("d", 1): "e", ("g", 1): str(outside / "d")})
     tool = ReadTool(workspace)
 
     inside = await read(tool, "d/f.txt")  # d is now a link to e: followed, it stays inside
@@ -130,27 +144,13 @@ async def test_read_a_file_that_becomes_a_link_as_it_is_opened_is_walked_again(
     (workspace / "e.txt").write_text("moved inside\n")
     (workspace / "g.txt").write_text(INSIDE)
     (workspace / "h.txt").write_text(INSIDE)
-    real_stat = os.stat
-    looks: dict[str, int] = {}
-    # (file, which look at it by name in its folder) -> where the link put there leads:
     # notes.txt and h.txt change as read checks them, g.txt as read opens it
     swaps = {
         ("notes.txt", 1): "e.txt",
         ("h.txt", 1): str(outside / "d"),
         ("g.txt", 3): str(outside / "secret.txt"),
     }
-
-    def look_then_swap(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
-        info = real_stat(path, *args, **kwargs)
-        if kwargs.get("dir_fd") is not None and isinstance(path, str):
-            looks[path] = looks.get(path, 0) + 1
-            target = swaps.pop((path, looks[path]), None)
-            if target is not None:
-                os.rename(workspace / path, workspace / f"{path}.away")
-                os.symlink(target, workspace / path)
-        return info
-
-    monkeypatch.setattr(os, "stat", look_then_swap)
+    swap_on_look(monkeypatch, workspace, swaps)
     tool = ReadTool(workspace)
 
     inside = await read(tool, "notes.txt")
