@@ -318,10 +318,28 @@ def chapter_tests(root: Path, last: str) -> list[str]:
     """
     course = chapters.load()
     upto = {c.id for c in course.chapters[: course.index(last) + 1]}
+    return _test_files(root, upto)
+
+
+def own_tests(root: Path, chapter_ids: Collection[str]) -> list[str]:
+    """The test files of the chapters ``chapter_ids`` themselves, relative to ``root``.
+
+    A chapter run needs no more. The progression check (``clawbook verify``) holds every
+    earlier chapter's tests passing while this chapter's regions are stubs, so no earlier test
+    depends on what a line in these regions does, and none can kill its mutant; running them
+    would only lengthen mutmut's first two passes over the tests (most of a run's time for the
+    late chapters, whose earlier tests are hundreds).
+    """
+    return _test_files(root, set(chapter_ids))
+
+
+def _test_files(root: Path, owners: Collection[str]) -> list[str]:
+    """The test files under ``root/tests`` whose chapter is one of ``owners``."""
+    course = chapters.load()
     found: list[str] = []
     for path in sorted((root / "tests").glob("test_*.py")):
         owner = course.chapter_for_test_file(path.name)
-        if owner is not None and owner.id in upto:
+        if owner is not None and owner.id in owners:
             found.append(path.relative_to(root).as_posix())
     return found
 
@@ -353,16 +371,19 @@ def select(
             if relative not in files:
                 files.append(relative)
     if not all_tests and not names and (chapter_ids or given_globs):
-        owners = list(chapter_ids)
+        # Given code is not stubbed, so any test up to the module's owner may hold it in place.
+        owners: list[str] = []
         for glob in given_globs:
             dotted = glob.removesuffix(".*").removeprefix(f"{PACKAGE}.")
             owner = _owner_of_module(dotted.replace(".", "/") + ".py") or _owner_of_module(
                 dotted.replace(".", "/") + "/__init__.py"
             )
             owners.append(owner or chapter_order()[-1])
-        order = chapter_order()
-        last = max(owners, key=order.index)
-        tests = tuple(chapter_tests(package.parent, last))
+        found = own_tests(package.parent, chapter_ids)
+        if owners:
+            last = max(owners, key=chapter_order().index)
+            found += [t for t in chapter_tests(package.parent, last) if t not in found]
+        tests = tuple(sorted(found))
     return Selection(
         globs=tuple(globs),
         chapters=frozenset(chapter_ids),
@@ -703,8 +724,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--all-tests",
         action="store_true",
-        help="run the whole suite; by default a chapter run uses the tests of the chapters up "
-        "to the last one asked for",
+        help="run the whole suite; by default a chapter run uses the chapters' own tests, and "
+        "given code the tests of the chapters up to the module's owner",
     )
     parser.add_argument(
         "--workdir",

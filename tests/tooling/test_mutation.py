@@ -132,16 +132,27 @@ def test_a_module_is_named_in_any_of_three_spellings(tree: Path) -> None:
         mutation.module_glob(package, "nothing")
 
 
-def test_a_chapter_run_uses_the_tests_of_the_chapters_up_to_it(tree: Path) -> None:
+def test_a_chapter_run_uses_only_the_tests_of_the_chapters_asked_for(tree: Path) -> None:
+    assert mutation.own_tests(tree, ["ch13", "ch10"]) == [
+        "tests/test_bash_tool.py",
+        "tests/test_permissions.py",
+    ]
+    selection = mutation.select(["ch10", "ch13"], [], tree / "solution")
+    assert selection.tests == ("tests/test_bash_tool.py", "tests/test_permissions.py")
+    assert mutation.select(["ch10"], [], tree / "solution", all_tests=True).tests is None
+    assert mutation.select(["solution.tools.*"], [], tree / "solution").tests is None
+
+
+def test_given_code_runs_with_the_tests_of_every_chapter_up_to_its_owner(tree: Path) -> None:
     assert mutation.chapter_tests(tree, "ch13") == [
         "tests/test_bash_tool.py",
         "tests/test_mock_provider.py",
         "tests/test_permissions.py",
     ]
-    selection = mutation.select(["ch10", "ch13"], [], tree / "solution")
-    assert selection.tests == tuple(mutation.chapter_tests(tree, "ch13"))
-    assert mutation.select(["ch10"], [], tree / "solution", all_tests=True).tests is None
-    assert mutation.select(["solution.tools.*"], [], tree / "solution").tests is None
+    # fake.py belongs to no chapter, so every chapter's tests may hold its given code.
+    selection = mutation.select(["ch10"], ["tools/fake.py"], tree / "solution")
+    assert selection.tests == tuple(mutation.chapter_tests(tree, "ch25"))
+    assert "tests/test_hooks.py" in selection.tests
 
 
 def _mutant(name: str, chapter: str | None) -> mutation.Mutant:
