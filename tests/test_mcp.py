@@ -299,6 +299,17 @@ async def test_mcp_a_server_runs_in_its_folder_with_claws_environment_and_its_ow
     assert json.loads(result["content"][0]["text"]) == ["own", "from claw", str(tmp_path)]
 
 
+async def test_mcp_a_command_that_cannot_start_is_an_error_naming_server_and_command(
+    tmp_path: Path,
+) -> None:
+    missing = str(tmp_path / "no-such-server")
+    with pytest.raises(McpError) as caught:
+        await started(ServerSpec("ghost", missing, ()))
+    message = str(caught.value)
+    assert message.startswith(f"MCP server 'ghost': cannot start {missing!r}: ")
+    assert "No such file or directory" in message  # the reason: the OSError's own words
+
+
 async def test_mcp_a_server_that_closes_its_output_but_runs_on_is_an_error() -> None:
     client = await started(spec("quiet", BROKEN_SERVER, "close-output"))
     try:
