@@ -45,6 +45,11 @@ SURVIVORS = ROOT / "bench" / "mutation-survivors.md"
 DEFAULT_WORKDIR = Path(tempfile.gettempdir()) / "clawbook-mutation"
 TEST_TIMEOUT = 40
 """pytest-timeout's limit per test in the scratch copy, in seconds (the suite's own is 10)."""
+LIMIT_FLOOR = 10.0
+"""The least time limit a test gets in the scratch copy once mutmut has timed it, in seconds."""
+LIMIT_FACTOR = 5.0
+"""A timed test's limit in the scratch copy is this many times what its call took in mutmut's
+traced first run (at least ``LIMIT_FLOOR``, at most ``TEST_TIMEOUT``)."""
 TARGET = 90.0
 """The share of each chapter's region mutants the suite must kill, in percent."""
 
@@ -162,6 +167,9 @@ def prepare(workdir: Path, root: Path = ROOT) -> None:
         capped = cap_time_limits(text)
         if capped != text:
             path.write_text(capped, encoding="utf-8")
+    conftest = workdir / "tests" / "conftest.py"
+    with conftest.open("a", encoding="utf-8") as end:
+        end.write(limits_hook())
 
 
 TIME_LIMIT_MARK = re.compile(r"pytest\.mark\.timeout\((\d+)\)")
@@ -182,6 +190,41 @@ def cap_time_limits(source: str, limit: int | None = None) -> str:
     return TIME_LIMIT_MARK.sub(
         lambda found: f"pytest.mark.timeout({min(int(found[1]), cap)})", source
     )
+
+
+def limits_hook(
+    floor: float = LIMIT_FLOOR, factor: float = LIMIT_FACTOR, cap: float = TEST_TIMEOUT
+) -> str:
+    """Code for the end of the scratch copy's ``tests/conftest.py``: time limits from timings.
+
+    A mutant that loses an MCP server's answer or an eval worker's result makes its test wait,
+    and a test that waits is stopped only by its time limit: a 40 s limit for a test that takes
+    half a second made ch23's run last most of an hour. mutmut's first (traced) run records how
+    long each test's call took (``mutants/mutmut-stats.json``); every later run (the clean one,
+    then one per mutant) gives each timed test ``factor`` times that, within ``floor`` and
+    ``cap``. A traced call is slower than a plain one, so the clean run, which must pass, has
+    room. The conftest's own ``pytest_collection_modifyitems`` still runs first.
+    """
+    return f'''
+
+# ---- added by bench.mutation, in the scratch copy only: each test's time limit from its timing
+_SUITE_MODIFYITEMS = globals().get("pytest_collection_modifyitems")
+
+
+def pytest_collection_modifyitems(config, items):  # type: ignore[no-redef]
+    if _SUITE_MODIFYITEMS is not None:
+        _SUITE_MODIFYITEMS(config, items)
+    import json as _json
+
+    stats = config.rootpath / "mutmut-stats.json"
+    if not stats.is_file():
+        return  # mutmut's first run, which does the timing
+    took = _json.loads(stats.read_text(encoding="utf-8")).get("duration_by_test", {{}})
+    for item in items:
+        if item.nodeid in took:
+            limit = min({cap!r}, max({floor!r}, {factor!r} * took[item.nodeid]))
+            item.add_marker(pytest.mark.timeout(limit), append=False)
+'''
 
 
 def mark_import_time_hooks(source: str) -> str:

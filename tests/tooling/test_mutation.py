@@ -1,6 +1,8 @@
 """bench.mutation's selection: a chapter id becomes the mutmut names of its regions' functions."""
 
 import fnmatch
+import json
+import subprocess
 import sys
 import textwrap
 import tomllib
@@ -225,6 +227,75 @@ def test_the_scratch_copy_caps_the_long_limits_tests_declare() -> None:
     assert mutation.cap_time_limits(source) == mutation.cap_time_limits(
         source, mutation.TEST_TIMEOUT
     )
+
+
+QUIET_PLUGINS = (
+    "-p", "no:cacheprovider", "-p", "no:nbval", "-p", "no:anyio", "-p", "no:hypothesispytest",
+)  # fmt: skip
+"""Plugins a bare pytest session here need not load (nbval's imports alone take seconds)."""
+
+
+def test_once_timed_a_test_gets_a_limit_from_its_own_duration(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntimeout = 30\n", encoding="utf-8")
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    suite_hook = textwrap.dedent(
+        """\
+        import pytest
+
+
+        def pytest_collection_modifyitems(config, items):
+            for item in items:
+                item.user_properties.append(("seen", "by the suite's own hook"))
+                if item.name == "test_untimed":
+                    item.add_marker(pytest.mark.timeout(0.3))
+        """
+    )
+    hook = mutation.limits_hook(floor=0.3, factor=2.0, cap=1.0)
+    (tests / "conftest.py").write_text(suite_hook + hook, encoding="utf-8")
+    (tests / "test_x.py").write_text(
+        textwrap.dedent(
+            """\
+            import time
+
+            import pytest
+
+
+            @pytest.mark.timeout(30)  # its own limit gives way to the timed one
+            def test_waits(request):
+                assert ("seen", "by the suite's own hook") in request.node.user_properties
+                time.sleep(1.5)
+
+
+            def test_quick(request):
+                assert ("seen", "by the suite's own hook") in request.node.user_properties
+
+
+            def test_untimed():
+                time.sleep(0.6)  # not in the timings: the suite's own limit holds
+            """
+        ),
+        encoding="utf-8",
+    )
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-rA", "tests", *QUIET_PLUGINS],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+
+    untimed = run()  # mutmut's first run: no timings yet, so only the declared limits
+    assert "1 failed, 2 passed" in untimed.stdout, untimed.stdout
+    assert "FAILED tests/test_x.py::test_untimed" in untimed.stdout
+    timings = {"tests/test_x.py::test_waits": 0.2, "tests/test_x.py::test_quick": 0.001}
+    (tmp_path / "mutmut-stats.json").write_text(
+        json.dumps({"duration_by_test": timings}), encoding="utf-8"
+    )
+    timed = run()
+    assert "2 failed, 1 passed" in timed.stdout, timed.stdout
+    assert "FAILED tests/test_x.py::test_waits - Failed: Timeout" in timed.stdout
+    # the cap holds too: 2 x 0.6 s would be 1.2 s
+    assert "limit = min(1.0, max(0.3, 2.0 *" in hook
 
 
 def test_a_known_gap_in_the_survivors_file_is_not_counted_as_listed(tmp_path: Path) -> None:
