@@ -49,7 +49,7 @@ LIMIT_FLOOR = 10.0
 """The least time limit a test gets in the scratch copy once mutmut has timed it, in seconds."""
 LIMIT_FACTOR = 5.0
 """A timed test's limit in the scratch copy is this many times what its call took in mutmut's
-traced first run (at least ``LIMIT_FLOOR``, at most ``TEST_TIMEOUT``)."""
+traced first run (at least ``LIMIT_FLOOR``, at most the limit the test declares)."""
 TARGET = 90.0
 """The share of each chapter's region mutants the suite must kill, in percent."""
 
@@ -162,48 +162,22 @@ def prepare(workdir: Path, root: Path = ROOT) -> None:
         marked = mark_import_time_hooks(text)
         if marked != text:
             path.write_text(marked, encoding="utf-8")
-    for path in sorted((workdir / "tests").glob("test_*.py")):
-        text = path.read_text(encoding="utf-8")
-        capped = cap_time_limits(text)
-        if capped != text:
-            path.write_text(capped, encoding="utf-8")
     conftest = workdir / "tests" / "conftest.py"
     with conftest.open("a", encoding="utf-8") as end:
         end.write(limits_hook())
 
 
-TIME_LIMIT_MARK = re.compile(r"pytest\.mark\.timeout\((\d+)\)")
-
-
-def cap_time_limits(source: str, limit: int | None = None) -> str:
-    """``source`` with every ``pytest.mark.timeout(N)`` above ``limit`` lowered to it.
-
-    The tests that start servers and workers declare long limits (240 s for an eval worker)
-    so that a busy machine cannot fail them. Under a mutant they are what a hang costs: a
-    mutant of the MCP client that loses an answer, or of the eval harness that loses a
-    worker's result, holds its test until the limit, and a few hundred such mutants held the
-    2 December run of ch23 to ch25 for hours. Here a hang fails the test, and so kills the
-    mutant, after ``limit`` seconds (``TEST_TIMEOUT``); mutmut's CPU-time limit cannot stop a
-    test that only waits.
-    """
-    cap = TEST_TIMEOUT if limit is None else limit
-    return TIME_LIMIT_MARK.sub(
-        lambda found: f"pytest.mark.timeout({min(int(found[1]), cap)})", source
-    )
-
-
-def limits_hook(
-    floor: float = LIMIT_FLOOR, factor: float = LIMIT_FACTOR, cap: float = TEST_TIMEOUT
-) -> str:
+def limits_hook(floor: float = LIMIT_FLOOR, factor: float = LIMIT_FACTOR) -> str:
     """Code for the end of the scratch copy's ``tests/conftest.py``: time limits from timings.
 
     A mutant that loses an MCP server's answer or an eval worker's result makes its test wait,
     and a test that waits is stopped only by its time limit: a 40 s limit for a test that takes
     half a second made ch23's run last most of an hour. mutmut's first (traced) run records how
     long each test's call took (``mutants/mutmut-stats.json``); every later run (the clean one,
-    then one per mutant) gives each timed test ``factor`` times that, within ``floor`` and
-    ``cap``. A traced call is slower than a plain one, so the clean run, which must pass, has
-    room. The conftest's own ``pytest_collection_modifyitems`` still runs first.
+    then one per mutant) gives each timed test ``factor`` times that, at least ``floor`` and
+    at most the limit the test had (its own ``pytest.mark.timeout`` or the suite's). A traced
+    call is slower than a plain one, so the clean run, which must pass, has room. The
+    conftest's own ``pytest_collection_modifyitems`` still runs first.
     """
     return f'''
 
@@ -222,7 +196,12 @@ def pytest_collection_modifyitems(config, items):  # type: ignore[no-redef]
     took = _json.loads(stats.read_text(encoding="utf-8")).get("duration_by_test", {{}})
     for item in items:
         if item.nodeid in took:
-            limit = min({cap!r}, max({floor!r}, {factor!r} * took[item.nodeid]))
+            own = item.get_closest_marker("timeout")
+            if own is None:
+                cap = float(config.getini("timeout") or "inf")
+            else:
+                cap = float(own.kwargs.get("timeout", own.args[0] if own.args else "inf"))
+            limit = min(cap, max({floor!r}, {factor!r} * took[item.nodeid]))
             item.add_marker(pytest.mark.timeout(limit), append=False)
 '''
 

@@ -208,27 +208,6 @@ def test_a_run_mutates_only_the_files_of_what_it_counts(tree: Path) -> None:
     assert mutation.select(["solution.tools.*"], [], tree / "solution").files == ()
 
 
-def test_the_scratch_copy_caps_the_long_limits_tests_declare() -> None:
-    source = textwrap.dedent(
-        """\
-        WORKERS = pytest.mark.timeout(240)
-        pytestmark = pytest.mark.timeout(60)  # servers
-        @pytest.mark.timeout(5)
-        def test_quick(): ...
-        """
-    )
-    capped = mutation.cap_time_limits(source, limit=40)
-    assert capped.splitlines() == [
-        "WORKERS = pytest.mark.timeout(40)",
-        "pytestmark = pytest.mark.timeout(40)  # servers",
-        "@pytest.mark.timeout(5)",  # a limit below the cap is kept
-        "def test_quick(): ...",
-    ]
-    assert mutation.cap_time_limits(source) == mutation.cap_time_limits(
-        source, mutation.TEST_TIMEOUT
-    )
-
-
 QUIET_PLUGINS = (
     "-p", "no:cacheprovider", "-p", "no:nbval", "-p", "no:anyio", "-p", "no:hypothesispytest",
 )  # fmt: skip
@@ -251,7 +230,7 @@ def test_once_timed_a_test_gets_a_limit_from_its_own_duration(tmp_path: Path) ->
                     item.add_marker(pytest.mark.timeout(0.3))
         """
     )
-    hook = mutation.limits_hook(floor=0.3, factor=2.0, cap=1.0)
+    hook = mutation.limits_hook(floor=0.3, factor=2.0)
     (tests / "conftest.py").write_text(suite_hook + hook, encoding="utf-8")
     (tests / "test_x.py").write_text(
         textwrap.dedent(
@@ -273,6 +252,11 @@ def test_once_timed_a_test_gets_a_limit_from_its_own_duration(tmp_path: Path) ->
 
             def test_untimed():
                 time.sleep(0.6)  # not in the timings: the suite's own limit holds
+
+
+            @pytest.mark.timeout(0.5)  # twice its timing would be 20 s: its own limit is the cap
+            def test_capped():
+                time.sleep(1)
             """
         ),
         encoding="utf-8",
@@ -285,17 +269,20 @@ def test_once_timed_a_test_gets_a_limit_from_its_own_duration(tmp_path: Path) ->
         )  # fmt: skip
 
     untimed = run()  # mutmut's first run: no timings yet, so only the declared limits
-    assert "1 failed, 2 passed" in untimed.stdout, untimed.stdout
+    assert "2 failed, 2 passed" in untimed.stdout, untimed.stdout
     assert "FAILED tests/test_x.py::test_untimed" in untimed.stdout
-    timings = {"tests/test_x.py::test_waits": 0.2, "tests/test_x.py::test_quick": 0.001}
+    timings = {
+        "tests/test_x.py::test_waits": 0.2,
+        "tests/test_x.py::test_quick": 0.001,
+        "tests/test_x.py::test_capped": 10.0,
+    }
     (tmp_path / "mutmut-stats.json").write_text(
         json.dumps({"duration_by_test": timings}), encoding="utf-8"
     )
     timed = run()
-    assert "2 failed, 1 passed" in timed.stdout, timed.stdout
+    assert "3 failed, 1 passed" in timed.stdout, timed.stdout
     assert "FAILED tests/test_x.py::test_waits - Failed: Timeout" in timed.stdout
-    # the cap holds too: 2 x 0.6 s would be 1.2 s
-    assert "limit = min(1.0, max(0.3, 2.0 *" in hook
+    assert "FAILED tests/test_x.py::test_capped - Failed: Timeout" in timed.stdout
 
 
 def test_a_known_gap_in_the_survivors_file_is_not_counted_as_listed(tmp_path: Path) -> None:
