@@ -154,6 +154,10 @@ def test_edit_replace_once_with_several_matches_lists_their_lines_and_suggests_a
     message = str(caught.value)
     assert "old_string occurs 2 times in app.py (lines 1, 5)" in message
     assert "replace_all" in message
+    # Lines are counted from the file's first line, even when it is empty.
+    with pytest.raises(EditError) as caught:
+        replace_once("\nx = 1\nx = 1\n", "x = 1", "x = 2", shown="a.py")
+    assert "old_string occurs 2 times in a.py (lines 2, 3)" in str(caught.value)
     # Every match is counted; ten line numbers at most, then "…".
     for count, lines in [(3, "1, 2, 3"), (10, "1, 2, 3, 4, 5, 6, 7, 8, 9, 10")]:
         with pytest.raises(EditError) as caught:
