@@ -1021,11 +1021,15 @@ def test_patch_apply_chunks_shows_a_blank_line_it_looked_for_visibly():
 
 def test_patch_file_header_refuses_control_characters_in_a_path():
     for path, shown in [("a\x1b[2Jb.txt", "'\\x1b'"), ("tab\there.txt", "'\\t'"),
-                        ("bell\x07.txt", "'\\x07'"), ("c1\x9b.txt", "'\\x9b'")]:
+                        ("bell\x07.txt", "'\\x07'"), ("c1\x9b.txt", "'\\x9b'"),
+                        ("del\x7f.txt", "'\\x7f'"), ("c1\x9f.txt", "'\\x9f'")]:
         with pytest.raises(PatchError, match="holds the control character") as caught:
             file_header(f"*** Add File: {path}", 4)
         assert str(caught.value).startswith("line 4: ")
         assert shown in str(caught.value)
+    # A space, or a no-break space (U+00A0), is no control character.
+    for path in ("my notes.md", "no\xa0break.md"):
+        assert file_header(f"*** Add File: {path}", 4) == AddFile(path)
     patch = patch_of("*** Begin Patch", "*** Update File: a.txt", "*** Move to: b\x1b.txt",
                      "@@", "-a", "+b", "*** End Patch")
     with pytest.raises(PatchError, match=r"line 3: .*control character '\\x1b'"):
