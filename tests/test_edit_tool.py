@@ -235,6 +235,15 @@ async def test_edit_tool_refuses_a_file_the_model_has_not_read(tmp_path):
     assert (tmp_path / "app.py").read_text() == APP
 
 
+async def test_edit_tool_without_a_shared_tracker_has_read_nothing(tmp_path):
+    (tmp_path / "app.py").write_text(APP)
+    edit = EditTool(tmp_path)  # a tracker of its own: no read went through it
+    output = await call(edit, path="app.py", old_string="Ada", new_string="Bob", replace_all=True)
+    assert output.is_error
+    assert "read app.py before editing it" in output.content
+    assert (tmp_path / "app.py").read_text() == APP
+
+
 async def test_edit_tool_refuses_a_file_changed_on_disk_since_the_read(tmp_path):
     app = tmp_path / "app.py"
     app.write_text(APP)
