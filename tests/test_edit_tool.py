@@ -93,6 +93,12 @@ def test_edit_replace_once_replaces_the_one_match_and_nothing_else():
     assert after == APP.replace('print("hello", name)', 'print(f"hello, {name}")')
 
 
+def test_edit_replace_once_writes_strings_sent_with_crlf_in_an_lf_files_endings():
+    after, count = replace_once("a = 1\nb = 2\nc = 3\n", "a = 1\r\nb = 2", "a = 1\r\nb = 5")
+    assert count == 1
+    assert after == "a = 1\nb = 5\nc = 3\n"
+
+
 def test_edit_replace_once_with_no_match_shows_the_most_similar_lines_numbered():
     with pytest.raises(EditError) as caught:
         replace_once(APP, 'print("goodbye", nme)', "x", shown="app.py")
