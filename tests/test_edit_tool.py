@@ -93,6 +93,12 @@ def test_edit_replace_once_replaces_the_one_match_and_nothing_else():
     assert after == APP.replace('print("hello", name)', 'print(f"hello, {name}")')
 
 
+def test_edit_replace_once_writes_strings_sent_with_crlf_in_an_lf_files_endings():
+    after, count = replace_once("a = 1\nb = 2\nc = 3\n", "a = 1\r\nb = 2", "a = 1\r\nb = 5")
+    assert count == 1
+    assert after == "a = 1\nb = 5\nc = 3\n"
+
+
 def test_edit_replace_once_with_no_match_shows_the_most_similar_lines_numbered():
     with pytest.raises(EditError) as caught:
         replace_once(APP, 'print("goodbye", nme)', "x", shown="app.py")
@@ -154,6 +160,10 @@ def test_edit_replace_once_with_several_matches_lists_their_lines_and_suggests_a
     message = str(caught.value)
     assert "old_string occurs 2 times in app.py (lines 1, 5)" in message
     assert "replace_all" in message
+    # Lines are counted from the file's first line, even when it is empty.
+    with pytest.raises(EditError) as caught:
+        replace_once("\nx = 1\nx = 1\n", "x = 1", "x = 2", shown="a.py")
+    assert "old_string occurs 2 times in a.py (lines 2, 3)" in str(caught.value)
     # Every match is counted; ten line numbers at most, then "…".
     for count, lines in [(3, "1, 2, 3"), (10, "1, 2, 3, 4, 5, 6, 7, 8, 9, 10")]:
         with pytest.raises(EditError) as caught:
@@ -225,6 +235,15 @@ async def test_edit_tool_changes_the_file_and_answers_with_the_diff(tmp_path):
 async def test_edit_tool_refuses_a_file_the_model_has_not_read(tmp_path):
     (tmp_path / "app.py").write_text(APP)
     _, edit = tools(tmp_path)
+    output = await call(edit, path="app.py", old_string="Ada", new_string="Bob", replace_all=True)
+    assert output.is_error
+    assert "read app.py before editing it" in output.content
+    assert (tmp_path / "app.py").read_text() == APP
+
+
+async def test_edit_tool_without_a_shared_tracker_has_read_nothing(tmp_path):
+    (tmp_path / "app.py").write_text(APP)
+    edit = EditTool(tmp_path)  # a tracker of its own: no read went through it
     output = await call(edit, path="app.py", old_string="Ada", new_string="Bob", replace_all=True)
     assert output.is_error
     assert "read app.py before editing it" in output.content

@@ -357,6 +357,11 @@ BAD_PATCHES = [
         "the patch ended without '*** End Patch'",
     ),
     (
+        ["*** Begin Patch", "*** Add File: notes.md", "+first note", "", ""],
+        6,
+        "the patch ended without '*** End Patch'",
+    ),
+    (
         ["*** Begin Patch", "*** Rename File: a.py", "*** End Patch"],
         2,
         "expected '*** Add File:', '*** Update File:', '*** Delete File:' or '*** End Patch', "
@@ -419,10 +424,10 @@ BAD_PATCHES = [
     ("lines", "number", "message"),
     BAD_PATCHES,
     ids=[
-        "no-begin", "bad-chunk-line", "no-end", "unknown-header", "add-without-plus",
-        "move-out-of-place", "empty-path", "absolute-path", "context-only-chunk",
-        "anchor-without-body", "update-without-changes", "text-after-end", "same-file-twice",
-        "no-files",
+        "no-begin", "bad-chunk-line", "no-end", "no-end-after-blank-lines", "unknown-header",
+        "add-without-plus", "move-out-of-place", "empty-path", "absolute-path",
+        "context-only-chunk", "anchor-without-body", "update-without-changes", "text-after-end",
+        "same-file-twice", "no-files",
     ],
 )
 def test_patch_parse_patch_errors_name_the_line_and_what_was_expected(lines, number, message):
@@ -459,6 +464,10 @@ def test_patch_parse_patch_error_quotes_a_long_line_cut_to_sixty_characters():
     with pytest.raises(PatchError) as caught:
         parse_patch(patch_of("*** Begin Patch", junk, "*** End Patch"))
     assert str(caught.value).endswith("got '" + "x" * 59 + "…'")
+    sixty = "y" * 60  # exactly sixty characters are quoted whole
+    with pytest.raises(PatchError) as caught:
+        parse_patch(patch_of("*** Begin Patch", sixty, "*** End Patch"))
+    assert str(caught.value).endswith(f"got '{sixty}'")
 
 
 # ---------------------------------------------------------------- finding a chunk
@@ -843,6 +852,44 @@ async def test_patch_tool_keeps_crlf_line_ends_a_missing_final_newline_and_a_bom
     assert marked.read_bytes() == b"\xef\xbb\xbfitem,cents,currency\nmug,799,EUR\n"
 
 
+async def test_patch_tool_in_a_crlf_file_prefers_the_exact_match_to_an_earlier_fuzzy_one(
+    tmp_path,
+):
+    path = tmp_path / "limits.cfg"
+    path.write_bytes(b"retries = 3 \r\nretries = 3\r\n")
+    patch = patch_of(
+        "*** Begin Patch", "*** Update File: limits.cfg", "-retries = 3", "+retries = 5",
+        "*** End Patch",
+    )
+    output = await apply(ApplyPatchTool(tmp_path), patch)
+    assert output == ToolOutput.ok("M limits.cfg")
+    assert path.read_bytes() == b"retries = 3 \r\nretries = 5\r\n"
+
+
+async def test_patch_tool_without_a_final_newline_keeps_crlf_and_the_last_line_as_it_was(
+    tmp_path,
+):
+    appended = tmp_path / "hosts.txt"
+    appended.write_bytes(b"alpha\r\nbeta")
+    stray = tmp_path / "notes.txt"
+    stray.write_bytes(b"one\ntwo\r")  # ends in a lone CR: an untouched line keeps it
+    patch = patch_of(
+        "*** Begin Patch",
+        "*** Update File: hosts.txt",
+        " beta",
+        "+gamma",
+        "*** End of File",
+        "*** Update File: notes.txt",
+        "-one",
+        "+ONE",
+        "*** End Patch",
+    )
+    output = await apply(ApplyPatchTool(tmp_path), patch)
+    assert output == ToolOutput.ok("M hosts.txt\nM notes.txt")
+    assert appended.read_bytes() == b"alpha\r\nbeta\r\ngamma"
+    assert stray.read_bytes() == b"ONE\ntwo\r"
+
+
 async def test_patch_tool_creates_folders_for_added_and_moved_files(tmp_path):
     root = make_project(tmp_path)
     patch = patch_of(
@@ -974,11 +1021,15 @@ def test_patch_apply_chunks_shows_a_blank_line_it_looked_for_visibly():
 
 def test_patch_file_header_refuses_control_characters_in_a_path():
     for path, shown in [("a\x1b[2Jb.txt", "'\\x1b'"), ("tab\there.txt", "'\\t'"),
-                        ("bell\x07.txt", "'\\x07'"), ("c1\x9b.txt", "'\\x9b'")]:
+                        ("bell\x07.txt", "'\\x07'"), ("c1\x9b.txt", "'\\x9b'"),
+                        ("del\x7f.txt", "'\\x7f'"), ("c1\x9f.txt", "'\\x9f'")]:
         with pytest.raises(PatchError, match="holds the control character") as caught:
             file_header(f"*** Add File: {path}", 4)
         assert str(caught.value).startswith("line 4: ")
         assert shown in str(caught.value)
+    # A space, or a no-break space (U+00A0), is no control character.
+    for path in ("my notes.md", "no\xa0break.md"):
+        assert file_header(f"*** Add File: {path}", 4) == AddFile(path)
     patch = patch_of("*** Begin Patch", "*** Update File: a.txt", "*** Move to: b\x1b.txt",
                      "@@", "-a", "+b", "*** End Patch")
     with pytest.raises(PatchError, match=r"line 3: .*control character '\\x1b'"):

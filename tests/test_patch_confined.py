@@ -105,3 +105,19 @@ async def test_patch_deleting_a_link_removes_the_link_never_the_file_it_points_t
     assert (workspace / "d" / "f.txt").read_text() == INSIDE
     assert (workspace / "moved.txt").read_text() == "patched\n"
     assert outside_untouched(outside)
+
+
+async def test_patch_never_adds_a_file_through_a_dangling_link(tmp_path: Path) -> None:
+    workspace, outside = tree(tmp_path)
+    (workspace / "todo-link").symlink_to("todo.txt")  # inside, but todo.txt does not exist
+    tool = ApplyPatchTool(workspace)
+
+    output = await apply(tool, patch("*** Add File: todo-link", "+planted"))
+
+    assert output == ToolOutput.error(
+        "the patch was not applied: cannot add todo-link: it already exists; "
+        "use '*** Update File: ' to change it"
+    )
+    assert (workspace / "todo-link").is_symlink()
+    assert not (workspace / "todo.txt").exists()
+    assert outside_untouched(outside)

@@ -253,6 +253,51 @@ async def test_write_tool_refuses_a_file_that_changed_on_disk_since_it_was_read(
     assert not (await call(write, path="notes.txt", content="version = 2\n")).is_error
 
 
+async def test_write_tool_notices_a_change_in_time_size_or_inode_alone(tmp_path):
+    notes = tmp_path / "notes.txt"
+    other = tmp_path / "other.txt"
+
+    def same_size_later(before: os.stat_result) -> None:
+        # rewritten in place: same inode and size, a later time
+        notes.write_bytes(OLD.replace(b"1", b"2"))
+        os.utime(notes, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))
+
+    def longer_same_time(before: os.stat_result) -> None:
+        # same inode and time, another size
+        notes.write_bytes(OLD + b"# more\n")
+        os.utime(notes, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+    def replaced_same_size_and_time(before: os.stat_result) -> None:
+        # an editor's save: only the inode tells
+        other.write_bytes(OLD.replace(b"1", b"3"))
+        os.utime(other, ns=(before.st_atime_ns, before.st_mtime_ns))
+        os.replace(other, notes)
+
+    for change in (same_size_later, longer_same_time, replaced_same_size_and_time):
+        notes.write_bytes(OLD)
+        read, write = tools(tmp_path)
+        await call(read, path="notes.txt")
+        change(notes.stat())
+        output = await call(write, path="notes.txt", content="version = 9\n")
+        assert output.is_error, change.__name__
+        assert "notes.txt has changed on disk since it was last read" in output.content
+
+
+async def test_write_tool_writes_where_a_directory_cannot_be_synced(tmp_path, monkeypatch):
+    fsync = os.fsync
+
+    def refuse_directories(fd: int) -> None:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "cannot sync a directory here")
+        fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", refuse_directories)
+    _, write = tools(tmp_path)
+    output = await call(write, path="notes.txt", content="version = 2\n")
+    assert not output.is_error, output.content
+    assert (tmp_path / "notes.txt").read_bytes() == b"version = 2\n"
+
+
 async def test_write_tool_may_rewrite_a_file_it_wrote_without_reading_it_again(tmp_path):
     _, write = tools(tmp_path)
     assert not (await call(write, path="todo.md", content="- one\n")).is_error
