@@ -176,6 +176,27 @@ async def test_read_by_default_reads_from_the_working_directory(tmp_path, monkey
     assert output == ToolOutput.ok("     1\there")
 
 
+class Seen:
+    """Stands in for chapter 9's ``FileTracker``: remembers each file it is told of."""
+
+    def __init__(self) -> None:
+        self.paths: list[Path] = []
+
+    def saw(self, path: Path) -> None:
+        self.paths.append(path)
+
+
+async def test_read_tells_files_of_each_file_it_showed_and_of_no_failed_read(tmp_path):
+    write(tmp_path, "docs/guide.md", "read me\n")
+    seen = Seen()
+    tool = ReadTool(tmp_path, files=seen)  # type: ignore[arg-type]
+    assert not (await read(tool, path="docs/guide.md")).is_error
+    assert seen.paths == [tmp_path / "docs/guide.md"]
+    assert (await read(tool, path="ghost.txt")).is_error
+    assert (await read(tool, path="docs")).is_error
+    assert seen.paths == [tmp_path / "docs/guide.md"], "a failed read showed nothing"
+
+
 async def test_read_a_line_longer_than_max_chars_is_still_shown_so_reading_progresses(tmp_path):
     write(tmp_path, "wide.txt", ("w" * 100 + "\n") * 3)
     output = await read(ReadTool(tmp_path, max_chars=50), path="wide.txt", offset=2)
