@@ -122,6 +122,20 @@ async def test_multi_tool_web_fetch_caps_the_number_of_redirects(server: Loopbac
     assert len(server.requests) == 4  # the first request and three redirects followed
 
 
+async def test_multi_tool_web_fetch_follows_five_redirects_by_default(
+    server: LoopbackServer,
+) -> None:
+    server.add(*(TextReply(status=302, headers={"Location": f"/hop{i}"}) for i in range(5)))
+    server.add(TextReply(body="five hops away", content_type="text/plain"))
+    output = await local_tool().run({"url": page_url(server, "/hop")})
+    assert output.content == f"{page_url(server, '/hop4')}\n\nfive hops away"
+    server.add(*(TextReply(status=302, headers={"Location": f"/again{i}"}) for i in range(6)))
+    server.add(TextReply(body="six hops away", content_type="text/plain"))
+    too_far = await local_tool().run({"url": page_url(server, "/again")})
+    assert too_far.content == "too many redirects: more than 5"
+    assert len(server.requests) == 6 + 6  # the second fetch stopped at its sixth redirect
+
+
 async def test_multi_tool_web_fetch_checks_the_scheme_of_every_hop(server: LoopbackServer) -> None:
     server.add(TextReply(status=302, headers={"Location": "file:///etc/passwd"}))
     output = await local_tool().run({"url": page_url(server)})
@@ -154,6 +168,15 @@ async def test_multi_tool_web_fetch_stops_reading_at_the_size_cap(server: Loopba
     exactly = await local_tool(max_bytes=10_000).run({"url": page_url(server)})
     assert not exactly.is_error
     assert "page cut" not in exactly.content, "10,000 bytes of 10,000: nothing was cut"
+
+
+async def test_multi_tool_web_fetch_reads_at_most_a_million_bytes_by_default(
+    server: LoopbackServer,
+) -> None:
+    server.add(TextReply(body="x" * 1_000_001, content_type="text/plain"))
+    output = await local_tool().run({"url": page_url(server)})
+    assert output.content.endswith("x\n[page cut: only the first 1,000,000 bytes were read]")
+    assert output.content.count("x") == 1_000_000
 
 
 async def test_multi_tool_web_fetch_gives_up_after_its_timeout(server: LoopbackServer) -> None:

@@ -7,6 +7,7 @@ are looked up by a table given to the tool (``resolve=``), never by DNS; redirec
 127.0.0.1.
 """
 
+import asyncio
 import socket
 from collections.abc import Callable, Sequence
 from ipaddress import ip_address
@@ -225,6 +226,45 @@ async def test_multi_tool_web_fetch_says_when_a_name_does_not_resolve() -> None:
     assert output.content == (
         f"could not fetch https://nowhere.example/x: cannot resolve nowhere.example: {UNKNOWN}"
     )
+
+
+async def test_multi_tool_web_fetch_says_when_a_name_has_no_address() -> None:
+    output = await WebFetchTool(resolve=Table({"empty.example": []})).run(
+        {"url": "http://empty.example/"}
+    )
+    assert output.is_error
+    assert "empty.example" in output.content
+    assert "no address" in output.content
+
+
+async def test_multi_tool_web_fetch_looks_names_up_with_the_system_resolver(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked: list[tuple[str, int]] = []
+    ipv6, ipv4 = "2606:2800:220:1:248:1893:25c8:1946", "93.184.216.34"
+
+    async def getaddrinfo(host: str, port: int, **options: int) -> list[tuple]:
+        asked.append((host, port))  # what getaddrinfo answers: (family, type, proto, name, addr)
+        stream, tcp = socket.SOCK_STREAM, socket.IPPROTO_TCP
+        return [
+            (socket.AF_INET6, stream, tcp, "", (ipv6, port, 0, 0)),
+            (socket.AF_INET, stream, tcp, "", (ipv4, port)),
+            (socket.AF_INET6, stream, tcp, "", (ipv6, port, 0, 0)),  # once is enough
+        ]
+
+    monkeypatch.setattr(asyncio.get_running_loop(), "getaddrinfo", getaddrinfo)
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        if request.url.host == ipv6:
+            raise httpx.ConnectError("no route to host", request=request)
+        return httpx.Response(200, text="over IPv4")
+
+    client, seen = recording(reply)
+    output = await WebFetchTool(client=client).run({"url": "http://docs.example/guide"})
+    assert output.content == "http://docs.example/guide\n\nover IPv4"
+    assert asked == [("docs.example", 80)]  # http's port when the URL names none
+    assert [request.url.host for request in seen] == [ipv6, ipv4]
+    await client.aclose()
 
 
 async def test_multi_tool_web_fetch_allow_private_hosts_reaches_this_machine_by_name(

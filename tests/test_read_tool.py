@@ -146,6 +146,57 @@ async def test_read_max_chars_counts_each_line_plus_8_and_stops_only_past_the_bu
     assert continue_at(short) == 5
 
 
+async def test_read_by_default_shows_2000_lines_of_at_most_2000_characters(tmp_path):
+    cut = number_lines(["x" * 2001, "y" * 2000], 1)
+    assert cut == f"     1\t{'x' * 2000}…\n     2\t{'y' * 2000}"
+    write(tmp_path, "long.txt", lines_of(2001))
+    output = await read(ReadTool(tmp_path), path="long.txt")
+    assert [n for n, _ in numbered(output)] == list(range(1, 2001))
+    assert continue_at(output) == 2001
+    write(tmp_path, "wide.txt", "x" * 2001 + "\n" + "y" * 2000 + "\n")
+    wide = await read(ReadTool(tmp_path), path="wide.txt")
+    assert numbered(wide) == [(1, "x" * 2000 + "…"), (2, "y" * 2000)]
+
+
+async def test_read_by_default_stops_once_the_window_passes_100000_characters(tmp_path):
+    write(tmp_path, "exact.txt", ("e" * 1992 + "\n") * 50)  # 50 lines of 1992 + 8 = 100,000
+    exact = await read(ReadTool(tmp_path), path="exact.txt")
+    assert len(numbered(exact)) == 50
+    assert continue_at(exact) is None
+    write(tmp_path, "over.txt", ("o" * 1992 + "\n") * 49 + "o" * 1993 + "\n")  # 100,001
+    over = await read(ReadTool(tmp_path), path="over.txt")
+    assert len(numbered(over)) == 49
+    assert continue_at(over) == 50
+
+
+async def test_read_by_default_reads_from_the_working_directory(tmp_path, monkeypatch):
+    write(tmp_path, "notes.txt", "here\n")
+    monkeypatch.chdir(tmp_path)
+    output = await read(ReadTool(), path="notes.txt")
+    assert output == ToolOutput.ok("     1\there")
+
+
+class Seen:
+    """Stands in for chapter 9's ``FileTracker``: remembers each file it is told of."""
+
+    def __init__(self) -> None:
+        self.paths: list[Path] = []
+
+    def saw(self, path: Path) -> None:
+        self.paths.append(path)
+
+
+async def test_read_tells_files_of_each_file_it_showed_and_of_no_failed_read(tmp_path):
+    write(tmp_path, "docs/guide.md", "read me\n")
+    seen = Seen()
+    tool = ReadTool(tmp_path, files=seen)  # type: ignore[arg-type]
+    assert not (await read(tool, path="docs/guide.md")).is_error
+    assert seen.paths == [tmp_path / "docs/guide.md"]
+    assert (await read(tool, path="ghost.txt")).is_error
+    assert (await read(tool, path="docs")).is_error
+    assert seen.paths == [tmp_path / "docs/guide.md"], "a failed read showed nothing"
+
+
 async def test_read_a_line_longer_than_max_chars_is_still_shown_so_reading_progresses(tmp_path):
     write(tmp_path, "wide.txt", ("w" * 100 + "\n") * 3)
     output = await read(ReadTool(tmp_path, max_chars=50), path="wide.txt", offset=2)

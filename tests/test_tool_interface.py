@@ -467,6 +467,23 @@ async def test_tool_call_never_runs_when_the_arguments_do_not_fit():
     assert tool.calls == [SearchArguments(pattern="TODO", max_results=3)]
 
 
+class Unfinished(ArgumentsTool[SearchArguments]):
+    """A tool whose author forgot to write ``call``."""
+
+    name = "search"
+    description = "Search the workspace."
+    Arguments = SearchArguments
+
+
+async def test_tool_a_tool_without_call_validates_then_names_itself_as_unfinished():
+    tool = Unfinished()
+    output = await tool.run({})
+    assert output.is_error
+    assert output.content.startswith("invalid arguments for search:\n- pattern: missing")
+    with pytest.raises(NotImplementedError, match="Unfinished"):
+        await tool.run({"pattern": "TODO"})
+
+
 # ---------------------------------------------------------------- the whole way round
 
 
