@@ -12,7 +12,8 @@ says when ``go`` is called:
 - ``no-tools``: answers ``tools/list`` with a result that has no ``tools`` at all;
 - ``chatty``: before it answers, writes a blank line and an answer to a request nobody made,
   asks claw ``ping`` and ``sampling/createMessage``, and answers with claw's two answers (JSON);
-- ``refuse``: answers with a JSON-RPC error; ``no-result``: with a ``result`` that is a list;
+- ``refuse``: answers with a JSON-RPC error (with ``data``); ``odd-error``: with an ``error``
+  that is a string, not an object; ``no-result``: with a ``result`` that is a list;
 - ``env``: lists ``go`` without a description or a schema, and answers with its variables
   ``MCP_OWN`` and ``MCP_INHERITED`` and its folder (JSON);
 - ``cursor-loop``: (at the listing) sends the same ``nextCursor`` twice, then none;
@@ -107,8 +108,10 @@ for line in sys.stdin:
             answer(999, {"late": True})
             text(message["id"], [ask("p-1", "ping"), ask("s-1", "sampling/createMessage")])
         elif mode == "refuse":
-            error = {"code": -32602, "message": "no such tool today"}
+            error = {"code": -32602, "message": "no such tool today", "data": {"asked": "go"}}
             write({"jsonrpc": "2.0", "id": message["id"], "error": error})
+        elif mode == "odd-error":  # not an error object, as JSON-RPC requires
+            write({"jsonrpc": "2.0", "id": message["id"], "error": "no"})
         elif mode == "no-result":
             write({"jsonrpc": "2.0", "id": message["id"], "result": [1, 2]})
         elif mode == "env":

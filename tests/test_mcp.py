@@ -262,8 +262,17 @@ async def test_mcp_an_error_answer_and_an_answer_without_a_result(tmp_path: Path
     assert "'gone'" in gone.content  # the message names the tool
     assert "no such tool today" not in gone.content  # refused by claw, never called
     assert caught.value.code == -32602 and "no such tool today" in str(caught.value)
+    assert caught.value.data == {"asked": "go"}  # the error's data goes with it
     assert output.is_error
     assert output.content.startswith("MCP server 'strict': go failed: no such tool today")
+
+    client = await started(spec("odder", BROKEN_SERVER, "odd-error"))
+    try:
+        with pytest.raises(RemoteError) as caught:  # an error that is not an object
+            await client.call_tool("go", {})
+    finally:
+        await client.close()
+    assert (caught.value.code, caught.value.data) == (0, None)
 
     client = await started(spec("odd", BROKEN_SERVER, "no-result"))
     try:
