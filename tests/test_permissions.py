@@ -446,6 +446,15 @@ def test_permissions_allow_verdict_names_its_rule_and_the_command(tmp_path: Path
     assert verdict.rule == Rule("Bash")
 
 
+@pytest.mark.parametrize("target", ["~/notes.txt", "../notes.txt", "*.txt", "notes.txt"])
+def test_permissions_a_redirection_that_needs_approval_names_its_target(
+    tmp_path: Path, target: str
+) -> None:
+    verdict = Permissions(tmp_path).decide(bash(f"echo hi > {target}"))
+    assert verdict.decision is Decision.ASK
+    assert target in verdict.reason
+
+
 @pytest.mark.parametrize("mode", [Mode.PLAN, Mode.DONT_ASK])
 def test_permissions_a_redirection_out_of_the_project_is_denied_where_nothing_is_asked(
     tmp_path: Path, mode: Mode
