@@ -184,7 +184,8 @@ CASES = {
         )
         for command in [
             "timeout -k 1 5 cat .env", "nice cat .env", "chrt -f 10 cat .env",
-            "taskset 0x3 cat .env", "stdbuf -o L cat .env", "sudo -C 3 -u root cat .env",
+            "taskset 0x3 cat .env", "taskset -c 0 cat .env", "stdbuf -o L cat .env",
+            "sudo -C 3 -u root cat .env",
             "doas -u root cat .env", "flock -E 3 -w 5 /tmp/lock cat .env", "watch -n 1 cat .env",
             "command cat .env", "env -v cat .env",
         ]
