@@ -407,6 +407,9 @@ def test_permissions_path_outside_the_base_never_matches_even_a_bare_pattern(
     root = tmp_path / "project"
     assert not path_matches("*.env", "../x.env", root)
     assert not path_matches("*", "..", root)
+    # only deny and ask rules (anywhere) match a folder pattern at any depth
+    assert not path_matches("secrets/**", "a/secrets/key", root)
+    assert path_matches("secrets/**", "a/secrets/key", root, anywhere=True)
 
 
 def test_permissions_reasons_name_the_splitter_and_dont_ask_keeps_the_rule(tmp_path: Path) -> None:

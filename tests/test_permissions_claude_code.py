@@ -543,3 +543,20 @@ def test_permissions_claude_code_a_deny_holds_for_every_spelling_in_bypass_mode(
     command = wrap.format(" ".join([*prefixes, spelling, "-rf build"]))
     call = ToolCall(id="c1", name="bash", arguments={"command": command})
     assert rules.decide(call).decision is not ALLOW, command
+
+
+def test_permissions_claude_code_a_folder_deny_at_any_depth_holds_through_links(
+    tmp_path: Path,
+) -> None:
+    # Read and Edit: a deny holds when either the path or its target matches, at any depth
+    root = tmp_path / "project"
+    (root / "a" / "secrets").mkdir(parents=True)
+    (root / "a" / "secrets" / "key").write_text("s3cret")
+    (root / "other").mkdir()
+    (root / "x").mkdir()
+    (root / "notes").symlink_to(root / "a" / "secrets")
+    (root / "x" / "secrets").symlink_to(root / "other")
+    rules = Permissions(root, deny=["Read(secrets/**)"])
+    for path in ["notes/key", "x/secrets/key"]:
+        call = ToolCall(id="c1", name="read", arguments={"path": path})
+        assert rules.decide(call).decision is DENY, path
