@@ -550,7 +550,7 @@ def program_of(words: Sequence[str]) -> list[str]:
         elif name == "timeout":
             rest = skip_options(rest[1:], "sk")[1:]
         elif name in ("nice", "ionice", "chrt", "taskset"):
-            rest = skip_options(rest[1:], "ncp")
+            rest = skip_options(rest[1:], "" if name == "taskset" else "ncp")  # taskset -c: a flag
             if name in ("chrt", "taskset") and rest:
                 rest = rest[1:]
         elif name in ("stdbuf",):

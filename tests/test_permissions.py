@@ -407,6 +407,9 @@ def test_permissions_path_outside_the_base_never_matches_even_a_bare_pattern(
     root = tmp_path / "project"
     assert not path_matches("*.env", "../x.env", root)
     assert not path_matches("*", "..", root)
+    # only deny and ask rules (anywhere) match a folder pattern at any depth
+    assert not path_matches("secrets/**", "a/secrets/key", root)
+    assert path_matches("secrets/**", "a/secrets/key", root, anywhere=True)
 
 
 def test_permissions_reasons_name_the_splitter_and_dont_ask_keeps_the_rule(tmp_path: Path) -> None:
@@ -444,6 +447,15 @@ def test_permissions_allow_verdict_names_its_rule_and_the_command(tmp_path: Path
     verdict = Permissions(tmp_path, allow=["Bash"]).decide(bash("make"))
     assert verdict.reason == "the allow rule \"Bash\" matches 'make'"
     assert verdict.rule == Rule("Bash")
+
+
+@pytest.mark.parametrize("target", ["~/notes.txt", "../notes.txt", "*.txt", "notes.txt"])
+def test_permissions_a_redirection_that_needs_approval_names_its_target(
+    tmp_path: Path, target: str
+) -> None:
+    verdict = Permissions(tmp_path).decide(bash(f"echo hi > {target}"))
+    assert verdict.decision is Decision.ASK
+    assert target in verdict.reason
 
 
 @pytest.mark.parametrize("mode", [Mode.PLAN, Mode.DONT_ASK])

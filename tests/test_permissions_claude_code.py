@@ -111,6 +111,9 @@ CASES = {
     "setsid-never-prefix-allowed": Case(sh("setsid make"), ASK, allow=("Bash(setsid *)",)),
     "find-delete-not-covered": Case(sh("find . -name x -delete"), ASK, allow=("Bash(find *)",)),
     "find-exec-not-covered": Case(sh("find . -exec make {} +"), ASK, allow=("Bash(find *)",)),
+    "find-with-unquoted-glob-prefix-rule": Case(sh("find . -name *.py"), ALLOW,
+                                                allow=("Bash(find *)",)),
+    "exec-wrapper-name-as-an-argument": Case(sh("make watch"), ALLOW, allow=("Bash(make *)",)),
     "find-delete-exact-rule": Case(sh("find . -delete"), ALLOW, allow=("Bash(find . -delete)",)),
     # --- Bash: read-only commands run without a prompt in every mode
     "read-only-ls": Case(sh("ls -la"), ALLOW),
@@ -141,6 +144,18 @@ CASES = {
     "redirect-glob-needs-approval": Case(sh("echo x > *.txt"), ASK, mode="acceptEdits"),
     "redirect-in-acceptEdits": Case(sh("ls > out.txt"), ALLOW, mode="acceptEdits"),
     "redirect-outside-project": Case(sh("git status > ../x"), ASK, mode="acceptEdits"),
+    "redirect-tilde-asks-in-plan": Case(sh("echo x > ~/x"), ASK, mode="plan"),
+    "input-redirect-read-deny": Case(sh("wc -l < .env"), DENY, deny=("Read(./.env)",)),
+    # claw: a descriptor after >& or <& (2>&1, >&2, 2>&-) names no file; a file after >& does
+    "claw-descriptor-duplication-writes-no-file": Case(sh("make 2>&1 >&2 2>&-"), ALLOW,
+                                                       allow=("Bash(make)",)),
+    "claw-descriptor-duplication-reads-no-file": Case(sh("make <&3"), ALLOW,
+                                                      allow=("Bash(make)",), ask=("Read",)),
+    "claw-redirect-and-to-a-file-asks": Case(sh("make >& out.txt"), ASK, allow=("Bash(make)",)),
+    "claw-redirect-to-a-file-named-1-asks": Case(sh("make > 1"), ASK, allow=("Bash(make)",)),
+    "claw-words-after-a-redirection-count": Case(sh("cat 2>/dev/null .env"), DENY,
+                                                 deny=("Read(./.env)",)),
+    "claw-dangling-redirection-asks": Case(sh("make >"), ASK, allow=("Bash(make)",)),
     # --- Read and Edit
     "read-deny-blocks-edit": Case(edit(".env"), DENY, deny=("Read(./.env)",)),
     "read-deny-blocks-write": Case(write(".env"), DENY, deny=("Read(./.env)",)),
@@ -148,6 +163,35 @@ CASES = {
     "read-deny-blocks-tail-in-pipe": Case(sh("tail -n 5 .env | head"), DENY,
                                           deny=("Read(./.env)",)),
     "edit-deny-blocks-sed-i": Case(sh("sed -i s/a/b/ .env"), DENY, deny=("Edit(./.env)",)),
+    "edit-deny-blocks-sed-in-place": Case(sh("sed --in-place s/a/b/ .env"), DENY,
+                                          deny=("Edit(./.env)",)),
+    "claw-sed-without-i-edits-nothing": Case(sh("sed s/a/b/ .env"), ASK, deny=("Edit(./.env)",)),
+    "read-deny-blocks-grep-file": Case(sh("grep x .env notes.txt"), DENY, deny=("Read(./.env)",)),
+    "read-deny-blocks-grep-e-file": Case(sh("grep -eTODO .env"), DENY, deny=("Read(./.env)",)),
+    "read-deny-blocks-find": Case(sh("find secrets -name k"), DENY, deny=("Read(./secrets/**)",)),
+    "read-deny-after-double-dash": Case(sh("cat -- -notes.txt"), DENY,
+                                        deny=("Read(./-notes.txt)",)),
+    # claw: a pattern, or a name echo prints, is not a file read
+    "claw-grep-pattern-is-no-file": Case(sh("grep .env notes.txt"), ALLOW,
+                                         deny=("Read(./.env)",)),
+    "claw-echo-reads-no-file": Case(sh("echo .env"), ALLOW, deny=("Read(./.env)",)),
+    # claw: a Read deny holds past the wrappers whose options take a value
+    "claw-read-deny-past-xargs-options": Case(sh("xargs -I {} -n 1 cat .env"), DENY,
+                                              deny=("Read(./.env)",)),
+    **{
+        f"claw-read-deny-past-{'-'.join(command.split()[:-2])}": Case(
+            sh(command), DENY, deny=("Read(./.env)",)
+        )
+        for command in [
+            "timeout -k 1 5 cat .env", "nice cat .env", "chrt -f 10 cat .env",
+            "taskset 0x3 cat .env", "taskset -c 0 cat .env", "stdbuf -o L cat .env",
+            "sudo -C 3 -u root cat .env",
+            "doas -u root cat .env", "flock -E 3 -w 5 /tmp/lock cat .env", "watch -n 1 cat .env",
+            "command cat .env", "env -v cat .env",
+        ]
+    },
+    "claw-read-deny-past-flock": Case(sh("flock /tmp/lock cat .env"), DENY,
+                                      deny=("Read(./.env)",)),
     "Edit(/docs/**)": Case(edit("docs/a.md"), ALLOW, allow=("Edit(/docs/**)",)),
     "Edit(/docs/**)-not-nested": Case(edit("x/docs/a.md"), ASK, allow=("Edit(/docs/**)",)),
     "Edit(//tmp/scratch.txt)": Case(edit("/tmp/scratch.txt"), ALLOW,
@@ -190,6 +234,15 @@ CASES = {
                               deny=("Bash(rm *)",)),
     "bypass-ask-holds": Case(sh("git push"), ASK, mode="bypassPermissions",
                              ask=("Bash(git push *)",)),
+    # Tools that need no permission (AskUserQuestion, TodoWrite) run in every mode
+    "todo-write-in-dontAsk": Case(("todo_write", {"todos": []}), ALLOW, mode="dontAsk"),
+    "ask-user-in-plan": Case(("ask_user", {"question": "which?"}), ALLOW, mode="plan"),
+    "plan-web-fetch-asks": Case(("web_fetch", {"url": "https://example.com/"}), ASK,
+                                mode="plan"),
+    "plan-other-tool-denied": Case(("mcp__s__t", {}), DENY, mode="plan"),
+    # claw: remember writes what later sessions read, so the modes treat it as an edit
+    "claw-acceptEdits-remember": Case(("remember", {"text": "x"}), ALLOW, mode="acceptEdits"),
+    "claw-plan-remember-denied": Case(("remember", {"text": "x"}), DENY, mode="plan"),
     # claw: no classifier, so auto mode asks as default mode does
     "claw-auto-asks": Case(sh("make"), ASK, mode="auto"),
     # --- Bash rule limits (warning box): claw matches words, so extra spaces cannot dodge
@@ -248,6 +301,15 @@ CASES = {
     # claw: a shell reading a script or its input is opaque
     "claw-pipe-into-sh-never-allowed": Case(sh("echo rm -rf x | sh"), ASK,
                                             mode="bypassPermissions", deny=("Bash(rm *)",)),
+    "claw-bash-flags-with-capitals": Case(sh("bash -Ec 'rm -rf x'"), DENY,
+                                          mode="bypassPermissions", deny=("Bash(rm *)",)),
+    "claw-bash-c-without-text-asks": Case(sh("bash -c"), ASK, mode="bypassPermissions",
+                                          deny=("Bash(rm *)",)),
+    "claw-deny-past-more-wrappers-than-spellings": Case(sh("nice " * 250 + "rm -rf x"), DENY,
+                                                        mode="bypassPermissions",
+                                                        deny=("Bash(rm *)",)),
+    "claw-too-many-wrappers-asks": Case(sh("nice " * 250 + "make"), ASK,
+                                        mode="bypassPermissions", deny=("Bash(rm *)",)),
     "claw-bash-script-never-allowed": Case(sh("bash cleanup.sh"), ASK,
                                            mode="bypassPermissions", deny=("Bash(rm *)",)),
     "claw-many-wrappers-still-denied": Case(sh("nice " * 150 + "rm -rf x"), DENY,
@@ -269,9 +331,14 @@ CASES = {
     "claw-stdbuf-option-value": Case(sh("stdbuf -o L npm test"), ALLOW,
                                      allow=("Bash(npm test *)",)),
     "claw-command-V-not-stripped": Case(sh("command -V npm"), ASK, allow=("Bash(npm *)",)),
+    "claw-command-v-reads-no-file": Case(sh("command -v cat .env && command -V cat .env"), ASK,
+                                         deny=("Read(./.env)",)),
+    "claw-command-v-asks-in-acceptEdits": Case(sh("command -v make"), ASK, mode="acceptEdits"),
     "claw-command-then-option": Case(sh("command npm -v"), ALLOW, allow=("Bash(npm *)",)),
     "claw-xargs-one-word": Case(sh("xargs make"), ALLOW, allow=("Bash(make)",)),
     "claw-bare-xargs-asks": Case(sh("xargs"), ASK),
+    "claw-nohup-double-dash": Case(sh("nohup -- npm test"), ALLOW, allow=("Bash(npm test *)",)),
+    "claw-time-with-only-an-option-asks": Case(sh("time -p"), ASK),
     "claw-locale-variable-stripped": Case(sh("LC_ALL=C npm test"), ALLOW,
                                           allow=("Bash(npm test *)",)),
     "claw-safe-value-with-equals": Case(sh("NODE_ENV=a=b npm test"), ALLOW,
@@ -401,6 +468,13 @@ async def test_permissions_claude_code_saved_path_rule_is_escaped(tmp_path: Path
     assert saved.decide(edit_call("[2024-06] Reports/a.md")).decision is ALLOW
     assert saved.decide(edit_call("2 Reports/a.md")).decision is ASK  # not a range
     assert saved.decide(edit_call("other.md")).decision is ASK
+    # a leading ! or # is a plain character in the saved rule, not gitignore syntax
+    for name in ["!important.md", "#notes.md"]:
+        assert await rules.check(edit_call(name)) == edit_call(name)
+    saved = Permissions.for_project(tmp_path)
+    assert saved.decide(edit_call("!important.md")).decision is ALLOW
+    assert saved.decide(edit_call("#notes.md")).decision is ALLOW
+    assert saved.decide(edit_call("important.md")).decision is ASK
 
 
 def test_permissions_claude_code_a_compound_command_saves_at_most_five_rules() -> None:
@@ -469,3 +543,20 @@ def test_permissions_claude_code_a_deny_holds_for_every_spelling_in_bypass_mode(
     command = wrap.format(" ".join([*prefixes, spelling, "-rf build"]))
     call = ToolCall(id="c1", name="bash", arguments={"command": command})
     assert rules.decide(call).decision is not ALLOW, command
+
+
+def test_permissions_claude_code_a_folder_deny_at_any_depth_holds_through_links(
+    tmp_path: Path,
+) -> None:
+    # Read and Edit: a deny holds when either the path or its target matches, at any depth
+    root = tmp_path / "project"
+    (root / "a" / "secrets").mkdir(parents=True)
+    (root / "a" / "secrets" / "key").write_text("s3cret")
+    (root / "other").mkdir()
+    (root / "x").mkdir()
+    (root / "notes").symlink_to(root / "a" / "secrets")
+    (root / "x" / "secrets").symlink_to(root / "other")
+    rules = Permissions(root, deny=["Read(secrets/**)"])
+    for path in ["notes/key", "x/secrets/key"]:
+        call = ToolCall(id="c1", name="read", arguments={"path": path})
+        assert rules.decide(call).decision is DENY, path

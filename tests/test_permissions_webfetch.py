@@ -65,6 +65,8 @@ DOCUMENTED = [
     ("WebFetch(domain:example.*)", "https://example.evil.com/", ASK),
     ("WebFetch(domain:docs.*.example.com)", "https://docs.eu.example.com/", ALLOW),
     ("WebFetch(domain:docs.*.example.com)", "https://docs.a.b.example.com/", ASK),
+    # claw: a URL whose host cannot be read (a bad port) matches no domain, not even *
+    ("WebFetch(domain:*)", "http://a:b:c/", ASK),
     # only the domain: form is a WebFetch specifier
     ("WebFetch(https://example.com/*)", "https://example.com/x", ASK),
 ]
