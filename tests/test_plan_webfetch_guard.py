@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from claw.agent import Finish
 from claw.guard import guard
 from claw.loop import Agent
 from claw.permissions import Approval, Mode
@@ -98,3 +99,25 @@ async def test_plan_guard_keeps_an_untrusted_folders_allow_rules_and_hooks_out_a
     # Any other mode goes to the permissions as it is.
     assert await ran(guarded(mode=Mode.BYPASS, approve=approve), other)
     assert (tmp_path / "built").is_dir()
+
+
+async def test_plan_guard_ends_the_run_after_three_refused_calls(tmp_path: Path) -> None:
+    made = [
+        ToolCall(id=f"m{n}", name="bash", arguments={"command": f"mkdir d{n}"}) for n in (1, 2, 3)
+    ]
+    provider = MockStreamProvider(
+        [
+            AssistantTurn(tool_calls=made, stop_reason=StopReason.TOOL_USE),
+            AssistantTurn(text="Then I try again.", stop_reason=StopReason.END_TURN),
+        ]
+    )
+    agent = Agent(provider, default_tools(tmp_path))
+
+    async def refuse(call: ToolCall, why: str) -> Approval:
+        return Approval.DENY
+
+    guard(agent, tmp_path, approve=refuse)
+    finished = await agent.run("Make three folders.")
+
+    assert finished.reason is Finish.PERMISSION_DENIALS and finished.steps == 1
+    assert not any((tmp_path / f"d{n}").exists() for n in (1, 2, 3))
