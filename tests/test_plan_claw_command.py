@@ -249,3 +249,38 @@ def test_plan_claw_command_a_read_deny_rule_holds_for_a_grep_of_the_folder_aroun
     assert "hunter2" not in grep and "private-note" not in grep
     # the Read rule holds for glob too; the Grep rule covers grep only
     assert sorted(glob.splitlines()) == ["private/notes.txt"]
+
+
+def test_plan_claw_command_a_grep_of_the_folder_around_a_secret_file_leaves_it_out(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (tmp_path / ".env").write_text("API_KEY=sk-secret-env\n")
+    (tmp_path / "app.py").write_text("API_KEY = load('sk-secret-app')\n")
+    server.add(calls("grep", {"pattern": "sk-secret"}), says("Only the app."))
+
+    assert run_claw(server, tmp_path, monkeypatch, "Where is the key?") == 0
+
+    (grep,) = tool_results(server)
+    assert "app.py:1: API_KEY = load('sk-secret-app')" in grep
+    assert "sk-secret-env" not in grep  # chapter 14's protected file, withheld from grep too
+
+
+def test_plan_claw_command_an_ask_rule_of_the_project_is_asked_even_for_a_read(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (tmp_path / ".claw").mkdir()
+    settings = {"permissions": {"ask": ["Read(notes.txt)"]}}
+    (tmp_path / ".claw" / "settings.json").write_text(json.dumps(settings))
+    (tmp_path / "notes.txt").write_text("the launch date\n")
+    server.add(calls("read", {"path": "notes.txt"}), says("I may not read it."))
+
+    assert run_claw(server, tmp_path, monkeypatch, "What do the notes say?") == 0
+
+    assert "read(path='notes.txt') needs approval" in capsys.readouterr().err
+    (result,) = tool_results(server)
+    assert result.startswith("Error: Permission denied") and "launch date" not in result

@@ -7,6 +7,7 @@ loopback server, in that repository, with a home folder of its own (where trust 
 
 import io
 import json
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -225,3 +226,85 @@ def test_plan_trust_a_folder_that_brings_nothing_asks_nothing(
 
     out, error = capsys.readouterr()
     assert QUESTION not in out and NOT_TRUSTED not in error
+
+
+def test_plan_trust_a_broken_list_of_trusted_folders_stops_claw_before_anything_runs(
+    server: LoopbackServer,
+    tmp_path: Path,
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    project = hostile(tmp_path)
+    store = home / ".claw" / "trusted-folders.json"
+    store.parent.mkdir()
+    # not JSON; JSON but not an object; a string where the list goes ("/" would trust it all)
+    for content in ("{not json", "[]", '{"trusted": "/"}'):
+        store.write_text(content)
+        assert run_claw(server, project, monkeypatch, "Hi.") == 1, content
+        error = capsys.readouterr().err
+        assert str(store) in error and "fix or delete it" in error, content
+        assert store.read_text() == content  # left as it is
+        assert not (project / "stolen.txt").exists()
+    assert server.requests == []
+
+    # No list at all is an empty one: claw runs, without the allow rule the folder brings.
+    store.unlink()
+    server.add(calls("bash", {"command": "echo pwned > pwned.txt"}), says("It was refused."))
+    assert run_claw(server, project, monkeypatch, "Set it up.") == 0
+    assert NOT_TRUSTED in capsys.readouterr().err
+    assert not (project / "pwned.txt").exists()
+    assert not (project / "stolen.txt").exists()
+    (result,) = tool_results(server)
+    assert result.startswith("Error: Permission denied")
+
+
+def test_plan_trust_a_yes_is_kept_next_to_the_list_where_only_the_user_can_read_it(
+    server: LoopbackServer,
+    tmp_path: Path,
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The temporary file goes next to the list, not to $TMPDIR (a rename is atomic only within
+    # one file system): with $TMPDIR gone, a yes is still remembered.
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "no-such-tmp"))
+    settings = {"permissions": {"allow": ["Bash(echo *)", "Edit(/made.txt)"]}}
+    first = repository(tmp_path, settings)
+    server.add(calls("bash", {"command": "echo made > made.txt"}), says("Made it."))
+    assert claw_at_a_terminal(server, first, monkeypatch, "Make it.", answers="y\n") == 0
+    assert (first / "made.txt").read_text() == "made\n"  # trusted: its allow rule applied
+    store = home / ".claw" / "trusted-folders.json"
+    assert stat.S_IMODE(store.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(store.stat().st_mode) == 0o600
+
+    second = tmp_path / "second"  # ~/.claw exists now: a second yes (spelled out) adds to it
+    second.mkdir()
+    (second / "AGENTS.md").write_text("Be brief.\n")
+    (second / "notes.txt").write_text("Brief.\n")
+    server.add(calls("read", {"path": "notes.txt"}), says("Brief."))
+    assert claw_at_a_terminal(server, second, monkeypatch, "Read it.", answers="Yes\n") == 0
+    trusted = json.loads(store.read_text())["trusted"]
+    assert trusted == [str(first.resolve()), str(second.resolve())]
+    assert sorted(path.name for path in store.parent.iterdir()) == ["trusted-folders.json"]
+
+
+def test_plan_trust_names_an_instruction_file_above_the_folder_by_its_full_path(
+    server: LoopbackServer,
+    tmp_path: Path,
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    project = repository(tmp_path, {}, "Use tabs.\n")
+    (project / ".claw" / "settings.json").unlink()
+    inner = project / "src"
+    inner.mkdir()
+    (inner / "app.py").write_text("print('hi')\n")
+    server.add(calls("read", {"path": "app.py"}), says("It prints hi."))
+
+    assert run_claw(server, inner, monkeypatch, "What does it do?") == 0
+
+    error = capsys.readouterr().err
+    assert NOT_TRUSTED in error
+    assert str(project.resolve() / "AGENTS.md") in error
+    assert "Use tabs." not in json.dumps(server.requests[0].json["messages"])
