@@ -261,3 +261,32 @@ async def test_glob_a_reversed_range_is_an_error_naming_the_pattern(tmp_path):
     assert output.is_error
     assert "src/[z-a]*.py" in output.content and "not a valid glob pattern" in output.content
 
+
+
+async def test_glob_each_set_ends_at_its_own_bracket_and_a_negated_one_works(tmp_path):
+    make_project(tmp_path, {"a.py": "", "b.py": "", "ac.txt": "", "bd.txt": "", "]x.txt": ""})
+    assert sorted(paths(await glob(tmp_path, pattern="[!a].py"))) == ["b.py"]
+    assert paths(await glob(tmp_path, pattern="[]]*.txt")) == ["]x.txt"], "a ] first is a member"
+    assert sorted(paths(await glob(tmp_path, pattern="[ab][cd].txt"))) == ["ac.txt", "bd.txt"]
+
+
+async def test_glob_a_withheld_folder_is_refused_not_searched(tmp_path):
+    make_project(tmp_path, {"keys/b.py": "", "a.py": ""})
+
+    def withhold(relative: str) -> str | None:
+        return "withheld" if relative == "keys" else None
+
+    tool = GlobTool(tmp_path, withhold=withhold)
+    everything = await tool.run({"pattern": "**/*.py"})
+    assert isinstance(everything, ToolOutput)
+    assert paths(everything) == ["a.py"]
+    output = await tool.run({"pattern": "*.py", "path": "keys"})
+    assert isinstance(output, ToolOutput)
+    assert output.is_error
+    assert "b.py" not in output.content
+
+
+async def test_glob_a_path_the_system_refuses_is_an_error_result_naming_the_error(tmp_path):
+    output = await glob(tmp_path, pattern="*.py", path="x" * 300)
+    assert output.is_error
+    assert "too long" in output.content.lower()

@@ -342,3 +342,35 @@ def test_grep_a_huge_one_line_file_is_searched_in_little_memory(tmp_path):
         (2, "needle again"),
     ]
     assert peak < 8 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB for a 32 MiB line"
+
+
+@pytest.mark.timeout(60)  # rg over 300 files three times: seconds, more on a busy machine
+async def test_grep_with_ripgrep_installed_rg_answers_without_the_python_engine(
+    tmp_path, monkeypatch
+):
+    if find_ripgrep() is None:
+        pytest.skip("ripgrep (rg) is not installed: `pip install ripgrep` to compare engines")
+    make_project(tmp_path, {
+        "win.txt": b"\xef\xbb\xbfhit on the first line\r\nsecond\r\nthird HIT\r\n",
+        "late-nul.txt": b"a" * 9000 + b"\0\nhit after a late NUL\n",
+        "x-1-y.txt": "".join(f"{n}:{n}- line {n}\n" for n in range(1, 12)) + "12- hit\n",
+        "many.txt": "".join(f"hit {n:05} {'.' * 60}\n" for n in range(1200)),
+        **{f"batch/{n:03}.txt": f"hit {n}\n" for n in range(300)},
+    })  # fmt: skip
+    (tmp_path / "new\nline.txt").write_text("hit in a name with a newline\n")
+    (tmp_path / "ends\n").write_text("hit in a name that ends with one\n")
+    (tmp_path / "z").write_text("hit in a one-letter name\n")
+    (tmp_path / "mark.txt").write_text("first\n\ufeffhit: only a first line loses a BOM\n")
+    slow = GrepTool(tmp_path, max_matches=5, ripgrep=False)
+    cases = [{"pattern": "hit"}, {"pattern": "hit", "ignore_case": True, "before": 1, "after": 1},
+             {"pattern": "^(third|hit)", "glob": "*.txt", "after": 2}]  # fmt: skip
+    expected = [await slow.run(arguments) for arguments in cases]
+
+    def python_engine(*_: object) -> None:
+        raise AssertionError("rg understands the pattern: the Python engine must not run")
+
+    monkeypatch.setattr(GrepTool, "python_results", python_engine)
+    fast = GrepTool(tmp_path, max_matches=5)
+    assert fast.rg is not None
+    for arguments, want in zip(cases, expected, strict=True):
+        assert (await fast.run(arguments)) == want, arguments

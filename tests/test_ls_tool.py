@@ -184,3 +184,10 @@ async def test_ls_withhold_hides_entries_even_with_all_and_refuses_a_withheld_fo
     assert isinstance(refused, ToolOutput)
     assert refused.is_error
     assert "kept back" in refused.content
+
+
+async def test_ls_a_path_the_system_refuses_is_an_error_result_naming_the_error(tmp_path):
+    output = await ListDirTool(tmp_path).run({"path": "x" * 300})
+    assert isinstance(output, ToolOutput)
+    assert output.is_error
+    assert "too long" in output.content.lower()
