@@ -378,6 +378,9 @@ def test_eval_a_worker_that_dies_is_an_error_result(tmp_path: Path) -> None:
         swe_bench_line(base_commit=head, FAIL_TO_PASS="[]", PASS_TO_PASS="[]", test_patch="")
     )
     assert run_isolated(cloned, Config(name="c"), 1, clones).status == "passed"
+    # ... and no folder stays no folder there: not a folder named "None" to look for a clone in.
+    unaided = run_isolated(cloned, Config(name="c"), 1)
+    assert unaided.status == "error" and "no --repos folder" in unaided.reason
 
     # A worker that printed something before it died still failed.
     half = "printf 'half a result\\n' > /proc/$PPID/fd/1; kill -KILL $PPID"

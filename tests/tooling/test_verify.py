@@ -75,6 +75,21 @@ def test_a_chapter_that_needs_a_later_chapter_is_caught(course):
     assert any("up to ch01" in line and "test_double_two" in line for line in outcome.details)
 
 
+def test_a_progression_run_in_which_no_test_ran_is_caught(course):
+    # pytest breaks off before any test reports, only on the progression's starters: a run
+    # without results is a failure of the check, never a silent pass.
+    (course.root / "tests" / "conftest.py").write_text(
+        "import os\n\n"
+        "if 'clawbook-progress-' in os.environ.get('CLAW_IMPL_PATH', ''):\n"
+        "    raise SystemExit('conftest: cannot start')\n"
+    )
+    assert verify.check_untouched_starter(course).ok
+    outcome = verify.check_progression(course)
+    assert not outcome.ok
+    assert any("up to ch01" in line and "no test ran" in line for line in outcome.details)
+    assert any("up to ch02" in line and "no test ran" in line for line in outcome.details)
+
+
 def test_a_book_command_that_selects_no_test_is_caught(course):
     page = course.book / "ch02.md"
     page.write_text(page.read_text() + "\nThen run `pytest tests/test_tripple_typo.py`.\n")
