@@ -396,6 +396,31 @@ def test_eval_a_worker_that_dies_is_an_error_result(tmp_path: Path) -> None:
 
 
 @WORKERS
+def test_eval_the_worker_runs_this_claw_and_keeps_the_callers_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The caller's PYTHONPATH holds an impostor of claw's package (same name, a worker that
+    # fails at once) and a module the task's tests import.
+    path = tmp_path / "path"
+    package = path / run_isolated.__module__.split(".")[0]
+    (package / "evals").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "evals" / "__init__.py").write_text("")
+    (package / "evals" / "harness.py").write_text(
+        "import sys\nsys.exit('the impostor ran')\n"
+    )
+    (path / "callers_helper.py").write_text("ANSWER = 42\n")
+    monkeypatch.setenv("PYTHONPATH", str(path))
+    test = "import callers_helper\n\n\ndef test_path():\n    assert callers_helper.ANSWER == 42\n"
+    task = bug_task(files={"test_path.py": test}, FAIL_TO_PASS='["test_path.py::test_path"]')
+
+    result = run_isolated(task, Config(name="c", model="scripted:none"), 1)
+
+    assert result.reason != "the impostor ran"  # claw's own folder comes first
+    assert (result.status, result.reason) == ("passed", "passed")  # the caller's path follows
+
+
+@WORKERS
 def test_eval_a_run_over_its_budget_ends_budget(tmp_path: Path) -> None:
     spend = script(("", [read("calc.py")]), ("", [read("test_calc.py")]), ("Looked.", []))
     task = bug_task(scripts={"solve": spend})
