@@ -473,10 +473,61 @@ def mutmut_command() -> str:
     return found
 
 
-def run_mutmut(workdir: Path, names: Sequence[str], max_children: int, echo: bool) -> None:
-    """Run ``mutmut run`` in ``workdir`` with ``CLAW_IMPL=solution``; its output goes to a log."""
+def mutmut_env() -> dict[str, str]:
+    """This environment without the learner's ``CLAW_``/``CLAWBOOK_`` settings, on the reference."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAW_", "CLAWBOOK_"))}
     env["CLAW_IMPL"] = "solution"
+    return env
+
+
+GENERATE = """\
+import os, sys
+from mutmut import __main__ as mutmut
+mutmut.set_mutant_under_test("mutant_generation")
+os.makedirs("mutants", exist_ok=True)
+mutmut.copy_src_dir()
+mutmut.copy_also_copy_files()
+mutmut.setup_source_paths()
+mutmut.store_lines_covered_by_tests()
+mutmut.create_mutants(int(sys.argv[1]))
+"""
+"""The first step of ``mutmut run`` alone: write every mutant (and its ``.meta``), run nothing.
+``mutmut run`` then finds the files newer than their sources and keeps them as they are."""
+
+
+def generate_mutants(workdir: Path, max_children: int) -> bool:
+    """Write the mutants of the scratch copy without running any; whether that worked.
+
+    mutmut has no command for this step, so it calls mutmut's own functions in the order
+    ``mutmut run`` does. They are mutmut's internals: if a later mutmut moves them, this
+    returns ``False`` and the caller runs every mutant of the selected functions instead.
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", GENERATE, str(max_children)], cwd=workdir, env=mutmut_env(),
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        print(f"could not write the mutants before the run ({last}); running them all")
+        return False
+    return True
+
+
+def counted_names(workdir: Path, selection: Selection) -> list[str]:
+    """The names of the written mutants that ``selection``'s table counts.
+
+    A chapter's regions sit inside functions that hold given code too, and mutmut mutates
+    whole functions: without this list a chapter run would also run (and not count) every
+    mutant of the given lines around its regions; a ``--given`` run every mutant inside the
+    module's regions.
+    """
+    report = read_results(workdir, listed=set())
+    return [m.name for m in report.mutants if selection.counts(m)]
+
+
+def run_mutmut(workdir: Path, names: Sequence[str], max_children: int, echo: bool) -> None:
+    """Run ``mutmut run`` in ``workdir`` with ``CLAW_IMPL=solution``; its output goes to a log."""
+    env = mutmut_env()
     command = [mutmut_command(), "run", "--max-children", str(max_children), *names]
     log = workdir / "mutmut.log"
     with log.open("wb") as sink:
@@ -785,7 +836,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         echo = sys.stdout.isatty()
         if not echo:
             print(f"running mutmut in {workdir} (log: {workdir / 'mutmut.log'}) ...", flush=True)
-        run_mutmut(workdir, selection.globs, options.max_children, echo)
+        names = list(selection.globs)
+        if names and generate_mutants(workdir, options.max_children):
+            names = counted_names(workdir, selection) or names
+        run_mutmut(workdir, names, options.max_children, echo)
         print()
     report = read_results(workdir)
     if selection.globs:

@@ -6,6 +6,7 @@ script played through claw's real tools; nothing reaches the network.
 
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -431,7 +432,15 @@ def test_eval_a_run_over_its_budget_ends_budget(tmp_path: Path) -> None:
 
 
 @WORKERS
-def test_eval_parallel_workers_each_have_their_own_repository(tmp_path: Path) -> None:
+def test_eval_parallel_workers_each_have_their_own_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Scratch folders go to a temporary folder of this test's own, so folders that another
+    # run left behind (or makes at the same moment) are not taken for this run's.
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+
     def own(n: int) -> Task:
         # The check passes only in a repository holding this task's files and mark alone.
         checker = (
@@ -454,7 +463,33 @@ def test_eval_parallel_workers_each_have_their_own_repository(tmp_path: Path) ->
     assert [r.instance_id for r in results] == [f"t__own{n}" for n in range(4)]
     assert [r.status for r in results] == ["passed"] * 4, [r.reason for r in results]
     assert all(r.changed == ["mark.txt"] for r in results)
-    assert not list(Path(tempfile.gettempdir()).glob("claw-eval-t__own*"))
+    assert not list(temp.iterdir())  # every scratch folder removed
+
+
+@WORKERS
+def test_eval_a_scratch_folder_that_cannot_be_removed_costs_no_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Not being root, you cannot remove a folder the agent left without write permission;
+    # here every removal is refused that way, unless told to ignore errors.
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    tried: list[str] = []
+
+    def refused(path: str, ignore_errors: bool = False, *args: object, **kwargs: object) -> None:
+        tried.append(str(path))
+        if not ignore_errors:
+            raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(shutil, "rmtree", refused)
+    test = "def test_ok():\n    pass\n"
+    task = bug_task(files={"test_ok.py": test}, FAIL_TO_PASS='["test_ok.py::test_ok"]')
+
+    result = run_isolated(task, Config(name="c", model="scripted:none"), 1)
+
+    assert (result.status, result.reason) == ("passed", "passed")
+    assert [Path(p).parent for p in tried] == [temp]  # the removal was tried, and refused
 
 
 # ------------------------------------------------------------------ step 5: results and numbers

@@ -299,3 +299,45 @@ def test_a_known_gap_in_the_survivors_file_is_not_counted_as_listed(tmp_path: Pa
         "solution.a.x_f__mutmut_1",
         "solution.a.x_g__mutmut_3",
     }
+
+
+WORDS = textwrap.dedent(
+    '''\
+    """Given code around a region, and a function of given code only."""
+
+
+    def split(text: str) -> list[str]:
+        """Split on commas."""
+        cleaned = text.strip("-")
+        # region ch10: split it
+        return cleaned.split(",")
+        # endregion
+
+
+    def join(words: list[str]) -> str:
+        """Join with plus signs."""
+        return "+".join(words)
+    '''
+)
+
+
+def test_a_run_runs_only_the_mutants_its_table_counts(tmp_path: Path) -> None:
+    package = tmp_path / "solution"
+    package.mkdir()
+    (package / "__init__.py").write_text('"""The package."""\n', encoding="utf-8")
+    (package / "words.py").write_text(WORDS, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.mutmut]\nsource_paths = ["solution/"]\n', encoding="utf-8"
+    )
+    assert mutation.generate_mutants(tmp_path, 1)
+    written = {m.name for m in mutation.read_results(tmp_path, listed=set()).mutants}
+    assert all(m.status == "not checked" for m in mutation.read_results(tmp_path, set()).mutants)
+
+    chapter = set(mutation.counted_names(tmp_path, mutation.select(["ch10"], [], package)))
+    given = set(mutation.counted_names(tmp_path, mutation.select([], ["words"], package)))
+
+    of_split = {n for n in written if "x_split__" in n}
+    assert chapter and chapter < of_split  # the region's, not the line of given code above it
+    assert of_split - chapter <= given  # that line is the given run's
+    assert any("x_join__" in n for n in given)
+    assert not chapter & given and chapter | given == written
