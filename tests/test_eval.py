@@ -431,16 +431,18 @@ def test_eval_a_run_over_its_budget_ends_budget(tmp_path: Path) -> None:
     assert (result.status, result.finish, result.steps) == ("failed", "budget", 1)
 
 
-@WORKERS
-def test_eval_parallel_workers_each_have_their_own_repository(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Scratch folders go to a temporary folder of this test's own, so folders that another
-    # run left behind (or makes at the same moment) are not taken for this run's.
-    temp = tmp_path / "temp"
-    temp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+@pytest.fixture
+def temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The temporary directory, for this test alone: scratch folders that another run left
+    behind (or makes at the same moment) are not taken for this run's."""
+    folder = tmp_path / "temp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
 
+
+@WORKERS
+def test_eval_parallel_workers_each_have_their_own_repository(temp: Path) -> None:
     def own(n: int) -> Task:
         # The check passes only in a repository holding this task's files and mark alone.
         checker = (
@@ -468,13 +470,10 @@ def test_eval_parallel_workers_each_have_their_own_repository(
 
 @WORKERS
 def test_eval_a_scratch_folder_that_cannot_be_removed_costs_no_result(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    temp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Not being root, you cannot remove a folder the agent left without write permission;
     # here every removal is refused that way, unless told to ignore errors.
-    temp = tmp_path / "temp"
-    temp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(temp))
     tried: list[str] = []
 
     def refused(path: str, ignore_errors: bool = False, *args: object, **kwargs: object) -> None:
