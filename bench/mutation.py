@@ -456,6 +456,14 @@ def restrict(workdir: Path, tests: Sequence[str] | None, files: Sequence[str] = 
     # takes 4 s alone can pass pytest-timeout's 10 s there. A looping mutant is still stopped,
     # by this limit or by mutmut's own CPU-time limit.
     text = re.sub(r"(?m)^timeout = \d+$", f"timeout = {TEST_TIMEOUT}", text, count=1)
+    # A mutant that loops in a worker thread (a search tool's walk runs in one) makes its test
+    # fail at the limit, and then hang in teardown, where asyncio joins that thread: mutmut
+    # would wait out its CPU limit (two minutes) and call it a timeout. The thread method
+    # ends the run at the limit instead, as a failure: the mutant is killed, as it is for a
+    # learner whose test runs over its limit.
+    text = re.sub(
+        r"(?m)^(timeout = \d+)$", r'\1\ntimeout_method = "thread"', text, count=1
+    )
     settings.write_text(text, encoding="utf-8")
 
 

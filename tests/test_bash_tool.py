@@ -1,9 +1,16 @@
 """ch10 · BashTool: a command in its own process group, a timeout, capped output, no secrets."""
 
 import asyncio
+import contextlib
+import ctypes
+import logging
 import os
+import shutil
+import signal
+import sys
 import time
 import tracemalloc
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +24,7 @@ from marked_processes import (
     HeldStart,
     assert_none_marked,
     job_control_escape,
+    marked,
     setpgid_escape,
     unique_marker,
     wait_until_ready,
@@ -25,6 +33,7 @@ from marked_processes import (
 from claw.agent import CANCELLED, Finish
 from claw.loop import Agent
 from claw.streaming import MockStreamProvider
+from claw.tools import bash as bash_module
 from claw.tools.bash import BashTool, OutputKeeper, is_secret, read_stream, scrubbed_env
 from claw.types import (
     AssistantTurn,
@@ -497,3 +506,229 @@ async def test_bash_a_process_that_left_the_session_does_not_hold_the_call(tmp_p
     output = await bash(BashTool(tmp_path), "setsid sleep 4 & echo started")
     assert time.monotonic() - started < 3
     assert output == ToolOutput.ok("started\nexit code: 0")
+
+
+# ------------------------------------------------------------------ the given helpers' edge cases
+
+
+def bash_warnings(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
+    """What the bash tool logged (level and message), as ``claw.tools.bash`` records it."""
+    return [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "claw.tools.bash"]
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGRTMIN"), reason="real-time signals are Linux's")
+async def test_bash_a_signal_without_a_name_is_given_by_its_number(tmp_path):
+    number = signal.SIGRTMIN + 6  # 40: real-time signals have no name, and kill by default
+    assert number not in {member.value for member in signal.Signals}
+    output = await bash(BashTool(tmp_path), f"echo before; kill -{number} $$")
+    assert output == ToolOutput.ok(f"before\nexit code: -{number} (killed by signal {number})")
+
+
+async def test_bash_a_tool_built_without_arguments_runs_here_with_its_stated_limits(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    tool = BashTool()
+    assert tool.definition.description.endswith("Default timeout 120 s, maximum 600 s.")
+    output = await bash(tool, "pwd -P", timeout=900)
+    assert output == ToolOutput.ok(
+        "timeout 900 s is above the maximum of 600 s, so 600 s was used\n"
+        f"{tmp_path.resolve()}\nexit code: 0"
+    )
+
+
+async def test_bash_the_default_timeout_may_equal_the_maximum_and_must_be_above_zero(tmp_path):
+    tool = BashTool(tmp_path, default_timeout=0.5, max_timeout=0.5)
+    assert await bash(tool, "echo ok") == ToolOutput.ok("ok\nexit code: 0")
+    for wrong in (0, -1, 0.6):
+        with pytest.raises(ValueError, match=r"^default_timeout \("):
+            BashTool(tmp_path, default_timeout=wrong, max_timeout=0.5)
+
+
+async def test_bash_without_proc_the_group_gets_sigterm_and_nothing_else(
+    tmp_path, marker, monkeypatch, caplog
+):
+    # macOS and the BSDs have no /proc, so no list of a session's processes: claw signals the
+    # group whose id is the session's. Here the fallback runs on Linux: session_members says
+    # there is no /proc. The job records the signals it gets; bash ignores them and collects
+    # the job when it ends (so no zombie is left in the group), then exits.
+    monkeypatch.setattr(bash_module, "session_members", lambda sid: None)
+    monkeypatch.setattr(bash_module, "KILL_SECONDS", 0.5)
+    job = (
+        "(trap 'echo HUP >> got; exit' HUP; trap 'echo TERM >> got; exit' TERM; "
+        "echo $BASHPID > job; for i in $(seq 100); do sleep 0.05; done) &"
+    )
+    command = f": {marker}; {job} trap '' TERM HUP; wait"
+    with caplog.at_level(logging.WARNING, logger="claw.tools.bash"):
+        call = asyncio.create_task(bash(BashTool(tmp_path, grace=2), command))
+        [pid] = await wait_for_lines(tmp_path / "job", 1, call)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+    assert (tmp_path / "got").read_text() == "TERM\n", "one SIGTERM, no other signal"
+    assert not living(pid)
+    assert_none_marked(marker, within=0.5)
+    assert bash_warnings(caplog) == []
+
+
+async def test_bash_without_pidfds_every_process_of_the_session_gets_sigterm(
+    tmp_path, marker, monkeypatch
+):
+    # Without os.pidfd_open (Python on another system), each process is signalled by pid.
+    monkeypatch.delattr(os, "pidfd_open", raising=False)
+    job = (
+        "(trap 'echo TERM >> got; exit' TERM; echo $BASHPID >> jobs; "
+        "for i in $(seq 100); do sleep 0.05; done) &"
+    )
+    call = asyncio.create_task(bash(BashTool(tmp_path, grace=2), f": {marker}; {job} {job} wait"))
+    pids = await wait_for_lines(tmp_path / "jobs", 2, call)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert (tmp_path / "got").read_text() == "TERM\nTERM\n", "each job got SIGTERM"
+    assert_all_gone(pids)
+    assert_none_marked(marker, within=0.5)
+
+
+async def test_bash_a_process_sigkill_cannot_remove_is_logged_and_not_waited_for(
+    tmp_path, marker, monkeypatch, caplog
+):
+    # A process stuck in the kernel (a dead network disk) outlives SIGKILL. Simulated here:
+    # SIGKILL is not sent, and the sleep ignores SIGTERM. After KILL_SECONDS claw gives up.
+    real_signal_session = bash_module.signal_session
+
+    def no_sigkill(sid: int, signum: int) -> None:
+        if signum != signal.SIGKILL:
+            real_signal_session(sid, signum)
+
+    monkeypatch.setattr(bash_module, "signal_session", no_sigkill)
+    monkeypatch.setattr(bash_module, "KILL_SECONDS", 0.2)
+    command = f"trap '' TERM; (exec -a {marker} sleep 300 &> /dev/null) & echo $$ $!"
+    with caplog.at_level(logging.WARNING, logger="claw.tools.bash"):
+        output = await bash(BashTool(tmp_path, grace=0.1), command)
+    sid, pid = output.content.split()[:2]
+    assert output == ToolOutput.ok(f"{sid} {pid}\nexit code: 0")
+    assert bash_warnings(caplog) == [
+        ("WARNING", f"session {sid}: processes [{pid}] survived SIGKILL")
+    ]
+    assert marked(marker) == [int(pid)], "still there: claw gave up on it (the fixture kills it)"
+
+
+async def test_bash_a_process_named_like_a_zombie_is_stopped_too(tmp_path, marker):
+    # A process picks its own name (the file it runs): this one's stat line reads
+    # "PID (s) Z 1 1 1) S ...". Read from the first ")", it would look like a zombie.
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    (tmp_path / "s) Z 1 1 1").symlink_to(sleep)
+    disguised = "grep -qxF 's) Z 1 1 1' /proc/$!/comm"  # once it runs the file
+    command = (
+        f'(exec -a {marker} "./s) Z 1 1 1" 300) & '
+        f"until {disguised}; do sleep 0.01; done; cat /proc/$!/comm"
+    )
+    output = await bash(BashTool(tmp_path, grace=0.5), command, timeout=5)
+    assert output == ToolOutput.ok("s) Z 1 1 1\nexit code: 0")
+    assert_none_marked(marker)
+
+
+async def test_bash_a_call_after_one_whose_output_was_held_open_reads_its_own(tmp_path, marker):
+    # A process that left the session holds the first call's pipe open past the drain. The
+    # pipe must still be closed when that call returns, or the next pipe (which may get the
+    # same file descriptor) is never read.
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    (tmp_path / marker).symlink_to(sleep)  # a sleep named by the marker
+    left = f"grep -qxF {marker[:15]} /proc/$!/comm"  # it runs: setsid has done its work
+    tool = BashTool(tmp_path)
+    escape = f"setsid ./{marker} 300 & until {left}; do sleep 0.01; done"
+    first = await bash(tool, f"{escape}; echo first", timeout=5)
+    assert first == ToolOutput.ok("first\nexit code: 0")
+    assert marked(marker), "the escapee still runs (the fixture kills it)"
+    for word in ("second", "third"):
+        assert await bash(tool, f"echo {word}") == ToolOutput.ok(f"{word}\nexit code: 0")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+async def test_bash_a_zombie_left_in_the_session_does_not_count(tmp_path, monkeypatch, caplog):
+    # The background sleep exits at once; its parent (bash, replaced by `exec sleep 300`) never
+    # collects it: a zombie. When the timeout kills the parent, the zombie goes to the nearest
+    # "subreaper" (this test process, for the length of the test), which collects it only at
+    # the end: so it stays in the session, dead, while claw stops the session.
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_set_child_subreaper = 36
+    if libc.prctl(pr_set_child_subreaper, 1, 0, 0, 0) != 0:
+        pytest.skip("this system does not let a process become a subreaper")
+    monkeypatch.setattr(bash_module, "KILL_SECONDS", 0.2)
+    command = "sleep 0.01 & echo $! $$; exec sleep 300"
+    zombie = None
+    try:
+        with caplog.at_level(logging.WARNING, logger="claw.tools.bash"):
+            output = await bash(BashTool(tmp_path, grace=0.5), command, timeout=0.5)
+        zombie, sid = (int(word) for word in output.content.split()[:2])
+        assert output == ToolOutput.error(
+            f"{zombie} {sid}\ntimed out after 0.5 s: the command and every process it started "
+            "were stopped"
+        )
+        stat = Path(f"/proc/{zombie}/stat").read_text()
+        state, _, _, session = stat[stat.rfind(")") + 2 :].split()[:4]
+        assert (state, int(session)) == ("Z", sid), "a zombie of the command's session"
+        assert bash_warnings(caplog) == []
+    finally:
+        libc.prctl(pr_set_child_subreaper, 0, 0, 0, 0)
+        if zombie is not None:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(zombie, 0)
+
+
+async def test_bash_cancelled_while_a_start_that_fails_is_under_way_raises_cancelled(
+    tmp_path, monkeypatch
+):
+    # The start is held until after the cancel; then it fails (the workspace does not exist).
+    holding, released = asyncio.Event(), asyncio.Event()
+    real = asyncio.create_subprocess_exec
+
+    async def held(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+        holding.set()
+        await released.wait()
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", held)
+    call = asyncio.create_task(bash(BashTool(tmp_path / "missing"), "echo hi"))
+    waiting = asyncio.create_task(holding.wait())
+    await asyncio.wait((call, waiting), return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    if call.done():  # it ended before its start was held
+        await call
+    call.cancel()
+    released.set()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+
+
+async def test_bash_a_call_warns_nothing(tmp_path):
+    # Python's warnings would land on claw's screen.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        output = await bash(BashTool(tmp_path), "echo hi")
+    assert output == ToolOutput.ok("hi\nexit code: 0")
+    assert [str(warning.message) for warning in caught] == []
+
+
+async def test_bash_cancelled_while_starting_gives_the_command_no_grace_period(
+    tmp_path, marker, monkeypatch
+):
+    # The command's SIGTERM trap needs half a second to clean up; a cancel during the start
+    # stops the session with no grace period, so SIGKILL ends the trap before it is done.
+    start = HeldStart(monkeypatch)
+    trap = "trap 'sleep 0.5; echo done > cleaned; exit' TERM"
+    command = f": {marker}; {trap}; touch ready; while :; do sleep 0.05; done"
+    call = asyncio.create_task(bash(BashTool(tmp_path, grace=5), command))
+    while not (tmp_path / "ready").exists():
+        if call.done():  # it ended before the command ran
+            await call
+        await asyncio.sleep(0.02)
+    call.cancel()
+    start.release()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert_none_marked(marker)
+    assert not (tmp_path / "cleaned").exists(), "killed, not given time to clean up"

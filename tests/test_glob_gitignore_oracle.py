@@ -211,3 +211,156 @@ def test_glob_gitignore_idioms_and_odd_lines_match_git(tmp_path, case):
         expected = git_files(root)
         got = sorted(relative for relative, _ in walk(root))
     assert got == expected
+
+
+WILDMATCH_LINES = [
+    # sets: negation, a ] or - first, ranges (reversed, escaped ends), escapes, classes
+    b"[!a]", b"[^a]", b"[ab]", b"[Xa]", b"[a-c-e]", b"[!]a]", b"[^]]", b"[]a]", b"[]-a]", b"[]]",
+    b"[-a]", b"[a-]", b"[!-]",
+    b"[!!]", b"[!^]", b"[^!]", b"[!a-y]", b"[a-c]", b"[c-a]", b"[a-a]", b"[\\]]", b"[a\\-c]",
+    b"[a-\\c]", b"[\\a-c]", b"[Z-\\a]", b"[[:digit:]]", b"[![:digit:]]", b"[[:digit:]-z]",
+    b"[[:digit:][:upper:]]", b"[[:alpha:]]", b"[[:alnum:]]", b"[[:punct:]]", b"[[:space:]]",
+    b"[[:lower:]]", b"[[:xdigit:]]", b"[[:blank:]]", b"[[:graph:]]", b"[[:print:]]",
+    b"[[:cntrl:]]", b"[[:nope:]]", b"[[:]]", b"[[::]]", b"[[:a]", b"[[:]", b"[[:a]b]", b"[[x]",
+    b"[[]", b"[a[]", b"[]a[:digit:]]", b"[]a[:]", b"[a", b"[\\", b"[a\\", b"[a-", b"[a-\\",
+    b"[!", b"[", b"[]", b"[!]", b"[[:digit:]", b"[[:digit:]b", b"x[!a]y", b"x[]a]y",
+    b"/x[!a]y", b"/x[[:punct:]]y", b"/x[!z]y",
+    # stars, question marks, escapes
+    b"*.py", b"*a", b"a*", b"*a*", b"?", b"??", b"x?y", b"/x?y", b"/x*y", b"**", b"***", b"a**",
+    b"**a", b"x**y", b"**/y", b"***/y", b"d/**", b"d/***", b"d/**/y", b"d/**/e/y", b"**/e/y",
+    b"d/**/", b"d/**y", b"d**/y", b"**\\/y", b"d/**\\/y", b"d/e**", b"/d**", b"/x**y", b"/**/y",
+    b"/**", b"x/**", b"d\\**/y", b"d*/**/y", b"d*a**/y", b"?**/y", b"dX**/y", b"d/*", b"d/*/y",
+    b"*/y", b"d/?",
+    b"\\**", b"\\*", b"\\?", b"\\[a]", b"x\\yz", b"\\a", b"a\\", b"\\", b"x\\", b"n?l",
+    # spaces, comments, negations, folders only
+    b"a ", b"a  ", b"a\\ ", b"a\\  ", b"a \\ ", b"   ", b" ", b"a\\ \\ ", b"a\t", b"a \t",
+    b" a", b"#", b"#a", b"\\#", b"!", b"!a", b"*\n!a", b"*\n!d/", b"d/", b"e/", b"/d", b"d/e/",
+    b"*\n!*/\n!y", b"\\!", b"!\\!",
+]  # fmt: skip
+"""One ignore file each (a line, or a few): sets, stars, escapes and spaces as git reads them."""
+
+WILDMATCH_FILES = [
+    *(bytes([c]) for c in b"abcyzAXZ05-][!^\\:*? _#\t"),  # x is a folder
+    b"\xc3\xa9", b"[]", b":]", b"]a", b"a]", b"-a", b"a-", b"ab", b"ba", b"x.py", b"xpy",
+    b"a b", b"xyz", b"xyzz", b"xay", b"xby", b"x-y", b"xzy", b"x!y", b"a ", b"a  ", b"a\t",
+    b"a \t", b" a", b"a\\", b"n\nl", b"**", b"#a", b"!a",
+    b"x/y", b"d/y", b"d/a", b"d/e/y", b"d/e/f/y", b"d/x.py", b"d/n\nl", b"d/e/n\nl", b"dy",
+    b"dd/y", b"d/ey", b"e/y", b"day", b"dXy",
+]  # fmt: skip
+"""The files each ignore file above is tried on (``/`` makes folders)."""
+
+
+@needs_git
+def test_glob_each_pattern_of_the_wildmatch_table_ignores_what_git_ignores(tmp_path):
+    """Every line of ``WILDMATCH_LINES`` alone in a folder's ``.gitignore``, over the same files."""
+    root = tmp_path / "repo"
+    folders = {}
+    for number, lines in enumerate(WILDMATCH_LINES):
+        folder = f"p{number:03}"
+        folders[folder] = lines
+        (root / folder).mkdir(parents=True)
+        (root / folder / ".gitignore").write_bytes(lines + b"\n")
+        for name in WILDMATCH_FILES:
+            path = root / folder / os.fsdecode(name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"")
+    (tmp_path / "gitconfig").write_text("")
+    with isolated(tmp_path):
+        expected = set(git_files(root))
+        got = {relative for relative, _ in walk(root)}
+    wrong = []
+    for folder, lines in folders.items():
+        git_only = sorted(p for p in expected - got if p.startswith(folder + "/"))
+        claw_only = sorted(p for p in got - expected if p.startswith(folder + "/"))
+        if git_only or claw_only:
+            wrong.append(f"{lines!r}: git lists {git_only}, claw lists {claw_only}")
+    assert not wrong, "\n".join(wrong)
+
+
+def git_lists(root: Path, *pathspec: str) -> list[str]:
+    """What git lists in ``root`` (an existing work tree), without initialising anything."""
+    assert GIT is not None
+    done = subprocess.run(
+        [GIT, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *pathspec],
+        cwd=root, capture_output=True, check=True,
+    )  # fmt: skip
+    return sorted(os.fsdecode(name) for name in done.stdout.split(b"\0") if name)
+
+
+@needs_git
+def test_glob_walk_reads_the_exclude_file_of_a_linked_worktree_and_of_a_moved_git_folder(
+    tmp_path,
+):
+    main, linked, moved = tmp_path / "main", tmp_path / "linked", tmp_path / "moved"
+    (tmp_path / "gitconfig").write_text("[user]\n\tname = t\n\temail = t@example.com\n")
+    with isolated(tmp_path):
+        subprocess.run([GIT, "init", "-q", str(main)], check=True)
+        (main / "kept.py").write_text("")
+        subprocess.run([GIT, "add", "kept.py"], cwd=main, check=True)
+        subprocess.run([GIT, "commit", "-qm", "one"], cwd=main, check=True)
+        # a linked worktree: its .git file points into main/.git/worktrees/, whose commondir
+        # leads back to main/.git, where info/exclude lives
+        subprocess.run([GIT, "worktree", "add", "-q", str(linked)], cwd=main, check=True)
+        (main / ".git" / "info" / "exclude").write_text("*.tmp\n")
+        # a git folder moved away, named by a relative path in the .git file (no commondir)
+        subprocess.run(
+            [GIT, "init", "-q", "--separate-git-dir", str(tmp_path / "moved.git"), str(moved)],
+            check=True,
+        )
+        (moved / ".git").write_text("gitdir: ../moved.git\n")
+        (tmp_path / "moved.git" / "info" / "exclude").write_text("*.log\n")
+        for tree in (linked, moved):
+            for name in ("a.tmp", "b.log", "c.py"):
+                (tree / name).write_text("")
+            expected = git_lists(tree)
+            # the .git file itself is listed by claw by design (the chapter says why)
+            got = sorted(relative for relative, _ in walk(tree) if relative != ".git")
+            assert got == expected, tree.name
+    assert "a.tmp" not in git_lists(linked) and "b.log" not in git_lists(moved)
+
+
+@needs_git
+def test_glob_walk_from_a_subfolder_applies_every_gitignore_above_it_as_git_does(tmp_path):
+    root = tmp_path / "repo"
+    files = {
+        ".gitignore": b"/a/b/x1\n",
+        "a/.gitignore": b"b/x2\n/b/x3\n",
+        "a/b/.gitignore": b"/x4\nx5\n",
+        **{f"a/b/x{n}": b"" for n in range(1, 7)},
+        "a/b/c/x5": b"", "a/b/c/x4": b"", "a/b/c/x2": b"",
+    }  # fmt: skip
+    for name, content in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(content)
+    (tmp_path / "gitconfig").write_text("")
+    with isolated(tmp_path):
+        subprocess.run([GIT, "init", "-q", str(root)], check=True)
+        for start in ("a/b", "a/b/c"):
+            expected = git_lists(root, start)
+            got = sorted(relative for relative, _ in walk(root, start))
+            assert got == expected, start
+    assert expected == ["a/b/c/x2", "a/b/c/x4"]
+
+
+@needs_git
+def test_glob_walk_follows_a_change_of_the_git_configuration_between_searches(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    for name in ("a.swp", "b.bak", "c.py"):
+        (root / name).write_text("")
+    for folder, pattern in (("one", "*.swp\n"), ("two", "*.bak\n")):
+        (tmp_path / folder / "git").mkdir(parents=True)
+        (tmp_path / folder / "dotfiles").write_text(pattern)
+    (tmp_path / "one" / "git" / "ignore").write_text("*.swp\n")
+    # a linked excludes file (as dotfile managers make) is read: only .gitignore links are not
+    (tmp_path / "two" / "git" / "ignore").symlink_to(tmp_path / "two" / "dotfiles")
+    (tmp_path / "gitconfig").write_text("")
+    seen = []
+    with isolated(tmp_path):
+        subprocess.run([GIT, "init", "-q", str(root)], check=True)
+        for folder in ("one", "two"):
+            os.environ["XDG_CONFIG_HOME"] = str(tmp_path / folder)
+            expected = git_lists(root)
+            assert sorted(relative for relative, _ in walk(root)) == expected, folder
+            seen.append(expected)
+    assert seen == [["b.bak", "c.py"], ["a.swp", "c.py"]]

@@ -286,6 +286,35 @@ async def test_glob_a_withheld_folder_is_refused_not_searched(tmp_path):
     assert "b.py" not in output.content
 
 
+async def test_glob_withhold_is_asked_about_a_nested_path_with_slashes_never_about_the_root(
+    tmp_path,
+):
+    make_project(tmp_path, {"keys/deep/b.py": "", "a.py": ""})
+    asked = []
+
+    def withhold(relative: str) -> str | None:
+        asked.append(relative)
+        return "withheld" if relative == "keys/deep" else None
+
+    tool = GlobTool(tmp_path, withhold=withhold)
+    refused = await tool.run({"pattern": "*.py", "path": "keys/deep/"})
+    assert isinstance(refused, ToolOutput)
+    assert refused.is_error and "b.py" not in refused.content
+    everything = await tool.run({"pattern": "**/*.py", "path": "."})
+    assert isinstance(everything, ToolOutput)
+    assert paths(everything) == ["a.py"]
+    assert "." not in asked and "" not in asked
+
+
+async def test_glob_a_workspace_whose_name_ends_in_a_space_keeps_its_neighbour_out(tmp_path):
+    root, neighbour = tmp_path / "work ", tmp_path / "work"
+    make_project(root, {"app.py": ""})
+    make_project(neighbour, {"secret.py": ""})
+    (root / "leak.py").symlink_to(neighbour / "secret.py")
+    (root / "alias.py").symlink_to(root / "app.py")
+    assert sorted(paths(await glob(root, pattern="*.py"))) == ["alias.py", "app.py"]
+
+
 async def test_glob_a_path_the_system_refuses_is_an_error_result_naming_the_error(tmp_path):
     output = await glob(tmp_path, pattern="*.py", path="x" * 300)
     assert output.is_error

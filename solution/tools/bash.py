@@ -257,13 +257,14 @@ def signal_session(sid: int, signum: int) -> None:
                 os.close(handle)
 
 
-async def kill_session(sid: int, seconds: float = KILL_SECONDS) -> None:
+async def kill_session(sid: int) -> None:
     """``SIGKILL`` session ``sid`` again and again until no process of it runs.
 
-    A process may fork while its siblings die, so one round is not enough. After ``seconds``
-    it gives up (a process stuck in the kernel cannot be killed) and logs what is left.
+    A process may fork while its siblings die, so one round is not enough. After
+    ``KILL_SECONDS`` (read at each call) it gives up (a process stuck in the kernel cannot be
+    killed) and logs what is left.
     """
-    deadline = asyncio.get_running_loop().time() + seconds
+    deadline = asyncio.get_running_loop().time() + KILL_SECONDS
     while session_alive(sid):
         if asyncio.get_running_loop().time() > deadline:
             logger.warning("session %d: processes %s survived SIGKILL", sid, session_members(sid))

@@ -127,13 +127,20 @@ def bracket(pattern: bytes, start: int) -> tuple[bytes, int]:
     return b"[" + b"".join(re.escape(bytes([byte])) for byte in sorted(chosen)) + b"]", i + 1
 
 
-def wildmatch_regex(pattern: bytes) -> re.Pattern[bytes]:
+def wildmatch_regex(pattern: bytes, anchored: bool = False) -> re.Pattern[bytes]:
     r"""``pattern`` (one gitignore pattern, no ``!`` or trailing ``/``) as a bytes regex.
 
     ``*`` is any bytes but ``/`` and ``?`` one; ``**`` between slashes (or at an end) crosses
-    folders: ``**/`` is any folders or none, a final ``/**`` everything inside; ``\`` makes the
-    next byte plain. Raises ``Unusable`` where git's matcher would give up.
+    folders: ``**/`` is any folders or none, a final ``/**`` everything inside, ``**\/`` at
+    least one folder; ``\`` makes the next byte plain. Raises ``Unusable`` where git's matcher
+    would give up.
+
+    An ``anchored`` pattern (one with a ``/``) is matched by git in two steps: its start up to
+    the first ``*``, ``?``, ``[`` or ``\``, byte for byte, then the rest with ``wildmatch``. So
+    a ``**`` right after that start counts as at the start too: ``d**/y`` matches ``dy``,
+    ``d/y`` and ``d/e/y``.
     """
+    literal = next((n for n, byte in enumerate(pattern) if byte in b"*?[\\"), len(pattern))
     out: list[bytes] = []
     i = 0
     while i < len(pattern):
@@ -142,14 +149,14 @@ def wildmatch_regex(pattern: bytes) -> re.Pattern[bytes]:
             stars = i
             while i < len(pattern) and pattern[i] == ord("*"):
                 i += 1
-            at_start = stars == 0 or pattern[stars - 1] == SLASH
+            at_start = stars == 0 or pattern[stars - 1] == SLASH or (anchored and stars == literal)
             rest = pattern[i:]
             if i - stars >= 2 and at_start and (not rest or rest.startswith((b"/", b"\\/"))):
-                if not rest:
-                    out.append(b".*")
+                if rest.startswith(b"/"):
+                    out.append(b"(?:.*/)?")  # git tries "no folder" first only before a plain /
+                    i += 1
                 else:
-                    out.append(b"(?:.*/)?")
-                    i += 1 if rest.startswith(b"/") else 2
+                    out.append(b".*")
             else:
                 out.append(b"[^/]*")
             continue
@@ -222,7 +229,7 @@ def parse_line(line: bytes) -> Pattern | None:
     body = body[:-1] if dir_only else body
     anywhere = b"/" not in body
     try:
-        regex = wildmatch_regex(body.removeprefix(b"/"))
+        regex = wildmatch_regex(body.removeprefix(b"/"), anchored=not anywhere)
     except Unusable:
         return None
     return Pattern(regex, negated, dir_only, anywhere)

@@ -188,6 +188,10 @@ def test_the_scratch_settings_select_only_the_chosen_tests(tmp_path: Path) -> No
         *untraceable,
     ]
     assert config["only_mutate"] == ["solution/safety.py"]
+    # A test over its limit ends the run (a loop in a worker thread cannot hang the teardown).
+    pytest_ini = tomllib.loads(settings.read_text(encoding="utf-8"))["tool"]["pytest"]
+    assert pytest_ini["ini_options"]["timeout"] == mutation.TEST_TIMEOUT
+    assert pytest_ini["ini_options"]["timeout_method"] == "thread"
     # Without a chapter, the whole suite's selection is kept, and the same tests left out.
     settings.write_bytes((Path(mutation.ROOT) / "pyproject.toml").read_bytes())
     mutation.restrict(tmp_path, None)
