@@ -84,11 +84,7 @@ def git_files(root: Path) -> list[str]:
     """What git lists in ``root``: tracked and untracked files it does not ignore."""
     assert GIT is not None
     subprocess.run([GIT, "init", "-q", str(root)], check=True)
-    done = subprocess.run(
-        [GIT, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=root, capture_output=True, check=True,
-    )  # fmt: skip
-    return sorted(os.fsdecode(name) for name in done.stdout.split(b"\0") if name)
+    return git_lists(root)
 
 
 def skipped_by_design(root: Path, relative: str) -> bool:
