@@ -43,6 +43,11 @@ NOT_TRUSTED = (
 trust it, which depends on whether claw could ask."""
 HOW_WITHOUT_TERMINAL = "Run claw here at a terminal to be asked, or pass --trust-project."
 HOW_AFTER_NO = "You answered no: claw asks again next time (--trust-project trusts it once)."
+NOT_REMEMBERED = (
+    "claw: your yes could not be saved in {store} ({error}): the folder is trusted for this run "
+    "only, and claw asks again next time"
+)
+"""What claw says on stderr when a yes cannot be written down; the run goes on trusted."""
 
 
 class BadTrustFile(ClawError):
@@ -155,7 +160,11 @@ async def decide_trust(
         out.flush()
         answer = (await read_line()).strip().lower()
         if answer in ("y", "yes"):
-            remember_trust(cwd, store)
+            try:
+                remember_trust(cwd, store)
+            except OSError as error:  # a full disk, a read-only home: the yes still holds now
+                err.write(terminal_text(NOT_REMEMBERED.format(store=store, error=error)) + "\n")
+                err.flush()
             return True
         how = HOW_AFTER_NO
     err.write(NOT_TRUSTED.format(files=", ".join(names), how=how) + "\n")

@@ -86,3 +86,30 @@ async def test_permissions_a_grep_rule_covers_grep_only_and_a_link_is_judged_res
     assert output.content.startswith("no matches"), output.content
     named = await run(glob, pattern="secrets/*")
     assert named.content == "secrets/prod.txt"
+
+
+@pytest.mark.parametrize("ripgrep", ENGINES)
+async def test_permissions_a_rule_about_hidden_files_leaves_out_the_hidden_files_only(
+    tmp_path, monkeypatch, ripgrep
+):
+    # claw runs in the project's folder; `.*` matches `.env` at any depth, and `.` too, the
+    # folder itself, which no search asks about: app.py and its neighbours stay visible.
+    make_project(tmp_path, {**FILES, ".env": "password=dotenv\n", "config/.db": "password=dot\n"})
+    monkeypatch.chdir(tmp_path)
+    grep, glob, lister = tools(tmp_path, Permissions(tmp_path, deny=["Read(.*)"]), ripgrep)
+    found = await run(grep, pattern="password")
+    assert sorted(line.split(":")[0] for line in found.content.splitlines()) == [
+        "app.py",
+        "config/db.txt",
+        "private/notes.txt",
+        "secrets/prod.txt",
+    ], found.content
+    named = await run(glob, pattern="**/*")
+    assert sorted(named.content.splitlines()) == [
+        "app.py",
+        "config/db.txt",
+        "private/notes.txt",
+        "secrets/prod.txt",
+    ], named.content
+    listed = await run(lister, all=True)
+    assert "app.py" in listed.content and ".env" not in listed.content

@@ -5,8 +5,10 @@ the API key, and allows every command. Each test runs the real ``claw`` command 
 loopback server, in that repository, with a home folder of its own (where trust is kept).
 """
 
+import errno
 import io
 import json
+import os
 import stat
 from pathlib import Path
 from typing import Any
@@ -285,6 +287,38 @@ def test_plan_trust_a_yes_is_kept_next_to_the_list_where_only_the_user_can_read_
     assert trusted == [str(first.resolve()), str(second.resolve())]
     assert sorted(path.name for path in store.parent.iterdir()) == ["trusted-folders.json"]
 
+
+
+def test_plan_trust_a_yes_that_cannot_be_saved_still_trusts_this_run_and_says_so(
+    server: LoopbackServer,
+    tmp_path: Path,
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The disk fills up as the list is written: the rename over it fails.
+    store = home / ".claw" / "trusted-folders.json"
+    rename = os.replace
+
+    def full_disk(source: str, target: str | Path) -> None:
+        if Path(target) == store:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        rename(source, target)
+
+    monkeypatch.setattr("os.replace", full_disk)
+    project = repository(tmp_path, {"permissions": {"allow": ["Bash(echo *)", "Edit(/made.txt)"]}})
+    server.add(calls("bash", {"command": "echo made > made.txt"}), says("Made it."))
+
+    assert claw_at_a_terminal(server, project, monkeypatch, "Make it.", answers="y\n") == 0
+
+    error = capsys.readouterr().err
+    assert (project / "made.txt").read_text() == "made\n"  # trusted for this run all the same
+    assert NOT_TRUSTED not in error
+    assert "could not be saved in" in error and str(store) in error, error
+    assert "asks again next time" in error
+    assert "No space left on device" in error
+    # the temporary file is gone, and no list was written
+    assert list(store.parent.iterdir()) == []
 
 def test_plan_trust_names_an_instruction_file_above_the_folder_by_its_full_path(
     server: LoopbackServer,
