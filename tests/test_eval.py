@@ -361,6 +361,19 @@ def test_eval_a_run_over_its_time_limit_is_killed_as_timeout(tmp_path: Path) -> 
         pytest.fail(f"the task's sleep (pid {pid}) outlived its timeout")
 
 
+
+def test_eval_a_time_limit_under_a_second_stops_the_run_and_names_it(temp: Path) -> None:
+    # Half a second is over before the worker has even started the agent: a timeout all the
+    # same, named by task, configuration and run, its limit written as given, and no scratch
+    # folder left. (A quick test, so that a harness which never stops a run fails fast.)
+    hang = script(("", [bash("exec sleep 300")]), ("never", []))
+    task = bug_task(scripts={"solve": hang}, time_limit=60)
+    result = run_isolated(task, Config(name="quick", time_limit=0.5), 3)
+    assert (result.instance_id, result.config, result.run) == ("t__double", "quick", 3)
+    assert (result.status, result.reason) == ("timeout", "stopped after its time limit of 0.5 s")
+    assert 0.5 <= result.seconds < 60
+    assert not list(temp.iterdir())
+
 @WORKERS
 def test_eval_a_worker_that_dies_is_an_error_result(tmp_path: Path) -> None:
     die = script(("", [bash("kill -KILL $PPID")]), ("never", []))  # the worker runs the bash
