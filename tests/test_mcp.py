@@ -273,10 +273,12 @@ async def test_mcp_an_error_answer_and_an_answer_without_a_result(tmp_path: Path
     finally:
         await client.close()
     assert (caught.value.code, caught.value.data) == (0, None)
+    assert str(caught.value) == str(RemoteError(0, ""))  # and an empty message, not "None"
 
     client = await started(spec("odd", BROKEN_SERVER, "no-result"))
     try:
-        with pytest.raises(McpError, match="MCP server 'odd': "):
+        no_result = "MCP server 'odd': the answer to tools/call has no result object"
+        with pytest.raises(McpError, match=no_result):
             await client.call_tool("go", {})
         output = await McpTool(client, client.tools[0]).run({})
     finally:
@@ -319,7 +321,12 @@ async def test_mcp_a_command_that_cannot_start_is_an_error_naming_server_and_com
     assert "No such file or directory" in message  # the reason: the OSError's own words
 
 
-async def test_mcp_a_server_that_closes_its_output_but_runs_on_is_an_error() -> None:
+async def test_mcp_a_server_that_closes_its_output_but_runs_on_is_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # It runs on: claw waits STOP_GRACE for it to exit before it says why the call failed, and
+    # again when it stops it. A short grace gives the same answer, sooner.
+    monkeypatch.setattr("claw.mcp.client.STOP_GRACE", 0.3)
     client = await started(spec("quiet", BROKEN_SERVER, "close-output"))
     try:
         output = await McpTool(client, client.tools[0]).run({})
