@@ -5,17 +5,22 @@ to a host nobody approved; the guarded agent must stop at the redirect. Names co
 table (``localhost`` and ``evil.example`` are both 127.0.0.1, where the loopback server runs).
 """
 
+import asyncio
+import io
 import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from claw.agent import Finish
-from claw.guard import guard
+from claw.guard import BadSettings, TerminalApprover, guard
 from claw.loop import Agent
 from claw.permissions import Approval, Mode
-from claw.plan import PlanState
+from claw.plan import PlanState, plan_mode_message
 from claw.registry import default_tools
+from claw.settings import PermissionSettings, Settings
 from claw.streaming import MockStreamProvider
 from claw.tools.web_fetch import WebFetchTool
 from claw.types import AssistantTurn, StopReason, ToolCall, ToolOutput, ToolResultMessage
@@ -121,3 +126,108 @@ async def test_plan_guard_ends_the_run_after_three_refused_calls(tmp_path: Path)
 
     assert finished.reason is Finish.PERMISSION_DENIALS and finished.steps == 1
     assert not any((tmp_path / f"d{n}").exists() for n in (1, 2, 3))
+
+
+def test_plan_guard_tells_the_model_it_is_planning_only_when_the_run_starts_planning(
+    tmp_path: Path,
+) -> None:
+    def added(mode: Mode) -> list[Any]:
+        agent = Agent(MockStreamProvider([]), default_tools(tmp_path))
+        before = len(agent.history)
+        guard(agent, tmp_path, mode=mode)
+        return agent.history[before:]
+
+    assert added(Mode.PLAN) == [plan_mode_message()]
+    assert added(Mode.DEFAULT) == []
+    assert added(Mode.BYPASS) == []
+
+
+async def test_plan_guard_runs_the_projects_post_tool_use_hooks_after_a_call(
+    tmp_path: Path,
+) -> None:
+    hook = {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo x >> after.txt"}]}
+    (tmp_path / ".claw").mkdir()
+    settings = {"hooks": {"PostToolUse": [hook]}}
+    (tmp_path / ".claw" / "settings.json").write_text(json.dumps(settings))
+    agent = Agent(MockStreamProvider([]), default_tools(tmp_path))
+    guarded = guard(agent, tmp_path, mode=Mode.BYPASS)
+
+    output = await guarded.controls(
+        ToolCall(id="t1", name="bash", arguments={"command": "touch made.txt"})
+    )
+
+    assert isinstance(output, ToolOutput) and not output.is_error, output
+    assert (tmp_path / "made.txt").exists()
+    assert (tmp_path / "after.txt").read_text() == "x\n"  # the hook ran once, after the call
+
+
+def test_plan_guard_stops_at_a_broken_settings_file_or_hook_saying_what_is_wrong(
+    tmp_path: Path,
+) -> None:
+    def agent() -> Agent:
+        return Agent(MockStreamProvider([]), default_tools(tmp_path))
+
+    guard(agent(), tmp_path)  # no settings file: nothing is wrong
+    (tmp_path / ".claw").mkdir()
+    path = tmp_path / ".claw" / "settings.json"
+    path.write_text('{"permissions": ')
+    with pytest.raises(BadSettings) as raised:
+        guard(agent(), tmp_path)
+    assert str(path) in str(raised.value)
+
+    # chapter 17's layered settings: the same stop, saying what is wrong
+    bad = {"PreToolUse": [{"matcher": "Bahs", "hooks": [{"type": "command", "command": "exit 2"}]}]}
+    with pytest.raises(BadSettings) as raised:
+        guard(agent(), tmp_path, settings=Settings(hooks=bad))
+    assert "the PreToolUse matcher 'Bahs' matches no tool" in str(raised.value)
+
+
+async def test_plan_guard_with_layered_settings_uses_the_projects_rules_and_ends_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    (project / "secret.txt").write_text("sk-secret\n")
+    monkeypatch.chdir(elsewhere)  # the rules are the project's, wherever claw was started
+    secret = str(project / "secret.txt")
+    reads = [ToolCall(id=f"r{n}", name="read", arguments={"path": secret}) for n in (1, 2, 3)]
+    provider = MockStreamProvider(
+        [
+            AssistantTurn(tool_calls=reads, stop_reason=StopReason.TOOL_USE),
+            AssistantTurn(text="Then I try again.", stop_reason=StopReason.END_TURN),
+        ]
+    )
+    agent = Agent(provider, default_tools(project))
+    asked: list[str] = []
+
+    async def yes(call: ToolCall, why: str) -> Approval:
+        asked.append(why)
+        return Approval.ONCE
+
+    settings = Settings(permissions=PermissionSettings(deny=["Read(secret.txt)"]))
+    guard(agent, project, approve=yes, settings=settings)
+    finished = await agent.run("Show me the secret.")
+
+    results = [m for m in agent.history if isinstance(m, ToolResultMessage)]
+    assert len(results) == 3 and not any("sk-secret" in m.content for m in results)
+    assert asked == []  # denied by the rule, not asked about
+    assert finished.reason is Finish.PERMISSION_DENIALS and finished.steps == 1
+
+
+async def test_plan_guard_ctrl_c_at_the_approval_question_ends_its_line(tmp_path: Path) -> None:
+    out = io.StringIO()
+
+    async def ctrl_c() -> str:
+        raise asyncio.CancelledError  # Ctrl-C while the question waits
+
+    agent = Agent(MockStreamProvider([]), default_tools(tmp_path))
+    guarded = guard(agent, tmp_path, approve=TerminalApprover(out, ctrl_c))
+    with pytest.raises(asyncio.CancelledError):
+        await guarded.controls(
+            ToolCall(id="b1", name="bash", arguments={"command": "touch made.txt"})
+        )
+    assert not (tmp_path / "made.txt").exists()
+    shown = out.getvalue()
+    assert "needs approval" in shown and "allow?" in shown.splitlines()[-1]
+    assert shown.endswith("\n")  # the next output starts on a line of its own

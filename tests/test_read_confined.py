@@ -64,6 +64,18 @@ async def test_read_refuses_dotdot_that_climbs_out_of_the_workspace(tmp_path: Pa
     assert "inside the workspace" in (await read(tool, "d/../notes.txt")).content
 
 
+async def test_read_dot_and_a_folder_reached_back_through_dotdot_are_directories(
+    tmp_path: Path,
+) -> None:
+    workspace, _ = tree(tmp_path)
+    (workspace / "d" / "e" / "g").mkdir(parents=True)
+    tool = ReadTool(workspace)
+    for path in [".", "./", ".//.", "d/e/..", "d/e/g/..", "./d/e/g/../"]:
+        output = await read(tool, path)
+        assert output.is_error, path
+        assert "directory" in output.content.lower(), (path, output.content)
+
+
 async def test_read_refuses_an_absolute_path_outside_but_reads_one_inside(tmp_path: Path) -> None:
     workspace, outside = tree(tmp_path)
     tool = ReadTool(workspace)

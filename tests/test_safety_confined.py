@@ -77,6 +77,22 @@ async def test_safety_a_sandbox_given_to_the_tools_lets_them_into_its_extra_fold
         assert not output.is_error and SECRET.strip() in output.content, path
     assert "outside the workspace" in (await tool.run({"path": "../ws/../.."})).content
     assert INSIDE.strip() in (await tool.run({"path": "notes.txt"})).content
+    tools = default_tools(sandbox)  # type: ignore[arg-type]  # a Root is path-like
+    listing = tools.get("list_dir")
+    assert listing is not None
+    listed = await listing.run({"path": "."})
+    assert not listed.is_error and "notes.txt" in listed.content, listed.content
+
+
+def test_safety_open_makes_missing_folders_only_when_it_creates_the_file(tmp_path: Path) -> None:
+    workspace, _ = tree(tmp_path)
+    sandbox = Sandbox(workspace)
+    with pytest.raises(FileNotFoundError):
+        sandbox.open("new/deeper/notes.txt")
+    assert not (workspace / "new").exists()  # opening to read made nothing
+    fd = sandbox.open("new/deeper/notes.txt", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    os.close(fd)
+    assert (workspace / "new" / "deeper" / "notes.txt").is_file()
 
 
 def test_safety_resolve_refuses_a_path_that_changes_while_it_is_checked(
