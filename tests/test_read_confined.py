@@ -69,8 +69,12 @@ async def test_read_dot_and_a_folder_reached_back_through_dotdot_are_directories
 ) -> None:
     workspace, _ = tree(tmp_path)
     (workspace / "d" / "e" / "g").mkdir(parents=True)
+    (workspace / "here").symlink_to(".")  # a link to the workspace itself
+    (workspace / "d" / "home").symlink_to(workspace)
     tool = ReadTool(workspace)
-    for path in [".", "./", ".//.", "d/e/..", "d/e/g/..", "./d/e/g/../"]:
+    every_spelling = [".", "./", ".//.", "d/..", "d/e/..", "d/e/g/..", "./d/e/g/../"]
+    every_spelling += [str(workspace), f"{workspace}/d/..", "here", "d/home"]
+    for path in every_spelling:
         output = await read(tool, path)
         assert output.is_error, path
         assert "directory" in output.content.lower(), (path, output.content)

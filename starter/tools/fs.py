@@ -133,7 +133,10 @@ class Root:
         folder on the way is ``FileNotFoundError``, or is made when ``parents`` is true. The
         last component is not opened: the caller opens ``place.name`` in ``place.folder``
         with ``O_NOFOLLOW``. With ``follow`` false, a link as the last component is the place
-        itself (to remove it), not where it points. A NUL in ``path`` is a ``ValueError``.
+        itself (to remove it), not where it points. A NUL in ``path`` is a ``ValueError``. A
+        path that leads to an allowed folder itself (``d/..``, the workspace's absolute path, a
+        link to it) has no folder that holds it: ``IsADirectoryError``, whose ``filename`` is
+        that folder's real path.
         """
         if "\0" in path:
             raise ValueError("embedded null byte")
@@ -142,7 +145,7 @@ class Root:
         else:
             top, pending = Path(os.path.realpath(self.path)), parts_of(path)
         if not pending:
-            raise IsADirectoryError(errno.EISDIR, "the workspace itself is a folder", path)
+            raise IsADirectoryError(errno.EISDIR, "the workspace itself is a folder", top)
         folders = [os.open(top, FOLDER_FLAGS)]
         names: list[str] = []
         links = 0
@@ -201,7 +204,7 @@ class Root:
                     continue
                 names.append(part)
             if not names:
-                raise IsADirectoryError(errno.EISDIR, "that is the workspace itself", path)
+                raise IsADirectoryError(errno.EISDIR, "that is the workspace itself", top)
             return Place(os.dup(folders[-2]), names[-1], top.joinpath(*names))
         finally:
             for folder in folders:
@@ -223,11 +226,17 @@ class Root:
         raise OSError(errno.ELOOP, "it kept changing into a symbolic link", path)
 
     def stat(self, path: str) -> os.stat_result:
-        """What ``path`` leads to (links inside the root followed); ``FileNotFoundError``: none."""
-        if not os.path.isabs(path) and not parts_of(path):  # "." is the workspace itself
-            return os.stat(os.path.realpath(self.path))
+        """What ``path`` leads to (links inside the root followed); ``FileNotFoundError``: none.
+
+        Every spelling of an allowed folder itself (``.``, ``d/..``, its absolute path, a link
+        to it) is that folder, so a tool can say it is a directory.
+        """
         for _ in range(MAX_RETRIES):
-            with self.locate(path) as place:
+            try:
+                place = self.locate(path)
+            except IsADirectoryError as error:  # the walk ended at an allowed folder itself
+                return os.stat(error.filename)
+            with place:
                 info = os.stat(place.name, dir_fd=place.folder, follow_symlinks=False)
                 if not stat.S_ISLNK(info.st_mode):
                     return info
