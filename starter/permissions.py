@@ -824,13 +824,26 @@ def check_rule(rule: Rule, decision: Decision) -> None:
             f'"{rule}": a tool name with "*" may only deny or ask; an allow rule must '
             "name its tool"
         )
-    if rule.specifier is not None and any(
-        rule.covers(name, decision) for name in PATH_TOOLS
-    ) and "*" not in rule.tool:
+    if rule.specifier is not None and any(rule.covers(name, decision) for name in PATH_TOOLS):
         try:
-            pathspec.GitIgnoreSpec.from_lines([rule.specifier.removeprefix("~").lstrip("/.")])
+            pathspec.GitIgnoreSpec.from_lines([compiled_pattern(rule.specifier, decision)])
         except (ValueError, re.error) as error:
             raise RuleError(f'"{rule}": the path pattern does not compile ({error})') from error
+
+
+def compiled_pattern(specifier: str, decision: Decision) -> str:
+    """The gitignore line ``path_matches`` compiles for a path rule's ``specifier``.
+
+    The same prefixes (``//``, ``~/``, ``./`` become ``/``) and, for a deny or ask rule, the
+    same ``**/`` before a bare ``name/**``: so a pattern that passes ``check_rule`` never fails
+    on a later call, and one that would compile there is never refused.
+    """
+    for prefix in ("//", "~/", "./"):
+        if specifier.startswith(prefix):
+            return "/" + specifier[len(prefix) :]
+    if decision is not Decision.ALLOW and re.fullmatch(r"[^/]+/\*\*", specifier):
+        return "**/" + specifier
+    return specifier
 
 
 class Permissions:
@@ -1037,7 +1050,7 @@ class Permissions:
             if rule.specifier is None:
                 return Verdict(Decision.ALLOW, f'the allow rule "{rule}" matches {shown!r}', rule)
             if simple.opaque or simple.exact_only:
-                forms = simple.allow_forms[:1] if "*" not in rule.specifier else ()
+                forms = simple.allow_forms if "*" not in rule.specifier else ()
             else:
                 forms = simple.allow_forms
             if any(command_matches(rule.specifier, form) for form in forms):

@@ -3,6 +3,7 @@ modes, approvals (once, session, project) and the denial limit, through the real
 
 import json
 import os
+import shlex
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -536,3 +537,133 @@ def test_permissions_a_home_rule_means_the_home_it_was_given(tmp_path: Path) -> 
     rules = Permissions(tmp_path / "project", deny=["Read(~/.ssh/**)"], home=tmp_path / "home")
     written = str(tmp_path / "home" / ".ssh" / "id_rsa")
     assert rules.decide(tool("read", path=written)).decision is Decision.DENY  # as written
+
+
+def test_permissions_a_path_pattern_that_compiles_is_accepted_however_it_begins_or_ends(
+    tmp_path: Path,
+) -> None:
+    # Only a pattern that cannot compile is refused: these compile, and name one file each.
+    odd = [("Read(X!)", "X!"), ("Read(notes\\.)", "notes."), ("Read(notes\\~)", "notes~")]
+    for rule, path in odd:
+        rules = Permissions(tmp_path, deny=[rule])
+        assert rules.decide(tool("read", path=path)).decision is Decision.DENY, rule
+
+
+
+def test_permissions_a_path_pattern_is_checked_as_it_will_be_matched(tmp_path: Path) -> None:
+    # Refused at the start, not on every later call: a tool-name glob covers path tools too,
+    # and "/#..." is compiled as "/#...", never as a "#" comment line.
+    for rule in ["Rea*(/[z-a].md)", "*(/[z-a].md)", "Edit(/#[z-a].md)", "Read(./#[z-a])"]:
+        with pytest.raises(RuleError, match="does not compile"):
+            Permissions(tmp_path, deny=[rule])
+    # ... and a pattern that compiles as matched is accepted: "/!" is the file named "!".
+    for rule in ["Read(/!)", "Read(./!)"]:
+        rules = Permissions(tmp_path, deny=[rule])
+        assert rules.decide(tool("read", path="!")).decision is Decision.DENY, rule
+        assert rules.decide(tool("read", path="a.md")).decision is Decision.ALLOW, rule
+
+
+def test_permissions_an_exact_rule_for_an_exec_wrapper_or_find_action_looks_past_timeout(
+    tmp_path: Path,
+) -> None:
+    rules = Permissions(tmp_path, allow=["Bash(watch make)", "Bash(find . -delete)"])
+    for command in ["watch make", "timeout 5 watch make", "nice find . -delete"]:
+        assert rules.decide(bash(command)).decision is Decision.ALLOW, command
+    for command in ["PATH=/tmp/evil watch make", "watch make -j", "find . -delete -print"]:
+        assert rules.decide(bash(command)).decision is Decision.ASK, command
+
+def test_permissions_only_a_read_deny_rule_covers_the_editing_tools(tmp_path: Path) -> None:
+    allowed = Permissions(tmp_path, allow=["Read(src/**)"])
+    assert allowed.decide(tool("read", path="src/app.py")).decision is Decision.ALLOW
+    assert allowed.decide(tool("edit", path="src/app.py")).decision is Decision.ASK
+    asked = Permissions(tmp_path, ask=["Read(src/**)"], mode=Mode.ACCEPT_EDITS)
+    assert asked.decide(tool("write", path="src/app.py")).decision is Decision.ALLOW
+    denied = Permissions(tmp_path, deny=["Read"])
+    assert denied.decide(tool("edit", path="src/app.py")).decision is Decision.DENY
+    assert denied.decide(bash("make")).decision is Decision.ASK  # Read covers no other tool
+    assert denied.decide(tool("web_fetch", url="https://example.com/")).decision is Decision.ASK
+
+
+def test_permissions_a_read_deny_blocks_the_paths_a_command_changes(tmp_path: Path) -> None:
+    rules = Permissions(tmp_path, deny=["Read(./.env)"], mode=Mode.ACCEPT_EDITS)
+    assert rules.decide(bash("mv notes.txt old.txt")).decision is Decision.ALLOW
+    for command in ["mv .env .env.bak", "rm .env", "touch .env"]:
+        verdict = rules.decide(bash(command))
+        assert verdict.decision is Decision.DENY, command
+        assert verdict.rule == Rule("Read", "./.env")
+
+
+def test_permissions_a_command_claw_cannot_see_through_asks_and_says_so(tmp_path: Path) -> None:
+    rules = Permissions(tmp_path, deny=["Bash(rm *)"], mode=Mode.BYPASS)
+    for command, named in [("bash -c 'make'", "bash -c make"), ('eval "$CMD"', "eval $CMD")]:
+        verdict = rules.decide(bash(command))
+        assert verdict.decision is Decision.ASK, command
+        assert "cannot check" in verdict.reason and named in verdict.reason, command
+
+
+def test_permissions_text_run_by_eval_or_bash_c_is_read_five_levels_deep(tmp_path: Path) -> None:
+    rules = Permissions(tmp_path, deny=["Bash(rm *)"], mode=Mode.BYPASS)
+    five = " ".join(["eval"] * 5 + ["rm -rf build"])
+    assert rules.decide(bash(five)).decision is Decision.DENY
+    nested = "rm -rf build"
+    for shell in ["bash", "sh", "bash", "sh", "bash"]:
+        nested = f"{shell} -c {shlex.quote(nested)}"
+    assert rules.decide(bash(nested)).decision is Decision.DENY
+    # deeper than claw reads, the command is one claw cannot see through: decided, never allowed
+    deep = " ".join(["eval"] * 1500 + ["rm -rf build"])
+    assert rules.decide(bash(deep)).decision is not Decision.ALLOW
+
+
+def test_permissions_bash_c_text_the_splitter_cannot_take_apart_is_matched_whole(
+    tmp_path: Path,
+) -> None:
+    rules = Permissions(tmp_path, deny=["Bash(rm *)"], mode=Mode.BYPASS)
+    verdict = rules.decide(bash("bash -c 'rm -rf build; while true; do :; done'"))
+    assert verdict.decision is Decision.DENY
+    assert verdict.rule == Rule("Bash", "rm *")
+
+
+def test_permissions_inside_bash_c_a_deny_wins_over_an_ask_before_it(tmp_path: Path) -> None:
+    rules = Permissions(tmp_path, ask=["Bash(git push *)"], deny=["Bash(rm *)"])
+    verdict = rules.decide(bash("bash -c 'git push origin main && rm -rf build'"))
+    assert verdict.decision is Decision.DENY
+    assert verdict.rule == Rule("Bash", "rm *")
+
+
+def test_permissions_a_rule_with_a_specifier_never_matches_a_call_without_a_subject(
+    tmp_path: Path,
+) -> None:
+    call = tool("mcp__tracker__ping")
+    assert Permissions(tmp_path, allow=["mcp__tracker__ping(fast)"]).decide(call).decision is (
+        Decision.ASK
+    )
+    assert Permissions(tmp_path, allow=["mcp__tracker__ping"]).decide(call).decision is (
+        Decision.ALLOW
+    )
+
+
+async def test_permissions_a_refusal_tells_the_model_not_to_try_another_way(
+    tmp_path: Path,
+) -> None:
+    out = await Permissions(tmp_path, deny=["Bash(rm *)"]).check(bash("rm -rf build"))
+    assert isinstance(out, ToolOutput) and out.is_error
+    assert out.content == (
+        "Permission denied: the bash call did not run because the deny rule \"Bash(rm *)\" "
+        "matches 'rm -rf build'. Do not try to reach the same result another way; ask the "
+        "user if you need it."
+    )
+
+
+def test_permissions_a_glob_is_expanded_in_the_project_whatever_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "project"
+    (root / "secrets").mkdir(parents=True)
+    (root / "secrets" / "token").write_text("s3cret")
+    elsewhere = tmp_path / "a" / "b" / "c"  # deeper than the project: ../ counts differ
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)
+    rules = Permissions(root, deny=["Read(./secrets/**)"])
+    verdict = rules.decide(bash("cat s*/token"))
+    assert verdict.decision is Decision.DENY
+    assert "secrets/token" in verdict.reason

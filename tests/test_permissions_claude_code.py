@@ -50,6 +50,10 @@ def write(path: str) -> tuple[str, dict[str, Any]]:
     return ("write", {"path": path, "content": "x"})
 
 
+def patch(*lines: str, end: str = "\n") -> tuple[str, dict[str, Any]]:
+    return ("apply_patch", {"patch": "".join(line + end for line in lines)})
+
+
 CASES = {
     # --- Manage permissions: deny, then ask, then allow; specificity does not reorder
     "broad-deny-beats-narrow-allow": Case(
@@ -174,6 +178,8 @@ CASES = {
     # claw: a pattern, or a name echo prints, is not a file read
     "claw-grep-pattern-is-no-file": Case(sh("grep .env notes.txt"), ALLOW,
                                          deny=("Read(./.env)",)),
+    "claw-grep-pattern-after-an-option-is-no-file": Case(sh("grep -i .env notes.txt"), ALLOW,
+                                                         deny=("Read(./.env)",)),
     "claw-echo-reads-no-file": Case(sh("echo .env"), ALLOW, deny=("Read(./.env)",)),
     # claw: a Read deny holds past the wrappers whose options take a value
     "claw-read-deny-past-xargs-options": Case(sh("xargs -I {} -n 1 cat .env"), DENY,
@@ -187,7 +193,8 @@ CASES = {
             "taskset 0x3 cat .env", "taskset -c 0 cat .env", "stdbuf -o L cat .env",
             "sudo -C 3 -u root cat .env",
             "doas -u root cat .env", "flock -E 3 -w 5 /tmp/lock cat .env", "watch -n 1 cat .env",
-            "command cat .env", "env -v cat .env",
+            "command cat .env", "env -v cat .env", "nice -n 5 cat .env",
+            "ionice -c 3 cat .env", "env -u HOME cat .env",
         ]
     },
     "claw-read-deny-past-flock": Case(sh("flock /tmp/lock cat .env"), DENY,
@@ -208,6 +215,42 @@ CASES = {
                                   allow=("Edit(**/src/**)",)),
     "Read-rule-covers-grep": Case(("grep", {"pattern": "x", "path": "secrets"}), DENY,
                                   deny=("Read(./secrets/**)",)),
+    # claw: a search without a path searches the project: it is decided for "."
+    "claw-search-without-a-path-is-of-the-project": Case(("grep", {"pattern": "x"}), DENY,
+                                                         deny=("Read(.)",)),
+    # claw: Edit rules hold for every path a patch names, added, deleted, updated or moved to
+    "claw-patch-update-edit-deny": Case(
+        patch("*** Begin Patch", "*** Update File: .env", "@@", "-a", "+b", "*** End Patch"),
+        DENY, deny=("Edit(./.env)",),
+    ),
+    "claw-patch-add-edit-deny": Case(
+        patch("*** Begin Patch", "*** Add File: secrets/new.txt", "+x", "*** End Patch"),
+        DENY, deny=("Edit(./secrets/**)",),
+    ),
+    "claw-patch-delete-edit-deny": Case(
+        patch("*** Begin Patch", "*** Delete File: .env", "*** End Patch"), DENY,
+        deny=("Edit(./.env)",),
+    ),
+    "claw-patch-move-to-edit-deny": Case(
+        patch("*** Begin Patch", "*** Update File: notes.txt", "*** Move to: secrets/notes.txt",
+              "*** End Patch"),
+        DENY, deny=("Edit(./secrets/**)",),
+    ),
+    "claw-patch-allowed-paths": Case(
+        patch("*** Begin Patch", "*** Update File: notes.txt", "*** Move to: docs/notes.txt",
+              "*** Add File: docs/new.txt", "+x", "*** End Patch"),
+        ALLOW, allow=("Edit(/notes.txt)", "Edit(/docs/**)"),
+    ),
+    # claw: a patch that does not parse is decided header by header; a \r ending a line
+    # (Windows line ends) belongs to the line end, not to the path
+    "claw-broken-patch-header-edit-deny": Case(
+        patch("*** Begin Patch", "*** Update File: .env", "@@", "-a", "+b"), DENY,
+        deny=("Edit(./.env)",),
+    ),
+    "claw-broken-patch-with-windows-line-ends": Case(
+        patch("*** Begin Patch", "*** Update File: notes.txt", "@@", "-a", "+b", end="\r\n"),
+        ALLOW, allow=("Edit(/notes.txt)",),
+    ),
     # --- Permission modes
     "default-edit-asks": Case(edit("a.py"), ASK),
     "acceptEdits-edit": Case(edit("a.py"), ALLOW, mode="acceptEdits"),
@@ -271,6 +314,22 @@ CASES = {
                                 deny=("Bash(rm *)",)),
     "claw-deny-eval-rm": Case(sh("eval rm -rf x"), DENY, mode="bypassPermissions",
                               deny=("Bash(rm *)",)),
+    "claw-deny-find-execdir-rm": Case(sh("find . -execdir rm -rf {} +"), DENY,
+                                      mode="bypassPermissions", deny=("Bash(rm *)",)),
+    "claw-deny-find-okdir-rm": Case(sh("find . -okdir rm {} +"), DENY,
+                                    mode="bypassPermissions", deny=("Bash(rm *)",)),
+    "claw-deny-sudo-past-an-assignment": Case(sh("A=1 sudo make"), DENY,
+                                              mode="bypassPermissions", deny=("Bash(sudo *)",)),
+    "claw-deny-sudo-behind-nice": Case(sh("nice sudo make"), DENY, mode="bypassPermissions",
+                                       deny=("Bash(sudo *)",)),
+    "claw-deny-sudo-by-its-path-behind-wrappers": Case(
+        sh("nice nice /usr/bin/sudo make"), DENY, mode="bypassPermissions",
+        deny=("Bash(sudo *)",),
+    ),
+    "claw-deny-sudo-rm-by-its-path": Case(sh("/usr/bin/sudo rm -rf x"), DENY,
+                                          mode="bypassPermissions", deny=("Bash(sudo rm *)",)),
+    "claw-assignment-alone-runs-no-program": Case(sh("X=1"), ALLOW, mode="bypassPermissions",
+                                                  deny=("Bash(rm *)",)),
     "claw-deny-subshell-rm": Case(sh("echo $(rm -rf x)"), DENY, mode="bypassPermissions",
                                   deny=("Bash(rm *)",)),
     # claw: what it cannot see through is never allowed when a rule could be dodged
@@ -358,6 +417,7 @@ CASES = {
     "claw-no-escape-in-single-quotes": Case(sh("find '\\' *"), ASK),
     "claw-capital-x-is-no-glob": Case(sh("find Xcode -name '*.h'"), ALLOW),
     "claw-capital-x-is-no-quote": Case(sh("find Xcode -name *.h"), ASK),
+    "claw-quoted-program-then-glob-prompts": Case(sh("'find' . *"), ASK),
     # claw: a deny holds inside a substitution that starts the command
     "claw-substitution-first-denied": Case(sh("$(rm -rf build)"), DENY, deny=("Bash(rm *)",)),
     # claw: an exact deny rule meets the exact text of each $(...) or `...`, and its parts
@@ -374,8 +434,13 @@ CASES = {
             ("unclosed-backtick", "echo `rm -rf build"),
             ("substitution-before-backticks", "echo $(rm -rf build) `date`"),
             ("subshell-in-substitution", "echo $( (rm -rf build) ) `date`"),
+            ("substitution-opening-with-a-subshell", "echo $((ls) && rm -rf build)"),
         ]
     },
+    "claw-deny-inside-a-substitution-that-holds-another": Case(
+        sh("echo $(git push origin `git branch --show-current` --force)"), DENY,
+        deny=("Bash(git push * --force)",),
+    ),
 }
 
 
@@ -491,6 +556,14 @@ def test_permissions_claude_code_a_compound_command_saves_at_most_five_rules() -
     assert rules.allow_rules_for(star) == []  # "*" cannot be escaped in a Bash rule
 
 
+def test_permissions_claude_code_always_for_a_read_only_command_saves_only_its_target() -> None:
+    # claw: git log and find . are read-only; only the files they write needed approval
+    rules = Permissions("/project")
+    command = "git log > log.txt && find . > files.txt"
+    call = ToolCall(id="c1", name="bash", arguments={"command": command})
+    assert rules.allow_rules_for(call) == ["Edit(/log.txt)", "Edit(/files.txt)"]
+
+
 @pytest.mark.parametrize(
     "header",
     ["*** Update File: \x1c", "*** Update File:\x00secrets/token", "*** Delete File: a\x07b"],
@@ -501,6 +574,19 @@ def test_permissions_claude_code_patch_header_with_control_character_is_refused(
     rules = Permissions("/project", allow=["Edit"])
     patch = f"*** Begin Patch\n{header}\n@@\n-a\n+b\n*** End Patch\n"
     verdict = rules.decide(ToolCall(id="c1", name="apply_patch", arguments={"patch": patch}))
+    assert verdict.decision is DENY
+    assert "control character" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [read("notes\x1b[2J.txt"), edit("a\nb.txt"), ("grep", {"pattern": "x", "path": "src\x00"})],
+)
+def test_permissions_claude_code_a_path_with_a_control_character_is_refused(
+    tool: str, arguments: dict[str, Any]
+) -> None:
+    rules = Permissions("/project", allow=["Read", "Edit"])
+    verdict = rules.decide(ToolCall(id="c1", name=tool, arguments=arguments))
     assert verdict.decision is DENY
     assert "control character" in verdict.reason
 

@@ -94,6 +94,15 @@ def test_permissions_webfetch_deny_wildcard_beats_a_broad_allow(tmp_path: Path) 
     assert rules.decide(fetch("https://good.example/")).decision is Decision.ALLOW
 
 
+def test_permissions_webfetch_an_ipv6_address_is_written_without_brackets(tmp_path: Path) -> None:
+    # claw: a host may hold ":" (an IPv6 address); the specifier is split at its first ":"
+    rules = Permissions(tmp_path, deny=["WebFetch(domain:::1)", "WebFetch(domain:fe80::*)"])
+    for url in ["http://[::1]:8080/admin", "http://[fe80::1]/"]:
+        verdict = rules.decide(fetch(url))
+        assert verdict.decision is Decision.DENY, url
+    assert rules.decide(fetch("http://[::2]/")).decision is Decision.ASK
+
+
 async def test_permissions_webfetch_always_saves_the_plain_host(tmp_path: Path) -> None:
     async def always(call: ToolCall, why: str) -> Approval:
         return Approval.SESSION
