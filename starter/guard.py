@@ -184,12 +184,23 @@ def guard(
     return assemble(agent, root, mode, permissions, hooks)
 
 
+EXPLAIN = "claw config --explain {key} shows where it is set"
+"""The end of a ``BadSettings`` from layered settings: the command that finds the layer."""
+
+
 def guard_with(
     agent: Agent, root: Path, mode: Mode, approve: Approver | None, settings: Settings
 ) -> Guarded:
-    """``guard`` with the rules and hooks of chapter 17's layered ``settings``."""
+    """``guard`` with the rules and hooks of chapter 17's layered ``settings``.
+
+    A bad hook or rule is ``BadSettings``, saying what is wrong and which ``claw config
+    --explain`` key shows the layer it comes from.
+    """
     try:
         hooks = Hooks.from_settings(settings.hooks, root)
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise BadSettings(f"settings: {error} ({EXPLAIN.format(key='hooks')})") from error
+    try:
         permissions = Permissions(
             root,
             allow=settings.permissions.allow,
@@ -201,8 +212,7 @@ def guard_with(
             agent=agent,
         )
     except (ValueError, KeyError, TypeError, AttributeError) as error:  # RuleError too
-        where = "claw config --explain permissions shows where it is set"
-        raise BadSettings(f"settings: {error} ({where})") from error
+        raise BadSettings(f"settings: {error} ({EXPLAIN.format(key='permissions')})") from error
     return assemble(agent, root, mode, permissions, hooks)
 
 

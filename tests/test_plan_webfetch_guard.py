@@ -180,6 +180,12 @@ def test_plan_guard_stops_at_a_broken_settings_file_or_hook_saying_what_is_wrong
     with pytest.raises(BadSettings) as raised:
         guard(agent(), tmp_path, settings=Settings(hooks=bad))
     assert "the PreToolUse matcher 'Bahs' matches no tool" in str(raised.value)
+    assert "claw config --explain hooks" in str(raised.value)  # where to look for it
+    rules = Settings(permissions={"deny": ["Write(docs/**)"]})
+    with pytest.raises(BadSettings) as raised:
+        guard(agent(), tmp_path, settings=rules)
+    assert "never consults" in str(raised.value)
+    assert "claw config --explain permissions" in str(raised.value)
 
 
 async def test_plan_guard_with_layered_settings_uses_the_projects_rules_and_ends_the_run(
