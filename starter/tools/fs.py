@@ -242,14 +242,6 @@ class Root:
                     return info
         raise OSError(errno.ELOOP, "it kept changing into a symbolic link", path)
 
-    def exists(self, path: str) -> bool:
-        """Whether ``path`` leads to something; ``OutsideRoot`` still raises."""
-        try:
-            self.stat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            return False
-        return True
-
     def open_regular(self, path: str) -> BinaryIO:
         """Open the regular file at ``path`` for reading in binary.
 
