@@ -553,7 +553,9 @@ def test_permissions_a_path_pattern_that_compiles_is_accepted_however_it_begins_
 def test_permissions_a_path_pattern_is_checked_as_it_will_be_matched(tmp_path: Path) -> None:
     # Refused at the start, not on every later call: a tool-name glob covers path tools too,
     # and "/#..." is compiled as "/#...", never as a "#" comment line.
-    for rule in ["Rea*(/[z-a].md)", "*(/[z-a].md)", "Edit(/#[z-a].md)", "Read(./#[z-a])"]:
+    # A deny rule "name/**" is matched as "**/name/**" (at any depth): "#[z-a]/**" is no comment.
+    bad = ["Rea*(/[z-a].md)", "*(/[z-a].md)", "Edit(/#[z-a].md)", "Read(./#[z-a])"]
+    for rule in [*bad, "Read(#[z-a]/**)"]:
         with pytest.raises(RuleError, match="does not compile"):
             Permissions(tmp_path, deny=[rule])
     # ... and a pattern that compiles as matched is accepted: "/!" is the file named "!".
