@@ -21,6 +21,7 @@ from claw.loop import Agent
 from claw.permissions import Permissions
 from claw.registry import default_tools
 from claw.safety import SafetyChecks
+from claw.settings import Settings
 from claw.streaming import MockStreamProvider
 from claw.types import ToolCall, ToolOutput
 
@@ -175,3 +176,30 @@ async def test_hooks_claude_code_updated_redirection_hits_protected_files(
     output = await controls(ToolCall(id="1", name="bash", arguments={"command": "echo hi"}))
     assert output.is_error and "is protected" in output.content
     assert not (tmp_path / ".claw" / "settings.json").exists()
+
+
+def test_hooks_claude_code_guard_stops_at_a_broken_settings_file_or_hook_saying_what_is_wrong(
+    tmp_path: Path,
+) -> None:
+    def agent() -> Agent:
+        return Agent(MockStreamProvider([]), default_tools(tmp_path))
+
+    guard(agent(), tmp_path)  # no settings file: nothing is wrong
+    (tmp_path / ".claw").mkdir()
+    path = tmp_path / ".claw" / "settings.json"
+    path.write_text('{"permissions": ')
+    with pytest.raises(BadSettings) as raised:
+        guard(agent(), tmp_path)
+    assert str(path) in str(raised.value)
+
+    # chapter 17's layered settings: the same stop, saying what is wrong
+    bad = {"PreToolUse": [{"matcher": "Bahs", "hooks": [{"type": "command", "command": "exit 2"}]}]}
+    with pytest.raises(BadSettings) as raised:
+        guard(agent(), tmp_path, settings=Settings(hooks=bad))
+    assert "the PreToolUse matcher 'Bahs' matches no tool" in str(raised.value)
+    assert "claw config --explain hooks" in str(raised.value)  # where to look for it
+    rules = Settings(permissions={"deny": ["Write(docs/**)"]})
+    with pytest.raises(BadSettings) as raised:
+        guard(agent(), tmp_path, settings=rules)
+    assert "never consults" in str(raised.value)
+    assert "claw config --explain permissions" in str(raised.value)

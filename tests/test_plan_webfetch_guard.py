@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from claw.agent import Finish
-from claw.guard import BadSettings, TerminalApprover, guard
+from claw.guard import TerminalApprover, guard
 from claw.loop import Agent
 from claw.permissions import Approval, Mode
 from claw.plan import PlanState, plan_mode_message
@@ -159,33 +159,6 @@ async def test_plan_guard_runs_the_projects_post_tool_use_hooks_after_a_call(
     assert isinstance(output, ToolOutput) and not output.is_error, output
     assert (tmp_path / "made.txt").exists()
     assert (tmp_path / "after.txt").read_text() == "x\n"  # the hook ran once, after the call
-
-
-def test_plan_guard_stops_at_a_broken_settings_file_or_hook_saying_what_is_wrong(
-    tmp_path: Path,
-) -> None:
-    def agent() -> Agent:
-        return Agent(MockStreamProvider([]), default_tools(tmp_path))
-
-    guard(agent(), tmp_path)  # no settings file: nothing is wrong
-    (tmp_path / ".claw").mkdir()
-    path = tmp_path / ".claw" / "settings.json"
-    path.write_text('{"permissions": ')
-    with pytest.raises(BadSettings) as raised:
-        guard(agent(), tmp_path)
-    assert str(path) in str(raised.value)
-
-    # chapter 17's layered settings: the same stop, saying what is wrong
-    bad = {"PreToolUse": [{"matcher": "Bahs", "hooks": [{"type": "command", "command": "exit 2"}]}]}
-    with pytest.raises(BadSettings) as raised:
-        guard(agent(), tmp_path, settings=Settings(hooks=bad))
-    assert "the PreToolUse matcher 'Bahs' matches no tool" in str(raised.value)
-    assert "claw config --explain hooks" in str(raised.value)  # where to look for it
-    rules = Settings(permissions={"deny": ["Write(docs/**)"]})
-    with pytest.raises(BadSettings) as raised:
-        guard(agent(), tmp_path, settings=rules)
-    assert "never consults" in str(raised.value)
-    assert "claw config --explain permissions" in str(raised.value)
 
 
 async def test_plan_guard_with_layered_settings_uses_the_projects_rules_and_ends_the_run(
