@@ -45,8 +45,11 @@ SURVIVORS = ROOT / "bench" / "mutation-survivors.md"
 DEFAULT_WORKDIR = Path(tempfile.gettempdir()) / "clawbook-mutation"
 TEST_TIMEOUT = 40
 """pytest-timeout's limit per test in the scratch copy, in seconds (the suite's own is 10)."""
-LIMIT_FLOOR = 10.0
-"""The least time limit a test gets in the scratch copy once mutmut has timed it, in seconds."""
+LIMIT_FLOOR = 5.0
+"""The least time limit a test gets in the scratch copy once mutmut has timed it, in seconds.
+
+A mutant that loses an MCP answer makes its test wait for this limit: ch23 had 38 such mutants,
+and at 10 s they were a third of its run."""
 LIMIT_FACTOR = 5.0
 """A timed test's limit in the scratch copy is this many times what its call took in mutmut's
 traced first run (at least ``LIMIT_FLOOR``, at most the limit the test declares)."""
@@ -165,6 +168,7 @@ def prepare(workdir: Path, root: Path = ROOT) -> None:
     conftest = workdir / "tests" / "conftest.py"
     with conftest.open("a", encoding="utf-8") as end:
         end.write(limits_hook())
+        end.write(preload_hook())
 
 
 def limits_hook(floor: float = LIMIT_FLOOR, factor: float = LIMIT_FACTOR) -> str:
@@ -204,6 +208,24 @@ def pytest_collection_modifyitems(config, items):  # type: ignore[no-redef]
             limit = min(cap, max({floor!r}, {factor!r} * took[item.nodeid]))
             item.add_marker(pytest.mark.timeout(limit), append=False)
 '''
+
+
+PRELOADED = ("jsonschema",)
+"""Modules the scratch copy's ``conftest.py`` imports although no test module does at import.
+
+mutmut imports the tests once, in its fork server, and forks a child per mutant; a module
+imported then is loaded in every child for nothing. The MCP SDK's client imports
+``jsonschema`` on its first ``call_tool`` (1.5 s: ``rfc3987_syntax`` builds a grammar), which
+cost each ch23 mutant that ran the SDK call test that much again. The suite itself does not
+import it early: ``clawbook status`` collects every test file and would pay it on each run."""
+
+
+def preload_hook(modules: Sequence[str] = PRELOADED) -> str:
+    """Code for the end of the scratch copy's ``tests/conftest.py``: import ``modules`` once."""
+    lines = "".join(f"import {name}  # noqa: E402, F401\n" for name in modules)
+    return f"""
+# ---- added by bench.mutation, in the scratch copy only: loaded once, in mutmut's fork server
+{lines}"""
 
 
 def mark_import_time_hooks(source: str) -> str:

@@ -4,7 +4,7 @@
 
 ``--noisy`` writes 1 MB to standard error before serving, ending with the line
 ``noisy: the last line``. The tests start it as a real subprocess and talk to it with claw's
-client and with the SDK's own ``ClientSession``.
+client; the SDK's own ``Client`` imports it as a module and connects to ``app`` in memory.
 """
 
 import os

@@ -1,7 +1,8 @@
 """ch23 · MCP: claw's client over stdio, against servers made with the official ``mcp`` SDK.
 
-The SDK is the oracle: the same server's tools listed and called by claw and by the SDK's own
-``ClientSession`` agree. A hand-written broken server writes nonsense, crashes in the middle of
+The SDK is the oracle: the same server's tools listed and called by claw (over stdio, the server
+a subprocess) and by the SDK's own ``Client`` (connected in memory, which spares the test a
+second server start) agree. A hand-written broken server writes nonsense, crashes in the middle of
 a call or never answers; each is an error result with a clear message, in bounded time, and
 stopping it stops every process it started. Then the names: ``mcp__<server>__<tool>``,
 permission rules and hook matchers by that name, ``.mcp.json`` in Claude Code's format, a
@@ -10,16 +11,15 @@ project's servers started only with the user's consent, and the ``claw`` command
 
 import asyncio
 import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
+import mcp_server_sdk as sdk_demo
 import pytest
 from claw_command import calls, run_claw, says, tool_results
 from marked_processes import assert_none_marked, unique_marker, wait_marked
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import Client
 
 from claw.hooks import matches
 from claw.mcp.client import (
@@ -60,18 +60,6 @@ async def started(server: ServerSpec, **options: float) -> McpClient:
     return client
 
 
-async def with_sdk(script: Path, work: Any) -> Any:
-    """Run ``work(session)`` with the official SDK's client connected to ``script``."""
-    parameters = StdioServerParameters(command=sys.executable, args=[str(script)])
-    with open(os.devnull, "w") as quiet:
-        async with (
-            stdio_client(parameters, errlog=quiet) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            return await work(session)
-
-
 # ---- framing
 
 
@@ -108,12 +96,9 @@ async def test_mcp_claw_and_the_sdk_list_the_same_tools() -> None:
         mine = [(t.name, t.description, t.input_schema) for t in client.tools]
     finally:
         await client.close()
-
-    async def listing(session: ClientSession) -> list[tuple[str, str, dict[str, Any]]]:
-        result = await session.list_tools()
-        return [(t.name, t.description or "", dict(t.input_schema)) for t in result.tools]
-
-    theirs = await with_sdk(SDK_SERVER, listing)
+    async with Client(sdk_demo.app) as sdk:
+        listed = await sdk.list_tools()
+    theirs = [(t.name, t.description or "", dict(t.input_schema)) for t in listed.tools]
     assert [name for name, _, _ in mine] == ["add", "greet", "fail", "wait", "spawn"]
     assert mine == theirs
     assert client.protocol_version == SUPPORTED_VERSIONS[0]
@@ -131,13 +116,11 @@ async def test_mcp_a_call_gives_the_same_content_as_the_sdks() -> None:
     finally:
         await client.close()
 
-    async def calling(session: ClientSession) -> list[Any]:
-        return [await session.call_tool(name, arguments) for name, arguments in calls_to_make]
-
-    theirs = await with_sdk(SDK_SERVER, calling)
-    for raw, sdk in zip(mine, theirs, strict=True):
-        assert [b["text"] for b in raw["content"]] == [b.text for b in sdk.content]
-        assert bool(raw.get("isError")) == sdk.is_error
+    async with Client(sdk_demo.app) as sdk:
+        theirs = [await sdk.call_tool(name, arguments) for name, arguments in calls_to_make]
+    for raw, answer in zip(mine, theirs, strict=True):
+        assert [b["text"] for b in raw["content"]] == [b.text for b in answer.content]
+        assert bool(raw.get("isError")) == answer.is_error
     assert [o.content for o in outputs[:2]] == ["42", "Hello, Zoë ✓!"]
     assert long_answer == f"Hello, {'z' * 100_000}."  # a line far over asyncio's 64 KiB
     assert not outputs[0].is_error and outputs[2].is_error

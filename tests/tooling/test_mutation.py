@@ -289,6 +289,29 @@ def test_once_timed_a_test_gets_a_limit_from_its_own_duration(tmp_path: Path) ->
     assert "FAILED tests/test_x.py::test_capped - Failed: Timeout" in timed.stdout
 
 
+def test_the_scratch_conftest_imports_the_preloaded_modules_when_the_tests_are_collected(
+    tmp_path: Path,
+) -> None:
+    # mutmut's fork server only collects (`--collect-only`), then forks a child per mutant
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    mark = tmp_path / "imported"
+    (tests / "slow_to_import.py").write_text(
+        f"from pathlib import Path\nPath({str(mark)!r}).write_text('once')\n", encoding="utf-8"
+    )
+    conftest = "import sys\nsys.path.insert(0, __import__('os').path.dirname(__file__))\n"
+    (tests / "conftest.py").write_text(
+        conftest + mutation.preload_hook(("slow_to_import",)), encoding="utf-8"
+    )
+    (tests / "test_y.py").write_text("def test_y():\n    pass\n", encoding="utf-8")
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "tests", *QUIET_PLUGINS],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert collected.returncode == 0, collected.stdout + collected.stderr
+    assert mark.read_text() == "once"
+
+
 def test_a_known_gap_in_the_survivors_file_is_not_counted_as_listed(tmp_path: Path) -> None:
     survivors = tmp_path / "survivors.md"
     survivors.write_text(
