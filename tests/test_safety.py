@@ -476,7 +476,7 @@ def test_safety_command_filter_known_limits() -> None:
 
 
 def test_safety_check_answers_with_an_error_or_passes_the_call_on(tmp_path: Path) -> None:
-    workspace, _ = tree(tmp_path)
+    workspace, outside = tree(tmp_path)
     (workspace / ".env").write_text("TOKEN=hunter2\n")
     safety = SafetyChecks(workspace)
 
@@ -500,6 +500,9 @@ def test_safety_check_answers_with_an_error_or_passes_the_call_on(tmp_path: Path
     assert isinstance(bash, ToolOutput)
     assert bash.content.startswith("blocked by the safety checks: rm -r of a whole disk")
     assert asyncio.run(run(call("bash", command="ls"))) == call("bash", command="ls")
+    shared = SafetyChecks(workspace, allowed_dirs=[outside])  # its extra folder is inside too
+    assert shared.refusal(call("read", path="../outside/secret.txt")) is None
+    assert shared.refusal(call("write", path=str(outside / "new.txt"), content="x")) is None
 
 
 def test_safety_check_protects_through_links_and_obeys_allow_rules(tmp_path: Path) -> None:
