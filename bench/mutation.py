@@ -217,7 +217,9 @@ mutmut imports the tests once, in its fork server, and forks a child per mutant;
 imported then is loaded in every child for nothing. The MCP SDK's client imports
 ``jsonschema`` on its first ``call_tool`` (1.5 s: ``rfc3987_syntax`` builds a grammar), which
 cost each ch23 mutant that ran the SDK call test that much again. The suite itself does not
-import it early: ``clawbook status`` collects every test file and would pay it on each run."""
+import it early: ``clawbook status`` collects every test file and would pay it on each run.
+(mutmut's own ``preload_modules_file`` belongs to its ``import`` warm-up, which replaces the
+collection that loads the tests; the conftest keeps both.)"""
 
 
 def preload_hook(modules: Sequence[str] = PRELOADED) -> str:
