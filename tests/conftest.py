@@ -13,25 +13,47 @@ from pathlib import Path
 
 import pytest
 from budget import QUICK, examples
-from hypothesis import Phase, settings
 
 from clawbook.harness.loopback import LoopbackServer
 
 pytest_plugins = ["pytester"]
 
-# Property tests that name no count try Hypothesis's default (100) in CI and verify, and a tenth
-# of it in the learner's quick loop (``tests/budget.py``). The quick loop does not shrink either:
-# shrinking a failing example to the smallest can take a minute, which a learner's tools would
-# take for an endless loop; the example found first is shown as it is.
-settings.register_profile(
-    "quick",
-    max_examples=examples(100),
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],
-)
-if QUICK:
-    settings.load_profile("quick")
-
 TOOLING = Path(__file__).parent / "tooling"
+_profile_loaded = False
+
+
+def load_hypothesis_profile() -> None:
+    """Hypothesis's settings for this suite; loaded before the first test file that uses it.
+
+    No deadline: a property test's example is never failed for taking over 200 ms, which a busy
+    machine makes any example do (the per-test limit still catches a loop). Property tests that
+    name no count try Hypothesis's default (100) in CI and verify, and a tenth of it in the
+    learner's quick loop (``tests/budget.py``). The quick loop does not shrink either: shrinking
+    a failing example to the smallest can take a minute, which a learner's tools would take for
+    an endless loop; the example found first is shown as it is.
+    """
+    global _profile_loaded
+    if _profile_loaded:
+        return
+    from hypothesis import Phase, settings
+
+    settings.register_profile("suite", deadline=None)
+    settings.register_profile(
+        "quick",
+        deadline=None,
+        max_examples=examples(100),
+        phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    )
+    settings.load_profile("quick" if QUICK else "suite")
+    _profile_loaded = True
+
+
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> None:
+    # Importing Hypothesis costs about half a second, a third of a small chapter's check, so
+    # it is imported only for a test file that uses it, before the file's own import (whose
+    # @settings take their defaults from the profile loaded then).
+    if b"hypothesis" in module_path.read_bytes():
+        load_hypothesis_profile()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -53,6 +53,10 @@ from clawbook.harness.report import (
 __all__ = ["REPORT_ENV", "TODO_KEY", "NetworkBlocked", "TestResult", "find_todo"]
 
 TODO_KEY = "clawbook_todo"
+REACHED_KEY = "clawbook_reached"
+"""Where a test's report carries the chapters whose stubs it reached (``TestResult.reached``)."""
+REACHED_ENV = "CLAWBOOK_STUBS_REACHED"
+"""The file each ``Todo`` notes its chapter in (``claw.todo.REACHED_ENV``, the same name)."""
 FAILURE_KEY = "clawbook_failure"
 """Where a failed test's report carries what the plugin found (``_Failure``): with
 pytest-xdist the test runs in a worker, and its report, user properties and all, is what
@@ -90,6 +94,8 @@ class _Session:
     diagnosed: bool = False
     collected_said: bool = False
     results: dict[str, TestResult] = field(default_factory=dict)
+    reached: Path | None = None
+    """This process's file of the chapters whose stubs the running test reached."""
 
 
 _session = _Session()
@@ -119,6 +125,8 @@ def pytest_configure(config: pytest.Config) -> None:
         _session.writer = ReportWriter(Path(target))
         _session.writer.write("configured", package=name)
         _session.stacks = open(target + STACKS_SUFFIX, "w", encoding="utf-8")  # noqa: SIM115
+    if target:
+        _session.reached = Path(f"{target}.reached.{os.getpid()}")
     if _session.stacks is not None:
         # On SIGUSR1 (the runner's watchdog): every thread's stack from C, which works however
         # stuck the interpreter is, then every asyncio task's await chain from Python.
@@ -173,6 +181,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     for writer in (_session.writer, _session.heartbeat):
         if writer is not None:
             writer.close()
+    if _session.reached is not None:
+        _session.reached.unlink(missing_ok=True)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -390,8 +400,16 @@ def _close_phase(when: str, ended_normally: bool) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
-    """Fail a test whose fixtures tried to reach the network while they were set up."""
+    """Fail a test whose fixtures tried to reach the network while they were set up.
+
+    Before that, an empty file for the chapters whose stubs the test will reach: every
+    ``Todo`` notes its chapter there (``claw.todo.note_reached``), also one a test's code
+    catches and one raised in a process the test starts, which inherits the variable.
+    """
     __tracebackhide__ = True
+    if _session.reached is not None:
+        _session.reached.unlink(missing_ok=True)
+        os.environ[REACHED_ENV] = str(_session.reached)
     with _guarded(item, "setup"):
         result = yield
     return result
@@ -418,11 +436,26 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
 def pytest_runtest_teardown(
     item: pytest.Item, nextitem: pytest.Item | None
 ) -> Generator[None, None, None]:
-    """Fail a test whose fixtures tried to reach the network while they were torn down."""
+    """Fail a test whose fixtures tried to reach the network while they were torn down.
+
+    Then the chapters whose stubs the test reached travel in its last report.
+    """
     __tracebackhide__ = True
-    with _guarded(item, "teardown"):
-        result = yield
+    try:
+        with _guarded(item, "teardown"):
+            result = yield
+    finally:
+        if _session.reached is not None:
+            item.user_properties.append((REACHED_KEY, _reached(_session.reached)))
     return result
+
+
+def _reached(path: Path) -> list[str]:
+    """The chapters noted in a test's file of reached stubs, sorted, each once."""
+    try:
+        return sorted(set(path.read_text(encoding="utf-8").split()))
+    except OSError:
+        return []
 
 
 def _describe_failure(item: pytest.Item, error: BaseException) -> _Failure:
@@ -618,6 +651,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         nodeid=report.nodeid, file=path, chapter=_chapter_of(path), outcome="passed"
     )
     _session.results[report.nodeid] = result
+    for key, value in report.user_properties:
+        if key == REACHED_KEY:
+            result.reached = list(value)
     if result.outcome in ("passed", "skipped"):
         _fold(result, report)
         if report.failed and report.when != "teardown" and _session.writer is not None:

@@ -72,6 +72,9 @@ class TestResult:
     """The test's line that led there."""
     test_line: Location | None = None
     """The test function's own line, when ``called_from`` is a helper the test called."""
+    reached: list[str] | None = None
+    """The chapters whose stubs the test reached, caught or not, in any process it started
+    (``claw.todo.note_reached``); ``None`` where the run did not record them."""
 
     @property
     def name(self) -> str:

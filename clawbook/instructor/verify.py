@@ -68,6 +68,9 @@ class Project:
     """The course under verification: a repository root and its chapter list."""
 
     root: Path
+    runs: dict[str, Run] = field(default_factory=dict, compare=False, repr=False)
+    """Runs one check leaves for a later one: ``untouched`` (the fresh starter's run, which
+    the progression starts from)."""
 
     @property
     def curriculum(self) -> Curriculum:
@@ -127,6 +130,9 @@ class Outcome:
     summary: str
     """What the check proved, or what is wrong and how to fix it."""
     details: list[str] = field(default_factory=list)
+    """What is wrong, a line each (shown under a failed check)."""
+    notes: list[str] = field(default_factory=list)
+    """How the check went, a line each (shown dimmed under a check that holds)."""
 
 
 def _fail(summary: str, details: list[str]) -> Outcome:
@@ -264,11 +270,18 @@ def _misnamed_tests(project: Project) -> Iterator[str]:
 # ---------------------------------------------------------------- 3. untouched starter
 
 
+def untouched_run(project: Project) -> Run:
+    """The whole suite against a freshly generated starter (run once, then kept)."""
+    if "untouched" not in project.runs:
+        with tempfile.TemporaryDirectory(prefix="clawbook-starter-") as scratch:
+            stubgen.write_tree(stubgen.render_tree(project.solution), Path(scratch) / "starter")
+            project.runs["untouched"] = project.pytest([], "starter", impl_path=Path(scratch))
+    return project.runs["untouched"]
+
+
 def check_untouched_starter(project: Project) -> Outcome:
     """Against a fresh starter, stubbed chapters are all todo and everything else passes."""
-    with tempfile.TemporaryDirectory(prefix="clawbook-starter-") as scratch:
-        stubgen.write_tree(stubgen.render_tree(project.solution), Path(scratch) / "starter")
-        run = project.pytest([], "starter", impl_path=Path(scratch))
+    run = untouched_run(project)
     curriculum = project.curriculum
     problems: list[str] = []
     todo = passed = skipped = 0
@@ -325,29 +338,55 @@ def _too_few_tests(curriculum: Curriculum, run: Run) -> Iterator[str]:
 def check_progression(project: Project) -> Outcome:
     """With chapters 1..N filled in, N passes and every later chapter with stubs is todo.
 
-    Each N is a pytest run of its own on a starter of its own; ``parallel_runs()`` of them go
-    at once (the runs share nothing but the machine).
+    Chapter by chapter, from the untouched starter's run: filling in chapter N changes only
+    N's regions, each of which was a stub raising ``Todo("chN", ...)``. A test whose last run
+    reached no stub of N (caught or not, in any process it started: ``TestResult.reached``)
+    ran none of that code, so it runs the same with N filled in and keeps its outcome. Each
+    step therefore runs N's own tests and those that reached one of N's stubs, on a starter
+    filled up to N, and the guarantee is the one a run of every test at every step gives.
     """
     curriculum = project.curriculum
     stubbed = [c for c in curriculum.chapters if c.has_stubs and c.written]
-    test_files = [f for c in stubbed for f in chapter_test_files(c, project.root, curriculum)]
-
-    def step(chapter: Chapter) -> list[str]:
+    test_files = {f for c in stubbed for f in chapter_test_files(c, project.root, curriculum)}
+    state = {r.nodeid: r for r in untouched_run(project).results if r.file in test_files}
+    problems: list[str] = []
+    steps: list[str] = []
+    if not state:
+        problems.append("the untouched starter's run gave no result to start from")
+    for chapter in stubbed if state else ():
         filled_ids = {c.id for c in curriculum.chapters[: curriculum.index(chapter.id) + 1]}
+        again = sorted(
+            nodeid
+            for nodeid, result in state.items()
+            if result.chapter == chapter.id
+            or result.reached is None
+            or chapter.id in result.reached
+        )
+        started = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="clawbook-progress-") as scratch:
             files = stubgen.render_tree(project.solution, keep=filled_ids)
             stubgen.write_tree(files, Path(scratch) / "starter")
-            run = project.pytest(test_files, "starter", impl_path=Path(scratch))
-        return list(_progression_problems(curriculum, chapter, filled_ids, run))
-
-    with ThreadPoolExecutor(max_workers=parallel_runs()) as pool:
-        problems = [line for found in pool.map(step, stubbed) for line in found]
+            run = project.pytest(again, "starter", impl_path=Path(scratch)) if again else None
+        seconds = time.perf_counter() - started
+        steps.append(f"{chapter.id}: {len(again)} tests run again, {seconds:.1f}s")
+        if run is None:
+            continue
+        state.update({r.nodeid: r for r in run.results})
+        problems.extend(_progression_problems(curriculum, chapter, filled_ids, run))
+        ran = {r.nodeid for r in run.results}
+        if run.results and run.complete:
+            problems.extend(
+                f"with chapters up to {chapter.id} filled in, {nodeid} did not run"
+                for nodeid in again
+                if nodeid not in ran
+            )
     if problems:
         return _fail("a chapter depends on code from a later one", problems)
     return Outcome(
         True,
         f"progression holds for {len(stubbed)} chapter(s) with stubs: "
         f"{', '.join(c.id for c in stubbed) or 'none'}",
+        notes=steps,
     )
 
 
@@ -723,6 +762,7 @@ def verify(console: Console, *, fast: bool = False, project: Project | None = No
     """Run every check, then the whole suite against the solution. Returns the exit code."""
     project = project or Project(ROOT)
     failed: list[tuple[str, Outcome]] = []
+    began = time.perf_counter()
     console.print("[bold]clawbook verify[/]: proving the course is sound\n")
     for name, check, slow in CHECKS:
         if slow and fast:
@@ -739,10 +779,18 @@ def verify(console: Console, *, fast: bool = False, project: Project | None = No
         console.print(f"{mark} [bold]{name}[/]: {escape(outcome.summary)} [dim]({seconds:.1f}s)[/]")
         for line in outcome.details:
             console.print(f"    [red]{escape(line)}[/]")
+        for line in outcome.notes if outcome.ok else ():
+            console.print(f"    [dim]{escape(line)}[/]")
         if not outcome.ok:
             failed.append((name, outcome))
     console.print("\n[bold]solution[/]: every test must pass against the reference agent\n")
+    started = time.perf_counter()
     code = run_solution_suite(project)
+    finished = time.perf_counter()
+    mark = "[green]✓[/]" if code == 0 else "[red]✗[/]"
+    seconds = finished - started
+    console.print(f"{mark} [bold]solution[/]: pytest exit status {code} [dim]({seconds:.1f}s)[/]")
+    console.print(f"[bold]verify took {finished - began:.1f}s[/] in all")
     failures = [name for name, _ in failed] + (["solution"] if code != 0 else [])
     if failures:
         # Repeated at the end: a CI log is often read from its tail.

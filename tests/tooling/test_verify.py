@@ -75,6 +75,44 @@ def test_a_chapter_that_needs_a_later_chapter_is_caught(course):
     assert any("up to ch01" in line and "test_double_two" in line for line in outcome.details)
 
 
+def test_a_change_that_a_later_chapter_brings_to_an_earlier_test_is_caught(course):
+    # double() probes ch02's triple() and catches its Todo: ch01's test passes while ch02 is a
+    # stub, and fails once ch02 is written. The progression runs it again at ch02 because its
+    # run at ch01 reached a ch02 stub, even though the stub's Todo never left double().
+    (course.solution / "double.py").write_text(
+        '"""Doubling."""\n\nfrom .triple import triple\n\n\n'
+        'def double(x: int) -> int:\n    """Twice x."""\n'
+        "    try:\n        triple(0)\n    except NotImplementedError:\n        pass\n"
+        "    else:\n        return x * 3\n"
+        "    # region ch01: add x to itself\n    return x + x\n    # endregion\n"
+    )
+    (course.solution / "triple.py").write_text(
+        '"""Tripling."""\n\n\ndef triple(x: int) -> int:\n    """Three times x."""\n'
+        "    # region ch02: x three times\n    return 3 * x\n    # endregion\n"
+    )
+    assert verify.check_untouched_starter(course).ok
+    outcome = verify.check_progression(course)
+    assert not outcome.ok
+    assert any(
+        "up to ch02" in line and "test_double_two is failed" in line for line in outcome.details
+    )
+    assert not any("up to ch01" in line for line in outcome.details)
+
+
+def test_a_stub_reached_in_a_process_the_test_started_counts_as_reached(course):
+    (course.root / "tests" / "test_double_process.py").write_text(
+        "import subprocess, sys\n\n"
+        "def test_double_in_a_process():\n"
+        "    code = ('from claw.triple import triple\\n'\n"
+        "            'try:\\n    triple(1)\\nexcept NotImplementedError:\\n    pass')\n"
+        "    subprocess.run([sys.executable, '-c', code], check=True)\n"
+    )
+    run = course.pytest(["tests/test_double_process.py"], "starter")
+    [result] = run.results
+    assert result.outcome == "passed"
+    assert result.reached == ["ch02"]
+
+
 def test_a_progression_run_in_which_no_test_ran_is_caught(course):
     # pytest breaks off before any test reports, only on the progression's starters: a run
     # without results is a failure of the check, never a silent pass.
