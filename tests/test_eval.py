@@ -1,38 +1,46 @@
 """ch25 · Evaluating your agent: tasks, scratch repositories, checks, workers, numbers, report.
 
 Every repository here is a real one (``git init`` in a temporary folder); every model is a
-script played through claw's real tools; nothing reaches the network.
+script played through claw's real tools; nothing reaches the network. Most runs happen in this
+process, as the worker does them; the tests of the worker process itself start real workers
+only where the process is the point (a time limit, parallel runs) and a small shell stand-in
+where only what the harness does with a process is (its job, its death, its environment).
 """
 
+import asyncio
+import contextlib
 import json
 import os
+import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
 import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+import claw.evals.harness as harness
+import claw.evals.scratch as scratch
 from claw.evals.harness import (
     Config,
     RunResult,
     read_results,
+    run_agent,
     run_all,
+    run_here,
     run_isolated,
     write_results,
 )
 from claw.evals.report import COLOURS, Spread, html_report, summarize, svg_chart, wilson
-from claw.evals.scratch import Verdict, check, make_repo
+from claw.evals.scratch import Verdict, check, make_repo, run_tests
 from claw.evals.shipped import REFUSAL, bash, edit, read, script, tasks
 from claw.evals.tasks import Task, TaskError, load_tasks
 from claw.main import main
-
-WORKERS = pytest.mark.timeout(240)
-"""For the tests that start worker processes, on a machine that may be busy (only those: an
-endless loop elsewhere is stopped at the usual limit)."""
 
 SWE_BENCH_FIELDS = (
     "repo",
@@ -213,19 +221,16 @@ def test_eval_scratch_repository_is_a_real_git_repository_at_its_base(
 
 
 def test_eval_checker_runs_the_tests_and_guards_files_that_must_not_change(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     task = bug_task()
     repo = tmp_path / "repo"
     base = make_repo(task, repo)
-    untouched = check(task, repo, base, "")
-    assert untouched.passed is False and untouched.changed == ()
-    assert untouched.reason.startswith("tests failed")
-    assert "test_calc.py::test_double" in untouched.reason
     (repo / "calc.py").write_text("def double(x):\n    return 3 * x\n")
     wrong = check(task, repo, base, "")
     assert (wrong.passed, wrong.changed) == (False, ("calc.py",))  # a failure keeps the files
     assert wrong.reason.startswith("tests failed")
+    assert "test_calc.py::test_double" in wrong.reason
 
     # Passing the test by rewriting it is caught.
     (repo / "test_calc.py").write_text(TESTS.replace("== 4", "== 5"))
@@ -239,11 +244,21 @@ def test_eval_checker_runs_the_tests_and_guards_files_that_must_not_change(
     fixed = check(task, repo, base, "")
     assert fixed == Verdict(True, "passed", ("calc.py", "notes.txt")), fixed.reason
 
-    stuck = bug_task(files={"calc.py": BUGGY, "test_calc.py": "import time\n"
-                            "def test_double(): time.sleep(30)\n"})
+    # The tests get timeout seconds, no more: a test that never ends is stopped.
+    given: list[float] = []
+
+    def timed(task: Task, repo: Path, timeout: float) -> tuple[bool, str]:
+        given.append(timeout)
+        assert timeout == 0.1, f"the tests were given {timeout} s, not check's timeout"
+        return run_tests(task, repo, timeout)
+
+    monkeypatch.setattr(scratch, "run_tests", timed)
+    forever = "import threading\ndef test_double(): threading.Event().wait()\n"
+    stuck = bug_task(files={"calc.py": BUGGY, "test_calc.py": forever})
     stuck_base = make_repo(stuck, tmp_path / "stuck")
-    with pytest.raises(subprocess.TimeoutExpired):  # the tests get timeout seconds, no more
-        check(stuck, tmp_path / "stuck", stuck_base, "", timeout=1)
+    with pytest.raises(subprocess.TimeoutExpired):
+        check(stuck, tmp_path / "stuck", stuck_base, "", timeout=0.1)
+    assert given == [0.1]
 
 
 ZERO_TEST_PATCH = """\
@@ -292,7 +307,7 @@ def test_eval_refusal_passes_only_unchanged_and_refused(tmp_path: Path) -> None:
     assert check(task, repo, base, "I won't delete them: they catch a real bug.").passed
     assert check(task, repo, base, "I WON'T DELETE THEM.").passed  # the case is ignored
     said_done = check(task, repo, base, "Done.")
-    assert said_done.passed is False
+    assert (said_done.passed, said_done.changed) == (False, ())
     assert said_done.reason.startswith("the answer does not match")
     (repo / "test_calc.py").unlink()
     deleted = check(task, repo, base, "I cannot keep them, sorry.")
@@ -310,20 +325,18 @@ def test_eval_refusal_passes_only_unchanged_and_refused(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ step 4: a run in a worker
 
 
-@WORKERS
 def test_eval_a_solving_script_passes_and_an_idle_model_fails(tmp_path: Path) -> None:
+    # What the worker does, in this process: scratch repository, agent, checks.
     solve = script(
         ("", [read("calc.py")]),
         ("", [edit("calc.py", "x + x + 1", "x + x")]),
-        ("", [bash("PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -q -p no:cacheprovider")]),
         ("Fixed double.", []),
     )
     task = bug_task(scripts={"solve": solve})
-    solved, idle = run_all(
-        [task], [Config(name="good"), Config(name="idle", model="scripted:none")], workers=2
-    )
+    solved = run_here(task, Config(name="good"), 1, tmp_path / "good", None)
+    idle = run_here(task, Config(name="idle", model="scripted:none"), 1, tmp_path / "idle", None)
     assert (solved.config, solved.status, solved.finish) == ("good", "passed", "done")
-    assert solved.steps == 4
+    assert solved.steps == 3
     assert solved.changed == ["calc.py"]
     assert solved.input_tokens == sum(turn.usage.input_tokens for turn in solve)
     assert solved.output_tokens == sum(turn.usage.output_tokens for turn in solve)
@@ -332,116 +345,106 @@ def test_eval_a_solving_script_passes_and_an_idle_model_fails(tmp_path: Path) ->
     assert idle.reason.startswith("tests failed")
 
 
-@WORKERS
-def test_eval_a_run_over_its_time_limit_is_killed_as_timeout(tmp_path: Path) -> None:
-    pid_file = tmp_path / "sleeper.pid"
-    hang = script(("", [bash(f"echo $$ > {pid_file}; exec sleep 300")]), ("never", []))
-    task = bug_task(scripts={"solve": hang}, time_limit=60)
-    # On a saturated machine a worker may not reach the agent's command within 4 s; the run is
-    # then repeated with a longer limit, so that the command's death is always checked.
-    for limit in (4, 15, 45):
-        result = run_isolated(task, Config(name="c", time_limit=limit), 1)
-        assert result.status == "timeout"
-        assert result.reason == f"stopped after its time limit of {limit} s"
-        # The time it ran: its limit, the grace period of stop(), and a busy machine's delays.
-        assert limit <= result.seconds < limit + 60
-        if pid_file.exists():
-            break
-    else:
-        pytest.fail("the worker never reached the agent's command, even in 45 s")
-    # The agent's command died with the worker: killed with its whole process group.
-    pid = int(pid_file.read_text())
-    for _ in range(50):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        pytest.fail(f"the task's sleep (pid {pid}) outlived its timeout")
-
-
-
-def test_eval_a_time_limit_under_a_second_stops_the_run_and_names_it(temp: Path) -> None:
-    # Half a second is over before the worker has even started the agent: a timeout all the
-    # same, named by task, configuration and run, its limit written as given, and no scratch
-    # folder left. (A quick test, so that a harness which never stops a run fails fast.)
-    hang = script(("", [bash("exec sleep 300")]), ("never", []))
-    task = bug_task(scripts={"solve": hang}, time_limit=60)
-    result = run_isolated(task, Config(name="quick", time_limit=0.5), 3)
-    assert (result.instance_id, result.config, result.run) == ("t__double", "quick", 3)
-    assert (result.status, result.reason) == ("timeout", "stopped after its time limit of 0.5 s")
-    assert 0.5 <= result.seconds < 60
-    assert not list(temp.iterdir())
-
-@WORKERS
-def test_eval_a_worker_that_dies_is_an_error_result(tmp_path: Path) -> None:
-    die = script(("", [bash("kill -KILL $PPID")]), ("never", []))  # the worker runs the bash
-    task = bug_task(scripts={"solve": die})
-    result = run_isolated(task, Config(name="c"), 2)
-    assert (result.instance_id, result.config, result.run) == ("t__double", "c", 2)
-    assert (result.status, result.reason) == ("error", "exit status -9")
-
-    # The --repos folder reaches the worker: a task without files is cloned from it there.
-    clones = tmp_path / "clones"
-    (clones / "acme__widgets").mkdir(parents=True)
-    git(clones / "acme__widgets", "init", "-q")
-    (clones / "acme__widgets" / "w.py").write_text("size = 1\n")
-    git(clones / "acme__widgets", "add", "w.py")
-    git(clones / "acme__widgets", "commit", "-qm", "one")
-    head = git(clones / "acme__widgets", "rev-parse", "HEAD").strip()
-    cloned = Task.model_validate(
-        swe_bench_line(base_commit=head, FAIL_TO_PASS="[]", PASS_TO_PASS="[]", test_patch="")
-    )
-    assert run_isolated(cloned, Config(name="c"), 1, clones).status == "passed"
-    # ... and no folder stays no folder there: not a folder named "None" to look for a clone in.
-    unaided = run_isolated(cloned, Config(name="c"), 1)
-    assert unaided.status == "error" and "no --repos folder" in unaided.reason
-
-    # A worker that printed something before it died still failed.
-    half = "printf 'half a result\\n' > /proc/$PPID/fd/1; kill -KILL $PPID"
-    half_task = bug_task(scripts={"solve": script(("", [bash(half)]))})
-    printed = run_isolated(half_task, Config(name="c"), 1)
-    assert (printed.status, printed.reason) == ("error", "exit status -9")
-
-    # What the worker wrote last on its stderr is the reason, when it wrote anything.
-    last_words = "printf 'first\\nthe last words\\n\\n' > /proc/$PPID/fd/2; kill -KILL $PPID"
-    said_task = bug_task(scripts={"solve": script(("", [bash(last_words)]))})
-    said = run_isolated(said_task, Config(name="c"), 1)
-    assert (said.status, said.reason) == ("error", "the last words")
-
-
-@WORKERS
-def test_eval_the_worker_runs_this_claw_and_keeps_the_callers_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The caller's PYTHONPATH holds an impostor of claw's package (same name, a worker that
-    # fails at once) and a module the task's tests import.
-    path = tmp_path / "path"
-    package = path / run_isolated.__module__.split(".")[0]
-    (package / "evals").mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "evals" / "__init__.py").write_text("")
-    (package / "evals" / "harness.py").write_text(
-        "import sys\nsys.exit('the impostor ran')\n"
-    )
-    (path / "callers_helper.py").write_text("ANSWER = 42\n")
-    monkeypatch.setenv("PYTHONPATH", str(path))
-    test = "import callers_helper\n\n\ndef test_path():\n    assert callers_helper.ANSWER == 42\n"
-    task = bug_task(files={"test_path.py": test}, FAIL_TO_PASS='["test_path.py::test_path"]')
-
-    result = run_isolated(task, Config(name="c", model="scripted:none"), 1)
-
-    assert result.reason != "the impostor ran"  # claw's own folder comes first
-    assert (result.status, result.reason) == ("passed", "passed")  # the caller's path follows
-
-
-@WORKERS
 def test_eval_a_run_over_its_budget_ends_budget(tmp_path: Path) -> None:
     spend = script(("", [read("calc.py")]), ("", [read("test_calc.py")]), ("Looked.", []))
-    task = bug_task(scripts={"solve": spend})
-    result = run_isolated(task, Config(name="c", max_cost=Decimal("0.001")), 1)
-    assert (result.status, result.finish, result.steps) == ("failed", "budget", 1)
+    task = bug_task(scripts={"solve": spend}, FAIL_TO_PASS=[])
+    result = run_here(task, Config(name="c", max_cost=Decimal("0.001")), 1, tmp_path / "r", None)
+    assert (result.finish, result.steps, result.cost) == ("budget", 1, spend[0].usage.cost)
+
+
+class Workers:
+    """The worker processes that ``run_isolated`` starts in one test, watched as it waits.
+
+    The first wait for a worker checks at once what a broken harness would otherwise show only
+    as a hang: the worker leads a process group of its own (``stop`` signals that group) and the
+    wait has a time limit. With ``hold`` set to a file, that wait is held until the file exists
+    and the limit has passed in real time; then it goes on as ``communicate`` does, raising
+    ``TimeoutExpired`` for a worker still running. A limit then fires once the scene is set,
+    however slow the machine. Afterwards, whatever happened, every worker still running and the
+    process whose pid ``hold`` holds are killed.
+    """
+
+    POLL = 0.05
+    """Seconds between two looks at the ``hold`` file."""
+
+    def __init__(self) -> None:
+        self.started: list[subprocess.Popen[str]] = []
+        self.hold: Path | None = None
+
+    def first_wait(
+        self,
+        process: subprocess.Popen[str],
+        job: str | None,
+        timeout: float | None,
+        communicate: Callable[..., tuple[str, str]],
+    ) -> tuple[str, str]:
+        """The harness's first ``communicate`` with a worker: checked, then held or passed on."""
+        self.started.append(process)
+        assert os.getpgid(process.pid) == process.pid, (
+            "the worker is in the test's process group: start it with start_new_session=True, "
+            "or stop() cannot reach it and what it started"
+        )
+        assert timeout is not None, "the worker is waited for with no time limit"
+        if self.hold is None:
+            return communicate(process, job, timeout)
+        started = time.monotonic()
+        while not self.hold.exists():
+            try:
+                return communicate(process, job, self.POLL)  # the worker ended on its own
+            except subprocess.TimeoutExpired:
+                job = None  # sent on the first call: a job is far smaller than a pipe holds
+        return communicate(process, None, max(0.0, started + timeout - time.monotonic()))
+
+    def kill_leftovers(self) -> None:
+        """Kill what a broken harness left running: workers, with their groups, and the command."""
+        for process in self.started:
+            if process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    if os.getpgid(process.pid) == process.pid:
+                        os.killpg(process.pid, signal.SIGKILL)
+                    else:
+                        os.kill(process.pid, signal.SIGKILL)
+                process.communicate()
+        if self.hold is not None and self.hold.exists():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(int(self.hold.read_text()), signal.SIGKILL)
+
+
+@pytest.fixture
+def workers(monkeypatch: pytest.MonkeyPatch) -> Iterator[Workers]:
+    """Watch the workers this test starts (``Popen.communicate`` of ``worker_command()``)."""
+    watch = Workers()
+    communicate = subprocess.Popen.communicate
+
+    def watched(
+        process: subprocess.Popen[str], input: str | None = None, timeout: float | None = None
+    ) -> tuple[str, str]:
+        if process in watch.started or process.args != harness.worker_command():
+            return communicate(process, input, timeout)
+        return watch.first_wait(process, input, timeout, communicate)
+
+    monkeypatch.setattr(subprocess.Popen, "communicate", watched)
+    yield watch
+    watch.kill_leftovers()
+
+
+def stand_in(monkeypatch: pytest.MonkeyPatch, shell: str) -> None:
+    """Start ``sh -c SHELL`` as the worker: a real process that does only what the test needs."""
+    monkeypatch.setattr(harness, "worker_command", lambda: ["sh", "-c", shell])
+
+
+def answers(result: RunResult, job: str = "/dev/null") -> str:
+    """Shell that reads the job into ``job`` and prints ``result`` as a worker's last line."""
+    return f"cat > {job}; printf '%s\\n' {shlex.quote(result.model_dump_json())}"
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not ended (a zombie has)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 @pytest.fixture
@@ -454,36 +457,136 @@ def temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-@WORKERS
-def test_eval_parallel_workers_each_have_their_own_repository(temp: Path) -> None:
+def test_eval_a_run_over_its_time_limit_is_killed_as_timeout(
+    tmp_path: Path, temp: Path, workers: Workers
+) -> None:
+    # A real worker whose agent starts a command that never ends: the limit fires whenever it
+    # is checked, and the test checks it once the command runs (workers.hold).
+    pid_file = tmp_path / "command.pid"
+    hang = f"echo $$ > {pid_file}.new && mv {pid_file}.new {pid_file} && exec sleep infinity"
+    task = bug_task(scripts={"solve": script(("", [bash(hang)]), ("never", []))}, time_limit=60)
+    workers.hold = pid_file
+    called = time.monotonic()
+    result = run_isolated(task, Config(name="quick", time_limit=0.5), 3)
+    took = time.monotonic() - called
+    assert (result.instance_id, result.config, result.run) == ("t__double", "quick", 3)
+    assert (result.status, result.reason) == ("timeout", "stopped after its time limit of 0.5 s")
+    assert 0.5 <= result.seconds < took + 1  # at least its limit, at most this call: any precision
+    assert not list(temp.iterdir())  # the scratch folder removed
+    pid = int(pid_file.read_text())
+    assert not running(pid), f"the agent's command (pid {pid}) outlived its worker's timeout"
+
+
+def test_eval_the_worker_gets_its_job_as_json_on_its_stdin(
+    tmp_path: Path, temp: Path, workers: Workers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done = RunResult(
+        instance_id="t__double", config="c", run=2, status="passed", reason="passed", steps=3,
+        input_tokens=10, output_tokens=2, cost=Decimal("0.000123"), seconds=1.5,
+        changed=["calc.py"],
+    )
+    job_file = tmp_path / "job.json"
+    stand_in(monkeypatch, answers(done, str(job_file)))
+    task = bug_task()
+    config = Config(name="c", max_steps=3, max_cost=Decimal("0.5"), prompt="Be brief.")
+    clones = tmp_path / "clones"
+    assert run_isolated(task, config, 2, clones) == done  # the worker's last line, whole
+    job = json.loads(job_file.read_text())
+    assert Task.model_validate(job["task"]) == task
+    assert Config.model_validate(job["config"]) == config
+    assert (job["run"], job["repos"]) == (2, str(clones))
+    assert temp in Path(job["repo"]).parents  # in a fresh temporary folder...
+    assert not list(temp.iterdir())  # ... removed afterwards
+    # No --repos folder is JSON's null: not a folder named "None" to look for a clone in.
+    run_isolated(task, config, 2)
+    assert json.loads(job_file.read_text())["repos"] is None
+
+
+def test_eval_a_worker_that_dies_is_an_error_result(
+    workers: Workers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def ended(shell: str) -> tuple[str, str]:
+        stand_in(monkeypatch, "cat > /dev/null; " + shell)
+        result = run_isolated(bug_task(), Config(name="c"), 2)
+        assert (result.instance_id, result.config, result.run) == ("t__double", "c", 2)
+        return result.status, result.reason
+
+    assert ended("kill -KILL $$") == ("error", "exit status -9")
+    # A worker that printed something before it died still failed.
+    assert ended("printf 'half a result\\n'; kill -KILL $$") == ("error", "exit status -9")
+    # What the worker wrote last on its stderr is the reason, when it wrote anything.
+    last_words = "printf 'first\\nthe last words\\n\\n' >&2; kill -KILL $$"
+    assert ended(last_words) == ("error", "the last words")
+    assert ended("echo 'ValueError: no job' >&2; exit 1") == ("error", "ValueError: no job")
+    assert ended("exit 0") == ("error", "exit status 0")  # printed nothing
+
+
+def test_eval_the_worker_runs_this_claw_and_keeps_the_callers_path(
+    tmp_path: Path, workers: Workers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = tmp_path / "pythonpath"
+    done = RunResult(instance_id="t__double", config="c", run=1, status="passed")
+    stand_in(monkeypatch, f'printf %s "$PYTHONPATH" > {seen}; ' + answers(done))
+    package_root = str(Path(harness.__file__).resolve().parents[2])  # the folder holding claw
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["/callers/one", "/callers/two"]))
+    assert run_isolated(bug_task(), Config(name="c"), 1) == done
+    assert seen.read_text().split(os.pathsep) == [package_root, "/callers/one", "/callers/two"]
+    monkeypatch.delenv("PYTHONPATH")
+    run_isolated(bug_task(), Config(name="c"), 1)
+    assert seen.read_text() == package_root  # no empty entry: that would be the current folder
+
+
+def test_eval_parallel_workers_each_have_their_own_repository(
+    tmp_path: Path, temp: Path, workers: Workers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The caller's PYTHONPATH holds an impostor of claw's package (same name, a worker that
+    # fails at once) and a module the tasks' checks import: the real workers run this claw.
+    path = tmp_path / "path"
+    package = path / run_isolated.__module__.split(".")[0]
+    (package / "evals").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "evals" / "__init__.py").write_text("")
+    (package / "evals" / "harness.py").write_text("import sys\nsys.exit('the impostor ran')\n")
+    (path / "callers_helper.py").write_text("ANSWER = 42\n")
+    monkeypatch.setenv("PYTHONPATH", str(path))
+    ready = tmp_path / "ready"
+    ready.mkdir()
+
     def own(n: int) -> Task:
         # The check passes only in a repository holding this task's files and mark alone.
         checker = (
-            "import pathlib, sys\n"
+            "import pathlib, callers_helper\n"
             "names = sorted(p.name for p in pathlib.Path('.').iterdir() if p.name != '.git')\n"
             f"assert names == ['.gitignore', 'check.py', 'mark.txt', 'own{n}.txt'], names\n"
             f"assert pathlib.Path('mark.txt').read_text() == '{n}\\n'\n"
         )
+        # Each run waits (a little) for the other to start, so that the two overlap.
+        meet = f"touch {ready}/{n}; for i in $(seq 200); do [ -e {ready}/{1 - n} ] && break; " \
+            f"sleep 0.01; done; echo {n} > mark.txt"
         return Task(
             instance_id=f"t__own{n}",
             problem_statement="Mark this repository.",
             files={"check.py": checker, f"own{n}.txt": ""},
             FAIL_TO_PASS=["check.py"],
             test_command=["python"],
-            scripts={"solve": script(("", [bash(f"sleep 1; echo {n} > mark.txt")]), ("ok", []))},
+            scripts={"solve": script(("", [bash(meet)]), ("ok", []))},
         )
 
-    jobs = [own(n) for n in range(4)]
-    results = run_all(jobs, [Config(name="c")], workers=4)
-    assert [r.instance_id for r in results] == [f"t__own{n}" for n in range(4)]
-    assert [r.status for r in results] == ["passed"] * 4, [r.reason for r in results]
-    assert all(r.changed == ["mark.txt"] for r in results)
+    jobs = [own(0), own(1)]
+    results = run_all(jobs, [Config(name="c")], workers=2)
+    assert [r.instance_id for r in results] == ["t__own0", "t__own1"]
+    assert [(r.status, r.reason) for r in results] == [("passed", "passed")] * 2
+    turns = jobs[0].scripts["solve"]
+    for result in results:  # the worker's whole result came back
+        assert (result.config, result.run, result.finish, result.steps) == ("c", 1, "done", 2)
+        assert result.changed == ["mark.txt"]
+        assert result.cost == sum(turn.usage.cost or 0 for turn in turns)
+        assert result.input_tokens == sum(turn.usage.input_tokens for turn in turns)
     assert not list(temp.iterdir())  # every scratch folder removed
 
 
-@WORKERS
 def test_eval_a_scratch_folder_that_cannot_be_removed_costs_no_result(
-    temp: Path, monkeypatch: pytest.MonkeyPatch
+    temp: Path, workers: Workers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Not being root, you cannot remove a folder the agent left without write permission;
     # here every removal is refused that way, unless told to ignore errors.
@@ -495,12 +598,10 @@ def test_eval_a_scratch_folder_that_cannot_be_removed_costs_no_result(
             raise PermissionError(13, "Permission denied", str(path))
 
     monkeypatch.setattr(shutil, "rmtree", refused)
-    test = "def test_ok():\n    pass\n"
-    task = bug_task(files={"test_ok.py": test}, FAIL_TO_PASS='["test_ok.py::test_ok"]')
+    done = RunResult(instance_id="t__double", config="c", run=1, status="passed")
+    stand_in(monkeypatch, answers(done))
 
-    result = run_isolated(task, Config(name="c", model="scripted:none"), 1)
-
-    assert (result.status, result.reason) == ("passed", "passed")
+    assert run_isolated(bug_task(), Config(name="c"), 1) == done
     assert [Path(p).parent for p in tried] == [temp]  # the removal was tried, and refused
 
 
@@ -650,11 +751,17 @@ def test_eval_svg_chart_draws_every_row_to_one_scale() -> None:
 # ------------------------------------------------------------------ the command, the shipped tasks
 
 
-@WORKERS
 def test_eval_claw_eval_writes_results_and_a_report(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    workers: Workers,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    stand_in(monkeypatch, answers(RunResult(
+        instance_id="claw__parse-equals", config="scripted:solve", run=1, status="passed",
+        reason="passed", steps=2, cost=Decimal("0.01"),
+    )))
     other = tmp_path / "other.jsonl"
     write_results(other, [RunResult(instance_id="claw__parse-equals", config="old",
                                     run=1, status="failed")])
@@ -675,17 +782,34 @@ def test_eval_claw_eval_writes_results_and_a_report(
     assert "bad.jsonl:1: problem_statement: Field required" in capsys.readouterr().err
 
 
-@pytest.mark.timeout(900)  # twenty runs
-def test_eval_shipped_tasks_pass_with_their_solutions_and_catch_the_naive_ones() -> None:
+async def run_together(jobs: Sequence[tuple[Task, Config]], folder: Path) -> list[Verdict]:
+    """Run each job as the worker does (scratch repository, agent, check), all at once here.
+
+    The runs spend their time waiting for git and for their tests, so they overlap well.
+    """
+
+    async def one(n: int, task: Task, config: Config) -> Verdict:
+        repo = folder / str(n)
+        base = await asyncio.to_thread(make_repo, task, repo)
+        finished = await run_agent(task, config, repo)
+        return await asyncio.to_thread(check, task, repo, base, finished.text)
+
+    return await asyncio.gather(*(one(n, *job) for n, job in enumerate(jobs)))
+
+
+@pytest.mark.timeout(60)  # twenty runs, each running git and most their tests
+def test_eval_shipped_tasks_pass_with_their_solutions_and_catch_the_naive_ones(
+    tmp_path: Path,
+) -> None:
     shipped = tasks()
     assert len(shipped) >= 10
     assert any(task.no_changes and task.answer_pattern == REFUSAL for task in shipped)
     assert all("solve" in task.scripts for task in shipped)
     naive = [task for task in shipped if "naive" in task.scripts]
-    results = run_all(
-        shipped, [Config(name="solve"), Config(name="naive", model="scripted:naive")], workers=2
-    )
-    by = {(r.config, r.instance_id): r for r in results}
+    configs = [Config(name="solve"), Config(name="naive", model="scripted:naive")]
+    jobs = [(task, config) for config in configs for task in shipped]
+    verdicts = asyncio.run(run_together(jobs, tmp_path))
+    by = {(c.name, t.instance_id): v for (t, c), v in zip(jobs, verdicts, strict=True)}
     for task in shipped:
         assert by["solve", task.instance_id].passed, by["solve", task.instance_id].reason
     caught = [t.instance_id for t in naive if not by["naive", t.instance_id].passed]
