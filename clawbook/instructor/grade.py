@@ -34,6 +34,7 @@ that reaches out of its run (see ``book/appendix-grading.md``).
 
 from __future__ import annotations
 
+import compileall
 import contextlib
 import json
 import os
@@ -501,6 +502,13 @@ def copy_repository(into: Path, names: Sequence[str], root: Path = ROOT) -> Path
     return into
 
 
+def compile_quietly(folder: Path) -> None:
+    """Write the bytecode of every module under ``folder`` (a file that does not compile is
+    left to the test run, which reports it)."""
+    if folder.is_dir():
+        compileall.compile_dir(folder, quiet=2, force=False)
+
+
 def scrubbed_environment(home: Path, tmp: Path) -> dict[str, str]:
     """The environment of a submission's tests: a short allow-list, nothing secret."""
     env = {
@@ -511,7 +519,6 @@ def scrubbed_environment(home: Path, tmp: Path) -> dict[str, str]:
     env.update(
         HOME=str(home),
         TMPDIR=str(tmp),
-        PYTHONDONTWRITEBYTECODE="1",
         PYTHONHASHSEED="0",
         NO_COLOR="1",
     )
@@ -553,6 +560,11 @@ class Course:
         solution itself does not pass: no learner can pass those either.
         """
         self.starter = stubgen.render_tree(self.root / "solution")
+        # The sandbox mounts clawbook read-only: compiled now, every process of every
+        # submission finds its bytecode instead of compiling the plugin again.
+        here = Path(__file__).resolve().parents[1]
+        for package in (here, here.parent / "claw"):
+            compile_quietly(package)
         # In a scratch copy too, so that nothing (not even Hypothesis's database) is written
         # into the instructor's checkout.
         with tempfile.TemporaryDirectory(prefix="clawbook-grade-reference-") as scratch:
@@ -563,7 +575,7 @@ class Course:
                 implementation="solution",
                 impl_path=work,
                 root=work,
-                extra_env={"PYTHONDONTWRITEBYTECODE": "1", **_chapters_variable()},
+                extra_env=_chapters_variable(),
                 timeout=self.limits.test_timeout,
             )
         if run.collected is None or (run.stopped is not None and run.stopped.reason == "error"):
@@ -632,6 +644,7 @@ def _set_up(course: Course, submission: Submission, scratch: Path) -> Path:
         raise InvalidSubmission("no such file or folder")
     package = find_starter(source)
     work = copy_repository(scratch / "work", ("pyproject.toml", "tests"), course.root)
+    compile_quietly(work / "tests")  # read-only in the sandbox: its helpers' bytecode, now
     stubgen.write_tree(course.starter, work / "starter")
     try:
         copy_package(package, work / "starter")
