@@ -4,6 +4,12 @@ A test that starts processes meant to escape (``set -m``, ``setpgid``, ``sleep 3
 hook) puts a unique marker in each one's command line, asks ``marked`` which still run, and
 gets the marker from ``unique_marker``, whose cleanup kills whatever is left when the test
 ends, pass or fail (each test module makes it a fixture).
+
+The bash tool's and the hooks' time limits are tested with ``loop_clock.LoopClock``: the test
+waits until the command has set its scene and the limit's timer is armed (``time_out``), then
+moves the loop's clock past it. A ``SIGTERM`` trap whose cleanup lasts until the test lets it
+finish (``CLEANUP_TRAP``, ``let_cleanup_finish``) tells a grace period from none without timing
+either.
 """
 
 import asyncio
@@ -17,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from loop_clock import LoopClock
 
 
 def marked(marker: str) -> list[int]:
@@ -98,7 +105,7 @@ async def wait_until_ready(
 
     If ``running`` (the task that starts them) ends first, its result or error is raised.
     """
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if running.done():
             raise AssertionError(f"the command ended before its escapes ran: {running.result()}")
@@ -137,3 +144,59 @@ class HeldStart:
     def release(self) -> None:
         """Let every held start return."""
         self.released.set()
+
+
+async def wait_for_file(path: Path, running: "asyncio.Task[Any]") -> None:
+    """Until ``path`` exists; if ``running`` (the task that makes it) ends first, it is awaited."""
+    while not path.exists():
+        if running.done():
+            raise AssertionError(f"the command ended before it made {path}: {running.result()}")
+        await asyncio.sleep(0.01)
+
+
+async def wait_until_armed(seconds: float, running: "asyncio.Task[Any]") -> None:
+    """Until the running loop holds a timer due ``seconds`` or more from now.
+
+    A time limit under test (``asyncio.wait_for``'s) is a timer of the loop, armed a few turns
+    of the loop after the command has started: a test that has seen the command set its scene
+    waits for the timer too, or a ``LoopClock.advance`` would come before it and be lost.
+    asyncio keeps its timers in ``loop._scheduled``.
+    """
+    loop = asyncio.get_running_loop()
+    while not any(
+        not timer.cancelled() and timer.when() - loop.time() >= seconds
+        for timer in loop._scheduled  # type: ignore[attr-defined]
+    ):
+        if running.done():
+            raise AssertionError(f"ended before its time limit was armed: {running.result()}")
+        await asyncio.sleep(0.01)
+
+
+async def time_out(clock: LoopClock, limit: float, running: "asyncio.Task[Any]") -> None:
+    """Move the loop's clock past the time limit of ``limit`` seconds ``running`` has armed."""
+    await wait_until_armed(limit / 2, running)
+    await clock.advance(limit + 1)
+
+
+CLEANUP_TRAP = (
+    "trap 'touch termed; until [ -e go ]; do sleep 0.01; done; echo done > cleaned; exit 0' TERM"
+)
+"""A bash ``SIGTERM`` trap whose cleanup lasts until the test lets it finish.
+
+It writes ``termed``, waits for ``go``, then writes ``cleaned`` and exits. A test runs
+``let_cleanup_finish`` beside the command: given a grace period, the trap gets ``go`` and
+cleans up; sent ``SIGKILL`` in the same turn of the loop as ``SIGTERM`` (no grace), it cannot,
+since the test's loop makes ``go`` only on a later turn.
+"""
+
+
+async def let_cleanup_finish(folder: Path) -> None:
+    """Once a ``CLEANUP_TRAP`` in ``folder`` has started (``termed``), let it finish (``go``).
+
+    Cancelled (a failed test's end), it lets the trap finish too, so the command ends quickly.
+    """
+    try:
+        while not (folder / "termed").exists():
+            await asyncio.sleep(0.01)
+    finally:
+        (folder / "go").touch()

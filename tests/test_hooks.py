@@ -11,12 +11,13 @@ import logging
 import os
 import shlex
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fake_tools import Echo
+from loop_clock import LoopClock
+from marked_processes import time_out, wait_for_file
 
 from claw.agent import Finish
 from claw.control import Controls
@@ -236,27 +237,28 @@ async def test_hooks_updated_input_changes_what_the_tool_receives(tmp_path: Path
     assert output == ToolOutput.ok("QUIET PLEASE")
 
 
+def running(pid: int) -> bool:
+    """Whether process ``pid`` runs; a zombie (dead, waiting to be collected) does not."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(")") + 2] not in "ZX"
+
+
 async def test_hooks_a_hanging_hook_is_killed_with_its_group_and_the_call_goes_on(
     tmp_path: Path,
 ) -> None:
+    clock = LoopClock.install()
     hooks = Hooks(tmp_path)
-    hooks.add("PreToolUse", CommandHook("sleep 30 & echo $! > child.pid; sleep 30", 0.5))
-    started = time.monotonic()
-    assert await hooks.pre_tool_use(call()) == call()
-    assert time.monotonic() - started < 5
-    assert len(hooks.warnings) == 1 and "timed out after 0.5 s" in hooks.warnings[0]
+    hooks.add("PreToolUse", CommandHook("sleep 300 & echo $! > child.pid; sleep 300", 60))
+    checking = asyncio.create_task(hooks.pre_tool_use(call()))
+    await wait_for_file(tmp_path / "child.pid", checking)
+    await time_out(clock, 60, checking)
+    assert await checking == call()
+    assert len(hooks.warnings) == 1 and "timed out after 60 s" in hooks.warnings[0]
     child = int((tmp_path / "child.pid").read_text())
-    for _ in range(50):  # the background sleep was in the group: it is killed too
-        try:
-            os.kill(child, 0)
-        except ProcessLookupError:
-            break
-        stat = Path(f"/proc/{child}/stat")
-        if stat.exists() and stat.read_text().split(") ")[1].startswith("Z"):
-            break  # a zombie: dead, waiting for its new parent to collect it
-        time.sleep(0.05)
-    else:
-        pytest.fail("the hook's background process still runs")
+    assert not running(child), "the background sleep was in the group: it is killed too"
 
 
 async def test_hooks_huge_output_is_capped(tmp_path: Path) -> None:
@@ -431,10 +433,10 @@ async def test_hooks_cancelling_the_caller_kills_the_hook(tmp_path: Path) -> Non
     hooks.add("PreToolUse", CommandHook("echo $$ > hook.pid; sleep 30", timeout=30))
     task = asyncio.ensure_future(hooks.pre_tool_use(call()))
     pid_file = tmp_path / "hook.pid"
-    for _ in range(100):
-        if task.done() or (pid_file.exists() and pid_file.read_text().strip()):
-            break  # done already: it failed before starting the hook, and await says why
-        await asyncio.sleep(0.02)
+    while not (pid_file.exists() and pid_file.read_text().strip()):
+        if task.done():  # it failed before starting the hook: await says why
+            break
+        await asyncio.sleep(0.01)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
