@@ -1,25 +1,30 @@
 """A deliberately broken MCP server, written by hand. ``python mcp_server_broken.py MODE [MARKER]``.
 
-It answers ``initialize`` and ``tools/list`` (one tool, ``go``) correctly (``tools/list`` only
+It needs nothing but the standard library, so the tests run it with ``python -I -S``. It
+answers ``initialize`` and ``tools/list`` (one tool, ``go``) correctly (``tools/list`` only
 after ``notifications/initialized``, as the specification orders), then breaks as ``MODE``
 says when ``go`` is called:
 
 - ``bad-json``: writes a line that is not JSON;
 - ``crash``: writes ``crash: dying now`` to stderr and exits with code 3;
-- ``hang``: never answers, and ignores ``SIGTERM``;
+- ``hang``: never answers a call, nor reads its input again, and ignores ``SIGTERM``: only
+  ``SIGKILL`` stops it;
 - ``old-version``: (at the handshake) claims the protocol version ``1999-01-01``;
 - ``hang-start``: never answers ``initialize``; ``hang-list``: never answers ``tools/list``;
 - ``no-tools``: answers ``tools/list`` with a result that has no ``tools`` at all;
 - ``chatty``: before it answers, writes a blank line and an answer to a request nobody made,
   asks claw ``ping`` and ``sampling/createMessage``, and answers with claw's two answers (JSON);
 - ``refuse``: answers with a JSON-RPC error (with ``data``); ``odd-error``: with an ``error``
-  that is a string, not an object; ``no-result``: with a ``result`` that is a list;
+  that is a string, not an object; ``no-result``: with a ``result`` that is a list; a call
+  whose arguments are ``{"as": MODE}`` is answered as one of these three ``MODE`` says;
 - ``env``: lists ``go`` without a description or a schema, and answers with its variables
   ``MCP_OWN`` and ``MCP_INHERITED`` and its folder (JSON);
 - ``cursor-loop``: (at the listing) sends the same ``nextCursor`` twice, then none;
   in every mode, a ``tools/list`` whose ``cursor`` is not one the server gave is refused with
   ``-32602``, as the specification says of an invalid cursor;
-- ``close-output``: closes its standard output and sleeps, still running.
+- ``close-output``: closes its standard output and sleeps, still running;
+- ``fine``: answers ``go`` with ``fine``; ``noisy``: the same, after writing 1 MB to its
+  standard error, ending with the line ``noisy: the last line``, before it reads anything.
 
 With ``MARKER``, it first starts a child process named ``MARKER`` that sleeps for 300 s, so
 the tests can see whether stopping the server stops its children too.
@@ -35,12 +40,16 @@ import time
 mode = sys.argv[1]
 if len(sys.argv) > 2:
     subprocess.Popen(
-        [sys.executable, "-c", "import time; time.sleep(300)", sys.argv[2]],
+        [sys.executable, "-I", "-S", "-c", "import time; time.sleep(300)", sys.argv[2]],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
     )
 if mode == "hang":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+if mode == "noisy":
+    for _ in range(1024):
+        os.write(2, b"noisy: " + b"x" * 1017 + b"\n")
+    os.write(2, b"noisy: the last line\n")
 
 
 def write(message: object) -> None:
@@ -97,6 +106,7 @@ for line in sys.stdin:
             page["nextCursor"] = "again"
         answer(message["id"], page)
     elif method == "tools/call":
+        how = (message["params"].get("arguments") or {}).get("as", mode)
         if mode == "bad-json":
             sys.stdout.write("this is not json\n")
             sys.stdout.flush()
@@ -107,12 +117,12 @@ for line in sys.stdin:
             sys.stdout.write("\n")
             answer(999, {"late": True})
             text(message["id"], [ask("p-1", "ping"), ask("s-1", "sampling/createMessage")])
-        elif mode == "refuse":
+        elif how == "refuse":
             error = {"code": -32602, "message": "no such tool today", "data": {"asked": "go"}}
             write({"jsonrpc": "2.0", "id": message["id"], "error": error})
-        elif mode == "odd-error":  # not an error object, as JSON-RPC requires
+        elif how == "odd-error":  # not an error object, as JSON-RPC requires
             write({"jsonrpc": "2.0", "id": message["id"], "error": "no"})
-        elif mode == "no-result":
+        elif how == "no-result":
             write({"jsonrpc": "2.0", "id": message["id"], "result": [1, 2]})
         elif mode == "env":
             names = ("MCP_OWN", "MCP_INHERITED")
@@ -121,5 +131,7 @@ for line in sys.stdin:
             sys.stdout.close()
             os.close(1)
             time.sleep(60)
-        elif mode != "hang":
+        elif mode == "hang":
+            time.sleep(300)
+        else:
             answer(message["id"], {"content": [{"type": "text", "text": "fine"}]})

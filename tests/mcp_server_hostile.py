@@ -1,9 +1,11 @@
-"""A hostile MCP server, written by hand. ``python mcp_server_hostile.py MODE``.
+"""A hostile MCP server, written by hand. ``python mcp_server_hostile.py MODE [SIZE]``.
+
+It needs nothing but the standard library, so the tests run it with ``python -I -S``.
 
 - ``names``: lists tools whose names try to confuse ``mcp__<server>__<tool>`` (a newline at the
   end, ``__`` inside, a space, a non-ASCII letter, 200 characters, a leading ``_``), with
   descriptions and results full of terminal escapes, and writes escapes to its stderr;
-- ``huge-line``: answers ``tools/call`` with one line of 100 MB.
+- ``huge-line``: answers ``tools/call`` with one line of ``SIZE`` bytes.
 """
 
 import json
@@ -38,7 +40,7 @@ for line in sys.stdin:
         answer(message["id"], {"tools": tools})
     elif method == "tools/call":
         if mode == "huge-line":
-            sys.stdout.write("x" * 100_000_000 + "\n")
+            sys.stdout.write("x" * int(sys.argv[2]) + "\n")
             sys.stdout.flush()
         else:
             name = message["params"]["name"]

@@ -1,68 +1,72 @@
-"""An MCP server built with the official SDK's low-level ``Server``: pages and content blocks.
+"""An MCP server written by hand, without the SDK: pages, content blocks, a list that changes.
 
     python mcp_server_paged.py
 
-It lists seven tools two a page (``tool_0`` ... ``tool_4``, ``mixed``, ``grow``), with
-``nextCursor`` between pages. ``mixed`` answers with a text, an image and an embedded
-resource block; ``tool_N`` answers ``tool N`` and ``isError`` when called with
-``{"fail": true}``; ``grow`` adds the tool ``grown`` and sends
-``notifications/tools/list_changed``.
+It needs nothing but the standard library, so the tests run it with ``python -I -S``: it starts
+in a few hundredths of a second. It lists seven tools two a page (``tool_0`` ... ``tool_4``,
+``mixed``, ``grow``), with ``nextCursor`` between pages, as the specification's "Pagination"
+says. ``mixed`` answers with a text, an image and an embedded resource block; ``tool_N``
+answers ``tool N`` and ``isError`` when called with ``{"fail": true}``; ``grow`` adds the tool
+``grown`` (which answers ``grown``) and sends ``notifications/tools/list_changed`` before its
+answer, ``grew``.
 """
 
-import anyio
-import mcp_types as types
-from mcp.server.lowlevel import NotificationOptions, Server
-from mcp.server.stdio import stdio_server
+import json
+import sys
 
 PAGE = 2
 names = [f"tool_{n}" for n in range(5)] + ["mixed", "grow"]
 SCHEMA = {"type": "object", "properties": {"fail": {"type": "boolean"}}}
 
 
-def tool(name: str) -> types.Tool:
-    return types.Tool(name=name, description=f"The tool {name}.", input_schema=SCHEMA)
+def write(message: dict[str, object]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
 
 
-async def list_tools(ctx, params):  # type: ignore[no-untyped-def]
-    start = int(params.cursor) if params is not None and params.cursor else 0
-    page = [tool(name) for name in names[start : start + PAGE]]
-    more = start + PAGE < len(names)
-    return types.ListToolsResult(tools=page, next_cursor=str(start + PAGE) if more else None)
+def answer(id: object, result: dict[str, object]) -> None:
+    write({"jsonrpc": "2.0", "id": id, "result": result})
 
 
-async def call_tool(ctx, params):  # type: ignore[no-untyped-def]
-    if params.name == "mixed":
-        resource = types.TextResourceContents(uri="file:///notes.txt", text="a note")
-        return types.CallToolResult(
-            content=[
-                types.TextContent(type="text", text="first"),
-                types.ImageContent(type="image", data="aGVsbG8=", mime_type="image/png"),
-                types.EmbeddedResource(type="resource", resource=resource),
-            ]
-        )
-    if params.name == "grow":
+def listing(params: dict[str, object] | None) -> dict[str, object]:
+    """One page of the tools, from the position the cursor names."""
+    start = int(str((params or {}).get("cursor") or 0))
+    page = names[start : start + PAGE]
+    tools = [{"name": n, "description": f"The tool {n}.", "inputSchema": SCHEMA} for n in page]
+    result: dict[str, object] = {"tools": tools}
+    if start + PAGE < len(names):
+        result["nextCursor"] = str(start + PAGE)
+    return result
+
+
+def call(name: str, arguments: dict[str, object]) -> dict[str, object]:
+    """The result of calling the tool ``name``."""
+    if name == "mixed":
+        return {"content": [
+            {"type": "text", "text": "first"},
+            {"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"},
+            {"type": "resource", "resource": {"uri": "file:///notes.txt", "text": "a note"}},
+        ]}
+    if name == "grow":
         if "grown" not in names:
             names.append("grown")
-        await ctx.session.send_tool_list_changed()
-        return types.CallToolResult(content=[types.TextContent(type="text", text="grew")])
-    failing = bool((params.arguments or {}).get("fail"))
-    text = params.name.replace("_", " ")
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], is_error=failing
-    )
+        write({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        return {"content": [{"type": "text", "text": "grew"}]}
+    text = {"type": "text", "text": name.replace("_", " ")}
+    return {"content": [text], "isError": bool(arguments.get("fail"))}
 
 
-server = Server("paged", on_list_tools=list_tools, on_call_tool=call_tool)
-
-
-async def main() -> None:
-    async with stdio_server() as (read, write):
-        options = server.create_initialization_options(
-            notification_options=NotificationOptions(tools_changed=True),
-            experimental_capabilities=None,
-        )
-        await server.run(read, write, options)
-
-
-if __name__ == "__main__":
-    anyio.run(main)
+for line in sys.stdin:
+    message = json.loads(line)
+    method = message.get("method")
+    if method == "initialize":
+        info = {"name": "paged", "version": "0"}
+        capabilities = {"tools": {"listChanged": True}}
+        version = message["params"]["protocolVersion"]
+        answer(message["id"], {"protocolVersion": version, "capabilities": capabilities,
+                               "serverInfo": info})
+    elif method == "tools/list":
+        answer(message["id"], listing(message.get("params")))
+    elif method == "tools/call":
+        params = message["params"]
+        answer(message["id"], call(params["name"], params.get("arguments") or {}))

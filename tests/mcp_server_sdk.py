@@ -1,20 +1,31 @@
 """An MCP server built with the official SDK's ``MCPServer`` (FastMCP), run over stdio.
 
-    python mcp_server_sdk.py [--noisy]
+    python mcp_server_sdk.py [--oracle VIEW CALLS]
 
-``--noisy`` writes 1 MB to standard error before serving, ending with the line
-``noisy: the last line``. The tests start it as a real subprocess and talk to it with claw's
-client; the SDK's own ``Client`` imports it as a module and connects to ``app`` in memory.
+The tests start it once, as a real subprocess, and talk to it with claw's client. With
+``--oracle``, the SDK's own ``Client`` also connects to ``app`` in memory, in this process,
+while the server serves claw: it lists the tools, makes each call of ``CALLS`` (JSON:
+``[[name, arguments], ...]``) and writes what it saw to the file ``VIEW`` (JSON: ``tools`` and
+``answers``, as the SDK's models dump them). That is the oracle the tests hold claw's view to.
 """
 
+import json
 import os
-import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+
+# The SDK's client checks a result against its tool's output schema with jsonschema, which
+# builds a grammar for the IRI formats when imported (most of a second) if rfc3987_syntax is
+# installed. The SDK's validator has no format checker, so those formats are never checked:
+# without the grammar, every check gives the same answer, a second sooner.
+sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]
+
+from mcp import Client  # noqa: E402
+from mcp.server.mcpserver import MCPServer  # noqa: E402
+from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 
 app = MCPServer("sdk-demo")
 
@@ -39,7 +50,8 @@ def fail(why: str) -> str:
 
 @app.tool()
 async def wait(flag: str) -> str:
-    """Wait for a long time; write ``cancelled`` to the file ``flag`` if cancelled."""
+    """Write ``started`` to the file ``flag``, wait a minute; write ``cancelled`` if cancelled."""
+    Path(flag).write_text("started")
     try:
         await anyio.sleep(60)
     except anyio.get_cancelled_exc_class():
@@ -48,22 +60,33 @@ async def wait(flag: str) -> str:
     return "waited"
 
 
-@app.tool()
-def spawn(marker: str) -> str:
-    """Start a long-running child process named ``marker`` and leave it running."""
-    subprocess.Popen(
-        [sys.executable, "-c", "import time; time.sleep(300)", marker],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    return f"started {marker}"
+def dumped(model: Any) -> Any:
+    """A model of the SDK as JSON, by the protocol's names (``inputSchema``, ``isError``)."""
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+async def write_sdk_view(view: Path, calls: list[tuple[str, dict[str, Any]]]) -> None:
+    """What the SDK's own ``Client`` sees of ``app``, written to ``view`` once complete."""
+    async with Client(app) as client:
+        listed = await client.list_tools()
+        answers = [await client.call_tool(name, arguments) for name, arguments in calls]
+    seen = {"tools": [dumped(t) for t in listed.tools], "answers": [dumped(a) for a in answers]}
+    partial = view.with_suffix(".partial")
+    partial.write_text(json.dumps(seen), encoding="utf-8")
+    os.replace(partial, view)  # a reader never sees half of it
+
+
+async def main(oracle: tuple[Path, list[tuple[str, dict[str, Any]]]] | None) -> None:
+    """Serve ``app`` over stdio; with ``oracle``, write the SDK's view meanwhile."""
+    async with anyio.create_task_group() as group:
+        if oracle is not None:
+            group.start_soon(write_sdk_view, *oracle)
+        await app.run_stdio_async()
+        group.cancel_scope.cancel()
 
 
 if __name__ == "__main__":
-    if "--noisy" in sys.argv:
-        line = b"noisy: " + b"x" * 1017 + b"\n"
-        for _ in range(1024):
-            os.write(2, line)
-        os.write(2, b"noisy: the last line\n")
-    app.run("stdio")
+    oracle = None
+    if sys.argv[1:2] == ["--oracle"]:
+        oracle = (Path(sys.argv[2]), [(name, args) for name, args in json.loads(sys.argv[3])])
+    anyio.run(main, oracle)

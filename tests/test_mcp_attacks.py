@@ -1,4 +1,4 @@
-"""ch23 · Attacks by a hostile MCP server: names made to confuse, escapes, a 100 MB line.
+"""ch23 · Attacks by a hostile MCP server: names made to confuse, escapes, a line without end.
 
 A server chooses its tools' names and descriptions, its results and its stderr. None of it may
 make one tool pass for another under ``mcp__<server>__<tool>`` (so a permission rule for one
@@ -20,7 +20,6 @@ from clawbook.harness.loopback import LoopbackServer
 
 HOSTILE = Path(__file__).parent / "mcp_server_hostile.py"
 
-pytestmark = pytest.mark.timeout(60)
 
 
 def decide(root: Path, name: str, **rules: list[str]) -> Decision:
@@ -53,7 +52,7 @@ def test_mcp_attack_a_hostile_servers_names_and_escapes_never_reach_the_terminal
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    servers = {"hostile": {"command": sys.executable, "args": [str(HOSTILE), "names"]}}
+    servers = {"hostile": {"command": sys.executable, "args": ["-I", "-S", str(HOSTILE), "names"]}}
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
     (tmp_path / ".claw").mkdir()
     rules = {"permissions": {"allow": ["mcp__hostile"], "deny": ["mcp__hostile__read"]}}
@@ -84,8 +83,11 @@ def test_mcp_attack_a_hostile_servers_names_and_escapes_never_reach_the_terminal
     assert "\\x1b" in out  # shown, escaped
 
 
-async def test_mcp_attack_a_server_that_writes_a_100_mb_line_is_an_error_result() -> None:
-    client = McpClient(ServerSpec("huge", sys.executable, (str(HOSTILE), "huge-line")))
+async def test_mcp_attack_a_server_that_writes_a_line_over_the_limit_is_an_error_result() -> None:
+    # A megabyte over the limit takes the same way as a gigabyte: claw stops at LINE_LIMIT.
+    size = str(LINE_LIMIT + 1024 * 1024)
+    server = ServerSpec("huge", sys.executable, ("-I", "-S", str(HOSTILE), "huge-line", size))
+    client = McpClient(server)
     await client.start()
     try:
         output = await McpTool(client, client.tools[0]).run({})
