@@ -13,6 +13,7 @@ from fake_tools import Broken, Echo
 from history import assert_valid_history
 from hypothesis import example, given
 from hypothesis import strategies as st
+from paced_stream import PacedReply
 
 from claw.agent import CANCELLED, Finish
 from claw.events import (
@@ -458,12 +459,10 @@ async def test_agent_cancel_during_a_slow_tool_cancels_it_and_keeps_the_history_
         agent.cancel()
 
     canceller = asyncio.create_task(cancel_when_started())
-    started = time.monotonic()
     try:
         events = await collect(agent, "Go.")
     finally:
         canceller.cancel()
-    assert time.monotonic() - started < 3
     assert slow.cancelled and not slow.finished
     assert echo.seen == ["first"]
     assert events[-1] == RunFinished(Finish.CANCELLED, 1, "", TokenUsage())
@@ -479,12 +478,11 @@ async def test_agent_cancel_during_a_stream_stops_the_stream():
     provider = SlowStream()
     agent = Agent(provider)
     events = []
-    started = time.monotonic()
     async for event in agent.events("Think."):
         events.append(event)
         if event == TextDelta("Thinking"):
+            # Due long before the stream's 8-s wait ends: the cancel comes while it waits.
             asyncio.get_running_loop().call_later(0.05, agent.cancel)
-    assert time.monotonic() - started < 3
     assert events == [TextDelta("Thinking"), RunFinished(Finish.CANCELLED, 1, "", TokenUsage())]
     assert provider.closed
     assert agent.history == [UserMessage(content="Think.")]
@@ -633,35 +631,24 @@ async def test_agent_usage_events_add_up_to_the_total():
 
 async def test_agent_over_openrouter_cancels_a_stream_in_flight_and_runs_again(server):
     from claw.providers.openrouter import OpenRouterProvider
-    from clawbook.harness.loopback import (
-        MODEL,
-        StreamReply,
-        chunk,
-        split,
-        sse,
-        text_chunks,
-        usage_body,
+    from clawbook.harness.loopback import MODEL, StreamReply, chunk, sse, text_chunks, usage_body
+
+    slow = PacedReply()  # the start of an answer, and then the server keeps the rest back
+    slow.send(sse(*text_chunks("This answer takes far too long"), done=False))
+    quick = sse(
+        *text_chunks("Quick."),
+        chunk(finish_reason="stop"),
+        chunk(choices=False, usage=usage_body(10, 2)),
     )
-
-    def reply(text: str, pause: float = 0.0) -> StreamReply:
-        body = sse(
-            *text_chunks(text),
-            chunk(finish_reason="stop"),
-            chunk(choices=False, usage=usage_body(10, 2)),
-        )
-        return StreamReply(split(body, 300), pause=pause)
-
-    server.add(reply("This answer takes far too long to arrive.", pause=0.5), reply("Quick."))
+    server.add(slow, StreamReply([quick]))
     async with OpenRouterProvider(MODEL, base_url=server.base_url, api_key="sk-test") as provider:
         agent = Agent(provider)
         events: list[Any] = []
-        cancel_at = None
         async for event in agent.events("Slow, please."):
             events.append(event)
-            if isinstance(event, TextDelta) and event.text and cancel_at is None:
-                cancel_at = time.monotonic() + 0.1
-                asyncio.get_running_loop().call_later(0.1, agent.cancel)
-        assert cancel_at is not None and time.monotonic() - cancel_at < 0.3
+            if event == TextDelta("This"):
+                # It ends the run once the agent waits on the network for the rest.
+                asyncio.get_running_loop().call_soon(agent.cancel)
         assert events[-1].reason is Finish.CANCELLED
         assert agent.history == [UserMessage(content="Slow, please.")]
         finished = await agent.run("Quick, then.")

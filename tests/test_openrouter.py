@@ -3,20 +3,25 @@
 Every test talks over real sockets to ``LoopbackServer`` (see ``clawbook/harness/loopback.py``),
 which answers with scripted, realistic OpenRouter traffic: chunked Server-Sent Events with
 keep-alive comments, error bodies, ``Retry-After`` headers, dropped connections. Waiting between
-retries goes through an injected fake ``sleep`` that only records the delays, so no test really
-waits.
+retries goes through an injected fake ``sleep`` that only records the delays, and the time limits
+are tested on a clock the test moves by hand (``tests/loop_clock.py``), so no test really waits.
 """
 
+import asyncio
 import email.utils
 import json
 import os
 import random
 import socket
 import time
+from collections.abc import AsyncIterator
 from decimal import Decimal
 from typing import Any
 
+import httpx
 import pytest
+from loop_clock import LoopClock
+from paced_stream import PacedReply
 
 from claw.errors import (
     AuthenticationError,
@@ -32,7 +37,7 @@ from claw.errors import (
     ServerError,
     StreamError,
 )
-from claw.providers.openrouter import OpenRouterProvider, RetryPolicy, turn_from_wire
+from claw.providers.openrouter import OpenRouterProvider, RetryPolicy, tls_context, turn_from_wire
 from claw.streaming import (
     Done,
     ReasoningDelta,
@@ -471,28 +476,17 @@ async def test_openrouter_stream_turn_assembles_parallel_tool_calls(server):
 
 
 async def test_openrouter_yields_events_as_they_arrive_not_after_the_whole_body(server):
-    reply = StreamReply(
-        pieces=[
-            sse(chunk("", role="assistant"), chunk("first"), done=False),
-            sse(chunk(" second"), done=False),
-            sse(chunk(finish_reason="stop")),
-        ],
-        pause=0.05,
-    )
+    reply = PacedReply()
     server.add(reply)
-    arrivals: list[tuple[StreamEvent, float]] = []
+    reply.send(sse(chunk("", role="assistant"), chunk("first"), done=False))
     async with provider_for(server) as provider:
-        async for event in provider.stream(hello(), []):
-            arrivals.append((event, time.perf_counter()))
-    assert [event for event, _ in arrivals] == [
-        TextDelta("first"),
-        TextDelta(" second"),
-        Done(StopReason.END_TURN),
-    ]
-    first_text_at = arrivals[0][1]
-    assert first_text_at < reply.sent_at[-1], (
-        "the first text must be yielded before the server has sent the rest of the stream"
-    )
+        events = provider.stream(hello(), [])
+        # The server holds the rest back until the first text has come out.
+        first = await anext(events)
+        reply.send(sse(chunk(" second"), done=False), sse(chunk(finish_reason="stop")))
+        reply.end()
+        rest = [event async for event in events]
+    assert [first, *rest] == [TextDelta("first"), TextDelta(" second"), Done(StopReason.END_TURN)]
 
 
 async def test_openrouter_raises_stream_error_for_an_error_in_the_middle_of_a_stream(server):
@@ -754,7 +748,7 @@ async def test_openrouter_falls_back_to_backoff_for_a_retry_after_it_cannot_read
 
 async def test_openrouter_honours_retry_after_given_as_an_http_date(server):
     sleep = FakeSleep()
-    when = email.utils.formatdate(time.time() + 30, usegmt=True)
+    when = email.utils.formatdate(time.time() + 50, usegmt=True)
     server.add(
         JSONReply(error_body(429, "slow down"), status=429, headers={"Retry-After": when}),
         JSONReply(completion("ok")),
@@ -763,7 +757,9 @@ async def test_openrouter_honours_retry_after_given_as_an_http_date(server):
         turn = await provider.complete(hello(), [])
     assert turn.text == "ok"
     (delay,) = sleep.delays
-    assert 28.0 <= delay <= 30.0
+    # 50 s less the time the test has taken so far (the date counts whole seconds), and a
+    # test runs for less than its 10-s limit: the date was read, not a backoff computed.
+    assert 30.0 <= delay <= 50.0
 
 
 async def test_openrouter_does_not_retry_when_retry_after_exceeds_the_limit(server):
@@ -1003,8 +999,10 @@ async def test_openrouter_accepts_a_base_url_with_a_trailing_slash(server):
 # ---------------------------------------------------------------- hostile servers
 #
 # A base_url can point at any server. These tests script servers that stall, never stop, send
-# too much, garble their bodies or misbehave at the end of a stream. Time limits are a tenth of a
-# second or so; waits between retries go through FakeClock, which only pretends time passes.
+# too much, garble their bodies or misbehave at the end of a stream. A time limit is tested by
+# what happens when it passes: the test sets the scene (the server has the request, the provider
+# has read what was sent and waits for more), then moves the clock past the limit by hand. Waits
+# between retries go through FakeClock, which only pretends time passes.
 
 
 class FakeClock:
@@ -1022,41 +1020,115 @@ class FakeClock:
         self.now += seconds
 
 
+async def requests_reach(server: LoopbackServer, count: int, call: asyncio.Future[Any]) -> None:
+    """Return once the server has received ``count`` requests, or ``call`` has ended early.
+
+    Then one more turn of the loop lets the provider take the step it has pending: httpx starts
+    its read timeout in the step after the one that wrote the end of the request.
+    """
+    while len(server.requests) < count and not call.done():
+        await asyncio.sleep(0.001)
+    await asyncio.sleep(0)
+
+
+class ReadWatch:
+    """An httpx client that counts the pieces of a body its reader is done with.
+
+    A piece counts once the reader asks for the next one: by then the provider has dealt with
+    it (a keep-alive comment, say) and waits on the connection again.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        """A client with httpx's read timeout set to ``timeout`` seconds."""
+        self.done = 0
+        self._moved = asyncio.Event()
+        watch = self
+
+        class Counted(httpx.AsyncByteStream):
+            def __init__(self, body: httpx.AsyncByteStream) -> None:
+                self.body = body
+
+            async def __aiter__(self) -> AsyncIterator[bytes]:
+                async for piece in self.body:
+                    yield piece
+                    watch.done += 1
+                    watch._moved.set()
+
+            async def aclose(self) -> None:
+                await self.body.aclose()
+
+        class Transport(httpx.AsyncHTTPTransport):
+            async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+                response = await super().handle_async_request(request)
+                assert isinstance(response.stream, httpx.AsyncByteStream)
+                response.stream = Counted(response.stream)
+                return response
+
+        self.client = httpx.AsyncClient(transport=Transport(verify=tls_context()), timeout=timeout)
+
+    async def read(self, count: int, reader: asyncio.Future[Any]) -> None:
+        """Return once the reader is done with ``count`` pieces and waits for the next.
+
+        If ``reader`` (the task reading the body) ends first, what ended it is raised here.
+        """
+        while self.done < count:
+            if reader.done():
+                reader.result()
+                raise AssertionError(f"the stream ended before its piece {count} was read")
+            self._moved.clear()
+            moved = asyncio.ensure_future(self._moved.wait())
+            await asyncio.wait({moved, reader}, return_when=asyncio.FIRST_COMPLETED)
+            moved.cancel()
+
+
 async def test_openrouter_names_a_timeout_waiting_for_headers_and_does_not_retry_it(server):
+    clock = LoopClock.install()
     sleep = FakeSleep()
     server.add(StallReply(), JSONReply(completion("a retry would have got this")))
-    async with provider_for(server, timeout=0.1, sleep=sleep) as provider:
-        started = time.perf_counter()
+    async with provider_for(server, timeout=30.0, sleep=sleep, clock=clock.time) as provider:
+        call = asyncio.ensure_future(provider.complete(hello(), []))
+        await requests_reach(server, 1, call)
+        await clock.advance(31.0)
         with pytest.raises(ProviderTimeoutError) as caught:
-            await provider.complete(hello(), [])
-        elapsed = time.perf_counter() - started
-    assert elapsed < 1.0
+            await call
     assert caught.value.setting == "timeout"
-    assert caught.value.seconds == 0.1
+    assert caught.value.seconds == 30.0
     assert "response headers" in str(caught.value)
-    assert "0.1 s" in str(caught.value)
+    assert "30 s" in str(caught.value)
     assert "cannot reach" not in str(caught.value), "the server was reached"
     assert len(server.requests) == 1, "the server may be working on it: not sent again"
     assert sleep.delays == []
 
 
 async def test_openrouter_idle_limit_counts_only_events_that_carry_data(server):
-    server.add(
-        EndlessReply(
-            head=sse(chunk("", role="assistant"), chunk("Hel"), done=False),
-            piece=KEEP_ALIVE.encode(),
-            every=0.02,
-        )
-    )
+    clock = LoopClock.install()
+    reply = PacedReply()
+    server.add(reply)
+    reply.send(sse(chunk("", role="assistant"), chunk("Hel"), done=False))
+    watch = ReadWatch(timeout=3600.0)
     received: list[StreamEvent] = []
-    async with provider_for(server, idle_timeout=0.15, timeout=5.0) as provider:
-        started = time.perf_counter()
-        with pytest.raises(ProviderTimeoutError) as caught:
+    async with (
+        watch.client,
+        provider_for(server, client=watch.client, idle_timeout=250.0, clock=clock.time) as provider,
+    ):
+
+        async def read_the_stream() -> None:
             async for event in provider.stream(hello(), []):
                 received.append(event)
-        elapsed = time.perf_counter() - started
+
+        streaming = asyncio.ensure_future(read_the_stream())
+        await watch.read(1, streaming)
+        assert received == [TextDelta("Hel")]
+        for pieces in (2, 3):  # a keep-alive comment every 100 s
+            await clock.advance(100.0)
+            reply.send(KEEP_ALIVE.encode())
+            await watch.read(pieces, streaming)
+        await clock.advance(100.0)  # 300 s since "Hel", with only comments: past the idle limit
+        reply.send(KEEP_ALIVE.encode())
+        # The stream ends before it reads this comment; one that read it kept a stuck stream alive.
+        with pytest.raises(ProviderTimeoutError) as caught:
+            await watch.read(4, streaming)
     assert received == [TextDelta("Hel")]
-    assert elapsed < 1.0, "keep-alive comments must not keep a stuck stream alive"
     assert caught.value.setting == "idle_timeout"
     assert "idle_timeout" in str(caught.value)
     assert "keep-alive" in str(caught.value)
@@ -1064,64 +1136,74 @@ async def test_openrouter_idle_limit_counts_only_events_that_carry_data(server):
 
 
 async def test_openrouter_idle_limit_starts_again_with_each_event_that_carries_data(server):
-    pieces = [sse(chunk("", role="assistant"), done=False)]
-    pieces += [(KEEP_ALIVE + sse(chunk(word), done=False).decode()).encode() for word in "abcde"]
-    pieces.append(sse(chunk(finish_reason="stop")))
-    server.add(StreamReply(pieces=pieces, pause=0.04))  # 0.24 s in all, never 0.15 s without data
-    async with provider_for(server, idle_timeout=0.15) as provider:
-        turn = await provider.stream_turn(hello(), [])
-    assert turn.text == "abcde"
+    clock = LoopClock.install()
+    reply = PacedReply()
+    server.add(reply)
+    reply.send(sse(chunk("", role="assistant"), chunk("a"), done=False))
+    rest = [(KEEP_ALIVE + sse(chunk(word), done=False).decode()).encode() for word in "bcde"]
+    rest.append(sse(chunk(finish_reason="stop")))
+    texts: list[str] = []
+    async with provider_for(server, idle_timeout=150.0, clock=clock.time) as provider:
+        async for event in provider.stream(hello(), []):
+            if isinstance(event, TextDelta):
+                texts.append(event.text)
+                await clock.advance(100.0)  # 500 s in all, but never 150 s without data
+                reply.send(rest.pop(0))
+    assert "".join(texts) == "abcde"
 
 
 async def test_openrouter_deadline_ends_a_stream_that_never_stops_sending_data(server):
-    server.add(
-        EndlessReply(
-            head=sse(chunk("", role="assistant"), done=False),
-            piece=sse(chunk("more "), done=False),
-            every=0.01,
-        )
-    )
+    clock = LoopClock.install()
+    reply = PacedReply()
+    server.add(reply)
+    reply.send(sse(chunk("", role="assistant"), chunk("more "), done=False))
     received: list[StreamEvent] = []
-    async with provider_for(server, deadline=0.2, idle_timeout=5.0, timeout=5.0) as provider:
-        started = time.perf_counter()
+    async with provider_for(server, deadline=450.0, clock=clock.time) as provider:
         with pytest.raises(ProviderTimeoutError) as caught:
             async for event in provider.stream(hello(), []):
                 received.append(event)
-        elapsed = time.perf_counter() - started
-    assert 0.15 < elapsed < 1.0
-    assert len(received) > 3, "the text before the deadline was passed on"
+                await clock.advance(60.0)  # a word a minute: never idle, and never ending
+                reply.send(sse(chunk("more "), done=False))
+    assert len(received) == 8, "the words of the first 420 s are passed on, none after 480 s"
     assert caught.value.setting == "deadline"
     assert "deadline" in str(caught.value)
-    assert "0.2 s" in str(caught.value)
+    assert "450 s" in str(caught.value)
 
 
 async def test_openrouter_deadline_bounds_a_whole_answer_and_a_stream_that_never_start(server):
+    clock = LoopClock.install()
     server.add(StallReply(), StallReply(b"HTTP/1.1 200 OK\r\n"))
-    # 0.3 s leaves room for each request to reach the server on a busy machine; without the
-    # deadline, the 5-s timeout would hold each call far longer.
-    async with provider_for(server, deadline=0.3, timeout=5.0) as provider:
-        started = time.perf_counter()
-        with pytest.raises(ProviderTimeoutError) as whole:
-            await provider.complete(hello(), [])
-        with pytest.raises(ProviderTimeoutError) as streamed:
-            await provider.stream_turn(hello(), [])
-        elapsed = time.perf_counter() - started
-    assert elapsed < 3.0
-    for error in (whole.value, streamed.value):
+    errors: list[ProviderTimeoutError] = []
+    # httpx's read timeout is an hour: only the deadline can end these calls.
+    async with provider_for(server, deadline=30.0, timeout=3600.0, clock=clock.time) as provider:
+        for count, call in enumerate((provider.complete, provider.stream_turn), start=1):
+            running = asyncio.ensure_future(call(hello(), []))
+            await requests_reach(server, count, running)
+            await clock.advance(31.0)
+            with pytest.raises(ProviderTimeoutError) as caught:
+                await running
+            errors.append(caught.value)
+    for error in errors:
         assert error.setting == "deadline"
-        assert error.seconds == 0.3
+        assert error.seconds == 30.0
     assert len(server.requests) == 2, "a time-out is not retried"
 
 
 async def test_openrouter_names_a_read_timeout_in_the_middle_of_a_stream(server):
-    server.add(
-        EndlessReply(head=sse(chunk("", role="assistant"), chunk("Hel"), done=False), every=5.0)
-    )
-    async with provider_for(server, timeout=0.1) as provider:
+    clock = LoopClock.install()
+    reply = PacedReply()  # the start of a turn, then silence
+    server.add(reply)
+    reply.send(sse(chunk("", role="assistant"), chunk("Hel"), done=False))
+    async with provider_for(server, timeout=30.0, clock=clock.time) as provider:
+        events = provider.stream(hello(), [])
+        assert await anext(events) == TextDelta("Hel")
+        rest = asyncio.ensure_future(anext(events))
+        await asyncio.sleep(0)  # the provider asks for the next piece, and waits
+        await clock.advance(31.0)
         with pytest.raises(ProviderTimeoutError) as caught:
-            await events_of(provider)
+            await rest
     assert caught.value.setting == "timeout"
-    assert "0.1 s" in str(caught.value)
+    assert "30 s" in str(caught.value)
 
 
 async def test_openrouter_deadline_stops_retries_whose_wait_would_pass_it(server):
@@ -1162,7 +1244,7 @@ async def test_openrouter_refuses_a_body_larger_than_max_body_bytes_without_read
     assert caught.value.limit == 2**20
     assert "max_body_bytes" in str(caught.value)
     assert caught.value.setting in str(caught.value)
-    assert huge.finished.wait(2.0)
+    assert huge.finished.wait(30.0)
     assert huge.sent < 64 * 2**20, f"the client went on reading: {huge.sent} bytes sent"
 
 
@@ -1181,7 +1263,7 @@ async def test_openrouter_reads_only_the_start_of_a_huge_error_body(server):
     assert caught.value.status == 502
     assert "502 Bad Gateway" in caught.value.message
     assert len(caught.value.message) <= 500
-    assert huge.finished.wait(2.0)
+    assert huge.finished.wait(30.0)
     assert huge.sent < 64 * 2**20, f"the client went on reading: {huge.sent} bytes sent"
 
 

@@ -454,7 +454,7 @@ async def test_streaming_agent_history_stays_valid_when_the_run_is_cancelled_in_
 
     run = asyncio.create_task(consume())
     started = asyncio.create_task(hang.started.wait())
-    await asyncio.wait({run, started}, timeout=1, return_when=asyncio.FIRST_COMPLETED)
+    await asyncio.wait({run, started}, return_when=asyncio.FIRST_COMPLETED)
     started.cancel()
     if run.done():
         run.result()  # raises whatever ended the run early
