@@ -21,6 +21,7 @@ import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -352,48 +353,66 @@ def test_eval_a_run_over_its_budget_ends_budget(tmp_path: Path) -> None:
     assert (result.finish, result.steps, result.cost) == ("budget", 1, spend[0].usage.cost)
 
 
-class Workers:
-    """The worker processes that ``run_isolated`` starts in one test, watched as it waits.
+T = TypeVar("T")
 
-    The first wait for a worker checks at once what a broken harness would otherwise show only
-    as a hang: the worker leads a process group of its own (``stop`` signals that group) and the
-    wait has a time limit. With ``hold`` set to a file, that wait is held until the file exists
-    and the limit has passed in real time; then it goes on as ``communicate`` does, raising
-    ``TimeoutExpired`` for a worker still running. A limit then fires once the scene is set,
-    however slow the machine. Afterwards, whatever happened, every worker still running and the
-    process whose pid ``hold`` holds are killed.
+
+class Workers:
+    """The worker processes ``run_isolated`` starts in one test, watched where it waits for them.
+
+    The harness's first wait for a worker (``communicate``, or ``wait``) checks at once what a
+    broken harness would otherwise show only as a hang: the job goes to a pipe on the worker's
+    stdin, closed once the job is sent (the worker reads to its end); the worker leads a process
+    group of its own (``stop`` signals that group); the wait has a time limit. For a worker that
+    never ends on its own, whose limit fires whenever it is checked, the test says when:
+
+    * ``hold(pid_file, limit)``: the wait goes on until ``pid_file`` exists and ``limit``
+      seconds have passed in real time, then ends as a passed limit does (``TimeoutExpired``);
+    * ``expire(limit)``: it ends so as soon as the job is sent.
+
+    Both check that the wait's limit is no more than ``limit``. Afterwards every worker still
+    running, and the process whose pid ``pid_file`` holds, are killed, whatever happened.
     """
 
     POLL = 0.05
-    """Seconds between two looks at the ``hold`` file."""
+    """Seconds between two looks at the ``pid_file``."""
 
     def __init__(self) -> None:
         self.started: list[subprocess.Popen[str]] = []
-        self.hold: Path | None = None
+        self.limit: float | None = None
+        self.pid_file: Path | None = None
+        self.at_once = False
+
+    def hold(self, pid_file: Path, limit: float) -> None:
+        """End the first timed wait once ``pid_file`` exists and ``limit`` s have passed."""
+        self.pid_file, self.limit = pid_file, limit
+
+    def expire(self, limit: float) -> None:
+        """End the first timed wait as soon as the job is sent, as if ``limit`` had passed."""
+        self.at_once, self.limit = True, limit
 
     def first_wait(
-        self,
-        process: subprocess.Popen[str],
-        job: str | None,
-        timeout: float | None,
-        communicate: Callable[..., tuple[str, str]],
-    ) -> tuple[str, str]:
-        """The harness's first ``communicate`` with a worker: checked, then held or passed on."""
+        self, process: subprocess.Popen[str], timeout: float | None, wait: Callable[[float], T]
+    ) -> T:
+        """The harness's first wait for ``process``; ``wait(seconds)`` waits as it asked."""
         self.started.append(process)
+        assert process.stdin is not None, "the job goes to the worker's stdin: stdin=PIPE"
         assert os.getpgid(process.pid) == process.pid, (
             "the worker is in the test's process group: start it with start_new_session=True, "
             "or stop() cannot reach it and what it started"
         )
         assert timeout is not None, "the worker is waited for with no time limit"
-        if self.hold is None:
-            return communicate(process, job, timeout)
+        if self.limit is None:
+            return wait(timeout)
+        assert 0 < timeout <= self.limit, f"the wait's limit is {timeout} s, not {self.limit} s"
         started = time.monotonic()
-        while not self.hold.exists():
+        while True:
             try:
-                return communicate(process, job, self.POLL)  # the worker ended on its own
+                return wait(self.POLL)  # sends the job; a worker that ended is waited for whole
             except subprocess.TimeoutExpired:
-                job = None  # sent on the first call: a job is far smaller than a pipe holds
-        return communicate(process, None, max(0.0, started + timeout - time.monotonic()))
+                if self.pid_file is None or self.pid_file.exists():
+                    break
+        left = 0.0 if self.at_once else started + timeout - time.monotonic()
+        return wait(max(0.0, left))
 
     def kill_leftovers(self) -> None:
         """Kill what a broken harness left running: workers, with their groups, and the command."""
@@ -405,25 +424,45 @@ class Workers:
                     else:
                         os.kill(process.pid, signal.SIGKILL)
                 process.communicate()
-        if self.hold is not None and self.hold.exists():
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(int(self.hold.read_text()), signal.SIGKILL)
+        if self.pid_file is not None and self.pid_file.exists():
+            pid = int(self.pid_file.read_text())
+            if running(pid):
+                os.killpg(pid, signal.SIGKILL)
 
 
 @pytest.fixture
 def workers(monkeypatch: pytest.MonkeyPatch) -> Iterator[Workers]:
-    """Watch the workers this test starts (``Popen.communicate`` of ``worker_command()``)."""
+    """Watch the workers (processes of ``worker_command()``) this test starts."""
     watch = Workers()
-    communicate = subprocess.Popen.communicate
+    communicate, wait = subprocess.Popen.communicate, subprocess.Popen.wait
 
-    def watched(
+    def watched(process: subprocess.Popen[str]) -> bool:
+        return process not in watch.started and process.args == harness.worker_command()
+
+    def watched_communicate(
         process: subprocess.Popen[str], input: str | None = None, timeout: float | None = None
     ) -> tuple[str, str]:
-        if process in watch.started or process.args != harness.worker_command():
+        if not watched(process):
             return communicate(process, input, timeout)
-        return watch.first_wait(process, input, timeout, communicate)
+        job = [input]
 
-    monkeypatch.setattr(subprocess.Popen, "communicate", watched)
+        def again(seconds: float) -> tuple[str, str]:
+            sent, job[0] = job[0], None  # the job goes with the first call alone
+            return communicate(process, sent, seconds)
+
+        return watch.first_wait(process, timeout, again)
+
+    def watched_wait(process: subprocess.Popen[str], timeout: float | None = None) -> int:
+        if not watched(process):
+            return wait(process, timeout)
+        assert process.stdin is None or process.stdin.closed, (
+            "the worker's stdin is still open: it waits for the rest of its job while the "
+            "harness waits for it (communicate(job, timeout=...) sends the job and closes it)"
+        )
+        return watch.first_wait(process, timeout, lambda seconds: wait(process, seconds))
+
+    monkeypatch.setattr(subprocess.Popen, "communicate", watched_communicate)
+    monkeypatch.setattr(subprocess.Popen, "wait", watched_wait)
     yield watch
     watch.kill_leftovers()
 
@@ -458,14 +497,14 @@ def temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_eval_a_run_over_its_time_limit_is_killed_as_timeout(
-    tmp_path: Path, temp: Path, workers: Workers
+    tmp_path: Path, temp: Path, workers: Workers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A real worker whose agent starts a command that never ends: the limit fires whenever it
     # is checked, and the test checks it once the command runs (workers.hold).
     pid_file = tmp_path / "command.pid"
     hang = f"echo $$ > {pid_file}.new && mv {pid_file}.new {pid_file} && exec sleep infinity"
     task = bug_task(scripts={"solve": script(("", [bash(hang)]), ("never", []))}, time_limit=60)
-    workers.hold = pid_file
+    workers.hold(pid_file, 0.5)
     called = time.monotonic()
     result = run_isolated(task, Config(name="quick", time_limit=0.5), 3)
     took = time.monotonic() - called
@@ -475,6 +514,12 @@ def test_eval_a_run_over_its_time_limit_is_killed_as_timeout(
     assert not list(temp.iterdir())  # the scratch folder removed
     pid = int(pid_file.read_text())
     assert not running(pid), f"the agent's command (pid {pid}) outlived its worker's timeout"
+
+    # Without a limit of its own the configuration takes the task's, written as given: 60 s.
+    stand_in(monkeypatch, "cat > /dev/null; exec sleep infinity")
+    workers.expire(60)
+    late = run_isolated(task, Config(name="c"), 1)
+    assert (late.status, late.reason) == ("timeout", "stopped after its time limit of 60 s")
 
 
 def test_eval_the_worker_gets_its_job_as_json_on_its_stdin(
