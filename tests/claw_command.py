@@ -1,11 +1,13 @@
 """Helpers for the tests that run the ``claw`` command against the loopback server.
 
 ``run_claw`` runs ``claw.main.main`` in this process, in ``project``, with ``answers`` typed at
-the terminal (standard input); ``calls`` and ``says`` are the streamed model turns to script.
+the terminal (standard input); ``converse`` runs the REPL the same way, with keys typed at its
+prompt; ``calls`` and ``says`` are the streamed model turns to script.
 """
 
 import io
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -94,3 +96,50 @@ def tool_results(server: LoopbackServer) -> list[str]:
             if message["role"] == "tool":
                 seen.setdefault(message["tool_call_id"], message["content"])
     return list(seen.values())
+
+
+@dataclass
+class Conversation:
+    """How a conversation with claw's REPL ended, and what it wrote."""
+
+    status: int
+    """The exit status."""
+    out: str
+    """Standard output: the answers, and what slash commands print."""
+    err: str
+    """Standard error: everything about the answers (approval questions, notices, the summary)."""
+
+
+def converse(
+    server: LoopbackServer,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    *arguments: str,
+    keys: str,
+    home: Path | None = None,
+) -> Conversation:
+    r"""``claw ARGUMENTS...`` at a terminal, in this process: the REPL, with ``keys`` typed.
+
+    Standard input and output are a terminal; ``keys`` go to prompt_toolkit as a person types
+    them, ahead of time: ``\r`` is Enter, ``\x03`` Ctrl-C, ``\x04`` Ctrl-D, ``\x1b[A`` Up.
+    Once they run out, the input ends, which the prompt takes as Ctrl-D. Ctrl-C while a run
+    goes on is a signal that only a real terminal sends (``claw_process.Terminal``). The home
+    folder, which holds the prompt history, is ``home`` (default: ``project``).
+    """
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test")
+    monkeypatch.setenv("HOME", str(home or project))
+    monkeypatch.setenv("NO_COLOR", "1")
+    out, err = Terminal(), io.StringIO()
+    monkeypatch.setattr("sys.stdin", Terminal())
+    monkeypatch.setattr("sys.stdout", out)
+    monkeypatch.setattr("sys.stderr", err)
+    with create_pipe_input() as typed, create_app_session(input=typed, output=DummyOutput()):
+        typed.send_text(keys)
+        typed.close()  # the end of the input once the keys are read
+        status = main([*arguments, "--model", "test/model", "--base-url", server.base_url])
+    return Conversation(status, out.getvalue(), err.getvalue())
