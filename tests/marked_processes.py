@@ -15,7 +15,9 @@ either.
 import asyncio
 import contextlib
 import os
+import shlex
 import signal
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -25,20 +27,33 @@ from typing import Any
 import pytest
 from loop_clock import LoopClock
 
+PYTHON = f"{shlex.quote(sys.executable)} -S"
+"""The command that runs this Python without ``site``: it starts in a hundredth of a second,
+where ``python3`` may be a version manager's shim script that takes ten times as long."""
+
 
 def marked(marker: str) -> list[int]:
-    """The pids of running processes (zombies do not count) whose command line holds ``marker``."""
+    """The pids of running processes (zombies do not count) whose command line holds ``marker``.
+
+    Tests call it often (it is how they wait), so it reads only what it must: each process's
+    command line, and the state of those that hold the marker.
+    """
+    needle = marker.encode()
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
             continue
         try:
-            cmdline = (entry / "cmdline").read_bytes()
-            stat = (entry / "stat").read_text()
+            with open(f"/proc/{name}/cmdline", "rb", buffering=0) as file:
+                if needle not in file.read():
+                    continue
+            with open(f"/proc/{name}/stat", "rb", buffering=0) as file:
+                stat = file.read()
         except OSError:
             continue
-        if marker.encode() in cmdline and stat[stat.rfind(")") + 2] not in "ZX":
-            found.append(int(entry.name))
+        state = stat[stat.rfind(b")") + 2 :][:1]
+        if state not in (b"Z", b"X"):
+            found.append(int(name))
     return found
 
 
@@ -95,7 +110,7 @@ def setpgid_escape(marker: str) -> str:
     script = (
         "import os, pathlib, time; os.setpgid(0, 0); pathlib.Path('ready').touch(); time.sleep(300)"
     )
-    return f'python3 -c "{script}" {marker} & echo started; sleep 300'
+    return f'{PYTHON} -c "{script}" {marker} & echo started; sleep 300'
 
 
 async def wait_until_ready(
@@ -114,11 +129,11 @@ async def wait_until_ready(
             try:
                 groups = [os.getpgid(pid) for pid in pids]
             except ProcessLookupError:  # stopped meanwhile (a timeout): the task says why
-                await asyncio.sleep(0.02)
+                await asyncio.sleep(0.005)
                 continue
             assert groups == pids, "each left bash's group"
             return
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(0.005)
     raise AssertionError(f"the escapes did not start: {marked(marker)}")
 
 
@@ -151,7 +166,7 @@ async def wait_for_file(path: Path, running: "asyncio.Task[Any]") -> None:
     while not path.exists():
         if running.done():
             raise AssertionError(f"the command ended before it made {path}: {running.result()}")
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.005)
 
 
 async def wait_until_armed(seconds: float, running: "asyncio.Task[Any]") -> None:
@@ -169,7 +184,7 @@ async def wait_until_armed(seconds: float, running: "asyncio.Task[Any]") -> None
     ):
         if running.done():
             raise AssertionError(f"ended before its time limit was armed: {running.result()}")
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.005)
 
 
 async def time_out(clock: LoopClock, limit: float, running: "asyncio.Task[Any]") -> None:
@@ -197,6 +212,6 @@ async def let_cleanup_finish(folder: Path) -> None:
     """
     try:
         while not (folder / "termed").exists():
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0.005)
     finally:
         (folder / "go").touch()

@@ -71,19 +71,21 @@ def living(pid: int) -> bool:
     return stat[stat.rfind(")") + 2] not in "ZX"
 
 
-def group_living(pgid: int) -> list[int]:
-    """The pids of group ``pgid`` that still run (zombies do not count)."""
+def in_groups(pgids: Sequence[int]) -> list[int]:
+    """The pids of the processes of groups ``pgids`` that still run (zombies do not count)."""
+    wanted = {str(pgid) for pgid in pgids}
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
             continue
         try:
-            fields = (entry / "stat").read_text()
+            with open(f"/proc/{name}/stat", "rb", buffering=0) as file:
+                stat = file.read().decode()
         except OSError:
             continue
-        state, _, pgrp = fields[fields.rfind(")") + 2 :].split()[:3]
-        if pgrp == str(pgid) and state not in "ZX":
-            found.append(int(entry.name))
+        state, _, pgrp = stat[stat.rfind(")") + 2 :].split()[:3]
+        if pgrp in wanted and state not in "ZX":
+            found.append(int(name))
     return found
 
 
@@ -95,7 +97,7 @@ def assert_all_gone(pids: Sequence[int], within: float = 5.0) -> None:
     deadline = time.monotonic() + within
     while True:
         left = [pid for pid in pids if living(pid)]
-        left += [pid for pid in pids if Path("/proc").is_dir() and group_living(pid)]
+        left += in_groups(pids) if Path("/proc").is_dir() else []
         if not left or time.monotonic() > deadline:
             break
         time.sleep(0.02)
@@ -117,7 +119,7 @@ async def wait_for_lines(
             lines = path.read_text().split()
             if len(lines) >= count:
                 return [int(line) for line in lines[:count]]
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(0.005)
     raise AssertionError(f"{path} did not get {count} pids")
 
 
@@ -235,7 +237,7 @@ async def test_bash_sigkill_follows_when_sigterm_is_ignored(tmp_path):
     # session never ends by itself and a short grace period is always waited out.
     clock = LoopClock.install()
     command = "trap '' TERM; " + SPAWNER
-    call = asyncio.create_task(bash(BashTool(tmp_path, grace=0.1), command, timeout=60))
+    call = asyncio.create_task(bash(BashTool(tmp_path, grace=0.02), command, timeout=60))
     pids = await wait_for_lines(tmp_path / "pids", 3, call)
     await time_out(clock, 60, call)
     output = await call
@@ -410,14 +412,17 @@ async def test_bash_read_stream_reads_in_chunks_as_the_output_comes():
     keeper = OutputKeeper(1000, 1000)
     reader = asyncio.create_task(read_stream(stream, keeper, chunk_bytes=3))
     stream.feed_data("é".encode() * 50)  # 100 bytes, chunks of 3 split every other character
-    await asyncio.sleep(0.05)
+    for _ in range(100):  # turns of the loop, not time: the bytes wait in the stream already
+        if keeper.total_bytes == 100 or reader.done():
+            break
+        await asyncio.sleep(0)
     if reader.done():  # it ended, or failed, before the end of the stream
         await reader
     assert keeper.total_bytes == 100, "the output is kept as it comes, before the end"
     assert not reader.done()
     stream.feed_data(b"\nend\n")
     stream.feed_eof()
-    await asyncio.wait_for(reader, 1)
+    await reader
     assert keeper.text() == "é" * 50 + "\nend\n"
 
 
@@ -637,10 +642,10 @@ async def test_bash_a_process_sigkill_cannot_remove_is_logged_and_not_waited_for
 
     # The process never goes, so any grace period and any KILL_SECONDS pass: both are short.
     monkeypatch.setattr(bash_module, "signal_session", no_sigkill)
-    monkeypatch.setattr(bash_module, "KILL_SECONDS", 0.05)
+    monkeypatch.setattr(bash_module, "KILL_SECONDS", 0.01)
     command = f"trap '' TERM; (exec -a {marker} sleep 300 &> /dev/null) & echo $$ $!"
     with caplog.at_level(logging.WARNING, logger="claw.tools.bash"):
-        output = await bash(BashTool(tmp_path, grace=0.05), command)
+        output = await bash(BashTool(tmp_path, grace=0.01), command)
     sid, pid = output.content.split()[:2]
     assert output == ToolOutput.ok(f"{sid} {pid}\nexit code: 0")
     assert bash_warnings(caplog) == [

@@ -48,7 +48,7 @@ from claw.types import (
     UserMessage,
 )
 
-PY = shlex.quote(sys.executable)
+PY = f"{shlex.quote(sys.executable)} -S"  # no site: the hooks need only the standard library
 
 
 def python_hook(tmp_path: Path, name: str, body: str) -> str:

@@ -25,7 +25,7 @@ from claw.settings import Settings
 from claw.streaming import MockStreamProvider
 from claw.types import ToolCall, ToolOutput
 
-PY = shlex.quote(sys.executable)
+PY = f"{shlex.quote(sys.executable)} -S"  # no site: the hooks need only the standard library
 
 
 def block_rm(tmp_path: Path) -> str:

@@ -13,6 +13,7 @@ import pytest
 from loop_clock import LoopClock
 from marked_processes import (
     CLEANUP_TRAP,
+    PYTHON,
     HeldStart,
     assert_none_marked,
     job_control_escape,
@@ -45,7 +46,7 @@ def leave_behind(marker: str, how: str) -> str:
         "plain": f"{sleeper} &",
         "quiet": f"{sleeper} >/dev/null 2>&1 &",
         "job": f"set -m; {sleeper} >/dev/null 2>&1 &",
-        "setpgid": f"python3 -c 'import os, time; os.setpgid(0, 0); time.sleep(300)' {marker} "
+        "setpgid": f"{PYTHON} -c 'import os, time; os.setpgid(0, 0); time.sleep(300)' {marker} "
         ">/dev/null 2>&1 &",
     }[how]
     started = f"until grep -q {marker} /proc/$!/cmdline 2>/dev/null; do sleep 0.01; done"
