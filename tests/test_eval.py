@@ -221,6 +221,7 @@ def test_eval_scratch_repository_is_a_real_git_repository_at_its_base(
 # ------------------------------------------------------------------ step 3: the checker
 
 
+@pytest.mark.timeout(30)  # three runs of pytest, on a machine that may be busy
 def test_eval_checker_runs_the_tests_and_guards_files_that_must_not_change(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -273,6 +274,7 @@ new file mode 100644
 """
 
 
+@pytest.mark.timeout(30)  # two runs of pytest, on a machine that may be busy
 def test_eval_checker_applies_the_test_patch_before_the_tests(tmp_path: Path) -> None:
     task = bug_task(test_patch=ZERO_TEST_PATCH, FAIL_TO_PASS=["test_zero.py::test_double_zero"])
     fixed, broken = tmp_path / "fixed", tmp_path / "broken"
@@ -326,6 +328,11 @@ def test_eval_refusal_passes_only_unchanged_and_refused(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ step 4: a run in a worker
 
 
+PLAIN_TEST = ["python", "-c", "import test_calc; test_calc.test_double()"]
+"""The bug's test run without pytest (a tenth of its start-up), where pytest is not the point."""
+
+
+@pytest.mark.timeout(30)  # the tests of two runs, on a machine that may be busy
 def test_eval_a_solving_script_passes_and_an_idle_model_fails(tmp_path: Path) -> None:
     # What the worker does, in this process: scratch repository, agent, checks.
     solve = script(
@@ -333,7 +340,7 @@ def test_eval_a_solving_script_passes_and_an_idle_model_fails(tmp_path: Path) ->
         ("", [edit("calc.py", "x + x + 1", "x + x")]),
         ("Fixed double.", []),
     )
-    task = bug_task(scripts={"solve": solve})
+    task = bug_task(scripts={"solve": solve}, test_command=PLAIN_TEST)
     solved = run_here(task, Config(name="good"), 1, tmp_path / "good", None)
     idle = run_here(task, Config(name="idle", model="scripted:none"), 1, tmp_path / "idle", None)
     assert (solved.config, solved.status, solved.finish) == ("good", "passed", "done")
