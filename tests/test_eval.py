@@ -332,7 +332,6 @@ PLAIN_TEST = ["python", "-c", "import test_calc; test_calc.test_double()"]
 """The bug's test run without pytest (a tenth of its start-up), where pytest is not the point."""
 
 
-@pytest.mark.timeout(30)  # the tests of two runs, on a machine that may be busy
 def test_eval_a_solving_script_passes_and_an_idle_model_fails(tmp_path: Path) -> None:
     # What the worker does, in this process: scratch repository, agent, checks.
     solve = script(
