@@ -99,4 +99,7 @@ def no_personal_git_config(tmp_path_factory: pytest.TempPathFactory,
     """
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg")))
+    # one empty folder for the session (no test writes there), not a new one for each test
+    empty = tmp_path_factory.getbasetemp() / "xdg-empty"
+    empty.mkdir(exist_ok=True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(empty))

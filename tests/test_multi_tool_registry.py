@@ -2,14 +2,16 @@
 
 import asyncio
 import itertools
-import time
+from collections import defaultdict
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import claw.registry
 from claw.agent import CANCELLED, Finish
 from claw.events import Event, RunFinished, ToolCalled, ToolResult
 from claw.loop import Agent
@@ -41,7 +43,8 @@ class Probe:
     """A tool that logs when each call starts and ends, and waits as it is told.
 
     ``wait`` maps a call's ``key`` argument to seconds to sleep, or to an ``asyncio.Event``
-    to wait for. ``fail`` maps a key to an exception to raise.
+    to wait for. ``fail`` maps a key to an exception to raise. ``ended[key]`` is an event set
+    once the call with that key has ended, however it ended.
     """
 
     def __init__(self, name: str, *, read_only: bool | None, log: list[tuple[str, str]]) -> None:
@@ -51,6 +54,7 @@ class Probe:
         self.log = log
         self.wait: dict[str, float | asyncio.Event] = {}
         self.fail: dict[str, BaseException] = {}
+        self.ended: defaultdict[str, asyncio.Event] = defaultdict(asyncio.Event)
 
     @property
     def definition(self) -> ToolDefinition:
@@ -72,6 +76,7 @@ class Probe:
             return ToolOutput.ok(f"{self.name} {key} done")
         finally:
             self.log.append(("end", key))
+            self.ended[key].set()
 
 
 def call(call_id: str, name: str, **arguments: Any) -> ToolCall:
@@ -169,42 +174,46 @@ def test_multi_tool_batches_keep_every_call_in_order_in_maximal_groups(names: li
 
 async def test_multi_tool_run_batch_runs_every_call_at_once_results_in_call_order() -> None:
     arrived = 0
-    everyone = asyncio.Event()
+    turn = [asyncio.Event() for _ in range(4)]
+    turn[3].set()  # the last call finishes first, then each lets the one before it finish
+    finished: list[str] = []
 
     async def work(c: ToolCall) -> str:
         nonlocal arrived
         arrived += 1
-        if arrived == 4:
-            everyone.set()
-        await everyone.wait()  # one at a time, this would wait forever
-        await asyncio.sleep(0.01 * (4 - int(c.id)))  # the last call finishes first
+        await asyncio.sleep(0)  # calls run at once have all started before any goes on
+        assert arrived == 4, "the calls ran one at a time"
+        position = int(c.id)
+        await turn[position].wait()
+        finished.append(c.id)
+        if position:
+            turn[position - 1].set()
         return f"result {c.id}"
 
     calls = [call(str(i), "look", key=str(i)) for i in range(4)]
-    async with asyncio.timeout(2):
-        results = await run_batch(work, calls)
+    results = await run_batch(work, calls)
+    assert finished == ["3", "2", "1", "0"]
     assert results == ["result 0", "result 1", "result 2", "result 3"]
 
 
 async def test_multi_tool_run_batch_lets_a_bug_through_unwrapped_and_cancels_the_rest() -> None:
     cleaned: list[str] = []
+    never = asyncio.Event()
 
     async def work(c: ToolCall) -> str:
         try:
             if c.id == "bug":
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(0)  # once the others are waiting
                 raise Missing("not written yet")
-            await asyncio.sleep(5)
+            await never.wait()  # only a cancel ends these
             return "slow"
         finally:
             cleaned.append(c.id)
 
-    calls = [call("a", "look", key="a"), call("bug", "look", key="b"), call("c", "look", key="c")]
-    started = time.monotonic()
+    calls = [call("bug", "look", key="b"), call("a", "look", key="a"), call("c", "look", key="c")]
     with pytest.raises(Missing, match="not written yet"):
         await run_batch(work, calls)
-    assert time.monotonic() - started < 2, "the other calls were not cancelled"
-    assert sorted(cleaned) == ["a", "bug", "c"], "every call finished its cleanup first"
+    assert sorted(cleaned) == ["a", "bug", "c"], "the others were cancelled and cleaned up first"
 
 
 # ------------------------------------------------------------------ through the agent
@@ -222,14 +231,13 @@ async def test_multi_tool_agent_runs_consecutive_read_only_calls_together() -> N
         gate.set()
 
     opener = asyncio.create_task(open_gate_when_all_started())
-    try:
-        async with asyncio.timeout(3):
-            agent, _, _ = await run_agent(
-                tools,
-                call("1", "look", key="a"),
-                call("2", "look", key="b"),
-                call("3", "look", key="c"),
-            )
+    try:  # one at a time, the first call would wait for the gate forever
+        agent, _, _ = await run_agent(
+            tools,
+            call("1", "look", key="a"),
+            call("2", "look", key="b"),
+            call("3", "look", key="c"),
+        )
     finally:
         opener.cancel()
     assert [m.content for m in tool_results(agent)] == ["look a done", "look b done", "look c done"]
@@ -238,9 +246,8 @@ async def test_multi_tool_agent_runs_consecutive_read_only_calls_together() -> N
 
 async def test_multi_tool_calls_that_change_things_run_alone_in_call_order() -> None:
     log: list[tuple[str, str]] = []
-    look, change, tools = probes(log)
-    look.wait = {"a": 0.05, "b": 0.0, "d": 0.0}
-    change.wait = {"c": 0.02}
+    _, _, tools = probes(log)
+    # every call pauses once (sleep(0)): calls started together all start before any ends
     agent, _, _ = await run_agent(
         tools,
         call("1", "look", key="a"),
@@ -254,22 +261,37 @@ async def test_multi_tool_calls_that_change_things_run_alone_in_call_order() -> 
     assert [m.tool_call_id for m in tool_results(agent)] == ["1", "2", "3", "4"]
 
 
-async def test_multi_tool_events_called_before_the_batch_results_in_call_order() -> None:
+async def test_multi_tool_events_called_before_the_batch_results_in_call_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     log: list[tuple[str, str]] = []
     look, _, tools = probes(log)
-    look.wait = {"slow": 0.15, "fast": 0.0}
+    slow_may_end = asyncio.Event()
+    look.wait = {"slow": slow_may_end, "fast": 0.0}
     events: list[Event] = []
+    now = 100.0  # the clock `timed` reads: it moves only when the test says
+    monkeypatch.setattr(claw.registry, "time", SimpleNamespace(monotonic=lambda: now))
 
     def observe(event: Event) -> None:
         if isinstance(event, ToolCalled | ToolResult):
             log.append((type(event).__name__, event.id))
         events.append(event)
 
+    async def five_seconds_after_the_fast_call() -> None:
+        nonlocal now
+        await look.ended["fast"].wait()
+        now += 5.0
+        slow_may_end.set()
+
     provider = MockStreamProvider(
         [calls_turn(call("s", "look", key="slow"), call("f", "look", key="fast")), "ok"]
     )
     agent = Agent(provider, tools, observers=[observe], concurrent=True)
-    await agent.run("go")
+    clock = asyncio.create_task(five_seconds_after_the_fast_call())
+    try:
+        await agent.run("go")
+    finally:
+        clock.cancel()
     assert [entry for entry in log if entry[0] != "end"] == [
         ("ToolCalled", "s"),
         ("ToolCalled", "f"),
@@ -279,8 +301,8 @@ async def test_multi_tool_events_called_before_the_batch_results_in_call_order()
         ("ToolResult", "f"),
     ]
     results = {e.id: e for e in events if isinstance(e, ToolResult)}
-    assert results["s"].duration >= 0.15
-    assert results["f"].duration < results["s"].duration / 2, "each call times itself"
+    durations = (results["s"].duration, results["f"].duration)
+    assert durations == (5.0, 0.0), "each call times itself, with the given timed()"
     # The provider saw the results in call order, each under its own id.
     seen = [m for m in provider.calls[1].messages if isinstance(m, ToolResultMessage)]
     assert [(m.tool_call_id, m.content) for m in seen] == [
@@ -292,7 +314,7 @@ async def test_multi_tool_events_called_before_the_batch_results_in_call_order()
 async def test_multi_tool_one_failing_call_does_not_stop_its_siblings() -> None:
     log: list[tuple[str, str]] = []
     look, _, tools = probes(log)
-    look.wait = {"a": 0.05, "c": 0.05}
+    look.wait = {"a": look.ended["b"], "c": look.ended["b"]}  # still running when b fails
     look.fail = {"b": OSError("disk on fire")}
     agent, _, events = await run_agent(
         tools, call("1", "look", key="a"), call("2", "look", key="b"), call("3", "look", key="c")
@@ -312,16 +334,14 @@ async def test_multi_tool_one_failing_call_does_not_stop_its_siblings() -> None:
 async def test_multi_tool_missing_code_in_a_batch_propagates_as_itself() -> None:
     log: list[tuple[str, str]] = []
     look, _, tools = probes(log)
-    look.wait = {"a": 5.0}
+    look.wait = {"a": asyncio.Event()}  # never set: only a cancel ends it
     look.fail = {"b": Missing("a stub")}
     provider = MockStreamProvider(
-        [calls_turn(call("1", "look", key="a"), call("2", "look", key="b")), "ok"]
+        [calls_turn(call("1", "look", key="b"), call("2", "look", key="a")), "ok"]
     )
     agent = Agent(provider, tools, concurrent=True)
-    started = time.monotonic()
     with pytest.raises(Missing, match="a stub"):
         await agent.run("go")
-    assert time.monotonic() - started < 2
     assert ("end", "a") in log, "the sibling was cancelled and cleaned up"
 
 
@@ -341,8 +361,7 @@ async def test_multi_tool_cancel_stops_every_call_of_the_batch() -> None:
     if task.done():
         await task  # it failed before the calls started: show why
     agent.cancel()
-    async with asyncio.timeout(2):
-        finished = await task
+    finished = await task  # calls that were not cancelled would wait forever
     assert finished.reason is Finish.CANCELLED
     assert sorted(entry for entry in log if entry[0] == "end") == [
         ("end", "a"),

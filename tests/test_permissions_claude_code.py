@@ -444,17 +444,25 @@ CASES = {
 }
 
 
+@pytest.fixture(scope="module")
+def untouched(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with an empty ``home`` and no ``project`` yet, which no documented case changes
+    (deciding reads the file system, never writes it): one for all of them."""
+    folder = tmp_path_factory.mktemp("documented")
+    (folder / "home").mkdir()
+    return folder
+
+
 @pytest.mark.parametrize("name", list(CASES))
-def test_permissions_claude_code_documented_case(name: str, tmp_path: Path) -> None:
+def test_permissions_claude_code_documented_case(name: str, untouched: Path) -> None:
     case = CASES[name]
-    (tmp_path / "home").mkdir()
     rules = Permissions(
-        tmp_path / "project",
+        untouched / "project",
         allow=case.allow,
         ask=case.ask,
         deny=case.deny,
         mode=Mode(case.mode),
-        home=tmp_path / "home",
+        home=untouched / "home",
     )
     tool, arguments = case.call
     verdict = rules.decide(ToolCall(id="c1", name=tool, arguments=arguments))

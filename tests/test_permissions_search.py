@@ -40,16 +40,21 @@ def tools(root: Path, permissions: Permissions, ripgrep: bool = False) -> tuple[
     )
 
 
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``FILES`` in a folder of their own, which the searches only read: one for the module."""
+    return make_project(tmp_path_factory.mktemp("project"), FILES)
+
+
 @pytest.mark.parametrize("mode", list(Mode))
 @pytest.mark.parametrize("ripgrep", ENGINES)
 async def test_permissions_read_deny_holds_for_grep_glob_and_list_dir_in_every_mode(
-    tmp_path, mode, ripgrep
+    project, mode, ripgrep
 ):
-    make_project(tmp_path, FILES)
     permissions = Permissions(
-        tmp_path, deny=["Read(secrets/**)", "Read(config/db.txt)"], mode=mode
+        project, deny=["Read(secrets/**)", "Read(config/db.txt)"], mode=mode
     )
-    grep, glob, lister = tools(tmp_path, permissions, ripgrep)
+    grep, glob, lister = tools(project, permissions, ripgrep)
     found = await run(grep, pattern="password")
     assert "hunter2" not in found.content
     assert "db-secret" not in found.content

@@ -36,6 +36,7 @@ import html_text
 import httpx
 from pydantic import Field
 
+from ..providers.openrouter import tls_context
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
 from .read import looks_binary
@@ -442,9 +443,9 @@ def open_client(timeout: float) -> httpx.AsyncClient:
     """A client for one fetch: no redirects followed for us, no proxy from the environment.
 
     A proxy would look the name up itself and connect wherever its own answer says, past the
-    address check; giving the client its own transport keeps ``HTTP_PROXY`` and friends out
-    (``SSL_CERT_FILE`` still counts).
+    address check; giving the client its own transport keeps ``HTTP_PROXY`` and friends out.
+    The certificates are the providers' (``tls_context``: ``SSL_CERT_FILE`` still counts),
+    loaded once per process rather than once per fetch.
     """
-    return httpx.AsyncClient(
-        follow_redirects=False, timeout=timeout, transport=httpx.AsyncHTTPTransport()
-    )
+    transport = httpx.AsyncHTTPTransport(verify=tls_context())
+    return httpx.AsyncClient(follow_redirects=False, timeout=timeout, transport=transport)
