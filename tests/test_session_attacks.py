@@ -117,9 +117,10 @@ def test_session_attack_a_huge_line_is_read_whole_or_refused_in_a_short_message(
     tmp_path: Path,
 ) -> None:
     big = "x" * 30_000_000
-    fine = transcript(tmp_path, json.dumps(message_record(UserMessage(content=big))) + "\n")
+    record = json.dumps(message_record(UserMessage(content="BIG")))  # then BIG made big
+    fine = transcript(tmp_path, record.replace('"BIG"', f'"{big}"') + "\n")
     assert load_session(fine).history[-1].text == big  # a long message is kept, whole
-    bad = transcript(tmp_path, "{" + big + "\n")
+    bad = transcript(tmp_path, "{" + big[:1_000_000] + "\n")  # the message must not quote it
     with pytest.raises(TranscriptError) as caught:
         load_session(bad)
     message = str(caught.value)

@@ -1,6 +1,7 @@
 """ch22 · A crash loses only the step in flight: kill -9 a real ``claw`` process, then resume.
 
-claw runs as a process of its own against the loopback server. Its first step reads a file;
+claw runs as a process of its own against the loopback server (``claw_process.Piped``, forked
+from the test's process, with its own pipes and exit status). Its first step reads a file;
 its second asks ``bash`` to run a command that signals it has started and then waits. While it
 waits, the step is in flight, and the test kills claw with SIGKILL: no handler, no cleanup, no
 last write. The transcript must hold the first step whole and nothing of the second, and
@@ -9,25 +10,18 @@ torn half-line, as a kill in the middle of a write leaves, is reported with its 
 skipped, and cut off when the session goes on.
 """
 
-import os
-import re
 import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from claw_command import calls, run_claw, says
+from claw_process import piped
 from marked_processes import unique_marker
 
 from claw.sessions import list_sessions, load_session, sessions_folder
-from claw.todo import Todo
 from claw.types import AssistantMessage, ToolResultMessage
 from clawbook.harness.loopback import LoopbackServer
-
-TODO_LINE = re.compile(r"claw: this needs code you have not written yet: (ch\w+): (.*) \(see ")
 
 
 @pytest.fixture
@@ -35,37 +29,11 @@ def marker() -> Iterator[str]:
     yield from unique_marker()
 
 
-def start_claw(
-    server: LoopbackServer, project: Path, config: Path, prompt: str
-) -> subprocess.Popen[str]:
-    """``claw PROMPT --unguarded`` in a process of its own, with claw's folder at ``config``."""
-    env = {**os.environ, "OPENROUTER_API_KEY": "sk-or-test", "CLAW_CONFIG_DIR": str(config)}
-    command = [sys.executable, "-c", "from claw.main import cli; cli()", prompt, "--unguarded"]
-    command += ["--model", "test/model", "--base-url", server.base_url]
-    return subprocess.Popen(
-        command, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-
-
-def wait_for(path: Path, child: subprocess.Popen[str], seconds: float = 30.0) -> None:
-    """Until ``path`` exists; a child that ends first is reported (a Todo of yours as that Todo)."""
-    deadline = time.monotonic() + seconds
-    while not path.exists():
-        if child.poll() is not None:
-            _, error = child.communicate()
-            todo = TODO_LINE.search(error)
-            if todo:
-                raise Todo(todo[1], todo[2])
-            pytest.fail(f"claw ended ({child.returncode}) before {path.name}: {error}")
-        assert time.monotonic() < deadline, f"{path.name} never appeared"
-        time.sleep(0.02)
-
-
+@pytest.mark.timeout(60)  # a process of its own, on a machine that may be busy
 def test_session_kill_9_mid_step_loses_only_that_step_and_resumes(
     server: LoopbackServer,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
-    claw_config_dir: Path,
     marker: str,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -74,13 +42,11 @@ def test_session_kill_9_mid_step_loses_only_that_step_and_resumes(
     wait = f"touch started && (exec -a {marker} sleep 60)"
     server.add(calls("read", {"path": "notes.txt"}), calls("bash", {"command": wait}, "call-2"))
 
-    child = start_claw(server, tmp_path, claw_config_dir, "Read, then wait.")
-    try:
-        wait_for(tmp_path / "started", child)
-    finally:
-        child.kill()  # SIGKILL
-        child.communicate()
-    assert child.returncode == -signal.SIGKILL
+    with piped(server, tmp_path, "Read, then wait.", "--unguarded") as claw:
+        claw.wait_until((tmp_path / "started").exists, "the second step's command started")
+        claw.signal(signal.SIGKILL)  # no handler, no cleanup, no last write
+        status, _ = claw.wait()
+    assert status == 128 + signal.SIGKILL
 
     [info] = list_sessions(tmp_path)
     crashed = load_session(info.path)

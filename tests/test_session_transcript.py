@@ -440,7 +440,7 @@ json_values = st.recursive(
 tool_calls = st.builds(
     ToolCall,
     id=st.uuids().map(str),
-    name=st.from_regex(r"[a-z_]{1,12}", fullmatch=True),
+    name=st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12),
     arguments=st.dictionaries(NONEMPTY, json_values, max_size=3),
 )
 breakpoints = st.none() | st.builds(CacheControl, ttl=st.sampled_from([None, "5m", "1h"]))
