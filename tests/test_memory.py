@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from budget import examples
 from claw_command import calls, run_claw, says, tool_results
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -165,7 +166,7 @@ def test_memory_no_query_text_makes_recall_raise(tmp_path: Path, full_text: bool
     store.remember("alpha beta")
     store.remember("gamma % delta")
 
-    @settings(max_examples=50)
+    @settings(max_examples=examples(50))
     @given(query=st.text(max_size=30))
     def recall_never_raises(query: str) -> None:
         found = store.recall(query)
