@@ -132,6 +132,56 @@ def stream_of(*events: dict[str, Any] | str, pause: float = 0.0) -> StreamReply:
     return StreamReply(pieces=[sse(*events)], pause=pause)
 
 
+class ReadWatch:
+    """An httpx client that counts the pieces of a body its reader is done with.
+
+    A piece counts once the reader asks for the next one: by then the provider has dealt with
+    it (a keep-alive comment, say) and waits on the connection again.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        """A client with httpx's read timeout set to ``timeout`` seconds."""
+        self.done = 0
+        self._moved = asyncio.Event()
+        watch = self
+
+        class Counted(httpx.AsyncByteStream):
+            def __init__(self, body: httpx.AsyncByteStream) -> None:
+                self.body = body
+
+            async def __aiter__(self) -> AsyncIterator[bytes]:
+                async for piece in self.body:
+                    yield piece
+                    watch.done += 1
+                    watch._moved.set()
+
+            async def aclose(self) -> None:
+                await self.body.aclose()
+
+        class Transport(httpx.AsyncHTTPTransport):
+            async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+                response = await super().handle_async_request(request)
+                assert isinstance(response.stream, httpx.AsyncByteStream)
+                response.stream = Counted(response.stream)
+                return response
+
+        self.client = httpx.AsyncClient(transport=Transport(verify=tls_context()), timeout=timeout)
+
+    async def read(self, count: int, reader: asyncio.Future[Any]) -> None:
+        """Return once the reader is done with ``count`` pieces and waits for the next.
+
+        If ``reader`` (the task reading the body) ends first, what ended it is raised here.
+        """
+        while self.done < count:
+            if reader.done():
+                reader.result()
+                raise AssertionError(f"the stream ended before its piece {count} was read")
+            self._moved.clear()
+            moved = asyncio.ensure_future(self._moved.wait())
+            await asyncio.wait({moved, reader}, return_when=asyncio.FIRST_COMPLETED)
+            moved.cancel()
+
+
 # ---------------------------------------------------------------- the request
 
 
@@ -422,11 +472,18 @@ async def test_openrouter_stream_survives_chunks_split_mid_line_and_mid_characte
         chunk(text[13:]),
         chunk(finish_reason="stop", usage=usage_body(7, 11)),
     )
-    pieces = split(body, 11)  # about 55 pieces, each sent on its own
+    *pieces, last = split(body, 11)  # about 55 pieces
     assert any(not is_utf8(piece) for piece in pieces), "some piece must cut a character in two"
-    server.add(StreamReply(pieces=pieces, pause=0.0005))
-    async with provider_for(server) as provider:
-        turn = await provider.stream_turn(hello(), [])
+    reply = PacedReply()
+    server.add(reply)
+    watch = ReadWatch(timeout=60.0)
+    async with watch.client, provider_for(server, client=watch.client) as provider:
+        reading = asyncio.ensure_future(provider.stream_turn(hello(), []))
+        for count, piece in enumerate(pieces, start=1):
+            reply.send(piece)
+            await watch.read(count, reading)  # each piece is read on its own
+        reply.send(last)
+        turn = await reading
     assert turn.text == text
     assert turn.stop_reason is StopReason.END_TURN
     assert (turn.usage.input_tokens, turn.usage.output_tokens) == (7, 11)
@@ -1029,56 +1086,6 @@ async def requests_reach(server: LoopbackServer, count: int, call: asyncio.Futur
     while len(server.requests) < count and not call.done():
         await asyncio.sleep(0.001)
     await asyncio.sleep(0)
-
-
-class ReadWatch:
-    """An httpx client that counts the pieces of a body its reader is done with.
-
-    A piece counts once the reader asks for the next one: by then the provider has dealt with
-    it (a keep-alive comment, say) and waits on the connection again.
-    """
-
-    def __init__(self, timeout: float) -> None:
-        """A client with httpx's read timeout set to ``timeout`` seconds."""
-        self.done = 0
-        self._moved = asyncio.Event()
-        watch = self
-
-        class Counted(httpx.AsyncByteStream):
-            def __init__(self, body: httpx.AsyncByteStream) -> None:
-                self.body = body
-
-            async def __aiter__(self) -> AsyncIterator[bytes]:
-                async for piece in self.body:
-                    yield piece
-                    watch.done += 1
-                    watch._moved.set()
-
-            async def aclose(self) -> None:
-                await self.body.aclose()
-
-        class Transport(httpx.AsyncHTTPTransport):
-            async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-                response = await super().handle_async_request(request)
-                assert isinstance(response.stream, httpx.AsyncByteStream)
-                response.stream = Counted(response.stream)
-                return response
-
-        self.client = httpx.AsyncClient(transport=Transport(verify=tls_context()), timeout=timeout)
-
-    async def read(self, count: int, reader: asyncio.Future[Any]) -> None:
-        """Return once the reader is done with ``count`` pieces and waits for the next.
-
-        If ``reader`` (the task reading the body) ends first, what ended it is raised here.
-        """
-        while self.done < count:
-            if reader.done():
-                reader.result()
-                raise AssertionError(f"the stream ended before its piece {count} was read")
-            self._moved.clear()
-            moved = asyncio.ensure_future(self._moved.wait())
-            await asyncio.wait({moved, reader}, return_when=asyncio.FIRST_COMPLETED)
-            moved.cancel()
 
 
 async def test_openrouter_names_a_timeout_waiting_for_headers_and_does_not_retry_it(server):
