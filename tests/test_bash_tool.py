@@ -601,6 +601,7 @@ async def test_bash_without_proc_the_group_gets_sigterm_and_nothing_else(
     with caplog.at_level(logging.WARNING, logger="claw.tools.bash"):
         call = asyncio.create_task(bash(BashTool(tmp_path, grace=2), command))
         [pid] = await wait_for_lines(tmp_path / "job", 1, call)
+        await wait_until_armed(60, call)  # running (a cancel while starting gives no grace)
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
             await call
@@ -621,6 +622,7 @@ async def test_bash_without_pidfds_every_process_of_the_session_gets_sigterm(
     )
     call = asyncio.create_task(bash(BashTool(tmp_path, grace=2), f": {marker}; {job} {job} wait"))
     pids = await wait_for_lines(tmp_path / "jobs", 2, call)
+    await wait_until_armed(60, call)  # running (a cancel while starting gives no grace)
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
