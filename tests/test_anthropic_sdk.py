@@ -144,8 +144,18 @@ def claw_view(turn: AssistantTurn) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("size", [1, 7, 4096])
-@pytest.mark.parametrize("name", list(TURNS))
+def piece_sizes(name: str) -> tuple[int, ...]:
+    """The sizes claw reads a turn's stream in: single bytes where that cuts characters.
+
+    A stream of ASCII only is cut every 3 bytes instead: with the cuts every 7, that lands on
+    every kind of place in its lines at a third of the cost (5,000 one-byte pieces take 0.1 s).
+    """
+    blocks, reason, counts = TURNS[name]
+    first = 3 if stream(blocks, reason, counts, size=3).isascii() else 1
+    return (first, 7, 4096)
+
+
+@pytest.mark.parametrize(("name", "size"), [(n, size) for n in TURNS for size in piece_sizes(n)])
 async def test_anthropic_sdk_and_claw_assemble_the_same_turn_from_one_stream(server, name, size):
     blocks, reason, counts = TURNS[name]
     body = stream(blocks, reason, counts, size=3)
