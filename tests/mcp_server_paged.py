@@ -6,9 +6,13 @@ It needs nothing but the standard library, so the tests run it with ``python -I 
 in a few hundredths of a second. It lists seven tools two a page (``tool_0`` ... ``tool_4``,
 ``mixed``, ``grow``), with ``nextCursor`` between pages, as the specification's "Pagination"
 says. ``mixed`` answers with a text, an image and an embedded resource block; ``tool_N``
-answers ``tool N`` and ``isError`` when called with ``{"fail": true}``; ``grow`` adds the tool
-``grown`` (which answers ``grown``) and sends ``notifications/tools/list_changed`` before its
-answer, ``grew``.
+answers ``tool N`` (or the text ``say``, if the call's arguments have one), and ``isError``
+when called with ``{"fail": true}``; ``grow`` adds the tool ``grown`` (which answers
+``grown``) and sends ``notifications/tools/list_changed`` before its answer, ``grew``.
+
+It refuses, with ``-32602``, an ``initialize`` without ``capabilities`` or ``clientInfo``
+objects: the specification's schema requires both, and the SDK's servers refuse it too. It
+answers with the protocol version the client asked for.
 """
 
 import json
@@ -52,7 +56,7 @@ def call(name: str, arguments: dict[str, object]) -> dict[str, object]:
             names.append("grown")
         write({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         return {"content": [{"type": "text", "text": "grew"}]}
-    text = {"type": "text", "text": name.replace("_", " ")}
+    text = {"type": "text", "text": str(arguments.get("say", name.replace("_", " ")))}
     return {"content": [text], "isError": bool(arguments.get("fail"))}
 
 
@@ -60,11 +64,15 @@ for line in sys.stdin:
     message = json.loads(line)
     method = message.get("method")
     if method == "initialize":
+        params = message["params"]
+        if not all(isinstance(params.get(key), dict) for key in ("capabilities", "clientInfo")):
+            error = {"code": -32602, "message": "initialize needs capabilities and clientInfo"}
+            write({"jsonrpc": "2.0", "id": message["id"], "error": error})
+            continue
         info = {"name": "paged", "version": "0"}
         capabilities = {"tools": {"listChanged": True}}
-        version = message["params"]["protocolVersion"]
-        answer(message["id"], {"protocolVersion": version, "capabilities": capabilities,
-                               "serverInfo": info})
+        answer(message["id"], {"protocolVersion": params["protocolVersion"],
+                               "capabilities": capabilities, "serverInfo": info})
     elif method == "tools/list":
         answer(message["id"], listing(message.get("params")))
     elif method == "tools/call":

@@ -122,6 +122,9 @@ async def test_mcp_tools_list_follows_next_cursor_across_pages() -> None:
     finally:
         await client.close()
     assert names == ["tool_0", "tool_1", "tool_2", "tool_3", "tool_4", "mixed", "grow"]
+    schema = {"type": "object", "properties": {"fail": {"type": "boolean"}}}
+    assert client.tools[6] == RemoteTool("grow", "The tool grow.", schema)
+    assert client.protocol_version == SUPPORTED_VERSIONS[0]  # the server took claw's offer
 
 
 async def test_mcp_content_blocks_become_text_and_is_error_an_error_result() -> None:
@@ -131,12 +134,14 @@ async def test_mcp_content_blocks_become_text_and_is_error_an_error_result() -> 
         mixed = await by_name["mixed"].run({})
         failed = await by_name["tool_1"].run({"fail": True})
         fine = await by_name["tool_1"].run({})
+        long = await by_name["tool_2"].run({"say": "z" * 100_000})
     finally:
         await client.close()
     assert mixed.content == "first\n[image: image/png, 8 bytes of base64]\na note"
     assert not mixed.is_error
     assert failed.is_error and failed.content == "tool 1"
     assert not fine.is_error and fine.content == "tool 1"
+    assert long.content == "z" * 100_000  # one line far over asyncio's default 64 KiB
     assert block_text({"type": "resource_link", "uri": "file:///a"}) == "[resource link: file:///a]"
     sound = {"type": "audio", "mimeType": "audio/wav", "data": "UklGRg=="}
     assert block_text(sound) == "[audio: audio/wav, 8 bytes of base64]"
@@ -607,7 +612,9 @@ def sdk_starts_first(request: pytest.FixtureRequest) -> None:
 @pytest.mark.timeout(30)  # it waits for the SDK server's start: seconds on a loaded machine
 def test_mcp_claw_and_the_sdk_list_the_same_tools(sdk: SdkServer) -> None:
     client = sdk.connected()
-    mine = [(t.name, t.description, t.input_schema) for t in client.tools]
+    listed_again = sdk.run(client.list_tools())  # as claw does when the server says so
+    assert listed_again == client.tools  # as it listed them when it started
+    mine = [(t.name, t.description, t.input_schema) for t in listed_again]
     listed = sdk.view()["tools"]
     theirs = [(t["name"], t.get("description", ""), t["inputSchema"]) for t in listed]
     assert [name for name, _, _ in mine] == ["add", "greet", "fail", "wait"]
