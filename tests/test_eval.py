@@ -502,6 +502,7 @@ def temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
+@pytest.mark.timeout(30)  # a real worker, on a machine that may be busy
 def test_eval_a_run_over_its_time_limit_is_killed_as_timeout(
     tmp_path: Path, temp: Path, workers: Workers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -587,6 +588,7 @@ def test_eval_the_worker_runs_this_claw_and_keeps_the_callers_path(
     assert seen.read_text() == package_root  # no empty entry: that would be the current folder
 
 
+@pytest.mark.timeout(30)  # two real workers, on a machine that may be busy
 def test_eval_parallel_workers_each_have_their_own_repository(
     tmp_path: Path, temp: Path, workers: Workers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
