@@ -25,6 +25,8 @@ from marked_processes import assert_none_marked, marked, unique_marker
 from claw.repl import EXIT_HINT
 from clawbook.harness.loopback import LoopbackServer, StreamReply, chunk, sse, text_chunks
 
+pytestmark = pytest.mark.timeout(60)  # whole conversations, or processes, on a busy machine
+
 marker = pytest.fixture(unique_marker)
 
 
@@ -41,7 +43,6 @@ def users(server: LoopbackServer, request: int) -> list[str]:
     return [m["content"] for m in server.requests[request].json["messages"] if m["role"] == "user"]
 
 
-@pytest.mark.timeout(60)  # a process of its own, on a machine that may be busy
 def test_cli_terminal_converses_in_a_real_terminal_ctrl_c_cancels_and_sighup_ends_it(
     server: LoopbackServer, tmp_path: Path
 ) -> None:
@@ -147,7 +148,6 @@ def test_cli_terminal_asks_with_a_diff_and_writes_after_a_yes(
     assert "Debugging is off." in done.out
 
 
-@pytest.mark.timeout(60)  # a process of its own, on a machine that may be busy
 def test_cli_print_mode_piped_into_head_ends_quietly(
     server: LoopbackServer, tmp_path: Path
 ) -> None:
@@ -168,7 +168,6 @@ def test_cli_print_mode_piped_into_head_ends_quietly(
     assert [line for line in err.splitlines() if not line.startswith("claw: warning: ")] == []
 
 
-@pytest.mark.timeout(60)  # a process of its own, on a machine that may be busy
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_cli_a_signal_cancels_the_run_kills_its_commands_and_exits(
     server: LoopbackServer, tmp_path: Path, marker: str, signum: signal.Signals

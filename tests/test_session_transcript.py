@@ -480,6 +480,7 @@ class Holder:
         self.history: list[Message] = []
 
 
+@pytest.mark.timeout(60)  # a hundred histories drawn, written and read: seconds on a busy machine
 @settings(
     max_examples=examples(100),
     deadline=None,

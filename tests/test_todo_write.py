@@ -143,6 +143,7 @@ items_strategy = st.lists(
 )
 
 
+@pytest.mark.timeout(30)  # a hundred runs of the tool: seconds on a busy machine
 @given(st.lists(items_strategy, max_size=6))
 async def test_todo_the_list_is_always_the_last_accepted_one(
     lists: list[list[dict[str, str]]],
