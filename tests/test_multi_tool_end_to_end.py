@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from claw.agent import Finish
 from claw.events import Event, RunFinished, ToolCalled, ToolResult
 from claw.loop import Agent
@@ -106,6 +108,7 @@ def results_seen(provider: MockStreamProvider, call: int) -> dict[str, ToolResul
     return {m.tool_call_id: m for m in messages if isinstance(m, ToolResultMessage)}
 
 
+@pytest.mark.timeout(60)  # git three times and the repository's pytest twice: a busy machine
 async def test_multi_tool_end_to_end_claw_fixes_a_bug_in_a_git_repository(tmp_path: Path) -> None:
     repo = make_repository(tmp_path)
     tools = default_tools(repo)

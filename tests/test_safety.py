@@ -256,6 +256,7 @@ def random_tree(draw: st.DrawFn) -> dict[str, Any]:
 TRIED: list[int] = []
 
 
+@pytest.mark.timeout(60)  # 100 trees of files and links: a second idle, more on a busy machine
 @settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(plan=random_tree())
 def test_safety_sandbox_random_trees_have_no_escape(plan: dict[str, Any]) -> None:

@@ -29,6 +29,7 @@ async def checked(safety: SafetyChecks, tool: object, name: str, **arguments: ob
     return output.content
 
 
+@pytest.mark.timeout(60)  # a race against another process: counted calls, a busy machine slows both
 async def test_safety_a_folder_swapped_after_the_check_never_leads_a_read_outside(
     tmp_path: Path,
 ) -> None:
@@ -47,6 +48,7 @@ async def test_safety_a_folder_swapped_after_the_check_never_leads_a_read_outsid
     assert escapes == 0, f"{escapes} checked reads reached outside the workspace"
 
 
+@pytest.mark.timeout(60)  # a race against another process: counted calls, a busy machine slows both
 async def test_safety_a_folder_swapped_after_the_check_never_leads_a_write_outside(
     tmp_path: Path,
 ) -> None:
