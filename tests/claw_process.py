@@ -27,12 +27,7 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-import pexpect
-import pexpect.fdpexpect
-
-import claw.app  # the REPL and print mode, imported once here rather than in each child
 import claw.main
-import claw.repl
 from claw.todo import Todo
 from clawbook.harness.loopback import LoopbackServer
 
@@ -128,6 +123,10 @@ class Terminal:
 
     def __init__(self, server: LoopbackServer, project: Path, *arguments: str) -> None:
         """Start ``claw ARGUMENTS`` in ``project``, in a terminal of ``ROWS`` x ``COLUMNS``."""
+        import pexpect.fdpexpect
+
+        import claw.repl  # noqa: F401  (imported here once, not in the child)
+
         argv = claw_arguments(server, *arguments)
         pid, fd = pty.fork()  # the child leads a new session, the terminal its controlling one
         if pid == 0:
@@ -139,6 +138,8 @@ class Terminal:
 
     def expect(self, text: str) -> None:
         """Wait until claw shows ``text`` (a plain string, not a pattern)."""
+        import pexpect
+
         try:
             self.child.expect_exact(text)
         except (pexpect.EOF, pexpect.TIMEOUT):
@@ -161,6 +162,8 @@ class Terminal:
 
     def exit_status(self) -> int:
         """Wait for claw to end; its exit status (128 + the signal, if one ended it)."""
+        import pexpect
+
         self.child.expect(pexpect.EOF)
         raise_todo(str(self.child.before))
         self.seen += str(self.child.before)
@@ -183,6 +186,8 @@ class Piped:
 
     def __init__(self, server: LoopbackServer, project: Path, *arguments: str) -> None:
         """Start ``claw ARGUMENTS`` in ``project``."""
+        import claw.app  # noqa: F401  (print mode, imported here once, not in the child)
+
         argv = claw_arguments(server, *arguments)
         out_read, out_write = os.pipe()
         err_read, err_write = os.pipe()
