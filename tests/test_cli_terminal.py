@@ -98,21 +98,20 @@ def test_cli_terminal_keeps_the_prompts_for_the_next_session_where_up_recalls_th
 def test_cli_terminal_ctrl_c_clears_the_line_and_twice_at_an_empty_prompt_leaves(
     server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Typed, then Ctrl-C: the line is cleared, nothing is sent. Then Ctrl-C at the empty
-    # prompt: a hint; a second one leaves, and what follows is never read.
-    keys = "half a prompt\x03\x03\x03Never sent.\r"
+    server.add(says("Sent."))
+    keys = (
+        "\x03"  # at the empty prompt: the hint
+        "more\x03"  # text typed, then Ctrl-C: the line is cleared, and the count starts again
+        "\x03"  # so this is a first one again: the hint, no exit
+        "Sent on.\r"
+        "half a prompt\x03"  # cleared: nothing is sent
+        "\x03\x03"  # the hint, then the second Ctrl-C in a row at the empty prompt: leave
+        "Never sent.\r"  # never read
+    )
     left = converse(server, tmp_path, monkeypatch, keys=keys)
     assert left.status == 0
-    assert left.err.count(EXIT_HINT) == 1
-    assert server.requests == []
-
-    # Text typed in between disarms: Ctrl-C, text, Ctrl-C, Ctrl-C is a hint twice, no exit.
-    server.add(says("Sent."))
-    keys = "\x03more\x03\x03Sent on.\r"
-    stayed = converse(server, tmp_path, monkeypatch, keys=keys)
-    assert stayed.status == 0  # the input ended after the prompt: Ctrl-D
-    assert stayed.err.count(EXIT_HINT) == 2
-    assert users(server, 0) == ["Sent on."]
+    assert left.err.count(EXIT_HINT) == 3
+    assert [users(server, n) for n in range(len(server.requests))] == [["Sent on."]]
 
 
 def test_cli_terminal_runs_slash_commands_without_asking_the_model(
