@@ -26,11 +26,18 @@ from marked_processes import (
 
 from claw import hooks as hooks_module
 from claw.hooks import CommandHook, Completed, HookFailed, Hooks, run_command
+from claw.tools import bash as bash_module
 
 
 @pytest.fixture
 def marker() -> Iterator[str]:
     yield from unique_marker()
+
+
+@pytest.fixture(autouse=True)
+def quick_polls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Look whether a stopped session is gone every 5 ms, not every 20: the tests end sooner."""
+    monkeypatch.setattr(bash_module, "POLL_SECONDS", 0.005)
 
 
 def leave_behind(marker: str, how: str) -> str:
