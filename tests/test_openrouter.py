@@ -642,15 +642,21 @@ async def test_openrouter_maps_error_statuses_to_typed_errors_with_the_servers_m
 
 async def test_openrouter_gives_a_clear_error_for_an_html_error_page(server):
     page = "<html><head><title>502 Bad Gateway</title></head><body>cloudflare</body></html>"
+    # Known for a page by its Content-Type alone: it does not start the way a page usually does.
+    proxy = "<head><title>Proxy Error</title></head><body><p>No answer upstream.</p></body>"
     server.add(TextReply(page, status=502, content_type="text/html"))
+    server.add(TextReply(proxy, status=502, content_type="text/html; charset=utf-8"))
     server.add(TextReply("", status=503))
     async with provider_for(server, retry=no_retries()) as provider:
         with pytest.raises(ServerError) as html:
+            await provider.complete(hello(), [])
+        with pytest.raises(ServerError) as headless:
             await provider.complete(hello(), [])
         with pytest.raises(ServerError) as empty:
             await provider.complete(hello(), [])
     assert html.value.status == 502
     assert "502 Bad Gateway" in html.value.message
+    assert headless.value.message == "Proxy Error: No answer upstream."
     assert empty.value.status == 503
     assert empty.value.message.strip(), "an empty error body still needs a message"
 
@@ -1429,12 +1435,14 @@ async def test_openrouter_reports_json_of_the_wrong_shape_as_malformed(server, b
 
 
 async def test_openrouter_reports_stream_events_that_are_not_chunks_as_malformed(server):
-    for event in ("42", '"text"', '{"choices": [1]}', '{"choices": {"delta": 1}}'):
+    events = ("42", '"text"', '{"choices": [1]}', '{"choices": {"delta": 1}}')
+    for event in events:
         server.add(StreamReply(pieces=[f"data: {event}\n\ndata: [DONE]\n\n".encode()]))
     async with provider_for(server) as provider:
-        for _ in range(4):
-            with pytest.raises(MalformedResponseError):
+        for event in events:
+            with pytest.raises(MalformedResponseError) as caught:
                 await provider.stream_turn(hello(), [])
+            assert event in str(caught.value), "the error quotes the event"
 
 
 async def test_openrouter_reports_duplicate_tool_call_ids_as_malformed(server):
