@@ -1,8 +1,9 @@
 """ch19 · The terminal app: the REPL at a terminal, and print mode through real pipes and signals.
 
 Most tests run claw's REPL in this process (``claw_command.converse``): standard input and
-output are a terminal, the keys are typed at prompt_toolkit's input. Four things need a real
-process (``claw_process.py``), and get one each:
+output are a terminal, the keys are typed at prompt_toolkit's input. Three things need a real
+process (``claw_process.py``: forked from this one, with its own terminal or pipes, signals and
+exit status), four processes in all:
 
 - a real pseudo-terminal, where Ctrl-C during an answer is a SIGINT the terminal sends, and
   closing the window is a SIGHUP (``test_cli_terminal_converses_in_a_real_terminal...``);
