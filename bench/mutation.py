@@ -210,16 +210,17 @@ def pytest_collection_modifyitems(config, items):  # type: ignore[no-redef]
 '''
 
 
-PRELOADED = ("jsonschema",)
+PRELOADED: tuple[str, ...] = ()
 """Modules the scratch copy's ``conftest.py`` imports although no test module does at import.
 
-mutmut imports the tests once, in its fork server, and forks a child per mutant; a module
-imported then is loaded in every child for nothing. The MCP SDK's client imports
-``jsonschema`` on its first ``call_tool`` (1.5 s: ``rfc3987_syntax`` builds a grammar), which
-cost each ch23 mutant that ran the SDK call test that much again. The suite itself does not
-import it early: ``clawbook status`` collects every test file and would pay it on each run.
-(mutmut's own ``preload_modules_file`` belongs to its ``import`` warm-up, which replaces the
-collection that loads the tests; the conftest keeps both.)"""
+mutmut imports the tests once, in its fork server, and forks a child per mutant; a module a
+test imports only when it runs is loaded in every child again, unless it is listed here. None
+is today. ``jsonschema`` was (1.5 s, ``rfc3987_syntax`` building a grammar): the MCP SDK's
+client imported it on its first ``call_tool`` in ch23's test process; that client now runs
+inside the SDK server's own process (``tests/mcp_server_sdk.py --oracle``). The suite itself
+never imports a slow module early: ``clawbook status`` collects every test file and would pay
+it on each run. (mutmut's own ``preload_modules_file`` belongs to its ``import`` warm-up, which
+replaces the collection that loads the tests; the conftest keeps both.)"""
 
 
 def preload_hook(modules: Sequence[str] = PRELOADED) -> str:

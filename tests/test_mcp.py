@@ -60,12 +60,13 @@ def marker() -> Iterator[str]:
 
 @pytest.fixture(autouse=True)
 def exits_seen_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """claw looks whether a server has exited every POLL_SECONDS (20 ms): here, every 1 ms.
+    """claw looks whether a server (or its session) has gone every 20 ms: here, every 1 ms.
 
-    A server exits a moment after its input closes; each of the many these tests stop would
-    otherwise cost a poll's wait, and none would behave otherwise.
+    A server exits a moment after its input closes or a signal; each of the many these tests
+    stop would otherwise cost a poll's wait, and none would behave otherwise.
     """
     monkeypatch.setattr("claw.mcp.client.POLL_SECONDS", 0.001)
+    monkeypatch.setattr("claw.tools.bash.POLL_SECONDS", 0.001)  # chapter 10's stop_session
 
 
 def by_hand(name: str, script: Path, *args: str) -> ServerSpec:
