@@ -83,7 +83,7 @@ async def started(server: ServerSpec, **options: float) -> McpClient:
 async def until(condition: Callable[[], object]) -> None:
     """Wait until ``condition()`` holds (a hang is caught by the test's time limit)."""
     while not condition():
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.001)
 
 
 # ---- framing
