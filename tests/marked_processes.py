@@ -194,7 +194,7 @@ async def time_out(clock: LoopClock, limit: float, running: "asyncio.Task[Any]")
 
 
 CLEANUP_TRAP = (
-    "trap 'touch termed; until [ -e go ]; do sleep 0.01; done; echo done > cleaned; exit 0' TERM"
+    "trap 'touch termed; until [ -e go ]; do sleep 0.005; done; echo done > cleaned; exit 0' TERM"
 )
 """A bash ``SIGTERM`` trap whose cleanup lasts until the test lets it finish.
 

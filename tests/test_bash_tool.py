@@ -200,7 +200,7 @@ async def test_bash_a_timeout_above_the_maximum_is_cut_to_it_and_said(tmp_path):
     tool = BashTool(tmp_path, default_timeout=10, max_timeout=60)
     assert "maximum 60 s" in tool.definition.description
     # The command would end well, at the test's word ("go"), but only after 61 s.
-    until_go = "touch ready; until [ -e go ]; do sleep 0.01; done; echo done"
+    until_go = "touch ready; until [ -e go ]; do sleep 0.005; done; echo done"
     call = asyncio.create_task(bash(tool, until_go, timeout=100))
     await wait_for_file(tmp_path / "ready", call)
     await time_out(clock, 60, call)
@@ -545,9 +545,9 @@ async def test_bash_a_process_that_left_the_session_does_not_hold_the_call(
 ):
     # `setsid` leaves claw's reach and keeps the output pipe open: the call must not wait for it
     # longer than the drain allows. The escapee never closes the pipe, so a drain of any length
-    # ends the same way: shortened here to a twentieth of a second. (A call that waited for the
+    # ends the same way: shortened here to a hundredth of a second. (A call that waited for the
     # pipe would wait until the test's time limit.)
-    monkeypatch.setattr(bash_module, "DRAIN_SECONDS", 0.05)
+    monkeypatch.setattr(bash_module, "DRAIN_SECONDS", 0.01)
     escape = f"setsid bash -c 'exec -a {marker} sleep 300' &"
     output = await bash(BashTool(tmp_path), f"{escape} echo started")
     assert output == ToolOutput.ok("started\nexit code: 0")
@@ -684,7 +684,7 @@ async def test_bash_a_call_after_one_whose_output_was_held_open_reads_its_own(
     # A process that left the session holds the first call's pipe open past the drain (short
     # here: the pipe is held for good). The pipe must still be closed when that call returns,
     # or the next pipe (which may get the same file descriptor) is never read.
-    monkeypatch.setattr(bash_module, "DRAIN_SECONDS", 0.05)
+    monkeypatch.setattr(bash_module, "DRAIN_SECONDS", 0.01)
     sleep = shutil.which("sleep")
     assert sleep is not None
     (tmp_path / marker).symlink_to(sleep)  # a sleep named by the marker

@@ -120,7 +120,7 @@ async def test_hooks_a_setsid_escapee_holding_stdout_does_not_hold_the_answer(
     # for 300 s. What is left in the pipes is read for at most DRAIN_SECONDS, then given up:
     # the pipe is never closed, so a drain of any length ends the same way (short here). A hook
     # that waited for its pipes would wait until the test's time limit.
-    monkeypatch.setattr(hooks_module, "DRAIN_SECONDS", 0.05)
+    monkeypatch.setattr(hooks_module, "DRAIN_SECONDS", 0.01)
     escape = f"setsid bash -c 'exec -a {marker} sleep 300' &"
     started = f"until grep -q {marker} /proc/$!/cmdline 2>/dev/null; do sleep 0.01; done"
     hook = CommandHook(f"{escape} {started}; echo '{{}}'; exit 0", timeout=60)
