@@ -15,7 +15,6 @@ Claude Code's format, a project's servers started only with the user's consent, 
 """
 
 import asyncio
-import contextlib
 import json
 import sys
 import threading
@@ -577,15 +576,25 @@ class SdkServer:
         return json.loads(self.view_file.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
     def close(self) -> None:
-        """Stop the server, then the loop and its thread."""
-        with contextlib.suppress(BaseException):  # a start that failed has stopped it already
-            self.starting.result()
+        """Stop the server and whatever still runs in the loop, then the loop and its thread."""
         if self.client.process is not None and self.client.process.returncode is None:
             self.client.process.terminate()  # no test waits for its polite exit (a second)
-        asyncio.run_coroutine_threadsafe(self.client.close(), self.loop).result()
+        asyncio.run_coroutine_threadsafe(self.stop(), self.loop).result()
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join()
         self.loop.close()
+
+    async def stop(self) -> None:
+        """Cancel the work left in the loop, then close the client.
+
+        Work is left when a test was stopped by its time limit, or when the start still waits
+        for a handshake that a broken client never completes (it would wait ``START_TIMEOUT``).
+        """
+        left = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in left:
+            task.cancel()
+        await asyncio.gather(*left, return_exceptions=True)
+        await self.client.close()
 
 
 @pytest.fixture(scope="module")
