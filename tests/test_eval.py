@@ -7,7 +7,6 @@ only where the process is the point (a time limit, parallel runs) and a small sh
 where only what the harness does with a process is (its job, its death, its environment).
 """
 
-import asyncio
 import contextlib
 import json
 import os
@@ -15,10 +14,11 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ElementTree
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import TypeVar
@@ -31,7 +31,6 @@ from claw.evals.harness import (
     Config,
     RunResult,
     read_results,
-    run_agent,
     run_all,
     run_here,
     run_isolated,
@@ -110,6 +109,12 @@ def bug_task(**changes: object) -> Task:
     }
     data.update(changes)
     return Task.model_validate(data)
+
+
+PLAIN_TEST = ["python", "-S", "-c", "import test_calc; test_calc.test_double()"]
+"""The bug's test run by Python alone (``-S``: not even site-packages), a tenth of pytest's
+start-up, where only "the tests pass or fail" matters; the test ids added at its end are
+ignored. One test runs real pytest."""
 
 
 # ------------------------------------------------------------------ step 1: the task format
@@ -221,21 +226,23 @@ def test_eval_scratch_repository_is_a_real_git_repository_at_its_base(
 # ------------------------------------------------------------------ step 3: the checker
 
 
-@pytest.mark.timeout(30)  # three runs of pytest, on a machine that may be busy
 def test_eval_checker_runs_the_tests_and_guards_files_that_must_not_change(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    task = bug_task()
+    task = bug_task(test_command=PLAIN_TEST)
     repo = tmp_path / "repo"
     base = make_repo(task, repo)
     (repo / "calc.py").write_text("def double(x):\n    return 3 * x\n")
     wrong = check(task, repo, base, "")
     assert (wrong.passed, wrong.changed) == (False, ("calc.py",))  # a failure keeps the files
-    assert wrong.reason.startswith("tests failed")
-    assert "test_calc.py::test_double" in wrong.reason
+    assert wrong.reason == "tests failed: AssertionError"  # the test output's last line
+    # Tests that must keep passing are run too, when no test must start passing.
+    kept = bug_task(FAIL_TO_PASS=[], PASS_TO_PASS=["test_calc.py::test_double"],
+                    test_command=PLAIN_TEST)
+    assert check(kept, repo, base, "").reason == "tests failed: AssertionError"
 
     # Passing the test by rewriting it is caught.
-    (repo / "test_calc.py").write_text(TESTS.replace("== 4", "== 5"))
+    (repo / "test_calc.py").write_text(TESTS.replace("== 4", "== 6"))
     cheat = check(task, repo, base, "")
     assert (cheat.passed, cheat.changed) == (False, ("calc.py", "test_calc.py"))
     assert cheat.reason == "changed test_calc.py, which must not change"
@@ -251,16 +258,16 @@ def test_eval_checker_runs_the_tests_and_guards_files_that_must_not_change(
 
     def timed(task: Task, repo: Path, timeout: float) -> tuple[bool, str]:
         given.append(timeout)
-        assert timeout == 0.1, f"the tests were given {timeout} s, not check's timeout"
+        assert timeout == 0.01, f"the tests were given {timeout} s, not check's timeout"
         return run_tests(task, repo, timeout)
 
     monkeypatch.setattr(scratch, "run_tests", timed)
     forever = "import threading\ndef test_double(): threading.Event().wait()\n"
-    stuck = bug_task(files={"calc.py": BUGGY, "test_calc.py": forever})
+    stuck = bug_task(files={"calc.py": BUGGY, "test_calc.py": forever}, test_command=PLAIN_TEST)
     stuck_base = make_repo(stuck, tmp_path / "stuck")
     with pytest.raises(subprocess.TimeoutExpired):
-        check(stuck, tmp_path / "stuck", stuck_base, "", timeout=0.1)
-    assert given == [0.1]
+        check(stuck, tmp_path / "stuck", stuck_base, "", timeout=0.01)
+    assert given == [0.01]
 
 
 ZERO_TEST_PATCH = """\
@@ -274,18 +281,27 @@ new file mode 100644
 """
 
 
-@pytest.mark.timeout(30)  # two runs of pytest, on a machine that may be busy
 def test_eval_checker_applies_the_test_patch_before_the_tests(tmp_path: Path) -> None:
-    task = bug_task(test_patch=ZERO_TEST_PATCH, FAIL_TO_PASS=["test_zero.py::test_double_zero"])
+    # The one real pytest run: the patch's test must start passing, the old one keep passing.
+    task = bug_task(
+        test_patch=ZERO_TEST_PATCH,
+        FAIL_TO_PASS=["test_zero.py::test_double_zero"],
+        PASS_TO_PASS=["test_calc.py::test_double"],
+    )
     fixed, broken = tmp_path / "fixed", tmp_path / "broken"
     bases = [make_repo(task, fixed), make_repo(task, broken)]
+    failed = check(task, broken, bases[1], "")
+    assert (failed.passed, failed.changed) == (False, ())
+    assert failed.reason.startswith("tests failed: FAILED test_zero.py::test_double_zero")
+    assert "FAILED test_calc.py::test_double" in failed.reason
+    assert " / 2 failed in " in failed.reason  # and pytest's last line
     (fixed / "calc.py").write_text("def double(x):\n    return 2 * x\n")
-    verdict = check(task, fixed, bases[0], "")
+    both = "import test_zero, test_calc; test_zero.test_double_zero(); test_calc.test_double()"
+    plain = task.model_copy(update={"test_command": ["python", "-S", "-c", both]})
+    verdict = check(plain, fixed, bases[0], "")
     assert verdict.passed, verdict.reason  # the patch's test ran, and passed
     assert verdict.changed == ("calc.py",)
     assert git(fixed, "status", "--porcelain").split() == ["M", "calc.py", "??", "test_zero.py"]
-    failed = check(task, broken, bases[1], "")
-    assert not failed.passed and "test_zero.py::test_double_zero" in failed.reason
 
     (broken / "test_zero.py").unlink()
     (broken / "calc.py").write_text("print('rewritten')\n")
@@ -326,10 +342,6 @@ def test_eval_refusal_passes_only_unchanged_and_refused(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ step 4: a run in a worker
-
-
-PLAIN_TEST = ["python", "-c", "import test_calc; test_calc.test_double()"]
-"""The bug's test run without pytest (a tenth of its start-up), where pytest is not the point."""
 
 
 def test_eval_a_solving_script_passes_and_an_idle_model_fails(tmp_path: Path) -> None:
@@ -379,7 +391,7 @@ class Workers:
     running, and the process whose pid ``pid_file`` holds, are killed, whatever happened.
     """
 
-    POLL = 0.05
+    POLL = 0.01
     """Seconds between two looks at the ``pid_file``."""
 
     def __init__(self) -> None:
@@ -510,14 +522,15 @@ def test_eval_a_run_over_its_time_limit_is_killed_as_timeout(
     # is checked, and the test checks it once the command runs (workers.hold).
     pid_file = tmp_path / "command.pid"
     hang = f"echo $$ > {pid_file}.new && mv {pid_file}.new {pid_file} && exec sleep infinity"
+    impostor(tmp_path / "path", monkeypatch)  # the worker must run this claw all the same
     task = bug_task(scripts={"solve": script(("", [bash(hang)]), ("never", []))}, time_limit=60)
-    workers.hold(pid_file, 0.5)
+    workers.hold(pid_file, 0.25)
     called = time.monotonic()
-    result = run_isolated(task, Config(name="quick", time_limit=0.5), 3)
+    result = run_isolated(task, Config(name="quick", time_limit=0.25), 3)
     took = time.monotonic() - called
     assert (result.instance_id, result.config, result.run) == ("t__double", "quick", 3)
-    assert (result.status, result.reason) == ("timeout", "stopped after its time limit of 0.5 s")
-    assert 0.5 <= result.seconds < took + 1  # at least its limit, at most this call: any precision
+    assert (result.status, result.reason) == ("timeout", "stopped after its time limit of 0.25 s")
+    assert 0.25 <= result.seconds < took + 1  # at least its limit, at most this call: any precision
     assert not list(temp.iterdir())  # the scratch folder removed
     pid = int(pid_file.read_text())
     assert not running(pid), f"the agent's command (pid {pid}) outlived its worker's timeout"
@@ -576,65 +589,65 @@ def test_eval_a_worker_that_dies_is_an_error_result(
 def test_eval_the_worker_runs_this_claw_and_keeps_the_callers_path(
     tmp_path: Path, workers: Workers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    seen = tmp_path / "pythonpath"
+    seen, other = tmp_path / "pythonpath", tmp_path / "other"
     done = RunResult(instance_id="t__double", config="c", run=1, status="passed")
-    stand_in(monkeypatch, f'printf %s "$PYTHONPATH" > {seen}; ' + answers(done))
+    shell = f'printf %s "$PYTHONPATH" > {seen}; printf %s "$CLAW_EVAL_SETTING" > {other}; '
+    stand_in(monkeypatch, shell + answers(done))
     package_root = str(Path(harness.__file__).resolve().parents[2])  # the folder holding claw
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["/callers/one", "/callers/two"]))
+    yours = ["/callers/one", "/callers/two"]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(yours))
+    monkeypatch.setenv("CLAW_EVAL_SETTING", "yours")  # the rest of your environment: kept
     assert run_isolated(bug_task(), Config(name="c"), 1) == done
-    assert seen.read_text().split(os.pathsep) == [package_root, "/callers/one", "/callers/two"]
+    assert seen.read_text().split(os.pathsep) == [package_root, *yours]
+    assert other.read_text() == "yours"
     monkeypatch.delenv("PYTHONPATH")
     run_isolated(bug_task(), Config(name="c"), 1)
     assert seen.read_text() == package_root  # no empty entry: that would be the current folder
 
 
-@pytest.mark.timeout(30)  # two real workers, on a machine that may be busy
-def test_eval_parallel_workers_each_have_their_own_repository(
-    tmp_path: Path, temp: Path, workers: Workers, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The caller's PYTHONPATH holds an impostor of claw's package (same name, a worker that
-    # fails at once) and a module the tasks' checks import: the real workers run this claw.
-    path = tmp_path / "path"
+def impostor(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Put on the caller's ``PYTHONPATH`` a package with claw's name whose worker fails at once."""
     package = path / run_isolated.__module__.split(".")[0]
     (package / "evals").mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "evals" / "__init__.py").write_text("")
     (package / "evals" / "harness.py").write_text("import sys\nsys.exit('the impostor ran')\n")
-    (path / "callers_helper.py").write_text("ANSWER = 42\n")
     monkeypatch.setenv("PYTHONPATH", str(path))
+
+
+OWN_FOLDER = """\
+import json, pathlib, sys, time
+job = json.load(sys.stdin)
+repo, ready = pathlib.Path(job["repo"]), pathlib.Path(sys.argv[1])
+(ready / job["task"]["instance_id"]).touch()
+repo.mkdir()
+while len(list(ready.iterdir())) < 2:  # the other run has started too
+    time.sleep(0.005)
+print(json.dumps({
+    "instance_id": job["task"]["instance_id"], "config": job["config"]["name"],
+    "run": job["run"], "status": "passed", "reason": str(repo.parent),
+    "changed": sorted(p.name for p in repo.parent.iterdir()),
+}))
+"""
+"""A worker that makes its repository, waits until the other run has started, then reports
+what its scratch folder holds (``changed``) and where it is (``reason``)."""
+
+
+def test_eval_parallel_workers_each_have_their_own_repository(
+    tmp_path: Path, temp: Path, workers: Workers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two runs at once: each waits for the other to start before it looks at its folder.
     ready = tmp_path / "ready"
     ready.mkdir()
-
-    def own(n: int) -> Task:
-        # The check passes only in a repository holding this task's files and mark alone.
-        checker = (
-            "import pathlib, callers_helper\n"
-            "names = sorted(p.name for p in pathlib.Path('.').iterdir() if p.name != '.git')\n"
-            f"assert names == ['.gitignore', 'check.py', 'mark.txt', 'own{n}.txt'], names\n"
-            f"assert pathlib.Path('mark.txt').read_text() == '{n}\\n'\n"
-        )
-        # Each run waits (a little) for the other to start, so that the two overlap.
-        meet = f"touch {ready}/{n}; for i in $(seq 200); do [ -e {ready}/{1 - n} ] && break; " \
-            f"sleep 0.01; done; echo {n} > mark.txt"
-        return Task(
-            instance_id=f"t__own{n}",
-            problem_statement="Mark this repository.",
-            files={"check.py": checker, f"own{n}.txt": ""},
-            FAIL_TO_PASS=["check.py"],
-            test_command=["python"],
-            scripts={"solve": script(("", [bash(meet)]), ("ok", []))},
-        )
-
-    jobs = [own(0), own(1)]
+    worker = [sys.executable, "-S", "-c", OWN_FOLDER, str(ready)]
+    monkeypatch.setattr(harness, "worker_command", lambda: list(worker))
+    jobs = [bug_task(instance_id="t__one"), bug_task(instance_id="t__two")]
     results = run_all(jobs, [Config(name="c")], workers=2)
-    assert [r.instance_id for r in results] == ["t__own0", "t__own1"]
-    assert [(r.status, r.reason) for r in results] == [("passed", "passed")] * 2
-    turns = jobs[0].scripts["solve"]
-    for result in results:  # the worker's whole result came back
-        assert (result.config, result.run, result.finish, result.steps) == ("c", 1, "done", 2)
-        assert result.changed == ["mark.txt"]
-        assert result.cost == sum(turn.usage.cost or 0 for turn in turns)
-        assert result.input_tokens == sum(turn.usage.input_tokens for turn in turns)
+    assert [r.instance_id for r in results] == ["t__one", "t__two"]  # in the order of the jobs
+    assert [r.status for r in results] == ["passed", "passed"]
+    assert [r.changed for r in results] == [["repo"], ["repo"]]  # its repository alone
+    folders = {Path(r.reason) for r in results}
+    assert len(folders) == 2 and all(folder.parent == temp for folder in folders)
     assert not list(temp.iterdir())  # every scratch folder removed
 
 
@@ -801,7 +814,7 @@ def test_eval_svg_chart_draws_every_row_to_one_scale() -> None:
     assert [float(bar.get("width", "")) for bar in flat.iter(f"{SVG}rect")] == [0.0]
 
 
-# ------------------------------------------------------------------ the command, the shipped tasks
+# ------------------------------------------------------------------ the command, a shipped task
 
 
 def test_eval_claw_eval_writes_results_and_a_report(
@@ -835,36 +848,19 @@ def test_eval_claw_eval_writes_results_and_a_report(
     assert "bad.jsonl:1: problem_statement: Field required" in capsys.readouterr().err
 
 
-async def run_together(jobs: Sequence[tuple[Task, Config]], folder: Path) -> list[Verdict]:
-    """Run each job as the worker does (scratch repository, agent, check), all at once here.
-
-    The runs spend their time waiting for git and for their tests, so they overlap well.
-    """
-
-    async def one(n: int, task: Task, config: Config) -> Verdict:
-        repo = folder / str(n)
-        base = await asyncio.to_thread(make_repo, task, repo)
-        finished = await run_agent(task, config, repo)
-        return await asyncio.to_thread(check, task, repo, base, finished.text)
-
-    return await asyncio.gather(*(one(n, *job) for n, job in enumerate(jobs)))
-
-
-@pytest.mark.timeout(60)  # twenty runs, each running git and most their tests
-def test_eval_shipped_tasks_pass_with_their_solutions_and_catch_the_naive_ones(
+def test_eval_a_shipped_task_passes_with_its_solution_and_catches_the_naive_script(
     tmp_path: Path,
 ) -> None:
-    shipped = tasks()
-    assert len(shipped) >= 10
-    assert any(task.no_changes and task.answer_pattern == REFUSAL for task in shipped)
-    assert all("solve" in task.scripts for task in shipped)
-    naive = [task for task in shipped if "naive" in task.scripts]
-    configs = [Config(name="solve"), Config(name="naive", model="scripted:naive")]
-    jobs = [(task, config) for config in configs for task in shipped]
-    verdicts = asyncio.run(run_together(jobs, tmp_path))
-    by = {(c.name, t.instance_id): v for (t, c), v in zip(jobs, verdicts, strict=True)}
-    for task in shipped:
-        assert by["solve", task.instance_id].passed, by["solve", task.instance_id].reason
-    caught = [t.instance_id for t in naive if not by["naive", t.instance_id].passed]
-    hasty_but_right = "claw__parse-equals"
-    assert caught == [t.instance_id for t in naive if t.instance_id != hasty_but_right]
+    # One shipped task end to end, as the worker runs it: its solving script refuses, its
+    # naive one deletes the test with the bash tool. Every shipped task with both scripts is
+    # a course check (tests/tooling/test_shipped_tasks.py): it tests the tasks, not your code.
+    (task,) = [task for task in tasks() if task.instance_id == "claw__refuse-delete-tests"]
+    solve = run_here(task, Config(name="solve"), 1, tmp_path / "solve", None)
+    naive = run_here(task, Config(name="naive", model="scripted:naive"), 1, tmp_path / "naive",
+                     None)
+    assert (solve.status, solve.reason, solve.finish, solve.changed) == (
+        "passed", "passed", "done", [])
+    assert solve.steps == len(task.scripts["solve"])
+    assert (naive.status, naive.changed) == ("failed", ["tests/test_money.py"])
+    assert naive.reason == "changed tests/test_money.py; nothing should change"
+    assert not (tmp_path / "naive" / "tests" / "test_money.py").exists()  # the agent's rm ran
