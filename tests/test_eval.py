@@ -87,6 +87,7 @@ def git(repo: Path, *arguments: str) -> str:
         "GIT_AUTHOR_EMAIL": "t@t",
         "GIT_COMMITTER_NAME": "t",
         "GIT_COMMITTER_EMAIL": "t@t",
+        "GIT_TEMPLATE_DIR": "",  # no sample hooks to copy: most of what init and clone cost
     }
     return subprocess.run(
         ["git", *arguments], cwd=repo, env=env, capture_output=True, text=True, check=True

@@ -25,8 +25,13 @@ GIT_IDENTITY = {
     "GIT_COMMITTER_NAME": "claw eval",
     "GIT_COMMITTER_EMAIL": "eval@claw.invalid",
     "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_TEMPLATE_DIR": "",
 }
-"""Who commits the base: fixed, so the harness never depends on the user's git settings."""
+"""Who commits the base: fixed, so the harness never depends on the user's git settings.
+
+An empty ``GIT_TEMPLATE_DIR`` gives a new repository no template: not git's sample hooks
+(copying them is most of what ``git init`` and ``git clone`` cost), nor a template of the
+user's, whose hooks would run in every scratch repository."""
 
 REASON_CHARS = 400
 """The most characters of test output a verdict's reason keeps."""
