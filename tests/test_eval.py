@@ -2,9 +2,12 @@
 
 Every repository here is a real one (``git init`` in a temporary folder); every model is a
 script played through claw's real tools; nothing reaches the network. Most runs happen in this
-process, as the worker does them; the tests of the worker process itself start real workers
-only where the process is the point (a time limit, parallel runs) and a small shell stand-in
-where only what the harness does with a process is (its job, its death, its environment).
+process, as the worker does them; the tests of the worker process itself start a real worker
+only where the process is the point (a time limit: its process group, its signals) and a small
+stand-in where only what the harness does with a process is (its job, its death, its
+environment, two at once). A task's tests run with plain Python where only "pass or fail"
+matters; one test runs them with real pytest. Every shipped task with both its scripts is a
+course check, not a chapter test: ``tests/tooling/test_shipped_tasks.py``.
 """
 
 import contextlib
@@ -621,17 +624,17 @@ import json, pathlib, sys, time
 job = json.load(sys.stdin)
 repo, ready = pathlib.Path(job["repo"]), pathlib.Path(sys.argv[1])
 (ready / job["task"]["instance_id"]).touch()
-repo.mkdir()
+repo.mkdir(parents=True, exist_ok=True)
 while len(list(ready.iterdir())) < 2:  # the other run has started too
     time.sleep(0.005)
 print(json.dumps({
     "instance_id": job["task"]["instance_id"], "config": job["config"]["name"],
-    "run": job["run"], "status": "passed", "reason": str(repo.parent),
+    "run": job["run"], "status": "passed", "reason": str(repo),
     "changed": sorted(p.name for p in repo.parent.iterdir()),
 }))
 """
 """A worker that makes its repository, waits until the other run has started, then reports
-what its scratch folder holds (``changed``) and where it is (``reason``)."""
+where its repository is (``reason``) and what the folder holding it holds (``changed``)."""
 
 
 def test_eval_parallel_workers_each_have_their_own_repository(
@@ -646,9 +649,10 @@ def test_eval_parallel_workers_each_have_their_own_repository(
     results = run_all(jobs, [Config(name="c")], workers=2)
     assert [r.instance_id for r in results] == ["t__one", "t__two"]  # in the order of the jobs
     assert [r.status for r in results] == ["passed", "passed"]
-    assert [r.changed for r in results] == [["repo"], ["repo"]]  # its repository alone
-    folders = {Path(r.reason) for r in results}
-    assert len(folders) == 2 and all(folder.parent == temp for folder in folders)
+    repos = [Path(r.reason) for r in results]
+    assert all(temp in repo.parents for repo in repos)  # in fresh temporary folders...
+    assert [r.changed for r in results] == [[repo.name] for repo in repos]  # ... each alone
+    assert repos[0].parent != repos[1].parent
     assert not list(temp.iterdir())  # every scratch folder removed
 
 
