@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from loop_clock import LoopClock
+from loop_clock import LoopClock, armed
 
 PYTHON = f"{shlex.quote(sys.executable)} -S"
 """The command that runs this Python without ``site``: it starts in a hundredth of a second,
@@ -169,28 +169,13 @@ async def wait_for_file(path: Path, running: "asyncio.Task[Any]") -> None:
         await asyncio.sleep(0.005)
 
 
-async def wait_until_armed(seconds: float, running: "asyncio.Task[Any]") -> None:
-    """Until the running loop holds a timer due ``seconds`` or more from now.
-
-    A time limit under test (``asyncio.wait_for``'s) is a timer of the loop, armed a few turns
-    of the loop after the command has started: a test that has seen the command set its scene
-    waits for the timer too, or a ``LoopClock.advance`` would come before it and be lost.
-    asyncio keeps its timers in ``loop._scheduled``.
-    """
-    loop = asyncio.get_running_loop()
-    while not any(
-        not timer.cancelled() and timer.when() - loop.time() >= seconds
-        for timer in loop._scheduled  # type: ignore[attr-defined]
-    ):
-        if running.done():
-            raise AssertionError(f"ended before its time limit was armed: {running.result()}")
-        await asyncio.sleep(0.005)
+wait_until_armed = armed
+"""Until the running loop holds a timer due ``seconds`` or more from now (``loop_clock.armed``)."""
 
 
 async def time_out(clock: LoopClock, limit: float, running: "asyncio.Task[Any]") -> None:
     """Move the loop's clock past the time limit of ``limit`` seconds ``running`` has armed."""
-    await wait_until_armed(limit / 2, running)
-    await clock.advance(limit + 1)
+    await clock.time_out(limit, running)
 
 
 CLEANUP_TRAP = (
