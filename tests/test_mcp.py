@@ -15,6 +15,7 @@ Claude Code's format, a project's servers started only with the user's consent, 
 """
 
 import asyncio
+import concurrent.futures
 import json
 import sys
 import threading
@@ -551,7 +552,22 @@ class SdkServer:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="sdk", daemon=True)
         self.thread.start()
-        self.starting = asyncio.run_coroutine_threadsafe(self.client.start(), self.loop)
+        self.work: set[asyncio.Task[Any]] = set()
+        self.starting = self.submit(self.client.start())
+
+    def submit(self, work: Coroutine[Any, Any, T]) -> "concurrent.futures.Future[T]":
+        """Start ``work`` in the connection's loop; ``stop`` cancels it if it still runs."""
+
+        async def tracked() -> T:
+            task = asyncio.current_task()
+            assert task is not None
+            self.work.add(task)
+            try:
+                return await work
+            finally:
+                self.work.discard(task)
+
+        return asyncio.run_coroutine_threadsafe(tracked(), self.loop)
 
     def connected(self) -> McpClient:
         """claw's client, once it has started (or the error it started with)."""
@@ -565,7 +581,7 @@ class SdkServer:
         except BaseException:
             work.close()
             raise
-        return asyncio.run_coroutine_threadsafe(work, self.loop).result()
+        return self.submit(work).result()
 
     def view(self) -> dict[str, Any]:
         """What the SDK's own client saw of the server, once the server has written it."""
@@ -589,8 +605,11 @@ class SdkServer:
 
         Work is left when a test was stopped by its time limit, or when the start still waits
         for a handshake that a broken client never completes (it would wait ``START_TIMEOUT``).
+        Only that work is cancelled, never the client's own tasks: a start cancelled while
+        asyncio connects the new process's pipes is shielded by the client (chapter 10's
+        ``started``), and cancelling the shielded start too could leave it waiting forever.
         """
-        left = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        left = list(self.work)
         for task in left:
             task.cancel()
         await asyncio.gather(*left, return_exceptions=True)
