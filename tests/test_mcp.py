@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import pytest
 from claw_command import calls, run_claw, says, tool_results
 from loop_clock import LoopClock
-from marked_processes import assert_none_marked, time_out, unique_marker, wait_marked
+from marked_processes import assert_none_marked, unique_marker, wait_marked
 
 from claw.hooks import matches
 from claw.mcp.client import (
@@ -320,7 +320,7 @@ async def test_mcp_a_server_that_never_answers_times_out_and_is_killed_with_its_
         assert wait_marked(marker, within=30), "the server's child runs"
         call = asyncio.create_task(McpTool(client, client.tools[0]).run({}))
         await until(lambda: client.pending or call.done())  # sent; no answer will ever come
-        await time_out(clock, 0.5, call)
+        await clock.time_out(0.5, call)
         output = await call
         assert output.is_error
         assert output.content == "MCP server 'stuck': no answer to tools/call within 0.5 s"
@@ -336,7 +336,7 @@ async def test_mcp_a_server_that_never_finishes_the_handshake_is_an_error(marker
     client = McpClient(by_hand("mute", BROKEN_SERVER, "hang-start", marker), start_timeout=0.5)
     starting = asyncio.create_task(client.start())
     await until(lambda: client.pending or starting.done())  # initialize is sent, never answered
-    await time_out(clock, 0.5, starting)
+    await clock.time_out(0.5, starting)
     with pytest.raises(McpError) as caught:
         await starting
     assert str(caught.value) == "MCP server 'mute': no answer to initialize within 0.5 s"
@@ -346,7 +346,7 @@ async def test_mcp_a_server_that_never_finishes_the_handshake_is_an_error(marker
     starting = asyncio.create_task(client.start())
     # initialize is answered; then tools/list is sent, never answered: it waits start_timeout too
     await until(lambda: (client.protocol_version and client.pending) or starting.done())
-    await time_out(clock, 0.5, starting)
+    await clock.time_out(0.5, starting)
     with pytest.raises(McpError) as caught:
         await starting
     assert str(caught.value) == "MCP server 'mute': no answer to tools/list within 0.5 s"
