@@ -285,6 +285,7 @@ new file mode 100644
 """
 
 
+@pytest.mark.timeout(30)  # a real pytest run: 3.6 s seen beside four CPU hogs
 def test_eval_checker_applies_the_test_patch_before_the_tests(tmp_path: Path) -> None:
     # The one real pytest run: the patch's test must start passing, the old one keep passing.
     task = bug_task(
