@@ -8,6 +8,7 @@ and tells a learner nothing, so it runs only with ``--tooling`` or when named on
 ``clawbook verify`` always runs it.
 """
 
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -91,15 +92,24 @@ def server() -> Iterator[LoopbackServer]:
         yield running
 
 
+@pytest.fixture(scope="session")
+def claw_config_dirs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder that holds every test's ``claw_config_dir``, one per test, numbered."""
+    return tmp_path_factory.mktemp("claw-config")
+
+
+_config_dir_numbers = itertools.count()
+
+
 @pytest.fixture(autouse=True)
-def claw_config_dir(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> Path:
+def claw_config_dir(claw_config_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """claw's own folder (``CLAW_CONFIG_DIR``), fresh for each test: sessions never land in ~/.claw.
 
     Every ``claw`` run records a session (chapter 22); without this, the tests of any chapter
-    that runs the command would write transcripts into the real home folder.
+    that runs the command would write transcripts into the real home folder. (Numbered here,
+    not by ``mktemp``, which lists the whole temporary folder for every test.)
     """
-    folder = tmp_path_factory.mktemp("claw-config")
+    folder = claw_config_dirs / str(next(_config_dir_numbers))
+    folder.mkdir()
     monkeypatch.setenv("CLAW_CONFIG_DIR", str(folder))
     return folder

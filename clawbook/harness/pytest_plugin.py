@@ -652,8 +652,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     )
     _session.results[report.nodeid] = result
     for key, value in report.user_properties:
-        if key == REACHED_KEY:
-            result.reached = list(value)
+        if key == REACHED_KEY and isinstance(value, list):
+            result.reached = [str(chapter) for chapter in value]
     if result.outcome in ("passed", "skipped"):
         _fold(result, report)
         if report.failed and report.when != "teardown" and _session.writer is not None:
