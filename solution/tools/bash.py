@@ -35,7 +35,7 @@ from pathlib import Path
 from pydantic import Field
 
 from ..types import ToolDefinition, ToolOutput
-from .base import ArgumentsTool, ToolArguments, tool_schema
+from .base import ArgumentsTool, ToolArguments, schema_of
 
 CHUNK_BYTES = 65536
 """How much of the output one read takes at most."""
@@ -449,7 +449,7 @@ class BashTool(ArgumentsTool[BashArguments]):
             name=self.name,
             description=f"{self.description} Default timeout {self.default_timeout:g} s, "
             f"maximum {self.max_timeout:g} s.",
-            parameters=tool_schema(BashArguments),
+            parameters=schema_of(BashArguments),
         )
 
     # --8<-- [start:pick-timeout]

@@ -9,6 +9,7 @@ saying which argument, what was expected and what was sent, so the next call can
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -54,6 +55,21 @@ def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
         "ch06",
         "inline every \"$ref\" from \"$defs\", drop the titles, always give the two keys",
     )
+
+
+_SCHEMAS: dict[type[BaseModel], dict[str, Any]] = {}
+
+
+def schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    """``tool_schema(model)``, worked out once per model; each caller gets its own copy.
+
+    A run asks for every tool's definition at each step, and pydantic takes about a millisecond
+    to write a model's schema, which never changes.
+    """
+    schema = _SCHEMAS.get(model)
+    if schema is None:
+        schema = _SCHEMAS[model] = tool_schema(model)
+    return copy.deepcopy(schema)
 
 
 def show_input(value: Any) -> str:
@@ -107,7 +123,7 @@ class ArgumentsTool(Generic[A]):
     def definition(self) -> ToolDefinition:
         """How the tool is described to the model: its schema comes from ``Arguments``."""
         return ToolDefinition(
-            name=self.name, description=self.description, parameters=tool_schema(self.Arguments)
+            name=self.name, description=self.description, parameters=schema_of(self.Arguments)
         )
 
     async def run(self, arguments: dict[str, Any]) -> ToolOutput:

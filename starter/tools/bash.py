@@ -36,7 +36,7 @@ from pydantic import Field
 
 from ..todo import Todo
 from ..types import ToolDefinition, ToolOutput
-from .base import ArgumentsTool, ToolArguments, tool_schema
+from .base import ArgumentsTool, ToolArguments, schema_of
 
 CHUNK_BYTES = 65536
 """How much of the output one read takes at most."""
@@ -390,7 +390,7 @@ class BashTool(ArgumentsTool[BashArguments]):
             name=self.name,
             description=f"{self.description} Default timeout {self.default_timeout:g} s, "
             f"maximum {self.max_timeout:g} s.",
-            parameters=tool_schema(BashArguments),
+            parameters=schema_of(BashArguments),
         )
 
     def pick_timeout(self, asked: float | None) -> tuple[float, str]:
