@@ -169,6 +169,7 @@ def prepare(workdir: Path, root: Path = ROOT) -> None:
     with conftest.open("a", encoding="utf-8") as end:
         end.write(limits_hook())
         end.write(preload_hook())
+        end.write(NO_SHRINK_HOOK)
 
 
 def limits_hook(floor: float = LIMIT_FLOOR, factor: float = LIMIT_FACTOR) -> str:
@@ -229,6 +230,27 @@ def preload_hook(modules: Sequence[str] = PRELOADED) -> str:
     return f"""
 # ---- added by bench.mutation, in the scratch copy only: loaded once, in mutmut's fork server
 {lines}"""
+
+
+NO_SHRINK_HOOK = """
+# ---- added by bench.mutation, in the scratch copy only: a failing property test is a kill as it
+# is; shrinking its example to the smallest would only cost time, for every mutant it kills
+_SUITE_LOAD_PROFILE = load_hypothesis_profile
+
+
+def load_hypothesis_profile():  # type: ignore[no-redef]
+    _SUITE_LOAD_PROFILE()
+    from hypothesis import Phase, settings
+
+    phases = [phase for phase in settings.default.phases if phase is not Phase.shrink]
+    settings.register_profile("mutation", settings.default, phases=phases)
+    settings.load_profile("mutation")
+"""
+"""Code for the end of the scratch copy's ``tests/conftest.py``: Hypothesis does not shrink.
+
+The suite's conftest loads its Hypothesis profile when the first test file that uses Hypothesis
+is collected (``load_hypothesis_profile``); this wraps that function so the profile in force
+keeps every setting but the shrink phase."""
 
 
 def mark_import_time_hooks(source: str) -> str:

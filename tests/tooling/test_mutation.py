@@ -2,6 +2,7 @@
 
 import fnmatch
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -310,6 +311,28 @@ def test_the_scratch_conftest_imports_the_preloaded_modules_when_the_tests_are_c
     )  # fmt: skip
     assert collected.returncode == 0, collected.stdout + collected.stderr
     assert mark.read_text() == "once"
+
+
+def test_the_scratch_conftest_keeps_hypothesis_from_shrinking(tmp_path: Path) -> None:
+    tests = tmp_path / "tests"
+    helpers = shutil.ignore_patterns("test_*", "tooling")  # conftest.py and what it imports
+    shutil.copytree(Path(__file__).parents[1], tests, ignore=helpers)
+    with (tests / "conftest.py").open("a", encoding="utf-8") as end:
+        end.write(mutation.NO_SHRINK_HOOK)
+    (tests / "test_y.py").write_text(
+        "from hypothesis import Phase, given, settings, strategies as st\n\n"
+        "@given(st.integers())\n"
+        "def test_y(n):\n"
+        "    assert Phase.shrink not in settings.default.phases\n"
+        "    assert Phase.generate in settings.default.phases\n"
+        "    assert settings.default.deadline is None\n",
+        encoding="utf-8",
+    )
+    ran = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "tests/test_y.py", *QUIET_PLUGINS],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
 
 
 def test_a_known_gap_in_the_survivors_file_is_not_counted_as_listed(tmp_path: Path) -> None:
