@@ -49,11 +49,12 @@ def load_hypothesis_profile() -> None:
     _profile_loaded = True
 
 
-def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> None:
-    # Importing Hypothesis costs about half a second, a third of a small chapter's check, so
-    # it is imported only for a test file that uses it, before the file's own import (whose
-    # @settings take their defaults from the profile loaded then).
-    if b"hypothesis" in module_path.read_bytes():
+def pytest_collectstart(collector: pytest.Collector) -> None:
+    # Importing Hypothesis costs a fifth to half a second, a third of a small chapter's check,
+    # so it is imported only for a test file that uses it, before the file's own import (whose
+    # @settings take their defaults from the profile loaded then). Only the files a run
+    # collects start a collection (pytest makes a Module of every file in the folder).
+    if isinstance(collector, pytest.Module) and b"hypothesis" in collector.path.read_bytes():
         load_hypothesis_profile()
 
 
