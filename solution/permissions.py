@@ -1133,6 +1133,7 @@ class Permissions:
                 inner.extend(analyse(part) for part in split_command(text))
             except Unsplittable:
                 inner.append(Simple(words=(text,), spellings=(text,)))
+        verdicts: list[Verdict | None] = []  # each nested text's, worked out once
         for decision in (Decision.DENY, Decision.ASK):
             found = (
                 self.first_rule(decision, "bash", simple.spellings)
@@ -1143,8 +1144,10 @@ class Permissions:
             )
             if found is not None:
                 return found
-            for nested in inner:
-                found = self.deny_or_ask(nested, seen + 1)
+            for index, nested in enumerate(inner):
+                if index == len(verdicts):
+                    verdicts.append(self.deny_or_ask(nested, seen + 1))
+                found = verdicts[index]
                 if found is not None and found.decision is decision:
                     return found
         return None
