@@ -503,8 +503,10 @@ def copy_repository(into: Path, names: Sequence[str], root: Path = ROOT) -> Path
 
 
 def compile_quietly(folder: Path) -> None:
-    """Write the bytecode of every module under ``folder`` (a file that does not compile is
-    left to the test run, which reports it)."""
+    """Write the bytecode of every module under ``folder``, where none is up to date.
+
+    A file that does not compile is left to the test run, which reports it.
+    """
     if folder.is_dir():
         compileall.compile_dir(folder, quiet=2, force=False)
 

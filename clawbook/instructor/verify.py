@@ -443,18 +443,29 @@ def book_commands(book: Path) -> list[tuple[str, str]]:
 
 
 def check_book_commands(project: Project) -> Outcome:
-    """Every test command quoted in the book selects at least one test."""
+    """Every test command quoted in the book selects at least one test.
+
+    One collection of the whole suite answers every command that only names test files,
+    folders or test ids; a command with other options (``-k``, ``-m``) is collected on its own.
+    """
     commands = book_commands(project.book)
+    suite = _collected_ids(project, [])
     with ThreadPoolExecutor(max_workers=parallel_runs()) as pool:
-        found = pool.map(lambda quoted: _book_command_problem(project, *quoted), commands)
+        found = pool.map(lambda quoted: _book_command_problem(project, *quoted, suite), commands)
         problems = [problem for problem in found if problem]
     if problems:
         return _fail("the book quotes test commands that select nothing", problems)
     return Outcome(True, f"all {len(commands)} test commands quoted in the book select tests")
 
 
-def _book_command_problem(project: Project, page: str, command: str) -> str | None:
-    """What is wrong with one test command quoted on a page of the book, if anything."""
+def _book_command_problem(
+    project: Project, page: str, command: str, suite: list[str] | None = None
+) -> str | None:
+    """What is wrong with one test command quoted on a page of the book, if anything.
+
+    ``suite``: the ids a collection of the whole suite found, for commands that only name
+    paths; without it, every command is collected on its own.
+    """
     try:
         words = shlex.split(command)
     except ValueError as error:
@@ -474,9 +485,37 @@ def _book_command_problem(project: Project, page: str, command: str) -> str | No
     args = _expand(project.root, words[words.index("pytest") + 1 :])
     if any(a in ("--nbval", "--nbval-lax") for a in args):
         return None
-    if _collect_count(project, args) == 0:
+    paths = [a for a in args if a not in QUIET_FLAGS]
+    if suite is not None and all(_in_suite(project.root, a) for a in paths):
+        count = sum(1 for nodeid in suite if not paths or any(_selects(a, nodeid) for a in paths))
+    else:
+        count = len(_collected_ids(project, args))
+    if count == 0:
         return f"book/{page}: `{command}` selects no test"
     return None
+
+
+QUIET_FLAGS = frozenset({"-q", "-qq", "-v", "-vv", "-x", "-s", "-rA", "--tb=short", "--tb=line"})
+"""Options that change what pytest prints or when it stops, never which tests it selects."""
+
+
+def _in_suite(root: Path, arg: str) -> bool:
+    """Whether ``arg`` names an existing file or folder of the suite a whole collection covers."""
+    if arg.startswith("-"):
+        return False
+    path = (root / arg.split("::")[0]).resolve()
+    tests = (root / "tests").resolve()
+    tooling = tests / "tooling"  # collected only when named (tests/conftest.py)
+    inside = path == tests or tests in path.parents
+    return inside and path.exists() and not (path == tooling or tooling in path.parents)
+
+
+def _selects(arg: str, nodeid: str) -> bool:
+    """Whether a path or test id on pytest's command line selects the test ``nodeid``."""
+    if "::" in arg:
+        return nodeid == arg or nodeid.startswith((f"{arg}[", f"{arg}::"))
+    path = Path(arg).as_posix().rstrip("/").removeprefix("./")
+    return nodeid.startswith((f"{path}::", f"{path}/"))
 
 
 def _expand(root: Path, args: list[str]) -> list[str]:
@@ -489,7 +528,8 @@ def _expand(root: Path, args: list[str]) -> list[str]:
     return expanded
 
 
-def _collect_count(project: Project, args: list[str]) -> int:
+def _collected_ids(project: Project, args: list[str]) -> list[str]:
+    """The ids of the tests ``pytest args`` selects against the solution."""
     env = {**os.environ, **project.env(), "CLAW_IMPL": "solution"}
     completed = subprocess.run(
         pytest_command("--collect-only", "-q", *args),
@@ -499,7 +539,7 @@ def _collect_count(project: Project, args: list[str]) -> int:
         text=True,
         check=False,
     )
-    return sum(1 for line in completed.stdout.splitlines() if "::" in line)
+    return [line.strip() for line in completed.stdout.splitlines() if "::" in line]
 
 
 def check_test_demands(project: Project) -> Outcome:

@@ -136,6 +136,18 @@ def test_a_book_command_that_selects_no_test_is_caught(course):
     assert outcome.details == ["book/ch02.md: `pytest tests/test_tripple_typo.py` selects no test"]
 
 
+def test_a_book_command_naming_a_test_that_is_not_there_is_caught(course):
+    # the file exists, so the whole suite's collection answers it: no test of that name
+    page = course.book / "ch01.md"
+    text = page.read_text() + "\n`pytest tests/test_double_basic.py::test_double_nine -q`\n"
+    page.write_text(text + "`pytest tests/test_double_basic.py::test_double_two`\n")
+    outcome = verify.check_book_commands(course)
+    assert not outcome.ok
+    assert outcome.details == [
+        "book/ch01.md: `pytest tests/test_double_basic.py::test_double_nine -q` selects no test"
+    ]
+
+
 def test_book_commands_are_found_in_code_blocks_and_inline_code(course):
     commands = verify.book_commands(course.book)
     assert commands == [
