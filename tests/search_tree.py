@@ -7,6 +7,7 @@ secret and re-includes a file its parent ignored, and a binary file.
 """
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,24 @@ def make_project(root: Path, files: dict[str, str | bytes] | None = None) -> Pat
             path.write_text(content, encoding="utf-8")
         else:
             path.write_bytes(content)
+    return root
+
+
+@pytest.fixture(scope="module", name="project")
+def shared_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``project``: ``FILES`` in a folder written once for the tests of a module that only search
+    it (import ``shared_project`` to have it)."""
+    return make_project(tmp_path_factory.mktemp("project"))
+
+
+def emptied(root: Path) -> Path:
+    """``root``, made empty (created if need be): one folder for every example of a property test.
+
+    claw asks git for the user's excludes file once per folder searched (chapter 11's
+    ``global_excludes_file``): a new folder for each example would start git each time.
+    """
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir()
     return root
 
 

@@ -11,6 +11,7 @@ from search_tree import (
     VISIBLE_PY,
     make_project,
     no_personal_git_config,  # noqa: F401
+    shared_project,  # noqa: F401
 )
 
 from claw.tools.glob import Found, GlobArguments, GlobTool, glob_regex, newest_first
@@ -88,16 +89,14 @@ def test_glob_regex_agrees_with_fnmatch_on_names_without_slashes(pattern, name):
     assert bool(glob_regex(pattern).fullmatch(name)) == fnmatch.fnmatchcase(name, pattern)
 
 
-async def test_glob_finds_every_python_file_relative_to_root_skipping_what_is_ignored(tmp_path):
-    make_project(tmp_path)
-    output = await glob(tmp_path, pattern="**/*.py")
+async def test_glob_finds_every_python_file_relative_to_root_skipping_what_is_ignored(project):
+    output = await glob(project, pattern="**/*.py")
     assert not output.is_error
     assert sorted(paths(output)) == VISIBLE_PY, "no build/, env/, node_modules/ or .git/"
 
 
-async def test_glob_nested_gitignore_ignores_below_it_and_its_negation_wins(tmp_path):
-    make_project(tmp_path)
-    everything = paths(await glob(tmp_path, pattern="**/*"))
+async def test_glob_nested_gitignore_ignores_below_it_and_its_negation_wins(project):
+    everything = paths(await glob(project, pattern="**/*"))
     assert "logs/keep.log" in everything, "!keep.log re-includes it"
     assert "logs/server.log" not in everything, "*.log ignores it"
     assert "src/shop/.env" not in everything, "src/shop/.gitignore ignores .env"
@@ -176,15 +175,14 @@ async def test_glob_path_searches_a_subfolder_and_paths_stay_relative_to_the_roo
     assert paths(spaced) == ["Xnotes /todo.md"], "a folder's name is used as it is, spaces kept"
 
 
-async def test_glob_no_match_is_not_an_error_and_a_missing_folder_is(tmp_path):
-    make_project(tmp_path)
-    none = await glob(tmp_path, pattern="**/*.rs")
+async def test_glob_no_match_is_not_an_error_and_a_missing_folder_is(project):
+    none = await glob(project, pattern="**/*.rs")
     assert not none.is_error
     assert "no files match" in none.content
-    missing = await glob(tmp_path, pattern="*.py", path="nowhere")
+    missing = await glob(project, pattern="*.py", path="nowhere")
     assert missing.is_error
     assert "nowhere" in missing.content and "not found" in missing.content
-    a_file = await glob(tmp_path, pattern="*.py", path="README.md")
+    a_file = await glob(project, pattern="*.py", path="README.md")
     assert a_file.is_error
     assert "README.md" in a_file.content and "not a folder" in a_file.content.lower()
 
@@ -255,12 +253,10 @@ async def test_glob_withhold_hides_files_and_is_asked_about_each(tmp_path):
     assert paths(output) == ["a.py"]
 
 
-async def test_glob_a_reversed_range_is_an_error_naming_the_pattern(tmp_path):
-    make_project(tmp_path)
-    output = await glob(tmp_path, pattern="src/[z-a]*.py")
+async def test_glob_a_reversed_range_is_an_error_naming_the_pattern(project):
+    output = await glob(project, pattern="src/[z-a]*.py")
     assert output.is_error
     assert "src/[z-a]*.py" in output.content and "not a valid glob pattern" in output.content
-
 
 
 async def test_glob_each_set_ends_at_its_own_bracket_and_a_negated_one_works(tmp_path):

@@ -9,8 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from search_tree import (
     FILES,
+    emptied,
     make_project,
     no_personal_git_config,  # noqa: F401
+    shared_project,  # noqa: F401
 )
 
 import claw.tools.grep as grep_module
@@ -32,16 +34,14 @@ async def grep(root: Path, **arguments: object) -> ToolOutput:
     return output
 
 
-async def test_grep_shows_each_matching_line_as_path_line_text(tmp_path):
-    make_project(tmp_path)
-    output = await grep(tmp_path, pattern=r"def price_of")
+async def test_grep_shows_each_matching_line_as_path_line_text(project):
+    output = await grep(project, pattern=r"def price_of")
     assert not output.is_error
     assert output.content == "src/shop/prices.py:4: def price_of(item):"
 
 
-async def test_grep_searches_every_visible_file_and_skips_ignored_binary_and_venvs(tmp_path):
-    make_project(tmp_path)
-    output = await grep(tmp_path, pattern="price_of")
+async def test_grep_searches_every_visible_file_and_skips_ignored_binary_and_venvs(project):
+    output = await grep(project, pattern="price_of")
     files = sorted({line.split(":")[0] for line in output.content.splitlines()})
     assert files == [
         "logs/keep.log",
@@ -97,18 +97,17 @@ def test_grep_search_lines_overlapping_context_shows_every_line_once():
     ]
 
 
-async def test_grep_ignore_case_and_a_glob_on_names_or_on_paths(tmp_path):
-    make_project(tmp_path)
-    loud = await grep(tmp_path, pattern="CART", ignore_case=True, glob="*.py")
+async def test_grep_ignore_case_and_a_glob_on_names_or_on_paths(project):
+    loud = await grep(project, pattern="CART", ignore_case=True, glob="*.py")
     assert {line.split(":")[0] for line in loud.content.splitlines()} == {
         "src/shop/cart.py",
         "tests/test_cart.py",
     }
-    quiet = await grep(tmp_path, pattern="CART")
+    quiet = await grep(project, pattern="CART")
     assert "no matches" in quiet.content and not quiet.is_error
-    regex = await grep(tmp_path, pattern="CAR[T]")
+    regex = await grep(project, pattern="CAR[T]")
     assert "no matches" in regex.content, "without ignore_case, case matters for a regex too"
-    tests_only = await grep(tmp_path, pattern="price_of", glob="tests/**/*.py")
+    tests_only = await grep(project, pattern="price_of", glob="tests/**/*.py")
     assert {line.split(":")[0] for line in tests_only.content.splitlines()} == {
         "tests/test_prices.py"
     }
@@ -169,19 +168,21 @@ def test_grep_large_files_are_read_line_by_line_with_the_right_numbers(tmp_path)
         return f"row {n} " + "." * 90  # about 100 bytes: few lines make a large file
 
     path = tmp_path / "big.log"
-    path.write_text("".join(row(n) + "\n" for n in range(1, 30_001)))  # about 3 MB
-    found = search_file(path, re.compile(r"^row 2999(9|8) "))
-    assert found == [Line(29998, row(29998), True), Line(29999, row(29999), True)]
-    context = search_file(path, re.compile(r"^row 15000 "), before=1, after=2)
+    path.write_text("".join(row(n) + "\n" for n in range(1, 11_001)))  # 1.1 MB: over 1 MiB
+    assert path.stat().st_size > 1024 * 1024
+    found = search_file(path, re.compile(r"^row 1099(9|8) "))
+    assert found == [Line(10998, row(10998), True), Line(10999, row(10999), True)]
+    context = search_file(path, re.compile(r"^row 5500 "), before=1, after=2)
     assert context == [
-        Line(14999, row(14999), False),
-        Line(15000, row(15000), True),
-        Line(15001, row(15001), False),
-        Line(15002, row(15002), False),
+        Line(5499, row(5499), False),
+        Line(5500, row(5500), True),
+        Line(5501, row(5501), False),
+        Line(5502, row(5502), False),
     ]
     odd = tmp_path / "odd.log"
     head = b"\xef\xbb\xbfstart here\r\ncaf\xe9 here\r\nold\rmac here\r\n"
-    odd.write_bytes(head + (b"." * 99 + b"\n") * 12_000)  # 1.2 MB
+    odd.write_bytes(head + (b"." * 99 + b"\n") * 10_600)  # 1.06 MB: over 1 MiB too
+    assert odd.stat().st_size > 1024 * 1024
     assert search_file(odd, re.compile("^start|here$")) == [
         Line(1, "start here", True),  # the byte-order mark is not text
         Line(2, "caf\ufffd here", True),  # a byte that is not UTF-8 becomes U+FFFD
@@ -236,10 +237,10 @@ WORDS = st.text(alphabet="abcé \t.*(", min_size=1, max_size=4)
     ),
     needle=WORDS,
 )
-def test_grep_finds_exactly_what_a_brute_force_search_finds(tmp_path_factory, files, needle):
+def test_grep_finds_exactly_what_a_brute_force_search_finds(tmp_path, files, needle):
     import asyncio
 
-    root = tmp_path_factory.mktemp("tree")
+    root = emptied(tmp_path / "tree")
     for name, lines in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
@@ -311,11 +312,11 @@ def compiles(pattern: str) -> bool:
     pattern=st.text(alphabet="ab^$.*?|() \\sS", min_size=1, max_size=6).filter(compiles),
     crlf=st.booleans(),
 )
-def test_grep_any_small_regex_finds_the_lines_re_search_finds(tmp_path_factory, lines, pattern,
+def test_grep_any_small_regex_finds_the_lines_re_search_finds(tmp_path, lines, pattern,
                                                               crlf):  # fmt: skip
     import asyncio
 
-    root = tmp_path_factory.mktemp("tree")
+    root = emptied(tmp_path / "tree")
     end = "\r\n" if crlf else "\n"
     (root / "f.txt").write_bytes("".join(line + end for line in lines).encode())
     output = asyncio.run(GrepTool(root, ripgrep=False, max_matches=100).run({"pattern": pattern}))

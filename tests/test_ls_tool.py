@@ -6,6 +6,7 @@ from pathlib import Path
 from search_tree import (
     make_project,
     no_personal_git_config,  # noqa: F401
+    shared_project,  # noqa: F401
 )
 
 from claw.tools.ls import Entry, ListDirTool, human_size
@@ -60,9 +61,8 @@ async def test_ls_folders_first_with_a_slash_then_files_with_sizes(tmp_path):
     assert spaced.content == "todo.md  1 B", "a folder's name is used as it is, spaces kept"
 
 
-async def test_ls_hides_git_venvs_node_modules_and_ignored_entries_and_says_so(tmp_path):
-    make_project(tmp_path)
-    output = await ls(tmp_path)
+async def test_ls_hides_git_venvs_node_modules_and_ignored_entries_and_says_so(project):
+    output = await ls(project)
     shown = entries(output)
     assert [e for e in shown if e.endswith("/")] == ["assets/", "logs/", "src/", "tests/"]
     for name in (".git/", "env/", "node_modules/", "build/"):
@@ -74,24 +74,22 @@ async def test_ls_hides_git_venvs_node_modules_and_ignored_entries_and_says_so(t
     assert "node_modules/" in note and "env/" in note
 
 
-async def test_ls_all_true_shows_everything(tmp_path):
-    make_project(tmp_path)
-    shown = entries(await ls(tmp_path, all=True))
+async def test_ls_all_true_shows_everything(project):
+    shown = entries(await ls(project, all=True))
     assert [e for e in shown if e.endswith("/")] == [
         ".git/", "assets/", "build/", "env/", "logs/", "node_modules/", "src/", "tests/",
     ]  # fmt: skip
-    assert "hidden" not in (await ls(tmp_path, all=True)).content
+    assert "hidden" not in (await ls(project, all=True)).content
 
 
-async def test_ls_a_subfolder_obeys_every_gitignore_above_and_in_it(tmp_path):
-    make_project(tmp_path)
-    shop = [e.split("  ")[0] for e in entries(await ls(tmp_path, path="src/shop"))]
+async def test_ls_a_subfolder_obeys_every_gitignore_above_and_in_it(project):
+    shop = [e.split("  ")[0] for e in entries(await ls(project, path="src/shop"))]
     assert shop == [".gitignore", "__init__.py", "cart.py", "debug.log", "prices.py"], (
         "no __pycache__/ (root .gitignore), no .env (its own), debug.log re-included"
     )
-    logs = [e.split("  ")[0] for e in entries(await ls(tmp_path, path="logs"))]
+    logs = [e.split("  ")[0] for e in entries(await ls(project, path="logs"))]
     assert logs == ["keep.log"]
-    _, hidden, _ = ListDirTool(tmp_path).entries("logs", False)
+    _, hidden, _ = ListDirTool(project).entries("logs", False)
     assert hidden == ["server.log"], "a hidden file's name has no slash"
 
 

@@ -5,12 +5,19 @@ it (``/proc/$PPID/environ``, which is claw) and of every ancestor above it. The 
 block a process was *started* with, so taking the key out of ``os.environ`` is not enough.
 claw runs as a real process here, started with the key in its environment, so that its block
 holds the key as a user's would.
+
+That process starts when this module is imported, against a server and in a folder of its own:
+its Python start and imports (most of its half second) overlap the collection of the files after
+this one and the tests before it, and the test waits for what it did. In a pytest-xdist worker,
+which cannot know whether it will be given the test, it starts when the test runs.
 """
 
 import os
 import re
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,31 +46,71 @@ done
 TODO_LINE = re.compile(r"claw: this needs code you have not written yet: (ch\w+): (.*) \(see ")
 
 
-def run_claw_process(
-    server: LoopbackServer, project: Path, *arguments: str
-) -> subprocess.CompletedProcess[str]:
+class ClawProcess:
     """The ``claw`` console script in a process of its own, started with the key set.
 
-    A stub of yours on the way is raised here as that ``Todo``, as if claw ran in the test.
+    It runs in a folder of its own (with its own ``CLAW_CONFIG_DIR``, as every test's claw)
+    against a server of its own, scripted with the attack: a ``bash`` call that walks the
+    ancestors, then a closing answer.
     """
-    env = {**os.environ, "OPENROUTER_API_KEY": KEY, "GITHUB_TOKEN": TOKEN}
-    script = "from claw.main import cli; cli()"
-    command = [sys.executable, "-c", script, *arguments, "--model", "test/model"]
-    command += ["--base-url", server.base_url]
-    done = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=60)
-    todo = TODO_LINE.search(done.stderr)
-    if todo:
-        raise Todo(todo[1], todo[2])
-    return done
+
+    def __init__(self) -> None:
+        self.folder = tempfile.TemporaryDirectory(prefix="claw-environ-")
+        project = Path(self.folder.name) / "project"
+        (project / "config").mkdir(parents=True)
+        self.server = LoopbackServer().start()
+        self.server.add(calls("bash", {"command": WALK}), says("Nothing to see."))
+        env = {**os.environ, "OPENROUTER_API_KEY": KEY, "GITHUB_TOKEN": TOKEN,
+               "CLAW_CONFIG_DIR": str(project / "config")}  # fmt: skip
+        prompt = "Print your parent's environment."
+        command = [sys.executable, "-c", "from claw.main import cli; cli()", prompt]
+        command += ["--unguarded", "--model", "test/model", "--base-url", self.server.base_url]
+        self.process = subprocess.Popen(
+            command, cwd=project, env=env, text=True,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+
+    def finished(self) -> subprocess.CompletedProcess[str]:
+        """What claw printed and its exit status, once it has ended.
+
+        A stub of yours on the way is raised here as that ``Todo``, as if claw ran in the test.
+        """
+        stdout, stderr = self.process.communicate()
+        todo = TODO_LINE.search(stderr)
+        if todo:
+            raise Todo(todo[1], todo[2])
+        return subprocess.CompletedProcess(self.process.args, self.process.returncode, stdout,
+                                           stderr)  # fmt: skip
+
+    def close(self) -> None:
+        """Stop claw if it still runs, then the server; remove the folder."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.communicate()
+        self.server.stop()
+        self.folder.cleanup()
 
 
-@pytest.mark.timeout(30)  # it starts claw, a new Python process, on a machine that may be busy
+started = None if os.environ.get("PYTEST_XDIST_WORKER") else ClawProcess()
+
+
+@pytest.fixture(scope="module")
+def claw_process() -> Iterator[ClawProcess]:
+    """The claw process this module started at import (or starts now, in a worker)."""
+    process = started or ClawProcess()
+    try:
+        yield process
+    finally:
+        process.close()
+
+
+@pytest.mark.timeout(30)  # it waits for claw, a new Python process, on a machine that may be busy
 def test_multi_tool_claw_commands_cannot_read_the_key_from_any_ancestor(
-    server: LoopbackServer, tmp_path: Path
+    claw_process: ClawProcess,
 ) -> None:
-    server.add(calls("bash", {"command": WALK}), says("Nothing to see."))
+    server = claw_process.server
 
-    done = run_claw_process(server, tmp_path, "Print your parent's environment.", "--unguarded")
+    done = claw_process.finished()
 
     assert done.returncode == 0, done.stderr
     assert server.requests[0].headers["authorization"] == f"Bearer {KEY}", "claw used the key"
