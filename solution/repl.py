@@ -152,10 +152,14 @@ class Asker:
 
     def __init__(self) -> None:
         """A prompt on stderr, so that stdout holds only what claw answers."""
-        self.session: PromptSession[str] = PromptSession(output=create_output(stdout=sys.stderr))
+        self.session: PromptSession[str] | None = None
+        """Made at the first question: most conversations ask none, and a session sets up
+        hundreds of key bindings."""
 
     async def __call__(self, question: str) -> str:
         """The answer to ``question``; ``KeyboardInterrupt`` on Ctrl-C, ``EOFError`` on Ctrl-D."""
+        if self.session is None:
+            self.session = PromptSession(output=create_output(stdout=sys.stderr))
         # handle_sigint=False: the REPL's own SIGINT handler stays in place (see Repl.run).
         return await self.session.prompt_async(question, handle_sigint=False)
 

@@ -5,13 +5,13 @@ Each is tested alone here; ``test_cli_terminal.py`` tests them together in a rea
 
 import io
 import itertools
+import random
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from rich.console import Console
 from rich.markdown import Markdown
 
@@ -72,15 +72,23 @@ def test_cli_blocks_end_at_blank_lines_outside_fences_and_at_a_closing_fence() -
     assert splitter.close() == "Last line without a newline"
 
 
-@given(st.lists(st.integers(min_value=0, max_value=len(ANSWER)), max_size=30))
-def test_cli_blocks_do_not_depend_on_how_the_answer_was_cut_into_chunks(cuts: list[int]) -> None:
-    points = sorted({0, len(ANSWER), *cuts})
-    splitter = BlockSplitter()
-    blocks: list[str] = []
-    for start, end in itertools.pairwise(points):
-        blocks += splitter.feed(ANSWER[start:end])
-    assert blocks == BLOCKS
-    assert splitter.close() == "Last line without a newline"
+def cut_points() -> Iterator[list[int]]:
+    """Ways to cut ``ANSWER`` into chunks: at every single point, then at many random points."""
+    for point in range(len(ANSWER) + 1):
+        yield [point]
+    chance = random.Random(19)  # the same cuts every run
+    for _ in range(200):
+        yield chance.sample(range(len(ANSWER) + 1), chance.randint(2, 30))
+
+
+def test_cli_blocks_do_not_depend_on_how_the_answer_was_cut_into_chunks() -> None:
+    for cuts in cut_points():
+        points = sorted({0, len(ANSWER), *cuts})
+        splitter = BlockSplitter()
+        blocks: list[str] = []
+        for start, end in itertools.pairwise(points):
+            blocks += splitter.feed(ANSWER[start:end])
+        assert (blocks, splitter.close()) == (BLOCKS, "Last line without a newline"), cuts
 
 
 class Recorder:

@@ -151,7 +151,9 @@ def test_cli_terminal_asks_with_a_diff_and_writes_after_a_yes(
 def test_cli_print_mode_piped_into_head_ends_quietly(
     server: LoopbackServer, tmp_path: Path
 ) -> None:
-    answer = "".join(f"line {n} of a long answer\n" for n in range(20_000))  # > a pipe's buffer
+    # Small events, some 200 KB of them: more than a pipe holds (64 KiB), so claw is still
+    # writing when `head` leaves, with a line or two in its own buffer.
+    answer = "".join(f"line {n} of a long answer\n" for n in range(6_000))
     server.add(
         StreamReply(pieces=[sse(*text_chunks(answer, size=64), chunk(finish_reason="stop"))])
     )

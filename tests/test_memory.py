@@ -12,6 +12,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -130,25 +131,31 @@ async def test_memory_recall_tool_answers_one_line_a_memory_up_to_its_limit(
     assert broken.is_error and broken.content.startswith("the memory could not be searched: ")
 
 
-@SEARCHES
+@pytest.fixture(scope="module", params=[None, False], ids=["fts5", "like"])
+def hostile_store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[MemoryStore]:
+    """Four memories in one store for each search, shared by every hostile query (recall reads)."""
+    store = store_in(tmp_path_factory.mktemp("hostile"), request.param)
+    for text in ("salt AND pepper", "call NEAR(a b) for proximity", "50% off, first_name only",
+                 "plain text here"):
+        store.remember(text)
+    yield store
+    store.close()
+
+
 @pytest.mark.parametrize("query", HOSTILE)
 def test_memory_hostile_queries_are_taken_literally_and_never_crash(
-    tmp_path: Path, full_text: bool | None, query: str
+    hostile_store: MemoryStore, query: str
 ) -> None:
-    store = store_in(tmp_path, full_text)
-    store.remember("salt AND pepper")
-    store.remember("call NEAR(a b) for proximity")
-    store.remember("50% off, first_name only")
-    store.remember("plain text here")
-
-    found = texts(store.recall(query))
+    found = texts(hostile_store.recall(query))
 
     assert "plain text here" not in found  # no query here is a wildcard for everything
     if query in ("AND", "NEAR("):
         assert found[0] == {"AND": "salt AND pepper", "NEAR(": "call NEAR(a b) for proximity"}[
             query
         ]
-    if query in ("%", "_") and full_text is False:
+    if query in ("%", "_") and hostile_store.full_text is False:
         assert found == ["50% off, first_name only"]
 
 
