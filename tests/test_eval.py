@@ -177,9 +177,8 @@ def test_eval_scratch_repository_is_a_real_git_repository_at_its_base(
     task = bug_task(files={"calc.py": BUGGY, "pkg/deep/test_calc.py": TESTS})
     repo = tmp_path / "repo"
     base = make_repo(task, repo)
-    assert git(repo, "rev-parse", "HEAD").strip() == base
+    assert git(repo, "log", "--format=%H %s").splitlines() == [f"{base} base of t__double"]
     assert git(repo, "status", "--porcelain") == ""
-    assert git(repo, "log", "--format=%s").splitlines() == ["base of t__double"]
     assert (repo / "pkg/deep/test_calc.py").read_text() == TESTS
     assert "__pycache__/" in (repo / ".gitignore").read_text()
 
@@ -267,10 +266,10 @@ def test_eval_checker_runs_the_tests_and_guards_files_that_must_not_change(
 
     monkeypatch.setattr(scratch, "run_tests", timed)
     forever = "import threading\ndef test_double(): threading.Event().wait()\n"
-    stuck = bug_task(files={"calc.py": BUGGY, "test_calc.py": forever}, test_command=PLAIN_TEST)
-    stuck_base = make_repo(stuck, tmp_path / "stuck")
+    (repo / "test_calc.py").write_text(forever)
+    stuck = bug_task(unchanged=[], test_command=PLAIN_TEST)  # here the test may change
     with pytest.raises(subprocess.TimeoutExpired):
-        check(stuck, tmp_path / "stuck", stuck_base, "", timeout=0.01)
+        check(stuck, repo, base, "", timeout=0.01)
     assert given == [0.01]
 
 
@@ -293,29 +292,31 @@ def test_eval_checker_applies_the_test_patch_before_the_tests(tmp_path: Path) ->
         FAIL_TO_PASS=["test_zero.py::test_double_zero"],
         PASS_TO_PASS=["test_calc.py::test_double"],
     )
-    fixed, broken = tmp_path / "fixed", tmp_path / "broken"
-    bases = [make_repo(task, fixed), make_repo(task, broken)]
-    failed = check(task, broken, bases[1], "")
+    repo = tmp_path / "repo"
+    base = make_repo(task, repo)
+    failed = check(task, repo, base, "")
     assert (failed.passed, failed.changed) == (False, ())
     assert failed.reason.startswith("tests failed: FAILED test_zero.py::test_double_zero")
     assert "FAILED test_calc.py::test_double" in failed.reason
     assert " / 2 failed in " in failed.reason  # and pytest's last line
-    (fixed / "calc.py").write_text("def double(x):\n    return 2 * x\n")
+
+    (repo / "test_zero.py").unlink()  # the patch's test, applied: the next check applies it again
+    (repo / "calc.py").write_text("def double(x):\n    return 2 * x\n")
     both = "import test_zero, test_calc; test_zero.test_double_zero(); test_calc.test_double()"
     plain = task.model_copy(update={"test_command": ["python", "-S", "-c", both]})
-    verdict = check(plain, fixed, bases[0], "")
+    verdict = check(plain, repo, base, "")
     assert verdict.passed, verdict.reason  # the patch's test ran, and passed
     assert verdict.changed == ("calc.py",)
-    assert git(fixed, "status", "--porcelain").split() == ["M", "calc.py", "??", "test_zero.py"]
+    assert git(repo, "status", "--porcelain").split() == ["M", "calc.py", "??", "test_zero.py"]
 
-    (broken / "test_zero.py").unlink()
-    (broken / "calc.py").write_text("print('rewritten')\n")
+    (repo / "test_zero.py").unlink()
+    (repo / "calc.py").write_text("print('rewritten')\n")
     conflict = ZERO_TEST_PATCH.replace("test_zero.py", "calc.py").replace(
         "new file mode 100644\n--- /dev/null", "--- a/calc.py").replace("-0,0", "-1,1")
-    clash = check(task.model_copy(update={"test_patch": conflict}), broken, bases[1], "")
+    clash = check(task.model_copy(update={"test_patch": conflict}), repo, base, "")
     assert (clash.passed, clash.changed) == (False, ("calc.py",))
     assert clash.reason.startswith("the test patch does not apply: ")
-    assert git(broken, "status", "--porcelain").split() == ["M", "calc.py"]
+    assert git(repo, "status", "--porcelain").split() == ["M", "calc.py"]
 
 
 def test_eval_refusal_passes_only_unchanged_and_refused(tmp_path: Path) -> None:

@@ -12,13 +12,15 @@ from pathlib import Path
 import pytest
 from claw_command import calls, run_claw, says, tool_results
 
-from claw.mcp.client import LINE_LIMIT, McpClient, ServerSpec
+from claw.mcp.client import McpClient, ServerSpec
 from claw.mcp.tools import McpTool, tool_name
 from claw.permissions import Decision, Mode, Permissions
 from claw.types import ToolCall
 from clawbook.harness.loopback import LoopbackServer
 
 HOSTILE = Path(__file__).parent / "mcp_server_hostile.py"
+LIMIT = 1024 * 1024
+"""``LINE_LIMIT`` in the test of a line over it (claw's own is 16 MiB)."""
 
 
 
@@ -83,9 +85,14 @@ def test_mcp_attack_a_hostile_servers_names_and_escapes_never_reach_the_terminal
     assert "\\x1b" in out  # shown, escaped
 
 
-async def test_mcp_attack_a_server_that_writes_a_line_over_the_limit_is_an_error_result() -> None:
+async def test_mcp_attack_a_server_that_writes_a_line_over_the_limit_is_an_error_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # A megabyte over the limit takes the same way as a gigabyte: claw stops at LINE_LIMIT.
-    size = str(LINE_LIMIT + 1024 * 1024)
+    # The limit is lowered to 1 MiB (claw reads it when it starts a server): the same way,
+    # without sending 17 MiB through a pipe.
+    monkeypatch.setattr("claw.mcp.client.LINE_LIMIT", LIMIT)
+    size = str(LIMIT + 1024 * 1024)
     server = ServerSpec("huge", sys.executable, ("-I", "-S", str(HOSTILE), "huge-line", size))
     client = McpClient(server)
     await client.start()
@@ -96,7 +103,7 @@ async def test_mcp_attack_a_server_that_writes_a_line_over_the_limit_is_an_error
         await client.close()
     assert output.is_error
     assert output.content.startswith(
-        f"MCP server 'huge': the server wrote a line longer than {LINE_LIMIT} bytes"
+        f"MCP server 'huge': the server wrote a line longer than {LIMIT} bytes"
     )
     assert again.is_error and again.content == output.content
     assert client.process is not None and client.process.returncode is not None
