@@ -172,9 +172,10 @@ class MarkdownStream:
     """Renders streamed markdown on ``console``, each block once, as soon as it is complete.
 
     At a terminal the open block is shown too, live, as plain text that ``rich.live.Live``
-    redraws a few times a second (not at every chunk) and replaces with the rendered block
-    once it is complete. Blocks completed within ``PRINT_INTERVAL`` of the last print (by
-    ``clock``) wait for the next chunk and are printed with it, in one ``console.print``.
+    shows at once, then redraws a few times a second (not at every chunk), and replaces with
+    the rendered block once it is complete. Blocks completed within ``PRINT_INTERVAL`` of the
+    last print (by ``clock``) wait for the next chunk and are printed with it, in one
+    ``console.print``.
     """
 
     def __init__(self, console: Console, clock: Callable[[], float] = time.monotonic) -> None:
@@ -206,10 +207,13 @@ class MarkdownStream:
         open_text = "\n\n".join([*self.ready, open_block])
         if not open_text.strip():
             return
-        if self.live is None:
-            self.live = Live(console=self.console, transient=True, refresh_per_second=8)
-            self.live.start()
-        self.live.update(Text(open_text))
+        if self.live is None:  # the first words at once, then a few redraws a second
+            self.live = Live(
+                Text(open_text), console=self.console, transient=True, refresh_per_second=8
+            )
+            self.live.start(refresh=True)
+        else:
+            self.live.update(Text(open_text))
 
     def _stop_live(self) -> None:
         if self.live is not None:

@@ -32,9 +32,12 @@ marker = pytest.fixture(unique_marker)
 
 
 def stalling(first: str) -> StreamReply:
-    """A turn that streams ``first`` and then nothing for a long time (until cancelled)."""
+    """A turn that streams ``first`` in one chunk, then nothing for a long time (till cancelled)."""
     return StreamReply(
-        pieces=[sse(*text_chunks(first), done=False), sse(chunk(finish_reason="stop"))],
+        pieces=[
+            sse(*text_chunks(first, size=len(first)), done=False),
+            sse(chunk(finish_reason="stop")),
+        ],
         pause=TIMEOUT,
     )
 
