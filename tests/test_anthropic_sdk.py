@@ -5,22 +5,38 @@ claw's ``AnthropicProvider`` must assemble the same turn (text, tool calls with 
 input, thinking with its signature, usage, stop reason). The SDK, the oracle, reads each stream
 whole; claw reads it cut into pieces, down to single bytes. The request claw sends must pass the
 SDK's own request types unchanged, and both must agree on which errors are worth a retry.
+
+The SDK runs in a process of its own (``anthropic_oracle.py``), started as this file is
+imported, so that its second-long import overlaps chapter 24's other tests: a test scripts the
+server, asks the oracle for the SDK's call, then makes claw's.
 """
 
-import ssl
+import asyncio
+from collections.abc import Iterator
 from typing import Any
 
-import anthropic
-import anthropic.types
 import pytest
+from anthropic_oracle import SdkOracle
 from anthropic_wire import error, message, stream, text, thinking, tool_use, usage
-from pydantic import TypeAdapter
 
 from claw.errors import ProviderError
 from claw.providers.anthropic import AnthropicProvider
 from claw.providers.openrouter import RetryPolicy
 from claw.types import AssistantTurn, CacheControl, Message, StopReason, ToolDefinition
 from clawbook.harness.loopback import JSONReply, LoopbackServer, StreamReply, split
+
+ORACLE = SdkOracle()
+"""Started now: the SDK loads while the other files' tests run."""
+
+# The first question waits for the SDK's import: seconds on a loaded machine.
+pytestmark = pytest.mark.timeout(30)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def oracle() -> Iterator[SdkOracle]:
+    yield ORACLE
+    ORACLE.close()
+
 
 KEY = "sk-ant-api03-oracle-0123456789"
 READ = ToolDefinition(name="read", description="Read a file.").param("path", "string", "The file.")
@@ -29,6 +45,8 @@ GREP = (
     .param("pattern", "string", "A regular expression.")
     .param("limit", "integer", "At most this many lines.", required=False)
 )
+GO = {"model": "claude-test-1", "max_tokens": 1024, "messages": [{"role": "user", "content": "go"}]}
+HI = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
 
 STOP_REASONS = {
     "end_turn": StopReason.END_TURN,
@@ -76,18 +94,9 @@ TURNS: dict[str, tuple[list[dict[str, Any]], str, dict[str, Any]]] = {
 }
 
 
-TLS = ssl.create_default_context()
-"""Read once: a client that loads the certificates itself spends 20 ms doing it, every time."""
-
-
-def sdk_client(server: LoopbackServer) -> anthropic.Anthropic:
-    """The official client, pointed at the loopback server, retrying only when told."""
-    return anthropic.Anthropic(
-        api_key=KEY,
-        base_url=server.base_url.removesuffix("/v1"),
-        max_retries=0,
-        http_client=anthropic.DefaultHttpxClient(verify=TLS),
-    )
+def url(server: LoopbackServer) -> str:
+    """The server's address as both clients take it: without the ``/v1``."""
+    return server.base_url.removesuffix("/v1")
 
 
 def provider(server: LoopbackServer, **options: Any) -> AnthropicProvider:
@@ -95,35 +104,26 @@ def provider(server: LoopbackServer, **options: Any) -> AnthropicProvider:
         pass
 
     return AnthropicProvider(
-        "claude-test-1",
-        base_url=server.base_url.removesuffix("/v1"),
-        api_key=KEY,
-        sleep=sleep,
-        **options,
+        "claude-test-1", base_url=url(server), api_key=KEY, sleep=sleep, **options
     )
 
 
-def sdk_view(final: anthropic.types.Message) -> dict[str, Any]:
-    """What the SDK assembled, in the terms both can be compared in."""
-    counts = final.usage
-    read = counts.cache_read_input_tokens or 0
-    written = counts.cache_creation_input_tokens or 0
-    return {
-        "text": "".join(block.text for block in final.content if block.type == "text"),
-        "calls": [
-            (block.id, block.name, block.input)
-            for block in final.content
-            if block.type == "tool_use"
-        ],
-        "kept": [
-            block.model_dump(exclude_none=True)
-            for block in final.content
-            if block.type in ("thinking", "redacted_thinking")
-        ],
-        "reasoning": "".join(block.thinking for block in final.content if block.type == "thinking"),
-        "usage": (counts.input_tokens + read + written, counts.output_tokens, read, written),
-        "stop": STOP_REASONS[final.stop_reason or "end_turn"],
-    }
+def sdk_turn(answer: dict[str, Any]) -> dict[str, Any]:
+    """The turn the SDK assembled (the oracle's ``sdk_view``), its stop reason in claw's terms."""
+    assert "turn" in answer, f"the SDK raised {answer['raised']}"
+    return {**answer["turn"], "stop": STOP_REASONS[answer["turn"]["stop"] or "end_turn"]}
+
+
+async def sdk_reads_first(server: LoopbackServer, what: str, **arguments: Any) -> int:
+    """Put a question to the SDK and return once its request has reached ``server``.
+
+    The server's first scripted reply is then the SDK's, and the SDK reads it while claw reads
+    the next. The question's number is returned, to read the answer by.
+    """
+    asked = ORACLE.send(what, url=url(server), **arguments)
+    while not server.requests and not ORACLE.answered(asked):
+        await asyncio.sleep(0.001)
+    return asked
 
 
 def claw_view(turn: AssistantTurn) -> dict[str, Any]:
@@ -131,15 +131,15 @@ def claw_view(turn: AssistantTurn) -> dict[str, Any]:
     counts = turn.usage
     return {
         "text": turn.text,
-        "calls": [(call.id, call.name, call.arguments) for call in turn.tool_calls],
+        "calls": [[call.id, call.name, call.arguments] for call in turn.tool_calls],
         "kept": [block.data for block in turn.provider_blocks if block.provider == "anthropic"],
         "reasoning": turn.reasoning,
-        "usage": (
+        "usage": [
             counts.input_tokens,
             counts.output_tokens,
             counts.cached_input_tokens,
             counts.cache_write_tokens,
-        ),
+        ],
         "stop": turn.stop_reason,
     }
 
@@ -160,14 +160,11 @@ async def test_anthropic_sdk_and_claw_assemble_the_same_turn_from_one_stream(ser
     blocks, reason, counts = TURNS[name]
     body = stream(blocks, reason, counts, size=3)
     server.add(StreamReply([body]), StreamReply(split(body, size)))
-    with sdk_client(server).messages.stream(
-        model="claude-test-1", max_tokens=1024, messages=[{"role": "user", "content": "go"}]
-    ) as sdk_stream:
-        final = sdk_stream.get_final_message()
+    asked = await sdk_reads_first(server, "stream", request=GO)
     async with provider(server) as claw:
         turn = await claw.stream_turn([Message.user("go")], [READ, GREP])
 
-    expected = sdk_view(final)
+    expected = sdk_turn(ORACLE.answer(asked))
     assert claw_view(turn) == expected
     # The comparison has teeth: the SDK really saw this turn, not an empty one.
     assert expected["text"] or expected["calls"]
@@ -179,12 +176,10 @@ async def test_anthropic_sdk_and_claw_read_the_same_whole_message(server, name):
     server.add(
         JSONReply(message(blocks, reason, counts)), JSONReply(message(blocks, reason, counts))
     )
-    final = sdk_client(server).messages.create(
-        model="claude-test-1", max_tokens=1024, messages=[{"role": "user", "content": "go"}]
-    )
+    asked = await sdk_reads_first(server, "create", request=GO)
     async with provider(server) as claw:
         turn = await claw.complete([Message.user("go")], [READ])
-    assert claw_view(turn) == sdk_view(final)
+    assert claw_view(turn) == sdk_turn(ORACLE.answer(asked))
 
 
 def tool_round_history() -> list[Message]:
@@ -225,20 +220,15 @@ async def test_anthropic_sdk_accepts_claws_request_unchanged(server):
 
     # Each part of the body, validated by the SDK's own TypedDicts: a key they do not know
     # would be dropped, a wrong type or value refused.
-    adapter = TypeAdapter(anthropic.types.MessageParam)  # alive while its iterators are read
-    for wire in sent["messages"]:
-        checked = adapter.validate_python(wire)
-        assert {**checked, "content": list(checked["content"])} == wire
-    for block in sent["system"]:
-        assert TypeAdapter(anthropic.types.TextBlockParam).validate_python(block) == block
-    for tool in sent["tools"]:
-        assert TypeAdapter(anthropic.types.ToolParam).validate_python(tool) == tool
-    assert TypeAdapter(anthropic.types.ThinkingConfigParam).validate_python(sent["thinking"])
+    checked = ORACLE.ask("check_request", body=sent)
+    assert checked["messages"] == sent["messages"]
+    assert checked["system"] == sent["system"]
+    assert checked["tools"] == sent["tools"]
+    assert checked["thinking"] == sent["thinking"]
 
     # The SDK's create() takes every key as a typed argument and sends the same JSON.
     arguments = {key: value for key, value in sent.items() if key != "stream"}
-    with sdk_client(server).messages.stream(**arguments) as sdk_stream:
-        sdk_stream.get_final_message()
+    sdk_turn(ORACLE.ask("stream", url=url(server), request=arguments))
     assert server.requests[1].json == sent
     # The same API version as the SDK: the request types above are that version's.
     assert (
@@ -269,19 +259,8 @@ async def test_anthropic_sdk_and_claw_agree_on_which_errors_to_retry(server, sta
         )
 
     script(server)
-    client = sdk_client(server).with_options(max_retries=1)
-    try:
-        with client.messages.stream(
-            model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
-        ) as sdk_stream:
-            assert sdk_stream.get_final_message().content[0].type == "text"
-    except anthropic.APIStatusError as raised:
-        assert raised.status_code == status
-        assert raised.body["error"]["type"] == kind  # type: ignore[index]
-    sdk_tries = len(server.requests)
-    assert sdk_tries in (1, 2)
-
-    with LoopbackServer() as fresh:  # the same script, for claw
+    asked = ORACLE.send("stream", url=url(server), request=HI, max_retries=1)
+    with LoopbackServer() as fresh:  # the same script, for claw, while the SDK reads its own
         script(fresh)
         async with provider(fresh, retry=RetryPolicy(max_retries=1)) as claw:
             try:
@@ -289,7 +268,19 @@ async def test_anthropic_sdk_and_claw_agree_on_which_errors_to_retry(server, sta
                 assert turn.text == "second try"
             except ProviderError as raised:
                 assert f"{kind}: the words" in str(raised)
-        assert len(fresh.requests) == sdk_tries
+        claw_tries = len(fresh.requests)
+
+    answer = ORACLE.answer(asked)
+    if "turn" in answer:
+        assert answer["turn"]["text"] == "second try"
+    else:
+        raised = answer["raised"]
+        assert raised["status_error"], raised  # an APIStatusError, not a failure to connect
+        assert raised["status_code"] == status
+        assert raised["body"]["error"]["type"] == kind
+    sdk_tries = len(server.requests)
+    assert sdk_tries in (1, 2)
+    assert claw_tries == sdk_tries
 
 
 async def test_anthropic_sdk_and_claw_both_fail_on_an_error_event_mid_stream(server):
@@ -301,17 +292,13 @@ async def test_anthropic_sdk_and_claw_both_fail_on_an_error_event_mid_stream(ser
         '"overloaded_error", "message": "Overloaded"}}\n\n'
     ).encode()
     server.add(StreamReply([body]), StreamReply([body]))
-    client = sdk_client(server)
-    with (
-        pytest.raises(anthropic.APIStatusError, match="overloaded_error"),
-        client.messages.stream(
-            model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
-        ) as sdk_stream,
-    ):
-        sdk_stream.get_final_message()
+    asked = await sdk_reads_first(server, "stream", request=HI)
     async with provider(server) as claw:
         with pytest.raises(ProviderError, match="overloaded_error: Overloaded"):
             await claw.stream_turn([Message.user("hi")], [])
+    raised = ORACLE.answer(asked).get("raised")
+    assert raised is not None, "the SDK read the stream as a whole turn"
+    assert raised["status_error"] and "overloaded_error" in raised["message"], raised
 
 
 @pytest.mark.parametrize("name", ["thinking, text and a call", "two calls, nested input"])
@@ -320,40 +307,18 @@ async def test_anthropic_sdk_and_claw_send_a_turn_back_the_same_way(server, name
     assistant's message. claw's history, sent back, must carry the same blocks."""
     blocks, reason, counts = TURNS[name]
     body = stream(blocks, reason, counts)
-    server.add(StreamReply([body]), StreamReply([body]))
-    client = sdk_client(server)
-    with client.messages.stream(
-        model="claude-test-1", max_tokens=1024, messages=[{"role": "user", "content": "go"}]
-    ) as sdk_stream:
-        final = sdk_stream.get_final_message()
+    for _ in ("sdk", "claw"):
+        server.add(StreamReply([body]), StreamReply([stream([text("ok")])]))
+    outputs = {"read": "output of read", "grep": "output of grep"}
+    go = [{"role": "user", "content": [{"type": "text", "text": "go"}]}]  # as claw sends it
+    sdk = ORACLE.ask("send_back", url=url(server), request={**GO, "messages": go}, outputs=outputs)
     async with provider(server) as claw:
         turn = await claw.stream_turn([Message.user("go")], [READ, GREP])
-
-    results = [
-        (block.id, f"output of {block.name}") for block in final.content if block.type == "tool_use"
-    ]
-    server.add(StreamReply([stream([text("ok")])]), StreamReply([stream([text("ok")])]))
-    sdk_messages: list[Any] = [
-        {"role": "user", "content": [{"type": "text", "text": "go"}]},
-        {"role": "assistant", "content": final.content},
-        {
-            "role": "user",
-            "content": [
-                {"type": "tool_result", "tool_use_id": call_id, "content": output}
-                for call_id, output in results
-            ],
-        },
-    ]
-    with client.messages.stream(
-        model="claude-test-1", max_tokens=1024, messages=sdk_messages
-    ) as sdk_stream:
-        sdk_stream.get_final_message()
-    history = [
-        Message.user("go"),
-        turn.to_message(),
-        *(Message.tool_result(call_id, output) for call_id, output in results),
-    ]
-    async with provider(server) as claw:
+        history = [
+            Message.user("go"),
+            turn.to_message(),
+            *(Message.tool_result(call_id, output) for call_id, output in sdk["results"]),
+        ]
         await claw.stream_turn(history, [READ, GREP])
 
     def without_nulls(value: Any) -> Any:
@@ -364,6 +329,7 @@ async def test_anthropic_sdk_and_claw_send_a_turn_back_the_same_way(server, name
             return [without_nulls(item) for item in value]
         return value
 
-    sdk_sent, claw_sent = (request.json["messages"] for request in server.requests[-2:])
+    sdk_sent, claw_sent = (server.requests[n].json["messages"] for n in (1, 3))
     assert without_nulls(claw_sent) == without_nulls(sdk_sent)
     assert len(sdk_sent[1]["content"]) == len(blocks)
+    assert [call_id for call_id, _ in sdk["results"]] == [call.id for call in turn.tool_calls]
