@@ -2,11 +2,13 @@
 
 ``run_claw`` runs ``claw.main.main`` in this process, in ``project``, with ``answers`` typed at
 the terminal (standard input); ``converse`` runs the REPL the same way, with keys typed at its
-prompt; ``calls`` and ``says`` are the streamed model turns to script.
+prompt; ``calls`` and ``says`` are the streamed model turns to script; ``no_fsync`` lets claw's
+session records skip the wait for the disk where that is not what a test is about.
 """
 
 import io
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,6 +69,18 @@ def says(text: str) -> StreamReply:
             )
         ]
     )
+
+
+def no_fsync(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``os.fsync`` returns at once (make it a fixture: ``pytest.fixture(autouse=True)(no_fsync)``).
+
+    Every claw run records its session and waits for the disk at the end of each step
+    (chapter 22). That the records reach the disk is the subject of chapter 22's writer tests,
+    which check that ``fsync`` is called; in a test about something else the wait only
+    measures how busy the disk is (a few milliseconds each, far more beside other writers).
+    A process forked during the test inherits it.
+    """
+    monkeypatch.setattr(os, "fsync", lambda fd: None)
 
 
 def run_claw(

@@ -9,10 +9,12 @@ import json
 from pathlib import Path
 
 import pytest
-from claw_command import calls, says, tool_results
+from claw_command import calls, no_fsync, says, tool_results
 
 from claw.main import main
 from clawbook.harness.loopback import LoopbackServer
+
+no_fsync = pytest.fixture(autouse=True)(no_fsync)  # durability is not the subject here
 
 
 def run_print(

@@ -19,7 +19,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from claw_command import calls, converse, says
+from claw_command import calls, converse, no_fsync, says
 from claw_process import TIMEOUT, piped, raise_todo, terminal
 from marked_processes import assert_none_marked, marked, unique_marker
 
@@ -29,6 +29,7 @@ from clawbook.harness.loopback import LoopbackServer, StreamReply, chunk, sse, t
 pytestmark = pytest.mark.timeout(60)  # whole conversations, or processes, on a busy machine
 
 marker = pytest.fixture(unique_marker)
+no_fsync = pytest.fixture(autouse=True)(no_fsync)  # durability is not the subject here
 
 
 def stalling(first: str) -> StreamReply:

@@ -11,12 +11,14 @@ import json
 from pathlib import Path
 
 import pytest
-from claw_command import run_claw, says
+from claw_command import no_fsync, run_claw, says
 
 from claw.sessions import list_sessions, load_session, sessions_folder, start_session
 from claw.transcript import TranscriptError, message_record
 from claw.types import UserMessage
 from clawbook.harness.loopback import LoopbackServer
+
+no_fsync = pytest.fixture(autouse=True)(no_fsync)  # durability is not the subject here
 
 
 def transcript(project: Path, *lines: str) -> Path:

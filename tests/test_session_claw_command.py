@@ -10,7 +10,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from claw_command import calls, run_claw, says
+from claw_command import calls, no_fsync, run_claw, says
 
 from claw.sessions import (
     fork_session,
@@ -28,6 +28,8 @@ from clawbook.harness.loopback import (
     text_chunks,
     usage_body,
 )
+
+no_fsync = pytest.fixture(autouse=True)(no_fsync)  # durability is not the subject here
 
 
 def costs(text: str, cost: float) -> StreamReply:
