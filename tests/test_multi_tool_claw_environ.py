@@ -56,12 +56,13 @@ class ClawProcess:
 
     def __init__(self) -> None:
         self.folder = tempfile.TemporaryDirectory(prefix="claw-environ-")
-        project = Path(self.folder.name) / "project"
-        (project / "config").mkdir(parents=True)
+        project, config = Path(self.folder.name) / "project", Path(self.folder.name) / "config"
+        project.mkdir()
+        config.mkdir()
         self.server = LoopbackServer().start()
         self.server.add(calls("bash", {"command": WALK}), says("Nothing to see."))
         env = {**os.environ, "OPENROUTER_API_KEY": KEY, "GITHUB_TOKEN": TOKEN,
-               "CLAW_CONFIG_DIR": str(project / "config")}  # fmt: skip
+               "CLAW_CONFIG_DIR": str(config)}  # fmt: skip
         prompt = "Print your parent's environment."
         command = [sys.executable, "-c", "from claw.main import cli; cli()", prompt]
         command += ["--unguarded", "--model", "test/model", "--base-url", self.server.base_url]
@@ -70,18 +71,6 @@ class ClawProcess:
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
 
-    def finished(self) -> subprocess.CompletedProcess[str]:
-        """What claw printed and its exit status, once it has ended.
-
-        A stub of yours on the way is raised here as that ``Todo``, as if claw ran in the test.
-        """
-        stdout, stderr = self.process.communicate()
-        todo = TODO_LINE.search(stderr)
-        if todo:
-            raise Todo(todo[1], todo[2])
-        return subprocess.CompletedProcess(self.process.args, self.process.returncode, stdout,
-                                           stderr)  # fmt: skip
-
     def close(self) -> None:
         """Stop claw if it still runs, then the server; remove the folder."""
         if self.process.poll() is None:
@@ -89,6 +78,18 @@ class ClawProcess:
         self.process.communicate()
         self.server.stop()
         self.folder.cleanup()
+
+
+def run_claw_process(claw: ClawProcess) -> subprocess.CompletedProcess[str]:
+    """What ``claw`` printed and its exit status, once it has ended.
+
+    A stub of yours on the way is raised here as that ``Todo``, as if claw ran in the test.
+    """
+    stdout, stderr = claw.process.communicate()
+    todo = TODO_LINE.search(stderr)
+    if todo:
+        raise Todo(todo[1], todo[2])
+    return subprocess.CompletedProcess(claw.process.args, claw.process.returncode, stdout, stderr)
 
 
 started = None if os.environ.get("PYTEST_XDIST_WORKER") else ClawProcess()
@@ -110,7 +111,7 @@ def test_multi_tool_claw_commands_cannot_read_the_key_from_any_ancestor(
 ) -> None:
     server = claw_process.server
 
-    done = claw_process.finished()
+    done = run_claw_process(claw_process)
 
     assert done.returncode == 0, done.stderr
     assert server.requests[0].headers["authorization"] == f"Bearer {KEY}", "claw used the key"
