@@ -8,6 +8,7 @@ and tells a learner nothing, so it runs only with ``--tooling`` or when named on
 ``clawbook verify`` always runs it.
 """
 
+import contextlib
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,6 +48,15 @@ def load_hypothesis_profile() -> None:
     )
     settings.load_profile("quick" if QUICK else "suite")
     _profile_loaded = True
+    # Hypothesis draws characters from tables of all of Unicode that it builds once per clone
+    # (two seconds, ten on a busy machine; kept in .hypothesis/unicode_data). Built here, while
+    # the tests are collected, no property test's time limit pays for them. (Its internals:
+    # should they move, the tests build the tables themselves, as before.)
+    with contextlib.suppress(Exception):
+        from hypothesis.internal.charmap import charmap, intervals_from_codec
+
+        charmap()
+        intervals_from_codec("utf-8")
 
 
 def pytest_collectstart(collector: pytest.Collector) -> None:

@@ -46,5 +46,5 @@ def test_the_reference_passes_every_test_with_the_cpus_busy_and_only_tests_besid
             hog.wait()
     tail = completed.stdout[-4000:]
     failures = re.findall(r"^(?:FAILED|ERROR) .*$", completed.stdout, re.MULTILINE)
-    assert completed.returncode == 0 and not failures, "\n".join(failures) or tail
+    assert completed.returncode == 0 and not failures, "\n".join([*failures, tail])
     assert re.search(r"\d+ passed", tail), tail
