@@ -79,6 +79,7 @@ MAX_RESUMES = 20
 """How many times a run that stopped early is resumed with the tests still to run."""
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
 PROBLEM_OUTCOMES = ("failed", "error", "hung", "crashed", "timeout")
+HYPOTHESIS_TABLES = Path(".hypothesis") / "unicode_data"
 
 _KEPT_VARIABLES = re.compile(r"^(PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ|TERM|VIRTUAL_ENV|PYTHONPATH)$")
 """The only variables a submission's test process inherits: nothing secret, no proxies."""
@@ -548,6 +549,9 @@ class Course:
     """The course's current starter, under the submission's files."""
     isolation: sandbox.Isolation = field(default_factory=sandbox.isolation)
     """bubblewrap, if it can run here; otherwise why not (the fallback: limits only)."""
+    tables: dict[str, bytes] = field(default_factory=dict)
+    """Hypothesis's Unicode tables as the reference run built them (``.hypothesis/
+    unicode_data``), put in every submission's folder: building them costs each run seconds."""
 
     @property
     def test_files(self) -> list[str]:
@@ -580,6 +584,12 @@ class Course:
                 extra_env=_chapters_variable(),
                 timeout=self.limits.test_timeout,
             )
+            tables = work / HYPOTHESIS_TABLES
+            self.tables = {
+                path.relative_to(work).as_posix(): path.read_bytes()
+                for path in sorted(tables.rglob("*"))
+                if path.is_file()
+            }
         if run.collected is None or (run.stopped is not None and run.stopped.reason == "error"):
             raise RuntimeError(
                 "cannot run the instructor's tests against solution/: "
@@ -647,6 +657,9 @@ def _set_up(course: Course, submission: Submission, scratch: Path) -> Path:
     package = find_starter(source)
     work = copy_repository(scratch / "work", ("pyproject.toml", "tests"), course.root)
     compile_quietly(work / "tests")  # read-only in the sandbox: its helpers' bytecode, now
+    for name, content in course.tables.items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_bytes(content)
     stubgen.write_tree(course.starter, work / "starter")
     try:
         copy_package(package, work / "starter")

@@ -348,6 +348,17 @@ def test_grade_the_tests_see_no_secret_no_proxy_and_a_scratch_home(tmp_path):
     assert "CLAWBOOK_TEST_API_KEY" not in messages and "http_proxy" not in messages
 
 
+def test_grade_every_submission_gets_the_unicode_tables_the_reference_built(tmp_path):
+    """Hypothesis builds them once (seconds); a submission's run must not pay for them again."""
+    course = grade.Course(load(), [load().get("ch01")], limits=grade.Limits(test_timeout=5))
+    course.prepare()
+    assert any(name.endswith("charmap.json.gz") for name in course.tables)
+    sub = filled(tmp_path / "learner", *CHAPTERS)
+    work = grade._set_up(course, grade.Submission("learner", sub), tmp_path / "scratch")
+    for name, content in course.tables.items():
+        assert (work / name).read_bytes() == content
+
+
 def test_grade_a_network_call_fails_the_tests_that_make_it(tmp_path):
     sub = filled(tmp_path / "chatty", *CHAPTERS)
     call = "        socket.create_connection(('192.0.2.1', 80))\n"
