@@ -568,7 +568,7 @@ async def test_openrouter_raises_stream_error_for_an_error_in_the_middle_of_a_st
 
 async def test_openrouter_raises_stream_error_when_the_connection_drops_before_done(server):
     body = sse(*text_chunks("This answer is cut"), done=False)
-    server.add(StreamReply(pieces=split(body, 40), pause=0.001, cut_off=True))
+    server.add(StreamReply(pieces=split(body, 40), cut_off=True))
     server.add(stream_of(*text_chunks("a second try"), chunk(finish_reason="stop")))
     async with provider_for(server) as provider:
         with pytest.raises(StreamError):
