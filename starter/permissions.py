@@ -22,7 +22,8 @@ import os
 import posixpath
 import re
 import shlex
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -509,30 +510,42 @@ def spellings(words: Sequence[str], limit: int = SPELLING_LIMIT) -> list[list[st
 
     After an assignment, the rest; after a program named by its path, its name; after a
     wrapper, every command that may follow it (each later word may start it).
+
+    Breadth first, at most ``limit``. The commands that may follow a wrapper wait in line as
+    one lazy sequence, made only as far as they are looked at: ``nice`` written 250 times
+    would otherwise queue 250 copies of the rest for each of the first 200 spellings.
     """
     found: list[list[str]] = []
-    pending = [list(words)]
+    seen: set[tuple[str, ...]] = set()
+    pending: deque[Iterator[list[str]]] = deque([iter([list(words)])])
     while pending and len(found) < limit:
-        current = pending.pop(0)
-        if not current or current in found:
+        current = next(pending[0], None)
+        if current is None:
+            pending.popleft()
             continue
+        if not current or tuple(current) in seen:
+            continue
+        seen.add(tuple(current))
         found.append(current)
         first = current[0]
         if ASSIGNMENT.fullmatch(first):
-            pending.append(current[1:])
+            pending.append(iter([current[1:]]))
             continue
         name = posixpath.basename(first)
         if name != first:
-            pending.append([name, *current[1:]])
+            pending.append(iter([[name, *current[1:]]]))
         if name in STRIPPED_WRAPPERS | OTHER_WRAPPERS:
-            pending.extend(current[index:] for index in range(1, len(current)))
+            pending.append(tails(current, range(1, len(current))))
         elif name == "find":  # find ... -exec rm -rf {} + runs rm
-            pending.extend(
-                current[index + 1 :]
-                for index, word in enumerate(current)
-                if word in ("-exec", "-execdir", "-ok", "-okdir")
-            )
+            actions = ("-exec", "-execdir", "-ok", "-okdir")
+            after = (index + 1 for index, word in enumerate(current) if word in actions)
+            pending.append(tails(current, after))
     return found
+
+
+def tails(words: list[str], starts: Iterable[int]) -> Iterator[list[str]]:
+    """``words[start:]`` for each of ``starts``, each made only when it is asked for."""
+    return (words[start:] for start in starts)
 
 
 def program_of(words: Sequence[str]) -> list[str]:

@@ -318,6 +318,8 @@ CASES = {
                                       mode="bypassPermissions", deny=("Bash(rm *)",)),
     "claw-deny-find-okdir-rm": Case(sh("find . -okdir rm {} +"), DENY,
                                     mode="bypassPermissions", deny=("Bash(rm *)",)),
+    "claw-deny-find-ok-rm": Case(sh("find . -ok rm {} ;"), DENY, mode="bypassPermissions",
+                                 deny=("Bash(rm *)",)),
     "claw-deny-sudo-past-an-assignment": Case(sh("A=1 sudo make"), DENY,
                                               mode="bypassPermissions", deny=("Bash(sudo *)",)),
     "claw-deny-sudo-behind-nice": Case(sh("nice sudo make"), DENY, mode="bypassPermissions",
@@ -373,6 +375,8 @@ CASES = {
                                            mode="bypassPermissions", deny=("Bash(rm *)",)),
     "claw-many-wrappers-still-denied": Case(sh("nice " * 150 + "rm -rf x"), DENY,
                                             mode="bypassPermissions", deny=("Bash(rm *)",)),
+    "claw-a-repeated-wrapper-counts-each-spelling-once": Case(sh("nice " * 8 + "npm test"),
+                                                              ALLOW, allow=("Bash(npm test *)",)),
     "claw-redirect-to-variable-asks": Case(sh("echo x > $HOME/.bashrc"), ASK,
                                            mode="acceptEdits"),
     # claw: wrapper options that take a value, and the other spellings of each wrapper
