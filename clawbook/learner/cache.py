@@ -264,7 +264,7 @@ def cached_run(
             collected=tuple(reused_collected),
         )
         return result, Reuse(len(reused_results), ())
-    new = run(stale if fresh_files else [])
+    new = run(stale)
     combined = Run(
         results=tuple(reused_results) + new.results,
         returncode=new.returncode,
