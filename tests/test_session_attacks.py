@@ -118,11 +118,16 @@ def test_session_attack_an_id_that_climbs_out_of_the_folder_finds_nothing(
 def test_session_attack_a_huge_line_is_read_whole_or_refused_in_a_short_message(
     tmp_path: Path,
 ) -> None:
-    big = "x" * 30_000_000
-    record = json.dumps(message_record(UserMessage(content="BIG")))  # then BIG made big
-    fine = transcript(tmp_path, record.replace('"BIG"', f'"{big}"') + "\n")
-    assert load_session(fine).history[-1].text == big  # a long message is kept, whole
-    bad = transcript(tmp_path, "{" + big[:1_000_000] + "\n")  # the message must not quote it
+    size, megabyte = 30_000_000, b"x" * 1_000_000
+    before, after = json.dumps(message_record(UserMessage(content="BIG"))).encode().split(b"BIG")
+    fine = transcript(tmp_path)
+    with fine.open("ab") as file:  # a message of 30 MB, written a megabyte at a time
+        file.write(before)
+        for _ in range(size // len(megabyte)):
+            file.write(megabyte)
+        file.write(after + b"\n")
+    assert load_session(fine).history[-1].text == "x" * size  # a long message is kept, whole
+    bad = transcript(tmp_path, "{" + megabyte.decode() + "\n")  # the message must not quote it
     with pytest.raises(TranscriptError) as caught:
         load_session(bad)
     message = str(caught.value)
