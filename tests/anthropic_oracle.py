@@ -48,11 +48,17 @@ class SdkOracle:
             text=True,
             encoding="utf-8",
         )
+        self.owner = os.getpid()
         self.numbers = count()
         self.answers: dict[int, dict[str, Any]] = {}
         self.ended = False
         self.arrived = threading.Condition()
         threading.Thread(target=self._read, name="sdk-oracle", daemon=True).start()
+
+    def usable(self) -> bool:
+        """Whether this process may still ask: not closed, and not a copy left by a fork."""
+        stdin = self.process.stdin
+        return self.owner == os.getpid() and stdin is not None and not stdin.closed
 
     def _read(self) -> None:
         assert self.process.stdout is not None

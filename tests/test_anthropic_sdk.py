@@ -25,17 +25,22 @@ from claw.providers.openrouter import RetryPolicy
 from claw.types import AssistantTurn, CacheControl, Message, StopReason, ToolDefinition
 from clawbook.harness.loopback import JSONReply, LoopbackServer, StreamReply, split
 
-ORACLE = SdkOracle()
-"""Started now: the SDK loads while the other files' tests run."""
+EARLY = SdkOracle()
+"""Started as this file is imported: the SDK loads while the other files' tests run."""
 
 # The first question waits for the SDK's import: seconds on a loaded machine.
 pytestmark = pytest.mark.timeout(30)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def oracle() -> Iterator[SdkOracle]:
-    yield ORACLE
-    ORACLE.close()
+@pytest.fixture(scope="module")
+def sdk() -> Iterator[SdkOracle]:
+    """The oracle started at import, or a new one for a later session in the same process
+    (mutmut runs several, in forks of one process)."""
+    oracle = EARLY if EARLY.usable() else SdkOracle()
+    try:
+        yield oracle
+    finally:
+        oracle.close()
 
 
 KEY = "sk-ant-api03-oracle-0123456789"
@@ -114,14 +119,16 @@ def sdk_turn(answer: dict[str, Any]) -> dict[str, Any]:
     return {**answer["turn"], "stop": STOP_REASONS[answer["turn"]["stop"] or "end_turn"]}
 
 
-async def sdk_reads_first(server: LoopbackServer, what: str, **arguments: Any) -> int:
+async def sdk_reads_first(
+    sdk: SdkOracle, server: LoopbackServer, what: str, **arguments: Any
+) -> int:
     """Put a question to the SDK and return once its request has reached ``server``.
 
     The server's first scripted reply is then the SDK's, and the SDK reads it while claw reads
     the next. The question's number is returned, to read the answer by.
     """
-    asked = ORACLE.send(what, url=url(server), **arguments)
-    while not server.requests and not ORACLE.answered(asked):
+    asked = sdk.send(what, url=url(server), **arguments)
+    while not server.requests and not sdk.answered(asked):
         await asyncio.sleep(0.001)
     return asked
 
@@ -156,30 +163,32 @@ def piece_sizes(name: str) -> tuple[int, ...]:
 
 
 @pytest.mark.parametrize(("name", "size"), [(n, size) for n in TURNS for size in piece_sizes(n)])
-async def test_anthropic_sdk_and_claw_assemble_the_same_turn_from_one_stream(server, name, size):
+async def test_anthropic_sdk_and_claw_assemble_the_same_turn_from_one_stream(
+    server, sdk, name, size
+):
     blocks, reason, counts = TURNS[name]
     body = stream(blocks, reason, counts, size=3)
     server.add(StreamReply([body]), StreamReply(split(body, size)))
-    asked = await sdk_reads_first(server, "stream", request=GO)
+    asked = await sdk_reads_first(sdk, server, "stream", request=GO)
     async with provider(server) as claw:
         turn = await claw.stream_turn([Message.user("go")], [READ, GREP])
 
-    expected = sdk_turn(ORACLE.answer(asked))
+    expected = sdk_turn(sdk.answer(asked))
     assert claw_view(turn) == expected
     # The comparison has teeth: the SDK really saw this turn, not an empty one.
     assert expected["text"] or expected["calls"]
 
 
 @pytest.mark.parametrize("name", list(TURNS))
-async def test_anthropic_sdk_and_claw_read_the_same_whole_message(server, name):
+async def test_anthropic_sdk_and_claw_read_the_same_whole_message(server, sdk, name):
     blocks, reason, counts = TURNS[name]
     server.add(
         JSONReply(message(blocks, reason, counts)), JSONReply(message(blocks, reason, counts))
     )
-    asked = await sdk_reads_first(server, "create", request=GO)
+    asked = await sdk_reads_first(sdk, server, "create", request=GO)
     async with provider(server) as claw:
         turn = await claw.complete([Message.user("go")], [READ])
-    assert claw_view(turn) == sdk_turn(ORACLE.answer(asked))
+    assert claw_view(turn) == sdk_turn(sdk.answer(asked))
 
 
 def tool_round_history() -> list[Message]:
@@ -211,7 +220,7 @@ def tool_round_history() -> list[Message]:
     ]
 
 
-async def test_anthropic_sdk_accepts_claws_request_unchanged(server):
+async def test_anthropic_sdk_accepts_claws_request_unchanged(server, sdk):
     """claw's body passes the SDK's request types and comes out of the SDK as it went in."""
     server.add(StreamReply([stream([text("ok")])]), StreamReply([stream([text("ok")])]))
     async with provider(server, thinking_budget=1024) as claw:
@@ -220,7 +229,7 @@ async def test_anthropic_sdk_accepts_claws_request_unchanged(server):
 
     # Each part of the body, validated by the SDK's own TypedDicts: a key they do not know
     # would be dropped, a wrong type or value refused.
-    checked = ORACLE.ask("check_request", body=sent)
+    checked = sdk.ask("check_request", body=sent)
     assert checked["messages"] == sent["messages"]
     assert checked["system"] == sent["system"]
     assert checked["tools"] == sent["tools"]
@@ -228,7 +237,7 @@ async def test_anthropic_sdk_accepts_claws_request_unchanged(server):
 
     # The SDK's create() takes every key as a typed argument and sends the same JSON.
     arguments = {key: value for key, value in sent.items() if key != "stream"}
-    sdk_turn(ORACLE.ask("stream", url=url(server), request=arguments))
+    sdk_turn(sdk.ask("stream", url=url(server), request=arguments))
     assert server.requests[1].json == sent
     # The same API version as the SDK: the request types above are that version's.
     assert (
@@ -250,7 +259,7 @@ async def test_anthropic_sdk_accepts_claws_request_unchanged(server):
         (529, "overloaded_error"),
     ],
 )
-async def test_anthropic_sdk_and_claw_agree_on_which_errors_to_retry(server, status, kind):
+async def test_anthropic_sdk_and_claw_agree_on_which_errors_to_retry(server, sdk, status, kind):
     def script(on: LoopbackServer) -> None:
         # retry-after-ms keeps the SDK's own wait to a millisecond; claw's sleep is fake.
         on.add(
@@ -259,7 +268,7 @@ async def test_anthropic_sdk_and_claw_agree_on_which_errors_to_retry(server, sta
         )
 
     script(server)
-    asked = ORACLE.send("stream", url=url(server), request=HI, max_retries=1)
+    asked = sdk.send("stream", url=url(server), request=HI, max_retries=1)
     with LoopbackServer() as fresh:  # the same script, for claw, while the SDK reads its own
         script(fresh)
         async with provider(fresh, retry=RetryPolicy(max_retries=1)) as claw:
@@ -270,7 +279,7 @@ async def test_anthropic_sdk_and_claw_agree_on_which_errors_to_retry(server, sta
                 assert f"{kind}: the words" in str(raised)
         claw_tries = len(fresh.requests)
 
-    answer = ORACLE.answer(asked)
+    answer = sdk.answer(asked)
     if "turn" in answer:
         assert answer["turn"]["text"] == "second try"
     else:
@@ -283,7 +292,7 @@ async def test_anthropic_sdk_and_claw_agree_on_which_errors_to_retry(server, sta
     assert claw_tries == sdk_tries
 
 
-async def test_anthropic_sdk_and_claw_both_fail_on_an_error_event_mid_stream(server):
+async def test_anthropic_sdk_and_claw_both_fail_on_an_error_event_mid_stream(server, sdk):
     events = (
         stream([text("Half of it")], "end_turn", usage()).decode().split("event: message_delta")[0]
     )
@@ -292,17 +301,17 @@ async def test_anthropic_sdk_and_claw_both_fail_on_an_error_event_mid_stream(ser
         '"overloaded_error", "message": "Overloaded"}}\n\n'
     ).encode()
     server.add(StreamReply([body]), StreamReply([body]))
-    asked = await sdk_reads_first(server, "stream", request=HI)
+    asked = await sdk_reads_first(sdk, server, "stream", request=HI)
     async with provider(server) as claw:
         with pytest.raises(ProviderError, match="overloaded_error: Overloaded"):
             await claw.stream_turn([Message.user("hi")], [])
-    raised = ORACLE.answer(asked).get("raised")
+    raised = sdk.answer(asked).get("raised")
     assert raised is not None, "the SDK read the stream as a whole turn"
     assert raised["status_error"] and "overloaded_error" in raised["message"], raised
 
 
 @pytest.mark.parametrize("name", ["thinking, text and a call", "two calls, nested input"])
-async def test_anthropic_sdk_and_claw_send_a_turn_back_the_same_way(server, name):
+async def test_anthropic_sdk_and_claw_send_a_turn_back_the_same_way(server, sdk, name):
     """The SDK's way to continue: the response's content blocks, as they came, as the
     assistant's message. claw's history, sent back, must carry the same blocks."""
     blocks, reason, counts = TURNS[name]
@@ -311,13 +320,13 @@ async def test_anthropic_sdk_and_claw_send_a_turn_back_the_same_way(server, name
         server.add(StreamReply([body]), StreamReply([stream([text("ok")])]))
     outputs = {"read": "output of read", "grep": "output of grep"}
     go = [{"role": "user", "content": [{"type": "text", "text": "go"}]}]  # as claw sends it
-    sdk = ORACLE.ask("send_back", url=url(server), request={**GO, "messages": go}, outputs=outputs)
+    theirs = sdk.ask("send_back", url=url(server), request={**GO, "messages": go}, outputs=outputs)
     async with provider(server) as claw:
         turn = await claw.stream_turn([Message.user("go")], [READ, GREP])
         history = [
             Message.user("go"),
             turn.to_message(),
-            *(Message.tool_result(call_id, output) for call_id, output in sdk["results"]),
+            *(Message.tool_result(call_id, output) for call_id, output in theirs["results"]),
         ]
         await claw.stream_turn(history, [READ, GREP])
 
@@ -332,4 +341,4 @@ async def test_anthropic_sdk_and_claw_send_a_turn_back_the_same_way(server, name
     sdk_sent, claw_sent = (server.requests[n].json["messages"] for n in (1, 3))
     assert without_nulls(claw_sent) == without_nulls(sdk_sent)
     assert len(sdk_sent[1]["content"]) == len(blocks)
-    assert [call_id for call_id, _ in sdk["results"]] == [call.id for call in turn.tool_calls]
+    assert [call_id for call_id, _ in theirs["results"]] == [call.id for call in turn.tool_calls]
