@@ -99,6 +99,13 @@ def scratch() -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(prefix="claw-oracle-", dir=MEMORY if memory else None)
 
 
+@pytest.fixture
+def home() -> Iterator[Path]:
+    """A test's own temporary folder for repositories and git's configuration (``scratch``)."""
+    with scratch() as folder:
+        yield Path(folder)
+
+
 def git_files(root: Path) -> list[str]:
     """What git lists in ``root``: tracked and untracked files it does not ignore."""
     assert GIT is not None
@@ -170,23 +177,23 @@ def test_glob_walk_yields_exactly_the_files_git_lists(
 
 @needs_git
 @pytest.mark.parametrize("where", ["core.excludesFile", "XDG_CONFIG_HOME", "~/.config"])
-def test_glob_walk_reads_the_global_excludes_file_where_git_does(tmp_path, where):
-    root = tmp_path / "repo"
+def test_glob_walk_reads_the_global_excludes_file_where_git_does(home, where):
+    root = home / "repo"
     for name in ("a.py", "b.swp", "c.bak", "d.orig"):
         (root / "src").mkdir(parents=True, exist_ok=True)
         (root / "src" / name).write_text("")
-    (tmp_path / "gitconfig").write_text("")
-    with isolated(tmp_path):
+    (home / "gitconfig").write_text("")
+    with isolated(home):
         if where == "core.excludesFile":
-            (tmp_path / "mine").write_text("*.swp\n")
-            (tmp_path / "gitconfig").write_text("[core]\n\texcludesFile = ~/mine\n")
+            (home / "mine").write_text("*.swp\n")
+            (home / "gitconfig").write_text("[core]\n\texcludesFile = ~/mine\n")
         elif where == "XDG_CONFIG_HOME":
-            (tmp_path / "xdg" / "git").mkdir(parents=True)
-            (tmp_path / "xdg" / "git" / "ignore").write_text("*.bak\n")
+            (home / "xdg" / "git").mkdir(parents=True)
+            (home / "xdg" / "git" / "ignore").write_text("*.bak\n")
         else:
             del os.environ["XDG_CONFIG_HOME"]
-            (tmp_path / ".config" / "git").mkdir(parents=True)
-            (tmp_path / ".config" / "git" / "ignore").write_text("*.orig\n")
+            (home / ".config" / "git").mkdir(parents=True)
+            (home / ".config" / "git" / "ignore").write_text("*.orig\n")
         expected = git_files(root)
         (root / ".git" / "info").mkdir()
         (root / ".git" / "info" / "exclude").write_text("src/a.py\n")
@@ -218,11 +225,16 @@ IDIOM_CASES = {
 
 
 @pytest.fixture(scope="module")
-def idioms(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[str]]]:
+def idioms() -> Iterator[tuple[Path, dict[str, list[str]]]]:
     """Each case of ``IDIOM_CASES`` in a folder of its own, all in one repository, and what git
     lists in each folder. One git run serves every case: a folder's rules reach no other."""
     assert GIT is not None
-    home = tmp_path_factory.mktemp("idioms")
+    with scratch() as folder:
+        yield idiom_repository(Path(folder))
+
+
+def idiom_repository(home: Path) -> tuple[Path, dict[str, list[str]]]:
+    """``idioms`` in ``home``: the repository, and what git lists in each case's folder."""
     root = home / "repo"
     for case, files in IDIOM_CASES.items():
         for name, content in files.items():
@@ -348,11 +360,11 @@ def git_lists(root: Path, *pathspec: str) -> list[str]:
 
 @needs_git
 def test_glob_walk_reads_the_exclude_file_of_a_linked_worktree_and_of_a_moved_git_folder(
-    tmp_path,
+    home,
 ):
-    main, linked, moved = tmp_path / "main", tmp_path / "linked", tmp_path / "moved"
-    (tmp_path / "gitconfig").write_text("[user]\n\tname = t\n\temail = t@example.com\n")
-    with isolated(tmp_path):
+    main, linked, moved = home / "main", home / "linked", home / "moved"
+    (home / "gitconfig").write_text("[user]\n\tname = t\n\temail = t@example.com\n")
+    with isolated(home):
         subprocess.run([GIT, "init", "-q", str(main)], check=True)
         (main / "kept.py").write_text("")
         subprocess.run([GIT, "add", "kept.py"], cwd=main, check=True)
@@ -364,12 +376,12 @@ def test_glob_walk_reads_the_exclude_file_of_a_linked_worktree_and_of_a_moved_gi
         (main / ".git" / "info" / "exclude").write_text("*.tmp\n")
         # a git folder moved away, named by a relative path in the .git file (no commondir)
         subprocess.run(
-            [GIT, "init", "-q", "--separate-git-dir", str(tmp_path / "moved.git"), str(moved)],
+            [GIT, "init", "-q", "--separate-git-dir", str(home / "moved.git"), str(moved)],
             check=True,
         )
         (moved / ".git").write_text("gitdir: ../moved.git\n")
-        (tmp_path / "moved.git" / "info").mkdir(exist_ok=True)
-        (tmp_path / "moved.git" / "info" / "exclude").write_text("*.log\n")
+        (home / "moved.git" / "info").mkdir(exist_ok=True)
+        (home / "moved.git" / "info" / "exclude").write_text("*.log\n")
         for tree in (linked, moved):
             for name in ("a.tmp", "b.log", "c.py"):
                 (tree / name).write_text("")
@@ -381,8 +393,8 @@ def test_glob_walk_reads_the_exclude_file_of_a_linked_worktree_and_of_a_moved_gi
 
 
 @needs_git
-def test_glob_walk_from_a_subfolder_applies_every_gitignore_above_it_as_git_does(tmp_path):
-    root = tmp_path / "repo"
+def test_glob_walk_from_a_subfolder_applies_every_gitignore_above_it_as_git_does(home):
+    root = home / "repo"
     files = {
         ".gitignore": b"/a/b/x1\n",
         "a/.gitignore": b"b/x2\n/b/x3\n",
@@ -393,8 +405,8 @@ def test_glob_walk_from_a_subfolder_applies_every_gitignore_above_it_as_git_does
     for name, content in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_bytes(content)
-    (tmp_path / "gitconfig").write_text("")
-    with isolated(tmp_path):
+    (home / "gitconfig").write_text("")
+    with isolated(home):
         subprocess.run([GIT, "init", "-q", str(root)], check=True)
         for start in ("a/b", "a/b/c"):
             expected = git_lists(root, start)
@@ -404,23 +416,23 @@ def test_glob_walk_from_a_subfolder_applies_every_gitignore_above_it_as_git_does
 
 
 @needs_git
-def test_glob_walk_follows_a_change_of_the_git_configuration_between_searches(tmp_path):
-    root = tmp_path / "repo"
+def test_glob_walk_follows_a_change_of_the_git_configuration_between_searches(home):
+    root = home / "repo"
     root.mkdir()
     for name in ("a.swp", "b.bak", "c.py"):
         (root / name).write_text("")
     for folder, pattern in (("one", "*.swp\n"), ("two", "*.bak\n")):
-        (tmp_path / folder / "git").mkdir(parents=True)
-        (tmp_path / folder / "dotfiles").write_text(pattern)
-    (tmp_path / "one" / "git" / "ignore").write_text("*.swp\n")
+        (home / folder / "git").mkdir(parents=True)
+        (home / folder / "dotfiles").write_text(pattern)
+    (home / "one" / "git" / "ignore").write_text("*.swp\n")
     # a linked excludes file (as dotfile managers make) is read: only .gitignore links are not
-    (tmp_path / "two" / "git" / "ignore").symlink_to(tmp_path / "two" / "dotfiles")
-    (tmp_path / "gitconfig").write_text("")
+    (home / "two" / "git" / "ignore").symlink_to(home / "two" / "dotfiles")
+    (home / "gitconfig").write_text("")
     seen = []
-    with isolated(tmp_path):
+    with isolated(home):
         subprocess.run([GIT, "init", "-q", str(root)], check=True)
         for folder in ("one", "two"):
-            os.environ["XDG_CONFIG_HOME"] = str(tmp_path / folder)
+            os.environ["XDG_CONFIG_HOME"] = str(home / folder)
             expected = git_lists(root)
             assert sorted(relative for relative, _ in walk(root)) == expected, folder
             seen.append(expected)
