@@ -466,6 +466,19 @@ def _strip_titles(schema: Any) -> Any:
     return schema
 
 
+_PLAIN_SCHEMAS: dict[type[BaseModel], dict[str, Any]] = {}
+
+
+def plain_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON Schema pydantic writes for ``model``, without its ``title`` keys; a fresh copy.
+
+    Worked out once per model: a run asks for every tool's definition at each step.
+    """
+    if model not in _PLAIN_SCHEMAS:
+        _PLAIN_SCHEMAS[model] = _strip_titles(model.model_json_schema())
+    return copy.deepcopy(_PLAIN_SCHEMAS[model])
+
+
 # --8<-- [start:tool-definition]
 # --8<-- [start:definition-head]
 class ToolDefinition(_Frozen):
@@ -510,7 +523,7 @@ class ToolDefinition(_Frozen):
     @classmethod
     def from_model(cls, name: str, description: str, arguments: type[BaseModel]) -> ToolDefinition:
         """Describe a tool whose arguments are the fields of a pydantic model."""
-        schema = _strip_titles(arguments.model_json_schema())
+        schema = plain_schema(arguments)
         schema.setdefault("properties", {})
         schema.setdefault("required", [])
         return cls(name=name, description=description, parameters=schema)
