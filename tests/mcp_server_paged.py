@@ -2,21 +2,25 @@
 
     python mcp_server_paged.py
 
-It needs nothing but the standard library, so the tests run it with ``python -I -S``: it starts
-in a few hundredths of a second. It lists seven tools two a page (``tool_0`` ... ``tool_4``,
-``mixed``, ``grow``), with ``nextCursor`` between pages, as the specification's "Pagination"
-says. ``mixed`` answers with a text, an image and an embedded resource block; ``tool_N``
-answers ``tool N`` (or the text ``say``, if the call's arguments have one), and ``isError``
-when called with ``{"fail": true}``; ``grow`` adds the tool ``grown`` (which answers
-``grown``) and sends ``notifications/tools/list_changed`` before its answer, ``grew``.
+It needs nothing but the standard library (and ``mcp_json``), so the tests run it with
+``python -I -S``: it starts in a hundredth of a second. It lists seven tools two a page
+(``tool_0`` ... ``tool_4``, ``mixed``, ``grow``), with ``nextCursor`` between pages, as the
+specification's "Pagination" says. ``mixed`` answers with a text, an image and an embedded
+resource block; ``tool_N`` answers ``tool N`` (or the text ``say``, if the call's arguments
+have one), and ``isError`` when called with ``{"fail": true}``; ``grow`` adds the tool
+``grown`` (which answers ``grown``) and sends ``notifications/tools/list_changed`` before its
+answer, ``grew``.
 
 It refuses, with ``-32602``, an ``initialize`` without ``capabilities`` or ``clientInfo``
 objects: the specification's schema requires both, and the SDK's servers refuse it too. It
 answers with the protocol version the client asked for.
 """
 
-import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(__file__))  # python -I leaves this folder off the path
+from mcp_json import dumps, loads  # json's own codec, without json's imports
 
 PAGE = 2
 names = [f"tool_{n}" for n in range(5)] + ["mixed", "grow"]
@@ -24,7 +28,7 @@ SCHEMA = {"type": "object", "properties": {"fail": {"type": "boolean"}}}
 
 
 def write(message: dict[str, object]) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.write(dumps(message) + "\n")
     sys.stdout.flush()
 
 
@@ -61,7 +65,7 @@ def call(name: str, arguments: dict[str, object]) -> dict[str, object]:
 
 
 for line in sys.stdin:
-    message = json.loads(line)
+    message = loads(line)
     method = message.get("method")
     if method == "initialize":
         params = message["params"]

@@ -5,7 +5,7 @@ listed and called by claw (over stdio, the server a subprocess) and by the SDK's
 ``Client`` (connected to the same server in memory, inside that process) agree; a call claw
 cancels is cancelled by the SDK. The rest of claw's client (pages, content blocks,
 ``list_changed``, errors) is tested against servers written by hand, which need only the
-standard library and start in a few hundredths of a second. A broken one writes nonsense,
+standard library and start in a hundredth of a second. A broken one writes nonsense,
 crashes in the middle of a call or never answers; each is an error result with a clear
 message, and stopping it stops every process it started. A limit under test is passed by
 moving the event loop's clock (``loop_clock``), never by waiting it out. Then the names:
