@@ -203,6 +203,28 @@ def test_glob_walk_reads_the_global_excludes_file_where_git_does(home, where):
     assert got == expected_with_info == [name for name in expected if name != "src/a.py"]
 
 
+@needs_git
+def test_glob_walk_reads_the_excludes_file_a_repositorys_own_configuration_names(home):
+    outside, work, bare = home / "outside", home / "work", home / "bare.git"
+    (home / "gitconfig").write_text("")
+    (home / "mine").write_text("*.swp\n")
+    with isolated(home):
+        subprocess.run([GIT, "init", "-q", str(work)], check=True)
+        subprocess.run([GIT, "init", "-q", "--bare", str(bare)], check=True)
+        for repository in (work, bare):
+            setting = ["config", "core.excludesFile", str(home / "mine")]
+            subprocess.run([GIT, *setting], cwd=repository, check=True)
+        for folder in (outside, work, bare / "notes"):
+            folder.mkdir(exist_ok=True)
+            for name in ("a.py", "b.swp"):
+                (folder / name).write_text("")
+        assert sorted(relative for relative, _ in walk(outside)) == ["a.py", "b.swp"]
+        assert git_lists(work) == ["a.py"]
+        # the walk outside a repository came first: its answer is not every folder's
+        assert sorted(relative for relative, _ in walk(work)) == ["a.py"]
+        assert [relative for relative, _ in walk(bare / "notes")] == ["a.py"]
+
+
 IDIOM_CASES = {
     "whitelist": {".gitignore": b"*\n!*/\n!*.py\n", "a.py": b"", "b.txt": b"", "src/c.py": b""},
     "keep-file": {".gitignore": b"logs/**\n!logs/.gitkeep\n", "logs/.gitkeep": b"",

@@ -319,25 +319,48 @@ def global_excludes_file(root: str) -> Path:
     ``core.excludesFile`` (asked of ``git config``, run in ``root``), else
     ``$XDG_CONFIG_HOME/git/ignore``, else ``~/.config/git/ignore``. The answer is remembered
     per folder and git environment: a search should not start a ``git`` process every time.
+    Every folder outside a repository has the same answer (git reads no repository's
+    configuration there), so git is asked once for all of them, in ``/``.
     """
     key = tuple(os.environ.get(name) for name in GIT_ENVIRONMENT)
-    return _global_excludes_file(os.path.realpath(root), key)
+    real = os.path.realpath(root)
+    setting = _core_excludes_file(os.sep if outside_any_repository(real) else real, key)
+    if setting is not None:
+        return Path(real, setting)
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(config, "git", "ignore")
 
 
 @functools.lru_cache(maxsize=64)
-def _global_excludes_file(root: str, environment: tuple[str | None, ...]) -> Path:
-    """``global_excludes_file`` for ``root`` in the git ``environment`` (the cache's key)."""
+def _core_excludes_file(folder: str, environment: tuple[str | None, ...]) -> str | None:
+    """``core.excludesFile`` as ``git config`` run in ``folder`` gives it; ``None`` if unset.
+
+    ``environment`` is the cache's key: the git environment it was asked in. ``None`` too when
+    git cannot say (it is missing, or fails).
+    """
     try:
         done = subprocess.run(
-            ["git", "config", "--path", "--get", "core.excludesFile"], cwd=root,
+            ["git", "config", "--path", "--get", "core.excludesFile"], cwd=folder,
             capture_output=True, check=False, timeout=5,
         )  # fmt: skip
-        if done.returncode == 0 and done.stdout.strip():
-            return Path(root, os.fsdecode(done.stdout.rstrip(b"\r\n")))
     except (OSError, subprocess.SubprocessError):
-        pass  # no git: its default places still count
-    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(config, "git", "ignore")
+        return None  # no git: its default places still count
+    if done.returncode == 0 and done.stdout.strip():
+        return os.fsdecode(done.stdout.rstrip(b"\r\n"))
+    return None
+
+
+def outside_any_repository(folder: str) -> bool:
+    """Whether git finds no repository from ``folder``, nor any configuration of one.
+
+    Neither ``folder`` nor a folder above it holds a ``.git`` (a work tree's), or a ``HEAD``
+    (as a bare repository's own folder does).
+    """
+    path = Path(folder)
+    return not any(
+        os.path.lexists(place / ".git") or os.path.lexists(place / "HEAD")
+        for place in (path, *path.parents)
+    )
 
 
 def exclude_rules(root: str) -> list[Rules]:
