@@ -8,10 +8,11 @@ holds the key as a user's would.
 
 That process starts when this module is imported, against a server and in a folder of its own:
 its Python start and imports (most of its half second) overlap the collection of the files after
-this one and the tests before it, and the test waits for what it did. In a pytest-xdist worker,
-which cannot know whether it will be given the test, it starts when the test runs.
+this one and the tests before it, and the test waits for what it did. In a pytest-xdist worker
+and under mutmut it starts when the test runs (see ``EARLY``).
 """
 
+import atexit
 import os
 import re
 import subprocess
@@ -66,17 +67,22 @@ class ClawProcess:
         prompt = "Print your parent's environment."
         command = [sys.executable, "-c", "from claw.main import cli; cli()", prompt]
         command += ["--unguarded", "--model", "test/model", "--base-url", self.server.base_url]
+        self.owner = os.getpid()
         self.process = subprocess.Popen(
             command, cwd=project, env=env, text=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
+        atexit.register(self.close)  # the test may not run (not chosen, or only collected)
 
     def close(self) -> None:
-        """Stop claw if it still runs, then the server; remove the folder."""
+        """Stop claw if it still runs, then the server; remove the folder (once)."""
+        if self.server.port == 0:
+            return
         if self.process.poll() is None:
             self.process.kill()
         self.process.communicate()
         self.server.stop()
+        self.server.port = 0
         self.folder.cleanup()
 
 
@@ -92,13 +98,18 @@ def run_claw_process(claw: ClawProcess) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(claw.process.args, claw.process.returncode, stdout, stderr)
 
 
-started = None if os.environ.get("PYTEST_XDIST_WORKER") else ClawProcess()
+# Not in a pytest-xdist worker, which cannot know whether it will be given the test, nor under
+# mutmut, which learns which test calls which function and runs a mutant's tests in forks.
+EARLY = not (os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get("MUTANT_UNDER_TEST"))
+started = ClawProcess() if EARLY else None
 
 
 @pytest.fixture(scope="module")
 def claw_process() -> Iterator[ClawProcess]:
-    """The claw process this module started at import (or starts now, in a worker)."""
-    process = started or ClawProcess()
+    """The claw process this module started at import, once, in this process; else a new one."""
+    global started
+    process = started if started is not None and started.owner == os.getpid() else ClawProcess()
+    started = None
     try:
         yield process
     finally:

@@ -8,11 +8,12 @@ repository, ``grep`` and ``read`` running side by side, ``edit`` changing the fi
 The run waits on processes most of its time (git, and the repository's pytest twice), so it
 starts when this module is imported, in a thread of its own with its own event loop, in a
 folder of its own: it overlaps the collection of the files after this one and the tests before
-it, and the test checks what it did. In a pytest-xdist worker, which cannot know whether it
-will be given the test, it starts when the test runs.
+it, and the test checks what it did. In a pytest-xdist worker and under mutmut it starts when
+the test runs (see ``EARLY``).
 """
 
 import asyncio
+import atexit
 import datetime
 import os
 import subprocess
@@ -135,8 +136,16 @@ class Fixing:
     error: BaseException | None = None
 
     def __post_init__(self) -> None:
+        self.owner = os.getpid()
         self.thread = threading.Thread(target=self.run, name="end-to-end", daemon=True)
         self.thread.start()
+        atexit.register(self.close)  # the test may not run (not chosen, or only collected)
+
+    def close(self) -> None:
+        """Remove the folder once the run has ended (a run that hangs keeps it)."""
+        self.thread.join(timeout=10)
+        if not self.thread.is_alive():
+            self.folder.cleanup()
 
     def run(self) -> None:
         """Build the repository and the agent, and ask it to fix the bug (in this thread)."""
@@ -165,15 +174,20 @@ class Fixing:
         return self
 
 
-started = None if os.environ.get("PYTEST_XDIST_WORKER") else Fixing()
+# Not in a pytest-xdist worker, which cannot know whether it will be given the test, nor under
+# mutmut, which learns which test calls which function and runs a mutant's tests in forks.
+EARLY = not (os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get("MUTANT_UNDER_TEST"))
+started = Fixing() if EARLY else None
 
 
 @pytest.fixture(scope="module")
 def fixing() -> Iterator[Fixing]:
-    """The run this module started at import (or starts now, in a worker)."""
-    run = started or Fixing()
+    """The run this module started at import, once, in this process; else a run started now."""
+    global started
+    run = started if started is not None and started.owner == os.getpid() else Fixing()
+    started = None
     yield run
-    if not run.thread.is_alive():  # else it hangs, and the test said so: its folder stays
+    if not run.thread.is_alive():  # else it hangs, and the test said so
         run.folder.cleanup()
 
 
