@@ -204,24 +204,40 @@ def test_glob_walk_reads_the_global_excludes_file_where_git_does(home, where):
 
 
 @needs_git
-def test_glob_walk_reads_the_excludes_file_a_repositorys_own_configuration_names(home):
-    outside, work, bare = home / "outside", home / "work", home / "bare.git"
+def test_glob_walk_reads_the_excludes_file_a_repositorys_own_configuration_names(
+    home, monkeypatch
+):
+    outside, elsewhere = home / "outside", home / "elsewhere"
+    work, bare = home / "work", home / "bare.git"
     (home / "gitconfig").write_text("")
     (home / "mine").write_text("*.swp\n")
+    asked = []
+    run = subprocess.run
+
+    def counted(command, *arguments, **options):
+        if command[:2] == ["git", "config"]:
+            asked.append(options.get("cwd"))
+        return run(command, *arguments, **options)
+
     with isolated(home):
         subprocess.run([GIT, "init", "-q", str(work)], check=True)
         subprocess.run([GIT, "init", "-q", "--bare", str(bare)], check=True)
-        for repository in (work, bare):
-            setting = ["config", "core.excludesFile", str(home / "mine")]
-            subprocess.run([GIT, *setting], cwd=repository, check=True)
-        for folder in (outside, work, bare / "notes"):
+        # the work tree's names a file of its own (relative: git reads it from the top)
+        subprocess.run([GIT, "config", "core.excludesFile", ".swp-rules"], cwd=work, check=True)
+        (work / ".swp-rules").write_text("*.swp\n")
+        subprocess.run([GIT, "config", "core.excludesFile", str(home / "mine")], cwd=bare,
+                       check=True)  # fmt: skip
+        for folder in (outside, elsewhere, work, bare / "notes"):
             folder.mkdir(exist_ok=True)
             for name in ("a.py", "b.swp"):
                 (folder / name).write_text("")
-        assert sorted(relative for relative, _ in walk(outside)) == ["a.py", "b.swp"]
-        assert git_lists(work) == ["a.py"]
-        # the walk outside a repository came first: its answer is not every folder's
-        assert sorted(relative for relative, _ in walk(work)) == ["a.py"]
+        monkeypatch.setattr(subprocess, "run", counted)
+        for folder in (outside, elsewhere):
+            assert sorted(relative for relative, _ in walk(folder)) == ["a.py", "b.swp"]
+        assert len(asked) == 1, "git is asked once for every folder outside a repository"
+        # the folders outside a repository came first: their answer is not every folder's
+        assert sorted(relative for relative, _ in walk(work)) == git_lists(work)
+        assert git_lists(work) == [".swp-rules", "a.py"]
         assert [relative for relative, _ in walk(bare / "notes")] == ["a.py"]
 
 
@@ -458,4 +474,11 @@ def test_glob_walk_follows_a_change_of_the_git_configuration_between_searches(ho
             expected = git_lists(root)
             assert sorted(relative for relative, _ in walk(root)) == expected, folder
             seen.append(expected)
-    assert seen == [["b.bak", "c.py"], ["a.swp", "c.py"]]
+        # another global configuration, whose core.excludesFile wins over the default place
+        (home / "three").write_text("*.py\n")
+        (home / "gitconfig-3").write_text(f"[core]\n\texcludesFile = {home / 'three'}\n")
+        os.environ["GIT_CONFIG_GLOBAL"] = str(home / "gitconfig-3")
+        expected = git_lists(root)
+        assert sorted(relative for relative, _ in walk(root)) == expected, "three"
+        seen.append(expected)
+    assert seen == [["b.bak", "c.py"], ["a.swp", "c.py"], ["a.swp", "b.bak"]]
