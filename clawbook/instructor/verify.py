@@ -451,7 +451,9 @@ def check_book_commands(project: Project) -> Outcome:
     commands = book_commands(project.book)
     suite = _collected_ids(project, [])
     with ThreadPoolExecutor(max_workers=parallel_runs()) as pool:
-        found = pool.map(lambda quoted: _book_command_problem(project, *quoted, suite), commands)
+        found = pool.map(
+            lambda quoted: _book_command_problem(project, quoted[0], quoted[1], suite), commands
+        )
         problems = [problem for problem in found if problem]
     if problems:
         return _fail("the book quotes test commands that select nothing", problems)
