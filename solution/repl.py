@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import AsyncGenerator, Callable, Iterable
 from contextlib import aclosing
+from itertools import takewhile
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, cast
 
@@ -33,7 +34,8 @@ from rich.console import Console
 
 from .agent import Finish
 from .app import open_agent
-from .display import arguments_text, one_line, terminal_text
+from .display import arguments_text, error_line, one_line, terminal_text
+from .errors import ClawError
 from .events import Event, RunFinished, SubagentEvent
 from .options import EXIT_DONE
 from .permissions import Approval
@@ -41,7 +43,7 @@ from .preview import change_preview
 from .render import RunView
 from .signals import Stopper
 from .slash import AppState, SlashCommands, UnknownCommand, default_commands, prompt_of
-from .types import ToolCall
+from .types import DeveloperMessage, Message, SystemMessage, ToolCall
 
 if TYPE_CHECKING:
     from .hooks import Hooks, PromptBlocked
@@ -358,8 +360,20 @@ class Repl:
                         await self.turn(prompt_of(line))
                 except UnknownCommand as error:
                     self.err.write(f"{error}\n")
+                except ClawError as error:  # the server is down, say: tell it, keep the REPL
+                    self.err.write(error_line(error) + "\n")
                 line = None
         return 128 + self.terminated if self.terminated is not None else EXIT_DONE
+
+
+def opening(history: Iterable[Message]) -> list[Message]:
+    """What ``/clear`` goes back to: the messages before the first prompt of ``history``.
+
+    That is the system prompt and the instructions, also when ``--continue`` or ``--resume``
+    loaded a conversation: clearing it must not keep what was resumed.
+    """
+    return list(takewhile(lambda message: isinstance(message, SystemMessage | DeveloperMessage),
+                          history))
 
 
 async def run_repl(arguments: argparse.Namespace, commands: SlashCommands | None = None) -> int:
@@ -370,9 +384,8 @@ async def run_repl(arguments: argparse.Namespace, commands: SlashCommands | None
     approver = ReplApprover(err, ask, Path.cwd(), lambda: cancel[0]())
     async with open_agent(arguments, approver, err, read_line=lambda: ask("")) as opened:
         cancel.append(opened.agent.cancel)
-        state = AppState(
-            opened.agent, sys.stdout, opened.guarded, start=list(opened.agent.history)
-        )
+        start = opening(opened.agent.history)
+        state = AppState(opened.agent, sys.stdout, opened.guarded, start=start)
         state.extras["session"] = opened  # for /cost, /compact and the run summary
         history = Path.home() / HISTORY_FILE
         history.parent.mkdir(parents=True, exist_ok=True)

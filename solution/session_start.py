@@ -8,6 +8,7 @@ runs without one, so the claw of earlier chapters keeps working.
 from __future__ import annotations
 
 import argparse
+from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
@@ -15,6 +16,7 @@ from .display import terminal_text
 from .loop import Agent
 from .sessions import (
     Session,
+    SessionInfo,
     SessionRecorder,
     TranscriptError,
     choose_session,
@@ -32,22 +34,48 @@ from .terminal import ReadLine, interactive
 from .todo import Todo
 
 
+def age(seconds: float) -> str:
+    """How long ago, in words: ``just now``, ``5 minutes ago``, ``1 hour ago``, ``3 days ago``."""
+    for unit, length in (("day", 86_400), ("hour", 3_600), ("minute", 60)):
+        count = int(seconds // length)
+        if count >= 1:
+            return f"{count} {unit}{'' if count == 1 else 's'} ago"
+    return "just now"
+
+
+def going_on(info: SessionInfo, verb: str, now: datetime | None = None) -> str:
+    """The line that says which session claw goes on with: id, first prompt, last write."""
+    seconds = ((now or datetime.now()) - info.modified).total_seconds()
+    title = f'"{info.title}"' if info.title else "(no prompt yet)"
+    return terminal_text(f"claw: {verb} session {info.id}: {title}, last written {age(seconds)}")
+
+
 # --8<-- [start:pick]
 async def pick(
     arguments: argparse.Namespace, cwd: Path, read_line: ReadLine, err: TextIO
 ) -> Session | None:
-    """The session the arguments ask to go on with, loaded; ``None`` for a new one."""
+    """The session the arguments ask to go on with, loaded; ``None`` for a new one.
+
+    Which one it is, its first prompt and how old it is are said on ``err`` (``going_on``).
+    """
+    verb = "forking" if arguments.fork_session else "resuming"
+
+    def loaded(info: SessionInfo) -> Session:
+        session = load_session(info.path)
+        err.write(going_on(info, verb) + "\n")
+        return session
+
     if arguments.continue_session:
         latest = latest_session(cwd)
         if latest is None:
             raise TranscriptError(
                 f"no session to continue: this folder has none yet ({sessions_folder(cwd)})"
             )
-        return load_session(latest.path)
+        return loaded(latest)
     if arguments.resume is None:
         return None
     if arguments.resume:
-        return load_session(find_session(cwd, arguments.resume).path)
+        return loaded(find_session(cwd, arguments.resume))
     sessions = list_sessions(cwd)
     if not sessions:
         folder = sessions_folder(cwd)
@@ -61,7 +89,7 @@ async def pick(
     chosen = await choose_session(sessions, read_line, err)
     if chosen is None:
         raise TranscriptError("no session chosen")
-    return load_session(chosen.path)
+    return loaded(chosen)
 
 
 # --8<-- [end:pick]

@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import AsyncGenerator, Callable, Iterable
 from contextlib import aclosing
+from itertools import takewhile
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, cast
 
@@ -42,7 +43,7 @@ from .render import RunView
 from .signals import Stopper
 from .slash import AppState, SlashCommands, UnknownCommand, default_commands, prompt_of
 from .todo import Todo
-from .types import ToolCall
+from .types import DeveloperMessage, Message, SystemMessage, ToolCall
 
 if TYPE_CHECKING:
     from .hooks import Hooks, PromptBlocked
@@ -351,6 +352,16 @@ class Repl:
         return 128 + self.terminated if self.terminated is not None else EXIT_DONE
 
 
+def opening(history: Iterable[Message]) -> list[Message]:
+    """What ``/clear`` goes back to: the messages before the first prompt of ``history``.
+
+    That is the system prompt and the instructions, also when ``--continue`` or ``--resume``
+    loaded a conversation: clearing it must not keep what was resumed.
+    """
+    return list(takewhile(lambda message: isinstance(message, SystemMessage | DeveloperMessage),
+                          history))
+
+
 async def run_repl(arguments: argparse.Namespace, commands: SlashCommands | None = None) -> int:
     """The REPL for ``arguments``, with ``commands`` (default: chapter 19's)."""
     err = sys.stderr
@@ -359,9 +370,8 @@ async def run_repl(arguments: argparse.Namespace, commands: SlashCommands | None
     approver = ReplApprover(err, ask, Path.cwd(), lambda: cancel[0]())
     async with open_agent(arguments, approver, err, read_line=lambda: ask("")) as opened:
         cancel.append(opened.agent.cancel)
-        state = AppState(
-            opened.agent, sys.stdout, opened.guarded, start=list(opened.agent.history)
-        )
+        start = opening(opened.agent.history)
+        state = AppState(opened.agent, sys.stdout, opened.guarded, start=start)
         state.extras["session"] = opened  # for /cost, /compact and the run summary
         history = Path.home() / HISTORY_FILE
         history.parent.mkdir(parents=True, exist_ok=True)

@@ -252,3 +252,43 @@ def test_session_resume_command_lists_and_continues_a_session_in_the_repl(
     dispatch("/resume nope")
     assert "no session 'nope'" in out.getvalue()
     assert agent.history == load_session(info.path).history  # unchanged by a failed resume
+
+
+def test_session_clear_after_continue_starts_a_new_conversation(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from claw_command import converse
+
+    first_run(server, tmp_path, monkeypatch)
+    server.add(says("Fresh."))
+    keys = "/clear\rHello.\r"
+    done = converse(server, tmp_path, monkeypatch, "--continue", "--unguarded", keys=keys)
+    assert done.status == 0 and "(conversation cleared)" in done.out
+    sent = server.requests[-1].json["messages"]
+    # The resumed history is gone: the system prompt, then the new prompt alone.
+    assert [message["role"] for message in sent] == ["system", "user"]
+    assert sent[-1]["content"] == "Hello." and "notes.txt" not in json.dumps(sent)
+
+
+def test_session_continue_and_resume_say_which_session_its_first_prompt_and_age(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import os
+    import time
+
+    path = first_run(server, tmp_path, monkeypatch)
+    three_hours_ago = time.time() - 3 * 3600 - 1800
+    os.utime(path, (three_hours_ago, three_hours_ago))
+    capsys.readouterr()
+    server.add(says("Milk."), says("Bread."))
+    assert run_claw(server, tmp_path, monkeypatch, "Again.", "-c", "--unguarded") == 0
+    said = (
+        f'claw: resuming session {path.stem}: "What does notes.txt say?", '
+        "last written 3 hours ago\n"
+    )
+    assert said in capsys.readouterr().err
+    assert run_claw(server, tmp_path, monkeypatch, "More.", "-r", path.stem[:8], "--unguarded") == 0
+    assert "last written just now" in capsys.readouterr().err  # the run before wrote to it
