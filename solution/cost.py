@@ -70,20 +70,24 @@ class Tally:
 def cost_of(usage: TokenUsage, model: ModelInfo | None) -> Decimal | None:
     """What the call with ``usage`` cost: the provider's own figure, else the model's prices.
 
-    Cached prompt tokens cost the cache-read price when the list has one, else the prompt
-    price; reasoning tokens are completion tokens. ``None`` when neither is known.
+    Prompt tokens read from the cache cost the cache-read price, those written to it the
+    cache-write price, each the prompt price when the list has none; reasoning tokens are
+    completion tokens. ``None`` when neither is known.
     """
-    # region ch17: usage.cost if reported; else uncached x prompt + cached x read + out x completion
+    # region ch17: usage.cost if reported; else fresh x prompt + read x read + written x write + out
     # more: None without a model, or without its prompt or completion price: never 0 for unknown
     if usage.cost is not None:
         return usage.cost
     if model is None or model.prompt is None or model.completion is None:
         return None
     cached = min(usage.cached_input_tokens, usage.input_tokens)
+    written = min(usage.cache_write_tokens, usage.input_tokens - cached)
     read = model.cache_read if model.cache_read is not None else model.prompt
+    write = model.cache_write if model.cache_write is not None else model.prompt
     return (
-        (usage.input_tokens - cached) * model.prompt
+        (usage.input_tokens - cached - written) * model.prompt
         + cached * read
+        + written * write
         + usage.output_tokens * model.completion
     )
     # endregion

@@ -42,6 +42,8 @@ class ModelInfo:
     """US dollars per completion (output) token, reasoning tokens included."""
     cache_read: Decimal | None = None
     """US dollars per prompt token read from the provider's cache, when it is listed."""
+    cache_write: Decimal | None = None
+    """US dollars per prompt token written to the provider's cache, when it is listed."""
 # --8<-- [end:model-info]
 
 
@@ -69,7 +71,7 @@ def parse_model_list(body: Mapping[str, Any]) -> dict[str, ModelInfo]:
     An entry without an id is skipped; a missing or unusable price or length is ``None``.
     """
     # region ch17: one ModelInfo per entry of body["data"]: id, context_length, pricing's prices
-    # more: pricing keys "prompt", "completion", "input_cache_read"; context_length must be an int
+    # more: pricing's "prompt", "completion", "input_cache_read", "input_cache_write"; int length
     models: dict[str, ModelInfo] = {}
     for entry in body.get("data") or []:
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
@@ -83,6 +85,7 @@ def parse_model_list(body: Mapping[str, Any]) -> dict[str, ModelInfo]:
             prompt=price(pricing.get("prompt")),
             completion=price(pricing.get("completion")),
             cache_read=price(pricing.get("input_cache_read")),
+            cache_write=price(pricing.get("input_cache_write")),
         )
     return models
     # endregion

@@ -57,12 +57,13 @@ class Tally:
 def cost_of(usage: TokenUsage, model: ModelInfo | None) -> Decimal | None:
     """What the call with ``usage`` cost: the provider's own figure, else the model's prices.
 
-    Cached prompt tokens cost the cache-read price when the list has one, else the prompt
-    price; reasoning tokens are completion tokens. ``None`` when neither is known.
+    Prompt tokens read from the cache cost the cache-read price, those written to it the
+    cache-write price, each the prompt price when the list has none; reasoning tokens are
+    completion tokens. ``None`` when neither is known.
     """
     raise Todo(
         "ch17",
-        "usage.cost if reported; else uncached x prompt + cached x read + out x completion",
+        "usage.cost if reported; else fresh x prompt + read x read + written x write + out",
     )
 
 

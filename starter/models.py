@@ -42,6 +42,8 @@ class ModelInfo:
     """US dollars per completion (output) token, reasoning tokens included."""
     cache_read: Decimal | None = None
     """US dollars per prompt token read from the provider's cache, when it is listed."""
+    cache_write: Decimal | None = None
+    """US dollars per prompt token written to the provider's cache, when it is listed."""
 
 
 def price(value: object) -> Decimal | None:

@@ -180,8 +180,10 @@ def test_cost_model_list_is_parsed_into_model_info():
         prompt=Decimal("0.000003"),
         completion=Decimal("0.000015"),
         cache_read=Decimal("0.0000003"),
+        cache_write=Decimal("0.00000375"),
     )
     assert models["openai/gpt-4o-mini"].cache_read is None
+    assert models["openai/gpt-4o-mini"].cache_write is None
     auto = models["openrouter/auto"]
     assert (auto.prompt, auto.completion, auto.context_length) == (None, None, 2000000)
     odd = parse_model_list(
@@ -251,6 +253,30 @@ def test_cost_of_a_call_prefers_the_reported_cost_then_the_prices():
     assert cost_of(priced, ModelInfo(id="x", prompt=Decimal("0.000003"))) is None
     assert cost_of(priced, ModelInfo(id="x", completion=Decimal("0.000015"))) is None
     assert cost_of(priced, parse_model_list(MODEL_LIST)["openrouter/auto"]) is None
+
+
+def test_cost_of_a_call_prices_cache_writes_at_the_write_price():
+    # A call that writes the cache, as chapter 24's Anthropic provider counts it: of 1,000 input
+    # tokens, 600 were read from the cache and 300 written to it; 100 are plain input.
+    info = parse_model_list(MODEL_LIST)[PRICED]
+    assert info.cache_write == Decimal("0.00000375")
+    cached = TokenUsage(
+        input_tokens=1000, output_tokens=100, cached_input_tokens=600, cache_write_tokens=300
+    )
+    # 100 x $3/M + 600 read x $0.30/M + 300 written x $3.75/M + 100 out x $15/M, exactly
+    assert cost_of(cached, info) == Decimal("0.003105")
+    # Writes priced as plain input (300 x $3/M) would make it $0.00288: 7 % too little.
+    assert cost_of(cached, info) != Decimal("0.00288")
+    # A model listed without a write price: writes cost what plain input costs.
+    no_cache_price = parse_model_list(MODEL_LIST)["openai/gpt-4o-mini"]
+    assert cost_of(cached, no_cache_price) == 1000 * Decimal("0.00000015") + 100 * Decimal(
+        "0.0000006"
+    )
+    # Counts that add up to more than the input: no token is charged twice, none below zero.
+    odd = TokenUsage(
+        input_tokens=100, output_tokens=0, cached_input_tokens=80, cache_write_tokens=50
+    )
+    assert cost_of(odd, info) == 80 * Decimal("0.0000003") + 20 * Decimal("0.00000375")
 
 
 def test_cost_money_is_rounded_half_up_to_a_hundredth_of_a_cent():
