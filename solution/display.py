@@ -35,6 +35,16 @@ def terminal_text(text: str) -> str:
     )
 
 
+def error_line(error: BaseException) -> str:
+    r"""The line that tells the user about ``error``, an error claw expects: ``claw: MESSAGE``.
+
+    Every front end says an error this way (chapter 19). The message may quote a server's
+    error body or a file, so it goes through ``terminal_text``: an escape sequence in it is
+    shown (``\x1b]52;...``), never obeyed.
+    """
+    return f"claw: {terminal_text(str(error))}"
+
+
 def one_line(text: str, limit: int = SHOWN_CHARS) -> str:
     """``text`` on one line, cut to ``limit`` characters.
 
