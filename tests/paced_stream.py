@@ -12,6 +12,9 @@ silent until the client gives up or the server stops::
     ...
     reply.send(sse(chunk(finish_reason="stop")))
     reply.end()
+
+``ReadWatch`` is the other end: an httpx client that tells the test when the provider is done
+with a piece (a keep-alive, say), so the test moves the clock only once it has been read.
 """
 
 from __future__ import annotations
@@ -19,7 +22,12 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
+from collections.abc import AsyncIterator
+from typing import Any
 
+import httpx
+
+from claw.providers.openrouter import tls_context
 from clawbook.harness.loopback import Reply
 
 _END = None
@@ -80,3 +88,53 @@ class PacedReply(Reply):
                     await writer.drain()
             if not items:
                 await event.wait()
+
+
+class ReadWatch:
+    """An httpx client that counts the pieces of a body its reader is done with.
+
+    A piece counts once the reader asks for the next one: by then the provider has dealt with
+    it (a keep-alive comment, say) and waits on the connection again.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        """A client with httpx's read timeout set to ``timeout`` seconds."""
+        self.done = 0
+        self._moved = asyncio.Event()
+        watch = self
+
+        class Counted(httpx.AsyncByteStream):
+            def __init__(self, body: httpx.AsyncByteStream) -> None:
+                self.body = body
+
+            async def __aiter__(self) -> AsyncIterator[bytes]:
+                async for piece in self.body:
+                    yield piece
+                    watch.done += 1
+                    watch._moved.set()
+
+            async def aclose(self) -> None:
+                await self.body.aclose()
+
+        class Transport(httpx.AsyncHTTPTransport):
+            async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+                response = await super().handle_async_request(request)
+                assert isinstance(response.stream, httpx.AsyncByteStream)
+                response.stream = Counted(response.stream)
+                return response
+
+        self.client = httpx.AsyncClient(transport=Transport(verify=tls_context()), timeout=timeout)
+
+    async def read(self, count: int, reader: asyncio.Future[Any]) -> None:
+        """Return once the reader is done with ``count`` pieces and waits for the next.
+
+        If ``reader`` (the task reading the body) ends first, what ended it is raised here.
+        """
+        while self.done < count:
+            if reader.done():
+                reader.result()
+                raise AssertionError(f"the stream ended before its piece {count} was read")
+            self._moved.clear()
+            moved = asyncio.ensure_future(self._moved.wait())
+            await asyncio.wait({moved, reader}, return_when=asyncio.FIRST_COMPLETED)
+            moved.cancel()

@@ -6,6 +6,7 @@ content blocks, signed thinking, ``ping``, error bodies with their ``type``. Wai
 retries go through a fake ``sleep`` that only records them.
 """
 
+import asyncio
 import json
 from typing import Any
 
@@ -22,12 +23,15 @@ from anthropic_wire import (
     tool_use,
     usage,
 )
+from loop_clock import LoopClock
+from paced_stream import PacedReply, ReadWatch
 
 from claw.errors import (
     AuthenticationError,
     BadRequestError,
     MalformedResponseError,
     PermissionDeniedError,
+    ProviderTimeoutError,
     RateLimitError,
     ResponseTooLargeError,
     ServerError,
@@ -344,6 +348,49 @@ async def test_anthropic_a_stream_that_stops_before_message_stop_is_incomplete(s
             await provider.stream_turn([Message.user("hi")], [])
         with pytest.raises(StreamError, match="connection broke in the middle of the stream"):
             await provider.stream_turn([Message.user("hi")], [])
+
+
+async def test_anthropic_idle_limit_counts_events_with_data_never_pings(server):
+    clock = LoopClock.install()
+    reply = PacedReply()
+    server.add(reply)
+    # message_start, a ping, content_block_start, then a text_delta per letter of "abc"
+    events = stream_events([text("abc")], size=1)
+    reply.send("".join(event(e) for e in events[:3]).encode())
+    letters = [event(e).encode() for e in events[3:6]]
+    ping = event({"type": "ping"}).encode()
+    watch = ReadWatch(timeout=3600.0)
+    received: list[Any] = []
+    async with (
+        watch.client,
+        make(
+            server, client=watch.client, idle_timeout=250.0, deadline=3600.0, clock=clock.time
+        ) as provider,
+    ):
+
+        async def read_the_stream() -> None:
+            async for item in provider.stream([Message.user("hi")], []):
+                received.append(item)
+
+        streaming = asyncio.ensure_future(read_the_stream())
+        await watch.read(1, streaming)
+        # A letter every 100 s, a ping between: never 250 s without data. Then only pings.
+        a, b, c = letters
+        schedule = [(50, ping), (50, a), (50, ping), (50, b), (50, ping), (50, c)]
+        schedule += [(100, ping), (100, ping)]
+        for pieces, (seconds, piece) in enumerate(schedule, start=2):
+            await clock.advance(seconds)
+            reply.send(piece)
+            await watch.read(pieces, streaming)
+        await clock.advance(100.0)  # 300 s since "c", with only pings: past the idle limit
+        reply.send(ping)
+        # The stream ends before it reads this ping; one that read pings as data never ends.
+        with pytest.raises(ProviderTimeoutError) as caught:
+            await watch.read(len(schedule) + 2, streaming)
+    assert "".join(item.text for item in received if isinstance(item, TextDelta)) == "abc"
+    assert caught.value.setting == "idle_timeout"
+    assert "250 s (idle_timeout)" in str(caught.value)
+    assert len(server.requests) == 1
 
 
 @pytest.mark.parametrize(

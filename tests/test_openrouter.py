@@ -14,14 +14,12 @@ import os
 import random
 import socket
 import time
-from collections.abc import AsyncIterator
 from decimal import Decimal
 from typing import Any
 
-import httpx
 import pytest
 from loop_clock import LoopClock
-from paced_stream import PacedReply
+from paced_stream import PacedReply, ReadWatch
 
 from claw.errors import (
     AuthenticationError,
@@ -37,7 +35,7 @@ from claw.errors import (
     ServerError,
     StreamError,
 )
-from claw.providers.openrouter import OpenRouterProvider, RetryPolicy, tls_context, turn_from_wire
+from claw.providers.openrouter import OpenRouterProvider, RetryPolicy, turn_from_wire
 from claw.streaming import (
     Done,
     ReasoningDelta,
@@ -130,56 +128,6 @@ def is_utf8(data: bytes) -> bool:
 
 def stream_of(*events: dict[str, Any] | str, pause: float = 0.0) -> StreamReply:
     return StreamReply(pieces=[sse(*events)], pause=pause)
-
-
-class ReadWatch:
-    """An httpx client that counts the pieces of a body its reader is done with.
-
-    A piece counts once the reader asks for the next one: by then the provider has dealt with
-    it (a keep-alive comment, say) and waits on the connection again.
-    """
-
-    def __init__(self, timeout: float) -> None:
-        """A client with httpx's read timeout set to ``timeout`` seconds."""
-        self.done = 0
-        self._moved = asyncio.Event()
-        watch = self
-
-        class Counted(httpx.AsyncByteStream):
-            def __init__(self, body: httpx.AsyncByteStream) -> None:
-                self.body = body
-
-            async def __aiter__(self) -> AsyncIterator[bytes]:
-                async for piece in self.body:
-                    yield piece
-                    watch.done += 1
-                    watch._moved.set()
-
-            async def aclose(self) -> None:
-                await self.body.aclose()
-
-        class Transport(httpx.AsyncHTTPTransport):
-            async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-                response = await super().handle_async_request(request)
-                assert isinstance(response.stream, httpx.AsyncByteStream)
-                response.stream = Counted(response.stream)
-                return response
-
-        self.client = httpx.AsyncClient(transport=Transport(verify=tls_context()), timeout=timeout)
-
-    async def read(self, count: int, reader: asyncio.Future[Any]) -> None:
-        """Return once the reader is done with ``count`` pieces and waits for the next.
-
-        If ``reader`` (the task reading the body) ends first, what ended it is raised here.
-        """
-        while self.done < count:
-            if reader.done():
-                reader.result()
-                raise AssertionError(f"the stream ended before its piece {count} was read")
-            self._moved.clear()
-            moved = asyncio.ensure_future(self._moved.wait())
-            await asyncio.wait({moved, reader}, return_when=asyncio.FIRST_COMPLETED)
-            moved.cancel()
 
 
 # ---------------------------------------------------------------- the request

@@ -301,6 +301,8 @@ class MessageStreamReader:
         """Whether a ``Done`` event has been produced."""
         self.finished = False
         """Whether ``message_stop`` has arrived: the stream is complete."""
+        self.pinged = False
+        """Whether the last event read was a ``ping``: a keep-alive, nothing for the turn."""
         self.blocks: dict[int, dict[str, Any]] = {}
         """The content blocks begun and not yet stopped, by index, as they build up."""
     # --8<-- [end:reader-state]
@@ -309,10 +311,11 @@ class MessageStreamReader:
     def read(self, event: ServerSentEvent) -> list[StreamEvent]:
         """The claw events in one stream event; ``StreamError`` for an ``error`` event.
 
-        ``ping`` and event types nobody knows give nothing: the API may add new ones.
+        ``ping`` and event types nobody knows give nothing: the API may add new ones. A
+        ``ping`` sets ``pinged``, any other event clears it.
         """
         # region ch24: parse the JSON; dispatch on its "type"; error raises; unknown is ignored
-        # more: MalformedResponseError if not a JSON object; message_stop sets self.finished
+        # more: not a JSON object: malformed; message_stop sets finished; pinged = kind == "ping"
         try:
             data = json.loads(event.data)
         except ValueError:
@@ -324,6 +327,7 @@ class MessageStreamReader:
                 f"a stream event is not a JSON object: {event.data[:200]!r}"
             )
         kind = data.get("type") or event.event
+        self.pinged = kind == "ping"
         if kind == "error":
             error = error_from_anthropic(data, None)
             raise StreamError(
@@ -692,7 +696,7 @@ class AnthropicProvider:
         ``message_stop``. Retries happen only before the stream starts, as in chapter 5b.
         """
         # region ch24: chapter 5b's loop: feed pieces to an SSEDecoder, read each event, yield
-        # more: limits.data_arrived per event; stop after message_stop; no Done yet: END_TURN
+        # more: data_arrived per event read, but for a ping; stop after message_stop; END_TURN
         limits = self._limits()
         response = await self._send(self.request_body(messages, tools, stream=True), limits)
         decoder = SSEDecoder(self.max_event_chars)
@@ -700,11 +704,12 @@ class AnthropicProvider:
         try:
             async for piece in limits.pieces(response):
                 for event in decoder.feed(piece):
-                    limits.data_arrived()
                     with message_shape(f"the stream event {event.data[:200]!r}"):
                         items = reader.read(
                             ServerSentEvent(self._redact(event.data), event.event, event.id)
                         )
+                    if not reader.pinged:  # a ping is a keep-alive: no sign of progress
+                        limits.data_arrived()
                     for item in items:
                         yield item
                     if reader.finished:

@@ -227,13 +227,16 @@ class MessageStreamReader:
         """Whether a ``Done`` event has been produced."""
         self.finished = False
         """Whether ``message_stop`` has arrived: the stream is complete."""
+        self.pinged = False
+        """Whether the last event read was a ``ping``: a keep-alive, nothing for the turn."""
         self.blocks: dict[int, dict[str, Any]] = {}
         """The content blocks begun and not yet stopped, by index, as they build up."""
 
     def read(self, event: ServerSentEvent) -> list[StreamEvent]:
         """The claw events in one stream event; ``StreamError`` for an ``error`` event.
 
-        ``ping`` and event types nobody knows give nothing: the API may add new ones.
+        ``ping`` and event types nobody knows give nothing: the API may add new ones. A
+        ``ping`` sets ``pinged``, any other event clears it.
         """
         raise Todo(
             "ch24",
