@@ -23,8 +23,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from .private import private_file, private_folder
+
 MEMORY_FILE = Path(".claw") / "memory.db"
 """Where the ``claw`` command keeps the memory, relative to the user's home."""
+
+SIDE_FILES = ("-wal", "-shm", "-journal")
+"""The files SQLite keeps beside a database ``memory.db``: ``memory.db-wal`` and so on."""
 
 BUSY_TIMEOUT_MS = 30_000
 """How long a write waits for another process's write to finish before it gives up."""
@@ -90,16 +95,22 @@ def has_fts5(connection: sqlite3.Connection) -> bool:
 
 # --8<-- [start:connect]
 def connect(path: Path | str) -> sqlite3.Connection:
-    """Open the database at ``path`` for one process: WAL mode, every commit on disk.
+    """Open the database at ``path`` for one process: private, WAL mode, every commit on disk.
+
+    Its folder is mode 700 and its files 600 (``private.py``): the memory is the user's alone.
 
     ``isolation_level=None`` leaves transactions to us (``BEGIN IMMEDIATE`` ... ``COMMIT``).
     WAL lets readers go on while one process writes; ``synchronous=FULL`` syncs the log at
     every commit, so a committed memory survives a crash of the machine too, not only of the
     process; the busy timeout makes a second writer wait its turn instead of failing.
     """
-    # region ch20: sqlite3.connect with autocommit; PRAGMAs: journal_mode WAL, synchronous FULL
-    # more: isolation_level=None, check_same_thread=False (tools use a worker thread); PRAGMAs
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    # region ch20: private folder and files; sqlite3.connect with autocommit; WAL, FULL
+    # more: private_folder(parent); private_file(path), and SIDE_FILES create=False; PRAGMAs
+    database = Path(path)
+    private_folder(database.parent)
+    private_file(database)  # SQLite gives the -wal and -shm files it makes this file's mode
+    for suffix in SIDE_FILES:  # ... but leaves one an older claw made as it is
+        private_file(database.with_name(database.name + suffix), create=False)
     connection = sqlite3.connect(
         path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
     )

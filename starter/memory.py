@@ -23,10 +23,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from .private import private_file, private_folder
 from .todo import Todo
 
 MEMORY_FILE = Path(".claw") / "memory.db"
 """Where the ``claw`` command keeps the memory, relative to the user's home."""
+
+SIDE_FILES = ("-wal", "-shm", "-journal")
+"""The files SQLite keeps beside a database ``memory.db``: ``memory.db-wal`` and so on."""
 
 BUSY_TIMEOUT_MS = 30_000
 """How long a write waits for another process's write to finish before it gives up."""
@@ -89,17 +93,16 @@ def has_fts5(connection: sqlite3.Connection) -> bool:
 
 
 def connect(path: Path | str) -> sqlite3.Connection:
-    """Open the database at ``path`` for one process: WAL mode, every commit on disk.
+    """Open the database at ``path`` for one process: private, WAL mode, every commit on disk.
+
+    Its folder is mode 700 and its files 600 (``private.py``): the memory is the user's alone.
 
     ``isolation_level=None`` leaves transactions to us (``BEGIN IMMEDIATE`` ... ``COMMIT``).
     WAL lets readers go on while one process writes; ``synchronous=FULL`` syncs the log at
     every commit, so a committed memory survives a crash of the machine too, not only of the
     process; the busy timeout makes a second writer wait its turn instead of failing.
     """
-    raise Todo(
-        "ch20",
-        "sqlite3.connect with autocommit; PRAGMAs: journal_mode WAL, synchronous FULL",
-    )
+    raise Todo("ch20", "private folder and files; sqlite3.connect with autocommit; WAL, FULL")
 
 
 def fts_query(text: str) -> str:

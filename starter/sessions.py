@@ -24,6 +24,7 @@ from typing import Protocol, TextIO
 
 from .display import terminal_text
 from .events import RunFinished, StepUsage, SubagentEvent, ToolResult
+from .private import private_folder
 from .todo import Todo
 from .transcript import (
     STREAM_EVENTS,
@@ -171,9 +172,21 @@ def header(session_id: str, cwd: Path, forked_from: str | None = None) -> Record
 def start_session(cwd: Path, home: Path | None = None) -> tuple[str, TranscriptWriter]:
     """Create a new, empty session for the project at ``cwd``: its id and its open writer."""
     session_id = new_session_id()
-    writer = TranscriptWriter(sessions_folder(cwd, home) / f"{session_id}.jsonl")
+    writer = open_writer(sessions_folder(cwd, home) / f"{session_id}.jsonl", home)
     writer.append([header(session_id, cwd)])
     return session_id, writer
+
+
+def open_writer(path: Path, home: Path | None = None) -> TranscriptWriter:
+    """A ``TranscriptWriter`` on ``path``, its folders private from claw's own folder down.
+
+    Claw's folder (``home``, default ``claw_home()``), ``projects/`` and the project's folder
+    are made mode 700, or tightened if an older claw left them open to others (``private.py``
+    says so on stderr); the writer makes the file mode 600.
+    """
+    base = home or claw_home()
+    private_folder(path.parent, top=base if path.parent.is_relative_to(base) else None)
+    return TranscriptWriter(path)
 
 
 
@@ -278,12 +291,15 @@ def fork_session(
     Every line of its transcript after the ``session`` record is copied, byte for byte, under
     a new ``session`` record that names ``source`` in ``forked_from``.
     """
-    raise Todo("ch22", "a new id and writer; its session record, then the source's lines, as bytes")
+    raise Todo(
+        "ch22",
+        "a new id, open_writer; its session record, then the source's lines, as bytes",
+    )
 
 
 def reopen(session: Session) -> TranscriptWriter:
     """A writer that appends to ``session``'s own transcript (resuming, not forking)."""
-    return TranscriptWriter(session.path)
+    return open_writer(session.path)
 
 
 def session_line(number: int, info: SessionInfo) -> str:
@@ -334,6 +350,7 @@ __all__ = [
     "latest_session",
     "list_sessions",
     "load_session",
+    "open_writer",
     "project_folder_name",
     "reopen",
     "session_usage",

@@ -31,6 +31,7 @@ from typing_extensions import TypedDict
 
 from . import events as events_module
 from .errors import ClawError
+from .private import private_file, private_folder
 from .streaming import StreamEvent
 from .todo import Todo
 from .types import MESSAGES, Message
@@ -176,8 +177,13 @@ class TranscriptWriter:
     """
 
     def __init__(self, path: Path) -> None:
-        """Open ``path`` for appending, creating it (and its folders) if needed."""
-        path.parent.mkdir(parents=True, exist_ok=True)
+        """Open ``path`` for appending, creating it (and its folders) if needed.
+
+        A transcript keeps every tool result, so its folder is mode 700 and it is mode 600
+        (``private.py``), also when they were made looser before.
+        """
+        private_folder(path.parent)
+        private_file(path)
         self.path = path
         self.file = path.open("ab")
         cut_torn_tail(self.file)

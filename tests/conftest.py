@@ -136,6 +136,6 @@ def claw_config_dir(claw_config_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> 
     not by ``mktemp``, which lists the whole temporary folder for every test.)
     """
     folder = claw_config_dirs / str(next(_config_dir_numbers))
-    folder.mkdir()
+    folder.mkdir(mode=0o700)  # as claw makes it: private (chapter 20), so claw says nothing
     monkeypatch.setenv("CLAW_CONFIG_DIR", str(folder))
     return folder

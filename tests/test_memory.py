@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -353,3 +354,69 @@ def test_memory_claw_command_remembers_across_runs_in_the_users_home(
         assert connection.execute("SELECT project FROM memories").fetchall() == [
             (os.path.realpath(project),)
         ]
+
+
+def modes(*paths: Path) -> list[str]:
+    """The permission bits of ``paths``, in octal: ``["700", "600"]``."""
+    return [f"{stat.S_IMODE(path.stat().st_mode):03o}" for path in paths]
+
+
+@pytest.fixture(params=[0o022, 0o000], ids=["umask-022", "umask-000"])
+def umask(request: pytest.FixtureRequest) -> Iterator[int]:
+    """A permissive umask for the test (restored after): it must not make claw's files looser."""
+    previous = os.umask(request.param)
+    yield request.param
+    os.umask(previous)
+
+
+def test_memory_attack_the_database_its_logs_and_its_folder_are_private_whatever_the_umask(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, umask: int
+) -> None:
+    # Another user on the machine must not read what the model kept: a memory may hold what
+    # a tool result showed it (a password, a token).
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    project = tmp_path / "shop"
+    project.mkdir()
+    server.add(calls("remember", {"text": "The staging password is hunter2."}), says("Noted."))
+
+    assert run_claw(server, project, monkeypatch, "Remember it.",
+                    "--permission-mode", "acceptEdits") == 0
+    folder = home / ".claw"
+    store = MemoryStore(folder / "memory.db", project=project)
+    store.remember("A second note, with the database open.")  # now the -wal and -shm exist
+
+    assert modes(folder) == ["700"]
+    database = folder / "memory.db"
+    logs = [database.with_name(f"memory.db{suffix}") for suffix in ("-wal", "-shm")]
+    assert modes(database, *logs) == ["600", "600", "600"]
+    assert "hunter2" in texts(store.recall("password"))[0]
+    store.close()
+
+
+def test_memory_attack_an_older_loose_database_is_made_private_saying_so_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "home" / ".claw"
+    older = MemoryStore(folder / "memory.db", project=tmp_path)  # stays open: its -wal stays
+    older.remember("The deploy key is in the vault.")
+    database = folder / "memory.db"
+    files = [database, *(database.with_name(f"memory.db{s}") for s in ("-wal", "-shm"))]
+    for path in files:  # as an older claw left them, readable by everyone
+        path.chmod(0o644)
+    folder.chmod(0o755)
+    capsys.readouterr()
+
+    store = MemoryStore(database, project=tmp_path)
+    assert texts(store.recall("deploy")) == ["The deploy key is in the vault."]  # nothing lost
+
+    assert modes(folder, *files) == ["700", "600", "600", "600"]
+    said = capsys.readouterr().err.splitlines()
+    assert said == [
+        f"claw: {path} was open to other users (mode {old}); claw made it private (mode {new})"
+        for path, old, new in [(folder, "755", "700")] + [(path, "644", "600") for path in files]
+    ]
+    again = MemoryStore(database, project=tmp_path)
+    assert again.recall("vault") and capsys.readouterr().err == ""  # said once
+    for each in (older, store, again):
+        each.close()

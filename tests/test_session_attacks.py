@@ -5,13 +5,19 @@ line, a line that is JSON but not a record of the right shape, an id that climbs
 sessions folder, a line of tens of megabytes, escapes in a first prompt: each is a clear
 warning or error naming the file and the line, nothing is sent, and nothing is lost (the file
 is left as it was).
+
+And the transcript holds every tool result, a password that ``read`` returned included: its
+file is mode 600 and its folders, up to claw's own, mode 700, whatever the umask; folders an
+older claw left open to others are tightened, and claw says so once.
 """
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
-from claw_command import no_fsync, run_claw, says
+from claw_command import calls, no_fsync, run_claw, says
 
 from claw.sessions import list_sessions, load_session, sessions_folder, start_session
 from claw.transcript import TranscriptError, message_record
@@ -156,3 +162,62 @@ def test_session_attack_escapes_in_a_first_prompt_never_reach_the_terminal(
     assert "\\x1b]0;pwned\\x07\\x1b[2Jfix the build" in err  # shown, escaped
     assert "\x1b" not in err and "\x07" not in err
     assert status == 0
+
+
+def modes(*paths: Path) -> list[str]:
+    """The permission bits of ``paths``, in octal: ``["700", "600"]``."""
+    return [f"{stat.S_IMODE(path.stat().st_mode):03o}" for path in paths]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o000], ids=["umask-022", "umask-000"])
+def test_session_attack_transcripts_and_their_folders_are_private_whatever_the_umask(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, umask: int
+) -> None:
+    # A transcript keeps every tool result: here the password that read returned.
+    config = tmp_path / "state" / "claw"  # neither folder exists yet: claw makes both
+    monkeypatch.setenv("CLAW_CONFIG_DIR", str(config))
+    project = tmp_path / "shop"
+    project.mkdir()
+    (project / "secret.txt").write_text("password: hunter2\n")
+    server.add(calls("read", {"path": "secret.txt"}), says("Read it."), says("Forked."))
+    previous = os.umask(umask)
+    try:
+        assert run_claw(server, project, monkeypatch, "Read secret.txt.", "--unguarded") == 0
+        fork = ("Go on elsewhere.", "-c", "--fork-session", "--unguarded")
+        assert run_claw(server, project, monkeypatch, *fork) == 0
+    finally:
+        os.umask(previous)
+
+    folder = sessions_folder(project)
+    kept = [info.path for info in list_sessions(project)]
+    assert len(kept) == 2 and "hunter2" in kept[0].read_text()
+    assert modes(config.parent, config, config / "projects", folder) == ["700"] * 4
+    assert modes(*kept) == ["600", "600"]
+
+
+def test_session_attack_loose_folders_an_older_claw_left_are_made_private_saying_so_once(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    claw_config_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = transcript(tmp_path)
+    folders = [claw_config_dir, claw_config_dir / "projects", path.parent]
+    for folder in folders:  # as an older claw left them: anyone may look in, and read
+        folder.chmod(0o755)
+    path.chmod(0o644)
+    server.add(says("Milk."), says("Bread."))
+
+    assert run_claw(server, tmp_path, monkeypatch, "And?", "-c", "--unguarded") == 0
+
+    said = [line for line in capsys.readouterr().err.splitlines() if "open to other" in line]
+    made = "claw: {} was open to other users (mode {}); claw made it private (mode {})"
+    assert said == [made.format(folder, "755", "700") for folder in folders] + [
+        made.format(path, "644", "600")
+    ]
+    assert modes(*folders, path) == ["700", "700", "700", "600"]
+    sent = [m["content"] for m in server.requests[0].json["messages"] if m["role"] == "user"]
+    assert sent == ["What is in notes.txt?", "And?"]  # the session went on: nothing lost
+    assert run_claw(server, tmp_path, monkeypatch, "More?", "-c", "--unguarded") == 0
+    assert "open to other" not in capsys.readouterr().err  # said once
