@@ -26,6 +26,7 @@ from typing import TextIO
 from .display import terminal_text
 from .errors import ClawError
 from .instructions import discover_instructions
+from .private import private_folder
 from .settings_file import SETTINGS_FILE
 from .terminal import ReadLine, interactive
 
@@ -102,7 +103,7 @@ def remember_trust(folder: Path, store: Path) -> None:
     real = str(folder.resolve())
     if real not in folders:
         folders.append(real)
-    store.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_folder(store.parent)  # tightened if an older claw left it open to others
     data = (json.dumps({"trusted": folders}, indent=2) + "\n").encode("utf-8")
     handle, temporary = tempfile.mkstemp(prefix=".trusted-", dir=store.parent)
     try:

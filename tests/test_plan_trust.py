@@ -289,6 +289,39 @@ def test_plan_trust_a_yes_is_kept_next_to_the_list_where_only_the_user_can_read_
 
 
 
+@pytest.mark.parametrize("umask", [0o022, 0o000], ids=["umask-022", "umask-000"])
+def test_plan_trust_a_loose_claw_folder_is_made_private_at_a_yes_saying_so(
+    server: LoopbackServer,
+    tmp_path: Path,
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    umask: int,
+) -> None:
+    # An older claw left ~/.claw open to every user (mode 755), with a file in it: a yes makes
+    # the folder private, says so once, and keeps the file.
+    folder = home / ".claw"
+    folder.mkdir()
+    folder.chmod(0o755)
+    (folder / "AGENTS.md").write_text("Be brief.\n")
+    project = repository(tmp_path, {"permissions": {"allow": ["Bash(echo *)"]}})
+    server.add(says("Hi."), says("Hi again."))
+    previous = os.umask(umask)
+    try:
+        assert claw_at_a_terminal(server, project, monkeypatch, "Hi.", answers="y\n") == 0
+        first = capsys.readouterr().err
+        assert claw_at_a_terminal(server, project, monkeypatch, "Hi.", answers="") == 0
+    finally:
+        os.umask(previous)
+
+    made = f"claw: {folder} was open to other users (mode 755); claw made it private (mode 700)"
+    assert made in first.splitlines()
+    assert "open to other users" not in capsys.readouterr().err  # said once
+    store = folder / "trusted-folders.json"
+    assert [stat.S_IMODE(path.stat().st_mode) for path in (folder, store)] == [0o700, 0o600]
+    assert (folder / "AGENTS.md").read_text() == "Be brief.\n"
+
+
 def test_plan_trust_a_yes_that_cannot_be_saved_still_trusts_this_run_and_says_so(
     server: LoopbackServer,
     tmp_path: Path,
