@@ -27,12 +27,15 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from claw_command import calls, says
 
 import claw.evals.harness as harness
 import claw.evals.scratch as scratch
+import claw.secrets_env as secrets_env
 from claw.evals.harness import (
     Config,
     RunResult,
+    Setup,
     read_results,
     run_all,
     run_here,
@@ -44,6 +47,10 @@ from claw.evals.scratch import Verdict, check, make_repo, run_tests
 from claw.evals.shipped import REFUSAL, bash, edit, read, script, tasks
 from claw.evals.tasks import Task, TaskError, load_tasks
 from claw.main import main
+from claw.settings import Settings
+from claw.streaming import MockStreamProvider
+from claw.types import ToolResultMessage
+from clawbook.harness.loopback import LoopbackServer
 
 SWE_BENCH_FIELDS = (
     "repo",
@@ -189,6 +196,52 @@ def test_eval_task_file_errors_name_the_line_and_the_field(tmp_path: Path) -> No
     path.write_text(json.dumps(swe_bench_line()) + "\n" + json.dumps(swe_bench_line()) + "\n")
     with pytest.raises(TaskError, match="instance_id used twice: acme__widgets-101"):
         load_tasks(path)
+
+
+def test_eval_a_task_that_names_a_file_outside_its_repository_is_refused_at_load(
+    tmp_path: Path, temp: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The attack: a task file whose paths reach out of the scratch repository. Each must be
+    # refused when the file is read, naming the line, the field and the task, before anything
+    # is written: not a file beside the scratch folders, nor one anywhere on the disk, nor a
+    # git hook that the base commit would run.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    hooked = tmp_path / "hooked"
+    hostile = {
+        "files": [
+            ({"../../escaped.txt": "x"}, "'../../escaped.txt' climbs out of the repository"),
+            ({str(tmp_path / "absolute.txt"): "x"}, f"'{tmp_path}/absolute.txt' is absolute"),
+            ({".git/hooks/post-commit": f"#!/bin/sh\ntouch {hooked}\n"},
+             "'.git/hooks/post-commit' is inside .git"),
+        ],
+        "unchanged": [(["../calc.py"], "'../calc.py' climbs out of the repository")],
+        "test_patch": [
+            ("--- a/t.py\n+++ b/../../escaped.txt\n@@ -0,0 +1 @@\n+x\n",
+             "'../../escaped.txt' climbs out of the repository"),
+        ],
+    }
+    for field, cases in hostile.items():
+        for value, why in cases:
+            task = {**bug_task().model_dump(mode="json"), "instance_id": "t__hostile"}
+            task[field] = value
+            path = Path("hostile.jsonl")  # in tmp_path, where claw eval runs
+            path.write_text(json.dumps(task) + "\n")
+            with pytest.raises(TaskError) as refused:
+                load_tasks(path)
+            message = f"{path}:1: {field}: Value error, {why}"
+            assert str(refused.value).startswith(message), (str(refused.value), message)
+            assert "task t__hostile may name only its own files" in str(refused.value)
+            assert main(["eval", "hostile.jsonl", "--workers", "1"]) == 2
+            assert f"claw eval: {message}" in capsys.readouterr().err
+    assert not (temp / "escaped.txt").exists()
+    assert not (tmp_path / "absolute.txt").exists()
+    assert not hooked.exists()
+    assert not list(temp.iterdir())  # no scratch folder was even made
+    # A removed line that looks like a header, inside a hunk, is not one.
+    sql = "--- a/q.sql\n+++ b/q.sql\n@@ -1 +1 @@\n--- /etc/comment\n+-- fine\n"
+    assert bug_task(test_patch=sql).test_patch == sql
 
 
 # ------------------------------------------------------------------ step 2: scratch repository
@@ -400,6 +453,76 @@ def test_eval_a_run_over_its_budget_ends_budget(tmp_path: Path) -> None:
     assert (result.finish, result.steps, result.cost) == ("budget", 1, spend[0].usage.cost)
 
 
+def heard(monkeypatch: pytest.MonkeyPatch) -> list[MockStreamProvider]:
+    """The scripted models the runs of this test make, to read what they were told."""
+    made: list[MockStreamProvider] = []
+    real = harness.provider_for
+
+    def recording(*arguments: object) -> object:
+        provider = real(*arguments)  # type: ignore[arg-type]
+        assert isinstance(provider, MockStreamProvider)
+        made.append(provider)
+        return provider
+
+    monkeypatch.setattr(harness, "provider_for", recording)
+    return made
+
+
+def tool_results(model: MockStreamProvider) -> list[str]:
+    """What the tools answered, as the model read it in its last call."""
+    return [m.content for m in model.calls[-1].messages if isinstance(m, ToolResultMessage)]
+
+
+DENIED_BASH = 'Permission denied: the bash call did not run because the deny rule "Bash"'
+"""How chapter 13 tells the model that the user's deny rule refused its bash call."""
+
+
+def test_eval_the_agent_runs_under_your_rules_and_asks_nobody(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The attack: your settings deny Bash, and the model runs bash all the same. In an eval
+    # run the rule holds, as it does in every claw; what no rule decides (the edit) runs
+    # without asking, as nobody is there to answer; what would ask is refused, and the model
+    # is told so.
+    models = heard(monkeypatch)
+    moves = script(
+        ("", [bash("echo pwned > pwned.txt"), read("calc.py")]),
+        ("", [edit("calc.py", "x + x + 1", "x + x")]),
+        ("Fixed double.", []),
+    )
+    task = bug_task(scripts={"solve": moves}, test_command=PLAIN_TEST)
+    denied = Setup(settings=Settings(permissions={"deny": ["Bash"]}))
+    result = run_here(task, Config(name="c"), 1, tmp_path / "deny", None, denied)
+    assert (result.status, result.changed) == ("passed", ["calc.py"])
+    refusal, _, edited = tool_results(models[-1])
+    assert refusal.startswith(DENIED_BASH)
+    assert not edited.startswith("Permission denied")
+    asked = Setup(settings=Settings(permissions={"ask": ["Edit"]}))
+    result = run_here(task, Config(name="c"), 1, tmp_path / "ask", None, asked)
+    assert (result.status, result.changed) == ("failed", [])
+    assert tool_results(models[-1])[2].endswith(
+        "it needs approval and none was given. Do not try to reach the same result another "
+        "way; ask the user if you need it."
+    )
+
+
+def test_eval_a_bash_call_that_writes_outside_the_scratch_repository_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The attack: with no rule of yours in the way, the model's command writes beside the
+    # scratch repository. The safety checks (chapter 14) keep every run's tools inside it.
+    models = heard(monkeypatch)
+    outside = tmp_path / "outside.txt"
+    escape = script(("", [bash(f"echo pwned > {outside}")]), ("I cannot.", []))
+    task = bug_task(scripts={"solve": escape}, FAIL_TO_PASS=[], no_changes=True)
+    result = run_here(task, Config(name="c"), 1, tmp_path / "repo", None)
+    assert not outside.exists()
+    assert result.status == "passed"  # the run went on, and changed nothing
+    (refusal,) = tool_results(models[-1])
+    assert refusal.startswith("blocked by the safety checks: ")
+    assert str(outside) in refusal
+
+
 T = TypeVar("T")
 
 
@@ -414,6 +537,8 @@ class Workers:
 
     * ``hold(pid_file, limit)``: the wait goes on until ``pid_file`` exists and ``limit``
       seconds have passed in real time, then ends as a passed limit does (``TimeoutExpired``);
+      ``pid_file`` is a pattern (``glob``) when the file is in a scratch repository whose name
+      is not known beforehand: its pid is read as soon as it is there (``pid``);
     * ``expire(limit)``: it ends so as soon as the job is sent.
 
     Both check that the wait's limit is no more than ``limit``. Afterwards every worker still
@@ -427,6 +552,8 @@ class Workers:
         self.started: list[subprocess.Popen[str]] = []
         self.limit: float | None = None
         self.pid_file: Path | None = None
+        self.pid: int | None = None
+        """The pid ``pid_file`` held, once it was there."""
         self.at_once = False
 
     def hold(self, pid_file: Path, limit: float) -> None:
@@ -456,7 +583,7 @@ class Workers:
             try:
                 return wait(self.POLL)  # sends the job; a worker that ended is waited for whole
             except subprocess.TimeoutExpired:
-                if self.pid_file is None or self.pid_file.exists():
+                if self.pid_file is None or self.found() is not None:
                     break
         left = 0.0 if self.at_once else started + timeout - time.monotonic()
         return wait(max(0.0, left))
@@ -471,10 +598,19 @@ class Workers:
                     else:
                         os.kill(process.pid, signal.SIGKILL)
                 process.communicate()
-        if self.pid_file is not None and self.pid_file.exists():
-            pid = int(self.pid_file.read_text())
-            if running(pid):
-                os.killpg(pid, signal.SIGKILL)
+        self.found()
+        if self.pid is not None and running(self.pid):
+            os.killpg(self.pid, signal.SIGKILL)
+
+    def found(self) -> int | None:
+        """The pid in ``pid_file`` (the first file its pattern matches), once it is there."""
+        if self.pid is None and self.pid_file is not None:
+            anchor = Path(self.pid_file.anchor)
+            pattern = str(self.pid_file.relative_to(anchor))
+            for path in anchor.glob(pattern):
+                self.pid = int(path.read_text())
+                break
+        return self.pid
 
 
 @pytest.fixture
@@ -549,8 +685,10 @@ def test_eval_a_run_over_its_time_limit_is_killed_as_timeout(
 ) -> None:
     # A real worker whose agent starts a command that never ends: the limit fires whenever it
     # is checked, and the test checks it once the command runs (workers.hold).
-    pid_file = tmp_path / "command.pid"
-    hang = f"echo $$ > {pid_file}.new && mv {pid_file}.new {pid_file} && exec sleep infinity"
+    # The command writes its pid in its scratch repository: the safety checks refuse a
+    # redirection to any place outside it.
+    pid_file = temp / "*" / "repo" / "command.pid"
+    hang = "echo $$ > command.pid.new && mv command.pid.new command.pid && exec sleep infinity"
     impostor(tmp_path / "path", monkeypatch)  # the worker must run this claw all the same
     task = bug_task(scripts={"solve": script(("", [bash(hang)]), ("never", []))}, time_limit=60)
     workers.hold(pid_file, 0.25)
@@ -561,7 +699,8 @@ def test_eval_a_run_over_its_time_limit_is_killed_as_timeout(
     assert (result.status, result.reason) == ("timeout", "stopped after its time limit of 0.25 s")
     assert 0.25 <= result.seconds < took + 1  # at least its limit, at most this call: any precision
     assert not list(temp.iterdir())  # the scratch folder removed
-    pid = int(pid_file.read_text())
+    pid = workers.found()
+    assert pid is not None
     assert not running(pid), f"the agent's command (pid {pid}) outlived its worker's timeout"
 
     # Without a limit of its own the configuration takes the task's, written as given: 60 s.
@@ -589,11 +728,17 @@ def test_eval_the_worker_gets_its_job_as_json_on_its_stdin(
     assert Task.model_validate(job["task"]) == task
     assert Config.model_validate(job["config"]) == config
     assert (job["run"], job["repos"]) == (2, str(clones))
+    assert Setup.model_validate(job["setup"]) == Setup()  # no settings given: the defaults
     assert temp in Path(job["repo"]).parents  # in a fresh temporary folder...
     assert not list(temp.iterdir())  # ... removed afterwards
     # No --repos folder is JSON's null: not a folder named "None" to look for a clone in.
-    run_isolated(task, config, 2)
-    assert json.loads(job_file.read_text())["repos"] is None
+    # The user's settings and the model's key go in the job: the worker's environment has no key.
+    setup = Setup(settings=Settings(permissions={"deny": ["Bash"]}), key="sk-or-in-the-job")
+    run_isolated(task, config, 2, setup=setup)
+    job = json.loads(job_file.read_text())
+    assert job["repos"] is None
+    assert Setup.model_validate(job["setup"]) == setup
+    assert job["setup"]["key"] == "sk-or-in-the-job"
 
 
 def test_eval_a_worker_that_dies_is_an_error_result(
@@ -626,12 +771,63 @@ def test_eval_the_worker_runs_this_claw_and_keeps_the_callers_path(
     yours = ["/callers/one", "/callers/two"]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(yours))
     monkeypatch.setenv("CLAW_EVAL_SETTING", "yours")  # the rest of your environment: kept
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-not-for-workers")  # but not its secrets
+    keys = tmp_path / "keys"
+    stand_in(monkeypatch, f"env > {keys}; " + shell + answers(done))
     assert run_isolated(bug_task(), Config(name="c"), 1) == done
     assert seen.read_text().split(os.pathsep) == [package_root, *yours]
     assert other.read_text() == "yours"
+    assert "sk-or-not-for-workers" not in keys.read_text()
     monkeypatch.delenv("PYTHONPATH")
     run_isolated(bug_task(), Config(name="c"), 1)
     assert seen.read_text() == package_root  # no empty entry: that would be the current folder
+
+
+KEY = "sk-or-v1-eval-worker-key"
+"""The key a user sets in the environment before ``claw eval``."""
+
+
+@pytest.mark.timeout(30)  # a real worker, on a machine that may be busy
+def test_eval_a_real_model_gets_the_key_through_the_job_and_your_rules(
+    tmp_path: Path, temp: Path, workers: Workers, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A real worker: the process boundary is the subject. claw takes the keys out of its
+    # environment as it starts (secrets_env), before the workers start; the worker must get
+    # the key in its job and ask the server CLAW_BASE_URL names, under the rules of the
+    # user's ~/.claw/settings.json (Bash denied).
+    home = tmp_path / "home"
+    (home / ".claw").mkdir(parents=True)
+    (home / ".claw" / "settings.json").write_text('{"permissions": {"deny": ["Bash"]}}')
+    monkeypatch.setenv("HOME", str(home))
+    for name, value in list(os.environ.items()):
+        monkeypatch.setenv(name, value)  # what hide_secrets takes out is put back afterwards
+    monkeypatch.setenv("OPENROUTER_API_KEY", KEY)
+    monkeypatch.setattr(secrets_env, "_hidden", {})
+    # Not this test process's block nor its dumpable flag: the variables leave os.environ.
+    monkeypatch.setattr(secrets_env, "wipe_environ_block", lambda names: 0)
+    monkeypatch.setattr(secrets_env, "forbid_memory_reads", lambda: None)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    task = bug_task(instance_id="t__real", FAIL_TO_PASS=[], no_changes=True,
+                    answer_pattern="nothing to change")
+    Path("tasks.jsonl").write_text(task.model_dump_json() + "\n")
+    with LoopbackServer([calls("bash", {"command": "echo pwned > pwned.txt"}),
+                         says("There is nothing to change.")]) as server:
+        monkeypatch.setenv("CLAW_BASE_URL", server.base_url)
+        code = main(["eval", "tasks.jsonl", "--model", "openrouter:test/model", "--workers",
+                     "1"], prepare=secrets_env.hide_secrets)
+        assert "OPENROUTER_API_KEY" not in os.environ  # hidden, as the claw command does
+        out = capsys.readouterr().out
+        assert code == 0, out
+        (result,) = read_results(work / "eval-results.jsonl")
+        assert (result.status, result.steps, result.changed) == ("passed", 2, [])
+        first, second = server.requests
+    assert [r.headers["authorization"] for r in (first, second)] == [f"Bearer {KEY}"] * 2
+    assert first.json["model"] == "test/model"
+    (refusal,) = [m["content"] for m in second.json["messages"] if m["role"] == "tool"]
+    assert refusal.startswith(f"Error: {DENIED_BASH}")
 
 
 def impostor(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

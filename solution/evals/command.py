@@ -4,8 +4,10 @@
     claw eval lite.jsonl --repos ~/clones --model openrouter:openai/gpt-4o-mini --runs 3
     claw eval --model scripted:naive --out naive.jsonl --compare eval-results.jsonl --report r.html
 
-A real model costs money and needs its key (``OPENROUTER_API_KEY`` or ``ANTHROPIC_API_KEY``);
-the tests only ever use the scripted one.
+A real model costs money and needs its key (``OPENROUTER_API_KEY`` or ``ANTHROPIC_API_KEY``),
+which the workers get in their job (``Setup``), with the settings in force here: the rules
+and hooks the evaluated agent runs under, and ``CLAW_BASE_URL``. The tests use the scripted
+model, and a real one only against a server of their own on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from ..display import one_line
+from ..display import one_line, terminal_text
+from ..errors import ClawError
 from ..options import OneLineParser, positive_int
-from .harness import Config, RunResult, read_results, run_all, write_results
+from .harness import Config, RunResult, Setup, read_results, run_all, write_results
 from .report import configs_of, describe, html_report, summarize
 from .shipped import tasks as shipped_tasks
 from .tasks import Task, TaskError, load_tasks
@@ -44,6 +47,32 @@ def seconds(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be above 0 seconds: {text!r}")
     return value
+
+
+def setup_for(model: str, cwd: Path) -> Setup:
+    """What every worker gets: the settings in force in ``cwd``, and the key ``model`` needs.
+
+    The settings are read as ``claw`` reads them there (chapter 17's layers; the folder's
+    allow rules and hooks only if you trusted it, as ``trust.py`` remembers). The key comes
+    from ``secrets_env.secret``: ``claw`` took it out of the environment when it started.
+    """
+    from ..configure import rule_checker
+    from ..providers.anthropic import API_KEY_VARIABLE as ANTHROPIC_KEY
+    from ..providers.openrouter import API_KEY_VARIABLE as OPENROUTER_KEY
+    from ..secrets_env import secret
+    from ..settings import load_settings
+    from ..trust import is_trusted, trust_file
+
+    def warn(note: str) -> None:
+        print(f"claw eval: warning: {terminal_text(note)}", file=sys.stderr)
+
+    trusted = is_trusted(cwd, trust_file())
+    loaded = load_settings(cwd, trusted=trusted, warn=warn, check_rule=rule_checker())
+    variable = {"openrouter": OPENROUTER_KEY, "anthropic": ANTHROPIC_KEY}.get(
+        model.partition(":")[0]
+    )
+    key = secret(variable) if variable is not None else None
+    return Setup(settings=loaded.settings, key=key or "")
 
 
 def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
@@ -89,14 +118,17 @@ def main(argv: Sequence[str]) -> int:
             time_limit=arguments.time_limit,
         )
         other: list[RunResult] = read_results(arguments.compare) if arguments.compare else []
-    except (OSError, TaskError, ValueError) as error:
+        setup = setup_for(config.model, Path.cwd())
+    except (OSError, TaskError, ValueError, ClawError) as error:
         print(f"claw eval: {error}", file=sys.stderr)
         return 2
 
     def progress(result: RunResult) -> None:
         print(one_line(f"{result.status:>7} {result.instance_id} #{result.run} {result.reason}"))
 
-    results = run_all(tasks, [config], arguments.runs, arguments.workers, arguments.repos, progress)
+    results = run_all(
+        tasks, [config], arguments.runs, arguments.workers, arguments.repos, progress, setup
+    )
     write_results(arguments.out, results)
     everything = [*results, *(r for r in other if r.config != config.name)]
     for name in configs_of(everything):

@@ -6,6 +6,15 @@ the scratch repository, runs claw's real agent and tools on the task's problem s
 checks the result and prints one ``RunResult`` as JSON. The rule that shapes this module: a
 run that goes over its time limit is killed with its whole process group and recorded as
 ``timeout``; nothing a task does can hang the harness or leak into another run.
+
+The agent runs guarded, as every claw does (``guard``): the user's permission rules and hooks
+(``Setup.settings``), then the safety checks, which keep its tools in the scratch repository.
+Nobody is there to answer a question, so it runs in ``bypassPermissions`` mode: what no rule
+decides runs, and whatever would ask (an ``ask`` rule, a command claw cannot split safely) is
+refused, and the model is told so. What this does not isolate: the worker is a process of
+yours, with your files and your network; the safety checks see the paths a tool names and a
+command's redirections, not what a program run by ``bash`` opens by itself; and a task's own
+``test_command`` runs unguarded, as code you chose to run.
 """
 
 from __future__ import annotations
@@ -33,7 +42,9 @@ from ..events import Event, RunFinished, StepUsage
 from ..loop import Agent, Limits
 from ..prompt import gather_environment, system_prompt
 from ..registry import default_tools
+from ..settings import Settings
 from ..streaming import MockStreamProvider, StreamProvider
+from ..tools.bash import scrubbed_env
 from ..types import AssistantTurn, TokenUsage
 from .scratch import check, make_repo
 from .tasks import Task
@@ -54,7 +65,7 @@ class Config(BaseModel):
     """What the report calls it."""
     model: str = "scripted:solve"
     """``scripted:NAME`` plays each task's script ``NAME``; ``openrouter:ID`` or
-    ``anthropic:ID`` asks a real model (a key in the environment, and money)."""
+    ``anthropic:ID`` asks a real model (its key in ``Setup``, and money)."""
     prompt: str = ""
     """Added to the end of claw's system prompt."""
     max_steps: int = Field(default=30, ge=1)
@@ -63,6 +74,21 @@ class Config(BaseModel):
     time_limit: float | None = Field(default=None, gt=0)
     """Seconds per run, instead of each task's own ``time_limit``."""
 # --8<-- [end:config]
+
+
+# --8<-- [start:setup]
+class Setup(BaseModel):
+    """What ``claw eval`` hands every worker with its job: the user's settings and the key."""
+
+    model_config = ConfigDict(frozen=True)
+
+    settings: Settings = Field(default_factory=Settings)
+    """The settings in force where ``claw eval`` runs (chapter 17): the agent runs under their
+    permission rules and hooks, and asks a real model at their ``base_url`` (``CLAW_BASE_URL``)."""
+    key: str = Field(default="", repr=False)
+    """The real model's API key. ``claw`` takes the keys out of its environment as it starts
+    (``secrets_env``), so a worker finds none there: the key travels in the job, on stdin."""
+# --8<-- [end:setup]
 
 
 # --8<-- [start:result]
@@ -91,27 +117,70 @@ class RunResult(BaseModel):
 # --8<-- [end:result]
 
 
-def provider_for(config: Config, task: Task) -> StreamProvider:
-    """The model ``config`` names, for ``task``: a script, or a real provider."""
+def provider_for(config: Config, task: Task, setup: Setup | None = None) -> StreamProvider:
+    """The model ``config`` names, for ``task``: a script, or a real provider.
+
+    A real provider gets ``setup``'s key and URL, never the environment's: ``""`` (no key)
+    is refused for OpenRouter's and Anthropic's own servers.
+    """
+    setup = setup or Setup()
     kind, _, name = config.model.partition(":")
     if kind == "scripted":
         return MockStreamProvider(task.scripts.get(name, [GIVE_UP]))
+    from ..providers.openrouter import OPENROUTER_URL, OpenRouterProvider
+
+    url = setup.settings.base_url
     if kind == "openrouter":
-        from ..providers.openrouter import OpenRouterProvider
-
-        return OpenRouterProvider(name)
+        return OpenRouterProvider(name, base_url=url, api_key=setup.key)
     if kind == "anthropic":
-        from ..providers.anthropic import AnthropicProvider
+        from ..providers.anthropic import ANTHROPIC_URL, AnthropicProvider
 
-        return AnthropicProvider(name)
+        url = ANTHROPIC_URL if url.rstrip("/") == OPENROUTER_URL else url
+        return AnthropicProvider(name, base_url=url, api_key=setup.key)
     raise ValueError(
         f"unknown model {config.model!r}: use scripted:NAME, openrouter:ID or anthropic:ID"
     )
 
 
-async def run_agent(task: Task, config: Config, repo: Path) -> RunFinished:
-    """Run claw's agent, with its default tools in ``repo``, on the task's problem statement."""
-    provider = provider_for(config, task)
+# --8<-- [start:guarded]
+MODE = "bypassPermissions"
+"""The permission mode of an evaluated agent: nobody can answer its questions (module doc)."""
+
+
+class PromptBlockedError(RuntimeError):
+    """A ``UserPromptSubmit`` hook of the user's blocked the task's problem statement."""
+
+
+async def run_guarded(agent: Agent, repo: Path, settings: Settings, prompt: str) -> RunFinished:
+    """Run ``prompt`` with chapters 13-15 in front of ``agent``'s tools in ``repo``.
+
+    ``guard_with`` builds them from ``settings`` (the user's rules and hooks), in ``MODE``,
+    with no approver: a call that would ask is refused, and the refusal is its result.
+    """
+    from ..guard import guard_with
+    from ..hooks import PromptBlocked, run_with_hooks
+    from ..permissions import Mode
+
+    guarded = guard_with(agent, repo, Mode(MODE), None, settings)
+    if guarded.hooks is None:
+        return await agent.run(prompt)
+    finished: RunFinished | None = None
+    async for event in run_with_hooks(agent, guarded.hooks, prompt):
+        if isinstance(event, PromptBlocked):
+            raise PromptBlockedError(f"a UserPromptSubmit hook blocked the task: {event.reason}")
+        if isinstance(event, RunFinished):
+            finished = event
+    assert finished is not None, "a run that was not blocked ends with RunFinished"
+    return finished
+# --8<-- [end:guarded]
+
+
+async def run_agent(
+    task: Task, config: Config, repo: Path, setup: Setup | None = None
+) -> RunFinished:
+    """Run claw's agent, guarded, with its default tools in ``repo``, on the task's problem."""
+    setup = setup or Setup()
+    provider = provider_for(config, task, setup)
     tools = default_tools(repo)
     system = system_prompt(gather_environment(repo), tools.definitions())
     if config.prompt:
@@ -135,7 +204,7 @@ async def run_agent(task: Task, config: Config, repo: Path) -> RunFinished:
         async with contextlib.AsyncExitStack() as stack:
             if isinstance(provider, contextlib.AbstractAsyncContextManager):
                 await stack.enter_async_context(provider)  # a real provider's connection
-            finished = await agent.run(task.problem_statement)
+            finished = await run_guarded(agent, repo, setup.settings, task.problem_statement)
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
     if finished.reason == Finish.CANCELLED:
@@ -143,11 +212,18 @@ async def run_agent(task: Task, config: Config, repo: Path) -> RunFinished:
     return finished
 
 
-def run_here(task: Task, config: Config, run: int, repo: Path, repos: Path | None) -> RunResult:
+def run_here(
+    task: Task,
+    config: Config,
+    run: int,
+    repo: Path,
+    repos: Path | None,
+    setup: Setup | None = None,
+) -> RunResult:
     """One run, in this process: scratch repository, agent, checks. What the worker does."""
     started = time.monotonic()
     base = make_repo(task, repo, repos)
-    finished = asyncio.run(run_agent(task, config, repo))
+    finished = asyncio.run(run_agent(task, config, repo, setup))
     verdict = check(task, repo, base, finished.text)
     return RunResult(
         instance_id=task.instance_id,
@@ -166,12 +242,21 @@ def run_here(task: Task, config: Config, run: int, repo: Path, repos: Path | Non
 
 
 def worker() -> None:
-    """The worker process: a job as JSON on stdin, its ``RunResult`` as JSON on stdout."""
+    """The worker process: a job as JSON on stdin, its ``RunResult`` as JSON on stdout.
+
+    A worker that holds a key makes itself not dumpable first (``secrets_env``): the agent's
+    commands, its children, must not read the key from its memory.
+    """
     job = json.loads(sys.stdin.read())
     task, config = Task.model_validate(job["task"]), Config.model_validate(job["config"])
+    setup = Setup.model_validate(job.get("setup") or {})
+    if setup.key:
+        from ..secrets_env import forbid_memory_reads
+
+        forbid_memory_reads()
     repos = Path(job["repos"]) if job["repos"] else None
     try:
-        result = run_here(task, config, job["run"], Path(job["repo"]), repos)
+        result = run_here(task, config, job["run"], Path(job["repo"]), repos, setup)
     except Exception as error:  # one broken run is a result, never a lost harness
         result = RunResult(
             instance_id=task.instance_id,
@@ -217,15 +302,16 @@ def stop(process: subprocess.Popen[str]) -> None:
 
 # --8<-- [start:isolated]
 def run_isolated(
-    task: Task, config: Config, run: int, repos: Path | None = None
+    task: Task, config: Config, run: int, repos: Path | None = None, setup: Setup | None = None
 ) -> RunResult:
     """One run in a fresh worker process and scratch folder, killed at its time limit.
 
     The worker starts a session of its own (a new process group), so a timeout kills the
     agent's commands with it. The scratch folder is removed afterwards, whatever happened.
+    ``setup`` (the user's settings and the key) goes to the worker in its job.
     """
     limit = config.time_limit or task.time_limit
-    # region ch25: mkdtemp; Popen the worker (own session); communicate the job with a timeout
+    # region ch25: mkdtemp; Popen the worker (own session, no secrets); send the job, with a timeout
     # more: on TimeoutExpired: stop(process) (it waits for the group), then a "timeout" result
     scratch = Path(tempfile.mkdtemp(prefix=f"claw-eval-{task.instance_id[:40]}-"))
     job = {
@@ -234,10 +320,11 @@ def run_isolated(
         "run": run,
         "repo": str(scratch / "repo"),
         "repos": str(repos) if repos is not None else None,
+        "setup": (setup or Setup()).model_dump(mode="json"),
     }
     package_root = str(Path(__file__).resolve().parents[2])
     path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, "PYTHONPATH": path}
+    env = {**scrubbed_env(os.environ), "PYTHONPATH": path}
     started = time.monotonic()
     process = subprocess.Popen(
         worker_command(),
@@ -281,16 +368,17 @@ def run_all(
     workers: int = 2,
     repos: Path | None = None,
     on_result: Callable[[RunResult], None] | None = None,
+    setup: Setup | None = None,
 ) -> list[RunResult]:
     """Every task under every configuration ``runs`` times, ``workers`` runs at a time.
 
     Results come back in the order of the jobs (configuration, task, run), whatever order
-    they finished in; ``on_result`` hears each as it finishes.
+    they finished in; ``on_result`` hears each as it finishes; every worker gets ``setup``.
     """
     jobs = [(task, config, n) for config in configs for task in tasks for n in range(1, runs + 1)]
 
     def one(job: tuple[Task, Config, int]) -> RunResult:
-        result = run_isolated(*job, repos=repos)
+        result = run_isolated(*job, repos=repos, setup=setup)
         if on_result is not None:
             on_result(result)
         return result

@@ -5,16 +5,26 @@ and meanings, so a file of SWE-bench Lite instances loads as it is; claw's own f
 (``files``, ``unchanged``, ``no_changes``, ``answer_pattern``, ``test_command``,
 ``scripts``, limits) are all optional. The rule that shapes this module: a bad task is
 refused when it is loaded, with the file, the line and the field named, never halfway
-through a run.
+through a run. That includes a task that names a file outside its own repository (an
+absolute path, a ``..``, or git's own ``.git`` folder) in ``files``, ``unchanged`` or
+``test_patch``: nothing of it is written anywhere.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import re
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from ..types import AssistantTurn
 
@@ -24,6 +34,62 @@ DEFAULT_TEST_COMMAND = ("python", "-m", "pytest", "-q", "-p", "no:cacheprovider"
 
 class TaskError(ValueError):
     """A task file or task that cannot be used; the message names where and which field."""
+
+
+def outside(path: str) -> str | None:
+    """Why ``path`` does not name a file inside a task's repository, or ``None`` if it does.
+
+    A task's paths are relative to its repository. An absolute one, or one that climbs out
+    with ``..``, would be written (or patched) outside it; and ``.git`` is git's own: a hook
+    or a ``core.fsmonitor`` planted there runs as soon as the harness commits.
+    """
+    parts = PurePosixPath(path).parts
+    if not parts or "\0" in path:
+        return "names no file"
+    if path.startswith("/"):
+        return "is absolute"
+    if ".." in parts:
+        return "climbs out of the repository with '..'"
+    if parts[0].lower() == ".git":
+        return "is inside .git, which only git writes"
+    return None
+
+
+HUNK = re.compile(r"@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+"""A hunk's header in a unified diff: how many old and new lines its body holds."""
+
+PATCH_HEADERS = ("--- ", "+++ ", "rename from ", "rename to ", "copy from ", "copy to ")
+"""The lines of a git diff that name a file (``diff --git`` repeats them)."""
+
+
+def patch_paths(patch: str) -> list[str]:
+    """The paths a diff names, as ``git apply`` reads them (``a/`` and ``b/`` taken off).
+
+    The hunks' bodies are skipped by their counts: a removed line ``-- x`` is not a header.
+    """
+    paths, lines = [], iter(patch.splitlines())
+    for line in lines:
+        hunk = HUNK.match(line)
+        if hunk is not None:
+            old, new = (int(count) if count is not None else 1 for count in hunk.groups())
+            while old > 0 or new > 0:
+                body = next(lines, None)
+                if body is None:
+                    break
+                sign = body[:1]
+                old -= sign in (" ", "-", "")
+                new -= sign in (" ", "+", "")
+            continue
+        header = next((h for h in PATCH_HEADERS if line.startswith(h)), None)
+        if header is None:
+            continue
+        path = line[len(header) :].split("\t")[0].strip().strip('"')
+        if path == "/dev/null":
+            continue
+        if header in ("--- ", "+++ ") and path[:2] in ("a/", "b/"):
+            path = path[2:]
+        paths.append(path)
+    return paths
 
 
 # --8<-- [start:task]
@@ -89,6 +155,20 @@ class Task(BaseModel):
         return value
         # endregion
     # --8<-- [end:json-list]
+
+    # --8<-- [start:inside]
+    @field_validator("files", "unchanged", "test_patch")
+    @classmethod
+    def _inside(cls, value: Any, info: ValidationInfo) -> Any:
+        """Refuse a path that is not inside the task's repository (``outside``)."""
+        names = patch_paths(value) if info.field_name == "test_patch" else list(value)
+        for name in names:
+            why = outside(name)
+            if why is not None:
+                task = info.data.get("instance_id", "?")
+                raise ValueError(f"{name!r} {why}: task {task} may name only its own files")
+        return value
+    # --8<-- [end:inside]
 
 
 # --8<-- [start:load]
