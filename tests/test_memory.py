@@ -390,6 +390,7 @@ def test_memory_attack_the_database_its_logs_and_its_folder_are_private_whatever
     database = folder / "memory.db"
     logs = [database.with_name(f"memory.db{suffix}") for suffix in ("-wal", "-shm")]
     assert modes(database, *logs) == ["600", "600", "600"]
+    assert not database.with_name("memory.db-journal").exists()  # WAL makes none: none made
     assert "hunter2" in texts(store.recall("password"))[0]
     store.close()
 
@@ -401,7 +402,9 @@ def test_memory_attack_an_older_loose_database_is_made_private_saying_so_once(
     older = MemoryStore(folder / "memory.db", project=tmp_path)  # stays open: its -wal stays
     older.remember("The deploy key is in the vault.")
     database = folder / "memory.db"
-    files = [database, *(database.with_name(f"memory.db{s}") for s in ("-wal", "-shm"))]
+    database.with_name("memory.db-journal").touch()  # an empty one, as a crash can leave
+    logs = ("-wal", "-shm", "-journal")
+    files = [database, *(database.with_name(f"memory.db{suffix}") for suffix in logs)]
     for path in files:  # as an older claw left them, readable by everyone
         path.chmod(0o644)
     folder.chmod(0o755)
@@ -410,7 +413,7 @@ def test_memory_attack_an_older_loose_database_is_made_private_saying_so_once(
     store = MemoryStore(database, project=tmp_path)
     assert texts(store.recall("deploy")) == ["The deploy key is in the vault."]  # nothing lost
 
-    assert modes(folder, *files) == ["700", "600", "600", "600"]
+    assert modes(folder, *files) == ["700", "600", "600", "600", "600"]
     said = capsys.readouterr().err.splitlines()
     assert said == [
         f"claw: {path} was open to other users (mode {old}); claw made it private (mode {new})"

@@ -19,7 +19,13 @@ from pathlib import Path
 import pytest
 from claw_command import calls, no_fsync, run_claw, says
 
-from claw.sessions import list_sessions, load_session, sessions_folder, start_session
+from claw.sessions import (
+    fork_session,
+    list_sessions,
+    load_session,
+    sessions_folder,
+    start_session,
+)
 from claw.transcript import TranscriptError, message_record
 from claw.types import UserMessage
 from clawbook.harness.loopback import LoopbackServer
@@ -221,3 +227,25 @@ def test_session_attack_loose_folders_an_older_claw_left_are_made_private_saying
     assert sent == ["What is in notes.txt?", "And?"]  # the session went on: nothing lost
     assert run_claw(server, tmp_path, monkeypatch, "More?", "-c", "--unguarded") == 0
     assert "open to other" not in capsys.readouterr().err  # said once
+
+
+def test_session_attack_a_fork_in_a_loose_home_makes_its_folders_private(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "home"  # claw's folder given as home, not CLAW_CONFIG_DIR
+    _, writer = start_session(tmp_path, home)
+    writer.append([message_record(UserMessage(content="The token is abc123."))])
+    writer.close()
+    folders = [home, home / "projects", writer.path.parent]
+    for folder in folders:
+        folder.chmod(0o755)
+    capsys.readouterr()
+
+    _, fork = fork_session(load_session(writer.path), tmp_path, home)
+    fork.close()
+
+    assert modes(*folders, fork.path) == ["700", "700", "700", "600"]
+    said = capsys.readouterr().err.splitlines()
+    assert said == [f"claw: {folder} was open to other users (mode 755); claw made it private "
+                    "(mode 700)" for folder in folders]
+    assert [m.text for m in load_session(fork.path).history] == ["The token is abc123."]
