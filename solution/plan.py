@@ -7,8 +7,9 @@ planning by calling ``exit_plan_mode`` with its plan: the plan is kept, and the 
 ``Finish.PLAN_PENDING``. The plan is then *pending*: the user approves it, and the state is
 *executing*, where plan mode lets every call through to the next checks; or the user rejects
 it with feedback, and the state is *planning* again. Every change of state is a method
-(``enter``, ``submit``, ``approve``, ``reject``), and a change the table does not allow
-raises ``PlanModeError`` instead of leaving the machine in a state nobody meant.
+(``enter``, ``submit``, ``approve``, ``reject``, and ``leave`` when the user quits planning),
+and a change the table does not allow raises ``PlanModeError`` instead of leaving the machine
+in a state nobody meant.
 
 Which tools may run while planning is decided by what a tool says about itself, never by a
 list of names: a new read-only tool (or, later, an MCP tool that declares itself read-only)
@@ -61,6 +62,7 @@ TRANSITIONS: dict[str, tuple[frozenset[PlanState], PlanState]] = {
     "submit": (frozenset({PlanState.PLANNING}), PlanState.PENDING),
     "approve": (frozenset({PlanState.PENDING}), PlanState.EXECUTING),
     "reject": (frozenset({PlanState.PENDING}), PlanState.PLANNING),
+    "leave": (frozenset({PlanState.PLANNING, PlanState.PENDING}), PlanState.EXECUTING),
 }
 """Every legal change of state: the event, the states it may happen in, the state it leads to."""
 
@@ -114,6 +116,18 @@ def rejection_prompt(feedback: str) -> str:
 def plan_mode_message() -> DeveloperMessage:
     """A developer message that tells the model it is planning (for ``Agent(context=...)``)."""
     return DeveloperMessage(content=PLAN_MODE_NOTE)
+
+
+PLAN_MODE_OVER = (
+    "Plan mode is over: the user left it without approving a plan. You may use every tool "
+    "again, as the permissions allow; do what the user asks next."
+)
+"""The developer message that tells the model the user left plan mode (``plan_over_message``)."""
+
+
+def plan_over_message() -> DeveloperMessage:
+    """A developer message that tells the model plan mode is over (after ``PlanMode.leave``)."""
+    return DeveloperMessage(content=PLAN_MODE_OVER)
 # --8<-- [end:messages]
 
 
@@ -199,6 +213,14 @@ class PlanMode:
         self._move("reject")
         self.plan = None
         return rejection_prompt(feedback)
+        # endregion
+
+    def leave(self) -> None:
+        """The user leaves plan mode without approving a plan: executing, and no plan kept."""
+        # region ch16: move to executing (from planning or pending); forget the plan
+        # more: self._move("leave"); self.plan = None
+        self._move("leave")
+        self.plan = None
         # endregion
     # --8<-- [end:transitions]
 

@@ -40,6 +40,61 @@ class AppState:
     """What later chapters keep for their commands (a cost tracker, a session)."""
 
 
+# --8<-- [start:modes]
+MODE_CYCLE = ("default", "acceptEdits", "plan")
+"""The modes Shift+Tab steps through at the prompt, in Claude Code's order."""
+
+
+def shown_mode(state: AppState) -> str | None:
+    """The mode claw is in: ``plan`` while plan mode plans or waits, else chapter 13's mode.
+
+    ``None`` with ``--unguarded``, where there is none.
+    """
+    if state.guarded is None:
+        return None
+    from .plan import PlanState
+
+    if state.guarded.plan.state is not PlanState.EXECUTING:
+        return "plan"
+    return str(state.guarded.permissions.mode)
+
+
+def set_mode(state: AppState, mode: str) -> None:
+    """Switch to ``mode`` (a ``permissions.Mode`` value); ``ValueError`` for an unknown one.
+
+    ``plan`` starts chapter 16's plan mode (which keeps the permission mode for afterwards);
+    any other mode leaves plan mode first, and the model is told either way.
+    """
+    from .permissions import Mode
+    from .plan import PlanState, plan_mode_message, plan_over_message
+
+    guarded = state.guarded
+    if guarded is None:
+        raise ValueError("there are no modes with --unguarded")
+    wanted = Mode(mode)
+    planning = guarded.plan.state is not PlanState.EXECUTING
+    if wanted is Mode.PLAN:
+        if not planning:
+            guarded.plan.enter()
+            state.agent.history.append(plan_mode_message())
+        return
+    if planning:
+        guarded.plan.leave()
+        state.agent.history.append(plan_over_message())
+    guarded.permissions.mode = wanted
+
+
+def next_mode(state: AppState) -> str | None:
+    """Shift+Tab: switch to the mode after the current one in ``MODE_CYCLE``; the new mode."""
+    current = shown_mode(state)
+    if current is None:
+        return None
+    at = MODE_CYCLE.index(current) if current in MODE_CYCLE else -1
+    set_mode(state, MODE_CYCLE[(at + 1) % len(MODE_CYCLE)])
+    return shown_mode(state)
+# --8<-- [end:modes]
+
+
 Handler = Callable[[AppState, str], Awaitable[None]]
 """A command's handler: the app's state and the text after the command's name."""
 
@@ -122,7 +177,7 @@ def default_commands() -> SlashCommands:
         for command in commands.commands.values():
             state.out.write(f"  {command.name.ljust(width)}  {command.help}\n")
         state.out.write("  Enter sends; Alt-Enter or a line ending in \\ adds a line; "
-                        "Ctrl-C stops a run; Ctrl-D exits.\n")
+                        "Shift+Tab changes the mode; Ctrl-C stops a run; Ctrl-D exits.\n")
 
     @commands.register("/clear", "start a new conversation (forget everything said so far)")
     async def clear(state: AppState, rest: str) -> None:
@@ -151,12 +206,12 @@ def default_commands() -> SlashCommands:
         rules = state.guarded.permissions
         if rest:
             try:
-                rules.mode = Mode(rest)
+                set_mode(state, rest)
             except ValueError:
                 names = ", ".join(mode.value for mode in Mode)
                 state.out.write(f"unknown mode {terminal_text(rest)!r}; the modes are {names}\n")
                 return
-        state.out.write(f"mode: {rules.mode}\n")
+        state.out.write(f"mode: {shown_mode(state)}\n")
         for decision, listed in rules.rules.items():
             for rule in listed:
                 state.out.write(f"  {decision}: {terminal_text(str(rule))}\n")

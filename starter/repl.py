@@ -34,14 +34,23 @@ from rich.console import Console
 
 from .agent import Finish
 from .app import open_agent
-from .display import arguments_text, one_line, terminal_text
+from .display import arguments_text, error_line, one_line, terminal_text
+from .errors import ClawError
 from .events import Event, RunFinished, SubagentEvent
 from .options import EXIT_DONE
 from .permissions import Approval
 from .preview import change_preview
 from .render import RunView
 from .signals import Stopper
-from .slash import AppState, SlashCommands, UnknownCommand, default_commands, prompt_of
+from .slash import (
+    AppState,
+    SlashCommands,
+    UnknownCommand,
+    default_commands,
+    next_mode,
+    prompt_of,
+    shown_mode,
+)
 from .todo import Todo
 from .types import DeveloperMessage, Message, SystemMessage, ToolCall
 
@@ -105,13 +114,22 @@ class ReplCompleter(Completer):
         yield from self.paths.get_completions(Document(word, len(word)), complete_event)
 
 
-def key_bindings(cleared: Callable[[str], object] | None = None) -> KeyBindings:
+def key_bindings(
+    cleared: Callable[[str], object] | None = None, cycle: Callable[[], object] | None = None
+) -> KeyBindings:
     r"""Enter sends; Alt-Enter, or Enter after a ``\``, starts a new line; Ctrl-C clears.
 
     Ctrl-C with text typed clears it without leaving the prompt (``cleared`` is told what was
     cleared); at an empty prompt it raises ``KeyboardInterrupt`` from the prompt, as usual.
+    Shift+Tab calls ``cycle`` (the next permission mode) and redraws the prompt, which shows it.
     """
     bindings = KeyBindings()
+
+    @bindings.add("s-tab")
+    def _(event: KeyPressEvent) -> None:
+        if cycle is not None:
+            cycle()
+            event.app.invalidate()
 
     @bindings.add("c-c")
     def _(event: KeyPressEvent) -> None:
@@ -222,13 +240,22 @@ class Repl:
             history=FileHistory(str(history)) if history is not None else None,
             completer=ReplCompleter(commands.names),
             complete_while_typing=False,
-            key_bindings=key_bindings(cleared=self.presses.press),
+            key_bindings=key_bindings(cleared=self.presses.press, cycle=self.next_mode),
         )
         self.running = False
         self.terminated: int | None = None
         """The SIGTERM or SIGHUP that ends the REPL, once it came."""
         self._prompting: asyncio.Task[object] | None = None
         self.stopper = Stopper(self.on_signal)
+
+    def prompt(self) -> str:
+        """The prompt, with the mode in it unless it is ``default``: ``claw [plan]> ``."""
+        mode = shown_mode(self.state)
+        return PROMPT if mode in (None, "default") else f"claw [{mode}]> "
+
+    def next_mode(self) -> None:
+        """Shift+Tab at the prompt: the next mode of ``slash.MODE_CYCLE``."""
+        next_mode(self.state)
 
     def on_signal(self) -> None:
         """A signal arrived: Ctrl-C cancels the run, SIGTERM or SIGHUP end claw.
@@ -259,7 +286,8 @@ class Repl:
             # KeyboardInterrupt to the event loop, which lets it end the program.
             self._prompting = asyncio.current_task()
             try:
-                line = await self.session.prompt_async(PROMPT, handle_sigint=False)
+                # A callable: drawn again after each key, so Shift+Tab shows the new mode.
+                line = await self.session.prompt_async(self.prompt, handle_sigint=False)
             except KeyboardInterrupt:
                 if presses.press(self.session.default_buffer.text):
                     return None
@@ -348,6 +376,8 @@ class Repl:
                         await self.turn(prompt_of(line))
                 except UnknownCommand as error:
                     self.err.write(f"{error}\n")
+                except ClawError as error:  # the server is down, say: tell it, keep the REPL
+                    self.err.write(error_line(error) + "\n")
                 line = None
         return 128 + self.terminated if self.terminated is not None else EXIT_DONE
 

@@ -122,6 +122,8 @@ class Conversation:
     """Standard output: the answers, and what slash commands print."""
     err: str
     """Standard error: everything about the answers (approval questions, notices, the summary)."""
+    screen: str = ""
+    """What prompt_toolkit drew (the prompts, with escape sequences), if ``converse`` kept it."""
 
 
 def converse(
@@ -131,6 +133,7 @@ def converse(
     *arguments: str,
     keys: str,
     home: Path | None = None,
+    screen: bool = False,
 ) -> Conversation:
     r"""``claw ARGUMENTS...`` at a terminal, in this process: the REPL, with ``keys`` typed.
 
@@ -138,11 +141,15 @@ def converse(
     them, ahead of time: ``\r`` is Enter, ``\x03`` Ctrl-C, ``\x04`` Ctrl-D, ``\x1b[A`` Up.
     Once they run out, the input ends, which the prompt takes as Ctrl-D. Ctrl-C while a run
     goes on is a signal that only a real terminal sends (``claw_process.Terminal``). The home
-    folder, which holds the prompt history, is ``home`` (default: ``project``).
+    folder, which holds the prompt history, is ``home`` (default: ``project``). With
+    ``screen``, what prompt_toolkit draws is kept (``Conversation.screen``), as a 24x80
+    terminal would be sent it; otherwise it is thrown away.
     """
     from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.data_structures import Size
     from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output import DummyOutput
+    from prompt_toolkit.output import DummyOutput, Output
+    from prompt_toolkit.output.vt100 import Vt100_Output
 
     monkeypatch.chdir(project)
     monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test")
@@ -152,8 +159,12 @@ def converse(
     monkeypatch.setattr("sys.stdin", Terminal())
     monkeypatch.setattr("sys.stdout", out)
     monkeypatch.setattr("sys.stderr", err)
-    with create_pipe_input() as typed, create_app_session(input=typed, output=DummyOutput()):
+    drawn = io.StringIO()
+    output: Output = DummyOutput()
+    if screen:
+        output = Vt100_Output(drawn, lambda: Size(rows=24, columns=80), term="xterm")
+    with create_pipe_input() as typed, create_app_session(input=typed, output=output):
         typed.send_text(keys)
         typed.close()  # the end of the input once the keys are read
         status = main([*arguments, "--model", "test/model", "--base-url", server.base_url])
-    return Conversation(status, out.getvalue(), err.getvalue())
+    return Conversation(status, out.getvalue(), err.getvalue(), drawn.getvalue())

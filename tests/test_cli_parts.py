@@ -21,13 +21,13 @@ from claw.guard import guard
 from claw.loop import Agent
 from claw.main import parse_arguments
 from claw.permissions import Mode
-from claw.plan import PlanState
+from claw.plan import PlanState, plan_mode_message
 from claw.preview import change_preview
 from claw.printmode import UsageError, event_object, read_prompt, result_object
 from claw.render import BlockSplitter, MarkdownStream
 from claw.repl import ExitPresses
 from claw.signals import exit_status
-from claw.slash import AppState, UnknownCommand, default_commands
+from claw.slash import AppState, UnknownCommand, default_commands, next_mode, shown_mode
 from claw.streaming import MockStreamProvider, TextDelta
 from claw.types import SystemMessage, TokenUsage, ToolCall, UserMessage
 
@@ -272,6 +272,28 @@ async def test_cli_slash_permissions_and_plan_change_the_guard(tmp_path: Path) -
     assert state.guarded.plan.state is PlanState.PLANNING
     assert "plan mode" in str(state.agent.history[-1])  # the model is told it plans now
     assert "cannot enter while planning" in await command(state, "/plan")
+
+
+async def test_cli_slash_permissions_shows_plan_while_planning_and_leaves_it(
+    tmp_path: Path,
+) -> None:
+    state = app_state(tmp_path)
+    assert next_mode(state) is None and shown_mode(state) is None  # --unguarded: no modes
+    state.guarded = guard(state.agent, tmp_path, approve=None)
+    await command(state, "/plan")
+    assert (await command(state, "/permissions")).startswith("mode: plan\n")
+    assert (await command(state, "/permissions acceptEdits")).startswith("mode: acceptEdits\n")
+    assert state.guarded.plan.state is PlanState.EXECUTING  # plan mode is left
+    assert state.guarded.permissions.mode is Mode.ACCEPT_EDITS
+    assert "Plan mode is over" in str(state.agent.history[-1])  # and the model is told
+    assert (await command(state, "/permissions plan")).startswith("mode: plan\n")
+    assert state.guarded.plan.state is PlanState.PLANNING  # chapter 16's plan mode, entered
+    assert state.agent.history[-1] == plan_mode_message()
+    assert state.guarded.permissions.mode is Mode.ACCEPT_EDITS  # kept for afterwards
+    # Shift+Tab: default, acceptEdits, plan, and round again; any other mode goes to default.
+    assert [next_mode(state) for _ in range(4)] == ["default", "acceptEdits", "plan", "default"]
+    await command(state, "/permissions bypassPermissions")
+    assert next_mode(state) == "default"
 
 
 async def test_cli_commands_registered_later_appear_in_help_and_run(tmp_path: Path) -> None:

@@ -19,10 +19,11 @@ import signal
 from pathlib import Path
 
 import pytest
-from claw_command import calls, converse, no_fsync, says
+from claw_command import calls, converse, no_fsync, says, tool_results
 from claw_process import TIMEOUT, piped, raise_todo, terminal
 from marked_processes import assert_none_marked, marked, unique_marker
 
+from claw.plan import PLAN_MODE_NOTE, PLAN_MODE_OVER, refusal
 from claw.repl import EXIT_HINT
 from clawbook.harness.loopback import LoopbackServer, StreamReply, chunk, sse, text_chunks
 
@@ -196,3 +197,35 @@ def test_cli_a_signal_cancels_the_run_kills_its_commands_and_exits(
     result = json.loads(out)
     assert result["finish_reason"] == "cancelled" and result["is_error"] is True
     assert "Traceback" not in err
+
+
+def test_cli_terminal_shows_the_mode_in_the_prompt_shift_tab_cycles_and_leaving_plan_works(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write = {"path": "notes.md", "content": "planned\n"}
+    server.add(
+        calls("write", write, call_id="w1"),
+        says("I may only plan."),
+        calls("write", write, call_id="w2"),
+        says("Written."),
+    )
+    keys = (
+        "\x1b[Z/permissions\r"  # Shift+Tab: acceptEdits
+        "\x1b[ZWrite the notes.\r"  # Shift+Tab again: plan, where the write is refused
+        "/permissions\r"
+        "/permissions default\r"  # leaves plan mode
+        "Write them now.\r"
+        "y\r"  # default mode asks before a write
+    )
+    done = converse(server, tmp_path, monkeypatch, keys=keys, screen=True)
+    assert done.status == 0
+    # Each prompt is drawn with the mode it is in (the default mode is the bare prompt).
+    drawn = done.screen
+    assert drawn.index("claw [acceptEdits]> ") < drawn.index("claw [plan]> ")
+    assert drawn.rindex("claw [plan]> ") < drawn.rindex("claw> ")
+    said = [line for line in done.out.splitlines() if line.startswith("mode: ")]
+    assert said == ["mode: acceptEdits", "mode: plan", "mode: default"]
+    assert PLAN_MODE_NOTE in json.dumps(server.requests[0].json["messages"])  # model told
+    assert refusal("write") in tool_results(server)[0]
+    assert PLAN_MODE_OVER in json.dumps(server.requests[2].json["messages"])
+    assert (tmp_path / "notes.md").read_text() == "planned\n"

@@ -23,6 +23,7 @@ from claw.plan import (
     PlanModeError,
     PlanState,
     plan_mode_message,
+    plan_over_message,
 )
 from claw.registry import default_tools
 from claw.streaming import MockStreamProvider
@@ -127,6 +128,11 @@ async def test_plan_full_cycle_plan_approve_plan_again(tmp_path: Path) -> None:
         (["submit", "approve"], "approve", "cannot approve while executing"),
         (["submit", "approve"], "reject", "cannot reject while executing"),
         (["submit", "approve"], "submit", "cannot submit while executing"),
+        (
+            ["submit", "approve"],
+            "leave",
+            "cannot leave while executing; leave is allowed only while pending or planning",
+        ),
     ],
 )
 def test_plan_illegal_transition_raises_and_changes_nothing(
@@ -166,27 +172,46 @@ def perform(plan: PlanMode, event: str) -> None:
             plan.approve()
         case "reject":
             plan.reject("not like this")
+        case "leave":
+            plan.leave()
 
 
 SEQUENCES = list(itertools.product(sorted(TRANSITIONS), repeat=5))
-"""Every sequence of five events (1,024), and so every shorter one, as the start of one: each
+"""Every sequence of five events (3,125), and so every shorter one, as the start of one: each
 legal or illegal event from every state, after every way of getting there."""
 
 
 def test_plan_any_sequence_of_events_follows_the_table() -> None:
     for events in SEQUENCES:
         plan = PlanMode(ToolSet(), Finishes())
-        expected = PlanState.PLANNING
+        expected, kept = PlanState.PLANNING, False
         for event in events:
             allowed, target = TRANSITIONS[event]
             if expected in allowed:
                 perform(plan, event)
                 expected = target
+                kept = event in ("submit", "approve")  # only a plan presented or approved stays
             else:
                 with pytest.raises(PlanModeError, match=f"cannot {event} while {expected.value}"):
                     perform(plan, event)
             assert plan.state is expected, events
-            assert (plan.plan is not None) == (expected is not PlanState.PLANNING), events
+            assert (plan.plan is not None) == kept, events
+
+
+@pytest.mark.parametrize("before", [[], ["submit"]], ids=["planning", "pending"])
+async def test_plan_leave_executes_without_a_plan_and_lets_calls_through(
+    tmp_path: Path, before: list[str]
+) -> None:
+    plan, _, _ = planning(tmp_path)
+    for step in before:
+        perform(plan, step)
+    plan.leave()  # the user quit plan mode (/permissions default, Shift+Tab)
+    assert (plan.state, plan.plan) == (PlanState.EXECUTING, None)
+    write = call("write", path="notes.md", content="x")
+    assert await plan.check(write) == write  # on to the next checks, no longer refused
+    assert "Plan mode is over" in plan_over_message().text
+    plan.enter()  # and planning can start again
+    assert plan.state is PlanState.PLANNING
 
 
 def test_plan_reject_plans_again_and_the_prompt_carries_the_feedback(tmp_path: Path) -> None:
