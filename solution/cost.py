@@ -294,6 +294,13 @@ class Budget:
             tokens = estimate_prompt_tokens(self.tracker.last_prompt_tokens, history[self.sent :])
         else:
             tokens = estimate_prompt_tokens(0, history)
+        return self.price(tokens)
+
+    def price(self, tokens: int) -> Decimal | None:
+        """What ``tokens`` prompt tokens cost: the list's prompt price, else the last call's.
+
+        ``None`` when neither is known. Chapter 21's children price their calls with it too.
+        """
         info = self.tracker.info()
         if info is not None and info.prompt is not None:
             return tokens * info.prompt

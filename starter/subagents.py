@@ -13,7 +13,10 @@ can read, never an exception that ends the parent. Cancelling the parent cancels
 the child runs inside the parent's tool call, and chapter 7's ``race`` cancels that call.
 
 A ``task`` tool whose children only look is read-only itself, so chapter 12's batches run
-several of them at the same time.
+several of them at the same time. The children keep the limits of the parent's run: each of
+their model calls counts toward the parent's ``max_steps``, and in ``claw`` each is priced
+before it is sent, against the session's budget; one turn may start at most
+``MAX_TASKS_PER_TURN`` children, and at most ``MAX_RUNNING_TASKS`` run at once.
 """
 
 from __future__ import annotations
@@ -23,23 +26,25 @@ import contextlib
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from .agent import Finish
-from .cost import format_cost
+from .cost import estimate_prompt_tokens, format_cost
 from .events import Event, RunFinished, StepUsage, SubagentEvent
 from .registry import is_read_only
 from .todo import Todo
 from .tools.base import ArgumentsTool, ToolArguments
-from .types import TokenUsage, ToolOutput, ToolSet
+from .types import Message, TokenUsage, ToolOutput, ToolSet
 
 if TYPE_CHECKING:
     from .cost import Budget as SessionBudget
     from .loop import Agent
+    from .preflight import PreflightAgent
 
 TASK = "task"
 """The tool's name, as the model calls it."""
@@ -49,6 +54,14 @@ GIT_TIMEOUT = 30.0
 
 DEFAULT_CHILD_STEPS = 10
 """How many provider calls a child may make when the ``TaskTool`` is not told otherwise."""
+
+MAX_TASKS_PER_TURN = 20
+"""How many ``task`` calls one turn of the parent may start; each call past it is refused."""
+
+MAX_RUNNING_TASKS = 10
+"""How many children of one ``task`` tool run at the same time; the others wait for a place.
+
+Claude Code's default for calls that run side by side (``CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY``)."""
 
 NO_CHILD_TOOLS = frozenset({TASK, "ask_user"})
 """Tools a child never gets: no grandchildren, and no questions to a person who cannot see
@@ -115,11 +128,55 @@ def session_budget(budget: SessionBudget) -> Budget:
     return check
 
 
+class SessionMoney:
+    """Chapter 17's budget as children see it before each of their calls is sent.
+
+    Children run side by side: eight of them may each ask before any has spent a cent. So a
+    call that is let through reserves its estimate (``pending``) until its usage is counted.
+    """
+
+    def __init__(self, budget: SessionBudget) -> None:
+        """The money of ``budget``: its ``limit``, and what its tracker counts as spent."""
+        self.budget = budget
+        self.pending = Decimal(0)
+        """The estimates of the children's calls let through whose usage is not counted yet."""
+
+    def reserve(self, history: Sequence[Message]) -> tuple[Decimal, str | None]:
+        """Reserve the estimate of a child's call that sends ``history``: ``(estimate, None)``.
+
+        ``(0, why)`` instead, reserving nothing, when the session has spent its limit, or when
+        what it has spent, plus ``pending``, plus this estimate would pass it. The estimate is
+        chapter 17's: ``estimate_prompt_tokens`` of the whole history at ``Budget.price``; an
+        unknown price counts as nothing, as it does for the parent.
+        """
+        estimate = self.budget.price(estimate_prompt_tokens(0, history)) or Decimal(0)
+        spent, limit = self.budget.tracker.session.cost, self.budget.limit
+        if spent >= limit or spent + self.pending + estimate > limit:
+            return Decimal(0), (
+                f"its next call, estimated at {format_cost(estimate)}, would take the session "
+                f"past its {format_cost(limit)} budget ({format_cost(spent)} spent, "
+                f"{format_cost(self.pending)} on its way)"
+            )
+        self.pending += estimate
+        return estimate, None
+
+    def settle(self, estimate: Decimal) -> None:
+        """A reserved call's usage is counted now (or will never come): free its ``estimate``."""
+        self.pending -= estimate
+
+
 def limit_children(agent: Agent, budget: SessionBudget) -> None:
-    """Give every ``task`` tool of ``agent`` that has no budget of its own ``session_budget``."""
+    """Limit every ``task`` tool of ``agent`` by the session's ``budget``.
+
+    One that has no budget of its own gets ``session_budget``; all share one ``SessionMoney``,
+    which prices each child call before it is sent.
+    """
+    money = SessionMoney(budget)
     for tool in agent.tools:
-        if isinstance(tool, TaskTool) and tool.budget is None:
-            tool.budget = session_budget(budget)
+        if isinstance(tool, TaskTool):
+            tool.money = money
+            if tool.budget is None:
+                tool.budget = session_budget(budget)
 
 
 def child_tools(tools: ToolSet, *, read_only: bool = True) -> ToolSet:
@@ -168,15 +225,32 @@ class TaskTool(ArgumentsTool[TaskArguments]):
         budget: Budget | None = None,
         read_only: bool = True,
         system: str = CHILD_PROMPT,
+        max_per_turn: int = MAX_TASKS_PER_TURN,
+        max_running: int = MAX_RUNNING_TASKS,
     ) -> None:
         """Children of at most ``max_steps`` steps, stopped when ``budget`` says so.
 
         ``read_only=False`` gives children the parent's changing tools too (and makes this
-        tool not read-only, so its calls run one at a time).
+        tool not read-only, so its calls run one at a time). One turn of the parent may start
+        ``max_per_turn`` children, and ``max_running`` of them run at once.
         """
-        if max_steps < 1:
-            raise ValueError(f"max_steps must be at least 1, not {max_steps}")
+        for name, value in (
+            ("max_steps", max_steps),
+            ("max_per_turn", max_per_turn),
+            ("max_running", max_running),
+        ):
+            if value < 1:
+                raise ValueError(f"{name} must be at least 1, not {value}")
         self.max_steps = max_steps
+        self.max_per_turn = max_per_turn
+        self.running = asyncio.Semaphore(max_running)
+        """A place for each child running now; a child waits here for one before its run."""
+        self.money: SessionMoney | None = None
+        """The session's money, which prices each child call before it is sent (``claw``)."""
+        self.calls = 0
+        """Model calls of the parent's run in progress: its own, and its children's so far."""
+        self.this_turn = 0
+        """``task`` calls of the parent's current turn so far."""
         self.budget = budget
         self.read_only = read_only
         """Chapter 12's flag: calls of this tool may run side by side when it is true."""
@@ -186,29 +260,68 @@ class TaskTool(ArgumentsTool[TaskArguments]):
         """How many children this tool has started; the next one is ``task-{started + 1}``."""
 
     def bind(self, parent: Agent) -> None:
-        """Make ``parent`` the agent whose provider, gate and observers children share."""
-        self.parent = parent
+        """Make ``parent`` the agent whose provider, gate and observers children share.
 
-    def spawn(self, parent: Agent) -> tuple[str, Agent]:
+        ``count`` becomes one of its observers (bind once).
+        """
+        self.parent = parent
+        parent.sink.add(self.count)
+
+    def count(self, event: Event) -> None:
+        """The parent's observer: each of its own calls is one more of its run, and a new turn.
+
+        A child's events reach the parent wrapped in a ``SubagentEvent``, so a bare
+        ``StepUsage`` is the parent's own; its ``RunFinished`` starts the next run at 0.
+        """
+        if isinstance(event, StepUsage):
+            self.calls += 1
+            self.this_turn = 0
+        elif isinstance(event, RunFinished):
+            self.calls = 0
+            self.this_turn = 0
+
+    def spawn(self, parent: Agent) -> tuple[str, PreflightAgent]:
         """A new child of ``parent`` and its id, ``task-1``, ``task-2``, ... in start order.
 
-        The child has ``child_tools``, this tool's ``system`` prompt and ``max_steps``, the
-        parent's provider, gate and ``concurrent`` flag, and one observer: it hands each event
-        to the parent's observers as ``SubagentEvent(agent_id, event)``.
+        The child is a ``PreflightAgent`` (chapter 17's, with no checks yet) with
+        ``child_tools``, this tool's ``system`` prompt and ``max_steps``, the parent's
+        provider, gate and ``concurrent`` flag, and one observer: it hands each event to the
+        parent's observers as ``SubagentEvent(agent_id, event)``.
         """
         raise Todo(
             "ch21",
-            "count the child, build an Agent sharing provider and gate, wrap its events",
+            "count the child, a PreflightAgent sharing provider and gate, wrap events",
+        )
+
+    def admit(
+        self, parent: Agent, history: Sequence[Message], reserved: list[Decimal]
+    ) -> str | None:
+        """Whether a child of ``parent`` may send ``history`` now: ``None``, or why not.
+
+        Not once the parent's run has made ``parent.limits.max_steps`` model calls, its own and
+        its children's together (``calls``); not when ``money``, if there is any, says the call
+        would take the session past its budget. A call let through counts in ``calls``, and
+        its estimate goes into ``reserved``; the call that takes the last step asks the parent
+        to finish ``MAX_TURNS`` once its turn's calls are answered.
+        """
+        raise Todo(
+            "ch21",
+            "the run's steps used up? the money refused? else count, reserve, maybe finish",
         )
 
     async def call(self, args: TaskArguments) -> ToolOutput:
         """Run a child on ``args.prompt`` to the end; its answer, or an error result.
 
-        The budget is checked after every step (each ``StepUsage``); over it, the child is
-        cancelled. An exception from the child is an error result; cancelling this call
-        cancels the child, and ``CancelledError`` goes on up.
+        Past ``max_per_turn`` calls in one turn, the call is refused. Before each of the
+        child's calls, ``admit`` decides (a refusal ends the child ``BUDGET``); the budget is
+        checked after every step (each ``StepUsage``); over it, the child is cancelled. The
+        child waits for a place among ``max_running``. An exception from the child is an error
+        result; cancelling this call cancels the child, and ``CancelledError`` goes on up.
         """
-        raise Todo("ch21", "spawn, watch usage against the budget, run, turn the end into a result")
+        raise Todo(
+            "ch21",
+            "cap the turn, spawn, admit each call, watch usage, run in a place, result",
+        )
 
 
 class WorktreeError(Exception):
@@ -254,7 +367,7 @@ class WorktreeTaskTool(TaskTool):
         self.worktree: Path | None = None
         """The worktree of the child running now (calls of this tool never overlap)."""
 
-    def spawn(self, parent: Agent) -> tuple[str, Agent]:
+    def spawn(self, parent: Agent) -> tuple[str, PreflightAgent]:
         """Chapter 21's child, with tools rooted in the current worktree instead of the parent's."""
         agent_id, child = super().spawn(parent)
         assert self.worktree is not None, "spawn runs inside call, which made the worktree"

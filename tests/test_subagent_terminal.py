@@ -60,4 +60,4 @@ async def test_subagent_progress_is_drawn_in_the_terminal_app_one_line_per_child
     ]
     assert lines[start + 3].startswith("  ✓ task: app.py reads it.")
     assert "\x1b" not in screen.getvalue()
-    assert len(agent.sink.observers) == 0, "the REPL's observer leaves with its run"
+    assert agent.sink.observers == [tool.count], "the REPL's observer leaves with its run"
