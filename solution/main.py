@@ -385,8 +385,7 @@ async def open_claw(
             )
         servers: McpServers | None = None
         try:
-            if trusted:  # an untrusted folder's .mcp.json starts nothing, even with --mcp
-                servers = await start_mcp_servers(cwd, agent, arguments.mcp, err)  # chapter 23
+            servers = await start_mcp_servers(cwd, agent, arguments.mcp, err)  # chapter 23
             yield Opened(agent, guarded, settings, costs, context, recorder)
         finally:
             if servers is not None:

@@ -11,12 +11,14 @@ from small checks that each do one job, in a fixed order:
    change its arguments;
 4. permissions (chapter 13): the allow, ask and deny rules, and the user's approval.
 
-A check either lets the call go on (returning it, or a changed copy) or answers it (returning
-a ``ToolOutput``, usually an error that says what was refused and why); the first answer ends
-the chain and the tool never runs. A changed copy (a hook's ``updatedInput``) goes through
-the checks before it again: new arguments never skip the safety checks. After the tool,
-``after`` hooks (chapter 15's ``PostToolUse``) see the call and its output and may change
-the output.
+A call of a tool that does not exist is answered first, as ``run_tool`` answers it (``unknown
+tool 'x'; the tools are: ...``): there is nothing to run, so nothing to check or approve, and
+the model learns the names it may use. Then each check either lets the call go on (returning
+it, or a changed copy) or answers it (returning a ``ToolOutput``, usually an error that says
+what was refused and why); the first answer ends the chain and the tool never runs. A changed
+copy (a hook's ``updatedInput``) goes through the checks before it again: new arguments never
+skip the safety checks. After the tool, ``after`` hooks (chapter 15's ``PostToolUse``) see the
+call and its output and may change the output.
 """
 
 from __future__ import annotations
@@ -51,8 +53,11 @@ class Controls:
     async def __call__(self, call: ToolCall) -> ToolOutput:
         """Answer ``call``: with the first check's refusal, or by running the tool.
 
-        When a check changes the call, the checks before it look at the changed call too.
+        When a check changes the call, the checks before it look at the changed call too. A
+        name no tool has is answered by ``run_tool`` at once (an unknown tool), before any check.
         """
+        if call.name not in self.tools:
+            return await run_tool(self.tools, call)
         for index, check in enumerate(self.checks):
             verdict = await check(call)
             if isinstance(verdict, ToolOutput):

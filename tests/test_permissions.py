@@ -327,6 +327,27 @@ async def test_permissions_end_to_end_rm_hidden_after_git_status_never_runs(
     assert finished.reason is Finish.DONE
 
 
+async def test_permissions_an_unknown_tool_is_not_asked_about_and_the_model_gets_the_tools(
+    tmp_path: Path,
+) -> None:
+    from claw.registry import default_tools
+
+    typo = ToolCall(id="t1", name="wrtie", arguments={"path": "a.txt", "content": "x"})
+    write = ToolCall(id="w1", name="write", arguments={"path": "a.txt", "content": "x"})
+    provider = MockStreamProvider([turn(typo), turn(write), "done"])
+    agent = Agent(provider, default_tools(tmp_path))
+    approve = Scripted(Approval.ONCE)
+    rules = Permissions(tmp_path, approve=approve, agent=agent)
+    agent.gate = Controls(agent.tools, checks=[rules.check])
+    await agent.run("Write a.txt.")
+    assert [call.name for call, _ in approve.asked] == ["write"]  # never asked about "wrtie"
+    [unknown] = results(provider, 2)
+    names = ", ".join(agent.tools.names)
+    assert unknown.is_error and unknown.text == f"unknown tool 'wrtie'; the tools are: {names}"
+    assert rules.denials == 0  # nothing was refused: there was nothing to run
+    assert (tmp_path / "a.txt").read_text() == "x"
+
+
 async def test_permissions_end_to_end_three_denials_end_the_run(tmp_path: Path) -> None:
     calls = [ToolCall(id=f"w{i}", name="write", arguments={"path": f"f{i}.txt", "content": "x"})
              for i in range(1, 5)]
