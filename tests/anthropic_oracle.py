@@ -230,7 +230,24 @@ def serve() -> None:
             sdk_stream.get_final_message()
         return {"results": results, "blocks": len(final.content)}
 
+    def continue_paused(url: str, request: dict[str, Any]) -> dict[str, Any]:
+        """The documented way to go on with a turn paused by ``pause_turn``: the response's
+        content blocks, as they came, sent back as the assistant's message with nothing after
+        it, until a response is not paused. What the SDK made of each response, in order."""
+        sdk = client(url)
+        messages: list[Any] = list(request["messages"])
+        turns: list[dict[str, Any]] = []
+        while len(turns) < 4:
+            with sdk.messages.stream(**{**request, "messages": messages}) as sdk_stream:
+                final = sdk_stream.get_final_message()
+            turns.append(sdk_view(final))
+            if final.stop_reason != "pause_turn":
+                break
+            messages = [*messages, {"role": "assistant", "content": final.content}]
+        return {"turns": turns}
+
     questions = {
+        "continue_paused": continue_paused,
         "stream": stream,
         "create": create,
         "check_request": check_request,

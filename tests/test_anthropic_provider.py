@@ -38,6 +38,7 @@ from claw.errors import (
     StreamError,
 )
 from claw.providers.anthropic import (
+    MAX_PAUSES,
     AnthropicProvider,
     MessageStreamReader,
     error_from_anthropic,
@@ -277,6 +278,77 @@ async def test_anthropic_maps_stop_reasons(server, reason, expected):
         turn = await provider.stream_turn([Message.user("hi")], [])
     assert turn.stop_reason is expected
     assert turn.text == "Some text"
+
+
+PAUSED = [
+    ([thinking("Search the docs first."), text("Searching. ")], "pause_turn", usage(100, 10)),
+    ([text("Still searching. ")], "pause_turn", usage(150, 5, read=100)),
+    ([text("Found it.")], "end_turn", usage(200, 7, read=150, written=40)),
+]
+"""A turn the server pauses twice: the content of each paused Message is part of the turn."""
+
+
+@pytest.mark.parametrize("mode", ["stream", "complete"])
+async def test_anthropic_continues_a_paused_turn_by_sending_its_content_back(server, mode):
+    for blocks, reason, counts in PAUSED:
+        if mode == "stream":
+            server.add(StreamReply([stream(blocks, reason, counts)]))
+        else:
+            server.add(JSONReply(message(blocks, reason, counts)))
+    async with make(server) as provider:
+        if mode == "stream":
+            turn = await provider.stream_turn([Message.user("go")], [READ])
+        else:
+            turn = await provider.complete([Message.user("go")], [READ])
+
+    # One turn for the agent: the three Messages' content, in order, and their usage added up.
+    assert turn.text == "Searching. Still searching. Found it."
+    assert turn.stop_reason is StopReason.END_TURN
+    assert turn.reasoning == "Search the docs first."
+    assert [block.data for block in turn.provider_blocks] == [thinking("Search the docs first.")]
+    assert turn.usage == TokenUsage(
+        input_tokens=100 + 250 + 390,
+        output_tokens=22,
+        cached_input_tokens=250,
+        cache_write_tokens=40,
+    )
+    # Each continuation is the same request with the paused content as the assistant's last
+    # message: nothing is added after it.
+    assert len(server.requests) == 3
+    first, second, third = (request.json for request in server.requests)
+    go = {"role": "user", "content": [{"type": "text", "text": "go"}]}
+    assert first["messages"] == [go]
+    assert second["messages"] == [
+        go,
+        {"role": "assistant", "content": [thinking("Search the docs first."), text("Searching. ")]},
+    ]
+    assert third["messages"] == [
+        go,
+        {
+            "role": "assistant",
+            "content": [
+                thinking("Search the docs first."),
+                text("Searching. "),
+                text("Still searching. "),
+            ],
+        },
+    ]
+    assert first["tools"] == second["tools"] == third["tools"]
+    assert first.get("stream") == second.get("stream") == third.get("stream")
+
+
+async def test_anthropic_stops_continuing_a_turn_paused_too_often(server):
+    blocks, reason, counts = PAUSED[1]
+    for _ in range(MAX_PAUSES + 2):
+        server.add(StreamReply([stream(blocks, reason, counts)]))
+    async with make(server) as provider:
+        with pytest.raises(StreamError) as raised:
+            await provider.stream_turn([Message.user("go")], [])
+    assert str(raised.value) == (
+        f"the server paused the turn {MAX_PAUSES + 1} times in a row (pause_turn); claw "
+        "stopped sending it back; the turn is incomplete"
+    )
+    assert len(server.requests) == MAX_PAUSES + 1
 
 
 async def test_anthropic_ignores_ping_and_unknown_events(server):

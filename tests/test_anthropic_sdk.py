@@ -310,6 +310,16 @@ async def test_anthropic_sdk_and_claw_both_fail_on_an_error_event_mid_stream(ser
     assert raised["status_error"] and "overloaded_error" in raised["message"], raised
 
 
+def without_nulls(value: Any) -> Any:
+    """``value`` without null fields: the SDK writes the optional fields of its response models
+    as null when it sends them back; both mean "none"."""
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(item) for item in value]
+    return value
+
+
 @pytest.mark.parametrize("name", ["thinking, text and a call", "two calls, nested input"])
 async def test_anthropic_sdk_and_claw_send_a_turn_back_the_same_way(server, sdk, name):
     """The SDK's way to continue: the response's content blocks, as they came, as the
@@ -330,15 +340,38 @@ async def test_anthropic_sdk_and_claw_send_a_turn_back_the_same_way(server, sdk,
         ]
         await claw.stream_turn(history, [READ, GREP])
 
-    def without_nulls(value: Any) -> Any:
-        # The SDK writes the optional fields of its response models as null; both mean "none".
-        if isinstance(value, dict):
-            return {k: without_nulls(v) for k, v in value.items() if v is not None}
-        if isinstance(value, list):
-            return [without_nulls(item) for item in value]
-        return value
-
     sdk_sent, claw_sent = (server.requests[n].json["messages"] for n in (1, 3))
     assert without_nulls(claw_sent) == without_nulls(sdk_sent)
     assert len(sdk_sent[1]["content"]) == len(blocks)
     assert [call_id for call_id, _ in theirs["results"]] == [call.id for call in turn.tool_calls]
+
+
+async def test_anthropic_sdk_and_claw_continue_a_paused_turn_the_same_way(server, sdk):
+    """``pause_turn``: the SDK reports it and leaves the rest to its caller, who sends the
+    content back (Anthropic's documented way); claw does that itself, within one turn."""
+    paused = stream([thinking("Look it up."), text("Looking. ")], "pause_turn", usage(40, 6))
+    final = stream([text("Here it is.")], "end_turn", usage(60, 4, read=40))
+    server.add(StreamReply([paused]), StreamReply([final]))
+    go = [{"role": "user", "content": [{"type": "text", "text": "go"}]}]  # as claw sends it
+    asked = sdk.send("continue_paused", url=url(server), request={**GO, "messages": go})
+    with LoopbackServer() as fresh:  # the same script, for claw, while the SDK reads its own
+        fresh.add(StreamReply([paused]), StreamReply([final]))
+        async with provider(fresh) as claw:
+            turn = await claw.stream_turn([Message.user("go")], [READ])
+        claw_sent = [request.json for request in fresh.requests]
+
+    first, second = sdk.answer(asked)["turns"]
+    assert (first["stop"], second["stop"]) == ("pause_turn", "end_turn")
+    sdk_sent = [request.json for request in server.requests]
+    assert len(sdk_sent) == len(claw_sent) == 2
+    # The continuation carries the paused content as the SDK sends it back.
+    assert without_nulls(claw_sent[1]["messages"]) == without_nulls(sdk_sent[1]["messages"])
+    # claw's one turn is the SDK's two responses, one after the other.
+    assert claw_view(turn) == {
+        "text": first["text"] + second["text"],
+        "calls": [],
+        "kept": first["kept"] + second["kept"],
+        "reasoning": first["reasoning"] + second["reasoning"],
+        "usage": [a + b for a, b in zip(first["usage"], second["usage"], strict=True)],
+        "stop": StopReason.END_TURN,
+    }

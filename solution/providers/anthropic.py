@@ -90,6 +90,8 @@ DEFAULT_MAX_TOKENS = 8192
 """The Messages API requires ``max_tokens``; this many when none is configured."""
 PROVIDER = "anthropic"
 """The name on the ``ProviderBlock`` s this provider keeps, and the only ones it sends."""
+MAX_PAUSES = 5
+"""How many times in a row claw continues a turn the server paused (``pause_turn``)."""
 
 
 @contextlib.contextmanager
@@ -238,9 +240,11 @@ STOP_REASONS: dict[str, StopReason] = {
     "max_tokens": StopReason.MAX_TOKENS,
     "model_context_window_exceeded": StopReason.MAX_TOKENS,
     "refusal": StopReason.CONTENT_FILTER,
-    "pause_turn": StopReason.END_TURN,
 }
-"""How the Messages API's ``stop_reason`` values map onto claw's ``StopReason``."""
+"""How the Messages API's ``stop_reason`` values map onto claw's ``StopReason``.
+
+``pause_turn`` is not among them: it does not end the turn (``MessageStreamReader.paused``).
+"""
 # --8<-- [end:stop-reasons]
 
 
@@ -303,6 +307,9 @@ class MessageStreamReader:
         """Whether ``message_stop`` has arrived: the stream is complete."""
         self.pinged = False
         """Whether the last event read was a ``ping``: a keep-alive, nothing for the turn."""
+        self.paused = False
+        """Whether the server paused the turn (``pause_turn``): it is not over, and goes on
+        once this message's content is sent back."""
         self.blocks: dict[int, dict[str, Any]] = {}
         """The content blocks begun and not yet stopped, by index, as they build up."""
     # --8<-- [end:reader-state]
@@ -359,12 +366,17 @@ class MessageStreamReader:
         return [UsageUpdate(usage_from_anthropic(self.usage))]
 
     def _message_delta(self, data: dict[str, Any]) -> list[StreamEvent]:
-        """The stop reason, and usage so far: counts given here replace those before."""
-        # region ch24: a Done for the stop reason, if any; merge the usage counts; one UsageUpdate
+        """The stop reason, and usage so far: counts given here replace those before.
+
+        ``pause_turn`` gives no ``Done``: the turn is paused, not over; it sets ``paused``.
+        """
+        # region ch24: a Done for the stop reason (pause_turn: paused, no Done); merge the usage
         # more: STOP_REASONS.get(reason, END_TURN); keep None out of the merge; set self.stopped
         events: list[StreamEvent] = []
         reason = (data.get("delta") or {}).get("stop_reason")
-        if reason:
+        if reason == "pause_turn":
+            self.paused = True
+        elif reason:
             events.append(Done(STOP_REASONS.get(reason, StopReason.END_TURN)))
             self.stopped = True
         usage = data.get("usage") or {}
@@ -437,10 +449,11 @@ class MessageStreamReader:
 
 
 # --8<-- [start:message-events]
-def message_events(body: Any) -> list[StreamEvent]:
+def message_events(body: Any, reader: MessageStreamReader | None = None) -> list[StreamEvent]:
     """The events a whole (non-streamed) Message amounts to, as if it had been streamed.
 
-    An ``error`` body raises its typed error, even with status 200.
+    An ``error`` body raises its typed error, even with status 200. ``reader`` (a new one if
+    not given) reads them, and knows afterwards what a stream's reader would.
     """
     if not isinstance(body, dict):
         raise MalformedResponseError(f"expected a JSON object, got {type(body).__name__}")
@@ -448,7 +461,7 @@ def message_events(body: Any) -> list[StreamEvent]:
         raise error_from_anthropic(body, None)
     if body.get("type") != "message" or not isinstance(body.get("content"), list):
         raise MalformedResponseError(f"the response is not a message: {json.dumps(body)[:300]}")
-    reader = MessageStreamReader()
+    reader = reader or MessageStreamReader()
     events = reader.read(ServerSentEvent(json.dumps({"type": "message_start", "message": body})))
     for index, block in enumerate(body["content"]):
         # A whole block is a start that carries everything (text, input, thinking and its
@@ -460,7 +473,7 @@ def message_events(body: Any) -> list[StreamEvent]:
             events.extend(reader.read(ServerSentEvent(json.dumps(data))))
     delta = {"type": "message_delta", "delta": {"stop_reason": body.get("stop_reason")}}
     events.extend(reader.read(ServerSentEvent(json.dumps(delta))))
-    if not reader.stopped:
+    if not reader.stopped and not reader.paused:
         events.append(Done(StopReason.END_TURN))
     return events
 # --8<-- [end:message-events]
@@ -662,7 +675,21 @@ class AnthropicProvider:
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AssistantTurn:
         """Send the conversation; return the whole turn once it is finished."""
-        limits = self._limits()
+        accumulator = StreamAccumulator()
+        readers: list[MessageStreamReader] = []
+        async for event in self._continued(messages, tools, self._whole_message, readers):
+            accumulator.add(event)
+        with message_shape("the answer"):
+            return accumulator.turn(readers[-1].model)
+
+    async def _whole_message(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        limits: CallLimits,
+        reader: MessageStreamReader,
+    ) -> AsyncIterator[StreamEvent]:
+        """Ask for one whole Message; yield its events, read by ``reader``."""
         response = await self._send(self.request_body(messages, tools, stream=False), limits)
         try:
             raw = await limits.body(response, self.max_body_bytes)
@@ -679,12 +706,53 @@ class AnthropicProvider:
             raise MalformedResponseError(
                 f"the server did not answer with JSON: {text[:300]!r}"
             ) from None
-        accumulator = StreamAccumulator()
         with message_shape("the answer"):
-            for event in message_events(body):
-                accumulator.add(event)
-            return accumulator.turn(body.get("model"))
+            events = message_events(body, reader)
+        for event in events:
+            yield event
     # --8<-- [end:complete]
+
+    # --8<-- [start:continued]
+    async def _continued(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        one_message: Callable[
+            [Sequence[Message], Sequence[ToolDefinition], CallLimits, MessageStreamReader],
+            AsyncIterator[StreamEvent],
+        ],
+        readers: list[MessageStreamReader] | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        """The events of a turn, which may take several Messages: ``one_message`` asks for one.
+
+        A Message that ends with ``pause_turn`` is part of the turn: its content goes back as
+        the assistant's message, after ``messages``, and the answer to that goes on with the
+        turn, at most ``MAX_PAUSES`` times. Usage adds up over the Messages; one deadline
+        bounds them all. Each Message's reader is appended to ``readers``.
+        """
+        limits = self._limits()
+        paused: list[Message] = []  # the turn so far, one assistant message per paused Message
+        spent = TokenUsage()  # what those Messages used
+        while True:
+            reader = MessageStreamReader()
+            if readers is not None:
+                readers.append(reader)
+            part = StreamAccumulator()
+            async for event in one_message([*messages, *paused], tools, limits, reader):
+                part.add(event)
+                yield UsageUpdate(spent + event.usage) if isinstance(event, UsageUpdate) else event
+            if not reader.paused:
+                return
+            if len(paused) == MAX_PAUSES:
+                raise StreamError(
+                    f"the server paused the turn {MAX_PAUSES + 1} times in a row (pause_turn); "
+                    "claw stopped sending it back; the turn is incomplete"
+                )
+            part.add(Done(StopReason.END_TURN))  # for the assembly: the turn goes on
+            with message_shape("the paused answer"):
+                paused.append(part.turn(reader.model).to_message())
+            spent += part.usage
+    # --8<-- [end:continued]
 
     # --8<-- [start:stream]
     async def stream(
@@ -693,14 +761,24 @@ class AnthropicProvider:
         """Send the conversation; yield events as the server streams the turn.
 
         Raises ``StreamError`` for an ``error`` event and for a stream that ends before
-        ``message_stop``. Retries happen only before the stream starts, as in chapter 5b.
+        ``message_stop``. Retries happen only before the stream starts, as in chapter 5b. A
+        turn the server pauses goes on in the same stream (``_continued``).
         """
+        async for event in self._continued(messages, tools, self._stream_message):
+            yield event
+
+    async def _stream_message(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        limits: CallLimits,
+        reader: MessageStreamReader,
+    ) -> AsyncIterator[StreamEvent]:
+        """Stream one Message: yield its events as ``reader`` reads them, within ``limits``."""
         # region ch24: chapter 5b's loop: feed pieces to an SSEDecoder, read each event, yield
-        # more: data_arrived per event read, but for a ping; stop after message_stop; END_TURN
-        limits = self._limits()
+        # more: data_arrived per event read, but for a ping; after message_stop: stop; END_TURN
         response = await self._send(self.request_body(messages, tools, stream=True), limits)
         decoder = SSEDecoder(self.max_event_chars)
-        reader = MessageStreamReader()
         try:
             async for piece in limits.pieces(response):
                 for event in decoder.feed(piece):
@@ -725,7 +803,7 @@ class AnthropicProvider:
             await response.aclose()
         if not reader.finished:
             raise StreamError("the stream ended before message_stop; the turn is incomplete")
-        if not reader.stopped:  # message_stop without a stop reason: the turn ended
+        if not reader.stopped and not reader.paused:  # no stop reason: the turn ended
             yield Done(StopReason.END_TURN)
         # endregion
     # --8<-- [end:stream]
