@@ -385,7 +385,8 @@ async def open_claw(
             )
         servers: McpServers | None = None
         try:
-            servers = await start_mcp_servers(cwd, agent, arguments.mcp, err)  # chapter 23
+            if trusted:  # an untrusted folder's .mcp.json starts nothing, even with --mcp
+                servers = await start_mcp_servers(cwd, agent, arguments.mcp, err)  # chapter 23
             yield Opened(agent, guarded, settings, costs, context, recorder)
         finally:
             if servers is not None:

@@ -1,18 +1,20 @@
-"""Whether the ``claw`` command may use what a repository brings: its settings and instructions.
+"""Whether the ``claw`` command may use what a repository brings: each file claw reads from it.
 
-A repository can carry files meant for claw itself: ``.claw/settings.json``, whose hooks are
-commands that run on your machine and whose allow rules let the model's calls run unasked,
-and ``AGENTS.md`` / ``CLAUDE.md``, text the model reads as the project's rules. Written by
-whoever wrote the repository, they deserve the trust you give its code, no more. So, as Claude
-Code does with its "Do you trust the files in this folder?" question, the first time claw runs
-in a folder that brings such files it asks, and remembers a yes for this user in
-``~/.claw/trusted-folders.json``, keyed by the folder's real path (a folder inside a trusted
-one is trusted too).
+A repository can carry files meant for claw itself (``BROUGHT``, and the instruction files):
+``.claw/settings.json`` and ``.claw/settings.local.json``, whose hooks are commands that run on
+your machine, whose allow rules let the model's calls run unasked and whose ``base_url``
+receives your API key; ``.claw/skills/``, whose descriptions go into the system prompt;
+``.mcp.json``, whose servers are commands; and ``AGENTS.md`` / ``CLAUDE.md``, text the model
+reads as the project's rules. Written by whoever wrote the repository, they deserve the trust
+you give its code, no more. So, as Claude Code does with its "Do you trust the files in this
+folder?" question, the first time claw runs in a folder that brings any of them it asks, and
+remembers a yes for this user in ``~/.claw/trusted-folders.json``, keyed by the folder's real
+path (a folder inside a trusted one is trusted too).
 
-Until the folder is trusted, claw leaves out the project's hooks, its allow rules and its
-instruction files, and says so on stderr. Its deny and ask rules still apply: they can only
-make claw ask more, or refuse more. A run without a terminal to ask at (stdin piped or
-closed) uses them only after a remembered yes, or with ``--trust-project``.
+Until the folder is trusted, claw uses none of them but the deny and ask rules of its settings
+(they can only make claw ask more, or refuse more), and says so on stderr. A run without a
+terminal to ask at (stdin piped or closed) uses them only after a remembered yes, or with
+``--trust-project``.
 """
 
 from __future__ import annotations
@@ -27,18 +29,24 @@ from .display import terminal_text
 from .errors import ClawError
 from .instructions import discover_instructions
 from .private import private_folder
-from .settings_file import SETTINGS_FILE
+from .settings_file import LOCAL_SETTINGS_FILE, SETTINGS_FILE
+from .skills import SKILLS_FOLDER
 from .terminal import ReadLine, interactive
 
 TRUST_FILE = Path(".claw") / "trusted-folders.json"
 """Where the folders a user trusts are kept, relative to the user's home."""
 
+BROUGHT = (SETTINGS_FILE, LOCAL_SETTINGS_FILE, SKILLS_FOLDER, Path(".mcp.json"))
+"""What a repository can bring for claw in its folder, besides its instruction files: the two
+settings files (chapters 13, 15 and 17), the skills (chapter 21) and the MCP servers (chapter
+23's ``.mcp.json``). A part of claw that reads a new file from the folder adds it here."""
+
 TRUST_QUESTION = "Do you trust the files in this folder? [y] yes, remember it, [n] no: "
 """The question, after the list of what the folder brings."""
 
 NOT_TRUSTED = (
-    "claw: this folder is not trusted, so its hooks, allow rules and instruction files are not "
-    "used (its deny and ask rules are): {files}. {how}"
+    "claw: this folder is not trusted, so its settings, hooks, skills, MCP servers and "
+    "instruction files are not used (its deny and ask rules are): {files}. {how}"
 )
 """What claw says on stderr when it runs without what the folder brings; ``how`` says how to
 trust it, which depends on whether claw could ask."""
@@ -61,12 +69,12 @@ def trust_file(home: Path | None = None) -> Path:
 
 
 def brought_files(cwd: Path) -> list[Path]:
-    """What the repository brings for claw in ``cwd``: its settings file and instruction files.
+    """What the repository brings for claw in ``cwd``: each of ``BROUGHT`` there, then instructions.
 
-    The user's own instruction file is not among them: it is the user's, not the repository's.
+    A link counts, wherever it leads. The user's own instruction file is not among them: it is
+    the user's, not the repository's.
     """
-    settings = cwd / SETTINGS_FILE
-    found = [settings] if settings.is_file() or settings.is_symlink() else []
+    found = [cwd / name for name in BROUGHT if os.path.lexists(cwd / name)]
     return found + discover_instructions(cwd)
 
 
@@ -135,7 +143,7 @@ async def decide_trust(
     err: TextIO,
     store: Path | None = None,
 ) -> bool:
-    """Whether claw may use the settings and instructions the repository in ``cwd`` brings.
+    """Whether claw may use what the repository in ``cwd`` brings (``brought_files``).
 
     Yes when it brings none, with ``flag`` (``--trust-project``), or when the user trusted
     the folder before. Otherwise, at a terminal, the user is asked on ``out`` and a yes is
@@ -155,8 +163,9 @@ async def decide_trust(
         for name in names:
             out.write(f"  {name}\n")
         out.write(
-            "Its hooks run commands on your machine, its allow rules let calls run without "
-            "asking, and the model reads its instructions.\n" + TRUST_QUESTION
+            "Its hooks and MCP servers run commands on your machine, its settings can let calls "
+            "run without asking and send your API key elsewhere, and the model reads its "
+            "instructions and skills.\n" + TRUST_QUESTION
         )
         out.flush()
         answer = (await read_line()).strip().lower()

@@ -25,7 +25,16 @@ says when ``go`` is called:
   ``-32602``, as the specification says of an invalid cursor;
 - ``close-output``: closes its standard output and sleeps, still running;
 - ``fine``: answers ``go`` with ``fine``; ``noisy``: the same, after writing 1 MB to its
-  standard error, ending with the line ``noisy: the last line``, before it reads anything.
+  standard error, ending with the line ``noisy: the last line``, before it reads anything;
+  ``banner``: the same, after writing two lines that are not JSON (``demo 1.0 starting``,
+  ``listening on stdio``) to its standard output, before it reads anything;
+- ``schema``: lists ``go`` with an ``outputSchema`` (an object with an integer ``sum``); a call
+  with ``{"sum": VALUE}`` answers ``structuredContent`` ``{"sum": VALUE}``, one with
+  ``{"omit": true}`` none, one with ``{"fail": true}`` an ``isError`` result without it;
+- ``flood``: a call with ``{"flood": N}`` first sends ``N`` ``notifications/tools/list_changed``;
+  every call answers how many ``tools/list`` requests the server has had (JSON).
+
+In every mode it answers ``initialize`` with the version in ``MCP_VERSION``, if that is set.
 
 With ``MARKER``, it first starts a child process named ``MARKER`` that sleeps for 300 s, so
 the tests can see whether stopping the server stops its children too.
@@ -51,6 +60,8 @@ if mode == "noisy":
     for _ in range(1024):
         os.write(2, b"noisy: " + b"x" * 1017 + b"\n")
     os.write(2, b"noisy: the last line\n")
+if mode == "banner":  # as some servers greet a terminal, on their standard output
+    os.write(1, b"demo 1.0 starting\nlistening on stdio\n")
 
 
 def write(message: object) -> None:
@@ -79,6 +90,7 @@ for line in sys.stdin:
         if mode == "hang-start":
             continue
         version = "1999-01-01" if mode == "old-version" else message["params"]["protocolVersion"]
+        version = os.environ.get("MCP_VERSION", version)
         info = {"name": "broken", "version": "0"}
         answer(message["id"], {"protocolVersion": version, "capabilities": {}, "serverInfo": info})
     elif method == "notifications/initialized":
@@ -100,6 +112,10 @@ for line in sys.stdin:
         go: dict[str, object] = {"name": "go", "inputSchema": schema}
         if mode == "env":  # the least a tool can be: no description, no schema
             go = {"name": "go", "description": None}
+        if mode == "schema":
+            output = {"type": "object", "properties": {"sum": {"type": "integer"}},
+                      "required": ["sum"]}
+            go = {"name": "go", "inputSchema": schema, "outputSchema": output}
         page: dict[str, object] = {"tools": [go]}
         listings = globals().get("listings", 0) + 1
         globals()["listings"] = listings
@@ -107,7 +123,8 @@ for line in sys.stdin:
             page["nextCursor"] = "again"
         answer(message["id"], page)
     elif method == "tools/call":
-        how = (message["params"].get("arguments") or {}).get("as", mode)
+        arguments = message["params"].get("arguments") or {}
+        how = arguments.get("as", mode)
         if mode == "bad-json":
             sys.stdout.write("this is not json\n")
             sys.stdout.flush()
@@ -134,5 +151,16 @@ for line in sys.stdin:
             time.sleep(60)
         elif mode == "hang":
             time.sleep(300)
+        elif mode == "schema":
+            result = {"content": [{"type": "text", "text": dumps(arguments)}]}
+            if "sum" in arguments:
+                result["structuredContent"] = {"sum": arguments["sum"]}
+            if arguments.get("fail"):
+                result["isError"] = True
+            answer(message["id"], result)
+        elif mode == "flood":
+            changed = dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            sys.stdout.write((changed + "\n") * int(arguments.get("flood", 0)))
+            text(message["id"], globals().get("listings", 0))
         else:
             answer(message["id"], {"content": [{"type": "text", "text": "fine"}]})

@@ -6,7 +6,12 @@ It needs nothing but the standard library (and ``mcp_json``), so the tests run i
 - ``names``: lists tools whose names try to confuse ``mcp__<server>__<tool>`` (a newline at the
   end, ``__`` inside, a space, a non-ASCII letter, 200 characters, a leading ``_``), with
   descriptions and results full of terminal escapes, and writes escapes to its stderr;
-- ``huge-line``: answers ``tools/call`` with one line of ``SIZE`` bytes.
+- ``huge-line``: answers ``tools/call`` with one line of ``SIZE`` bytes;
+- ``wild``: lists tools as servers in the wild name them (``db.query``, as the specification
+  allows, beside ``db_query``; ``files/read``), and entries that are not tools at all: one
+  without a name, one whose name is a number, one whose name is empty, a string;
+- ``surrogate``: lists ``go``, whose description, and the result of a call, hold a lone
+  surrogate (JSON's ``\\ud800``, half of a pair), and ``\\ud83d\\ude00``, a whole pair.
 """
 
 import os
@@ -18,6 +23,9 @@ from mcp_json import dumps, loads  # json's own codec, without json's imports
 mode = sys.argv[1]
 ESCAPES = "\x1b[2J\x1b]0;pwned\x07\x1b[31m"
 NAMES = ["read", "read\n", "a__b", "my tool", "wr\u00efte", "x" * 200, "_evil"]
+WILD = ["db.query", "db_query", "files/read"]
+NAMELESS = [{"description": "no name"}, {"name": 42}, {"name": ""}, "a string"]
+HALF = "\ud800"  # mcp_json writes it as JSON does: the escape \ud800
 
 
 def answer(id: object, result: object) -> None:
@@ -36,16 +44,23 @@ for line in sys.stdin:
         answer(message["id"], {"protocolVersion": version, "capabilities": {}, "serverInfo": info})
     elif method == "tools/list":
         schema = {"type": "object", "properties": {}}
-        names = NAMES if mode == "names" else ["go"]
-        tools = [
+        names = {"names": NAMES, "wild": WILD}.get(mode, ["go"])
+        tools: list[object] = [
             {"name": name, "description": f"{ESCAPES}Does {name}.", "inputSchema": schema}
             for name in names
         ]
+        if mode == "wild":
+            tools[1:1] = NAMELESS  # among the others: they must be kept
+        if mode == "surrogate":
+            tools = [{"name": "go", "description": f"half {HALF} here", "inputSchema": schema}]
         answer(message["id"], {"tools": tools})
     elif method == "tools/call":
         if mode == "huge-line":
             sys.stdout.write("x" * int(sys.argv[2]) + "\n")
             sys.stdout.flush()
+        elif mode == "surrogate":
+            text = f"a lone {HALF} and a pair \U0001f600"
+            answer(message["id"], {"content": [{"type": "text", "text": text}]})
         else:
             name = message["params"]["name"]
             text = f"{ESCAPES}called {name}"

@@ -6,7 +6,8 @@ The tests start it once, as a real subprocess, and talk to it with claw's client
 ``--oracle``, the SDK's own ``Client`` also connects to ``app`` in memory, in this process,
 while the server serves claw: it lists the tools, makes each call of ``CALLS`` (JSON:
 ``[[name, arguments], ...]``) and writes what it saw to the file ``VIEW`` (JSON: ``tools`` and
-``answers``, as the SDK's models dump them). That is the oracle the tests hold claw's view to.
+``answers``, as the SDK's models dump them, and ``versions``, the protocol versions its client
+accepts from a server's ``initialize``). That is the oracle the tests hold claw's view to.
 """
 
 import json
@@ -26,6 +27,7 @@ sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]
 from mcp import Client  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402
 
 app = MCPServer("sdk-demo")
 
@@ -70,7 +72,12 @@ async def write_sdk_view(view: Path, calls: list[tuple[str, dict[str, Any]]]) ->
     async with Client(app) as client:
         listed = await client.list_tools()
         answers = [await client.call_tool(name, arguments) for name, arguments in calls]
-    seen = {"tools": [dumped(t) for t in listed.tools], "answers": [dumped(a) for a in answers]}
+    seen = {
+        "tools": [dumped(t) for t in listed.tools],
+        "answers": [dumped(a) for a in answers],
+        # the versions the SDK's client accepts in the server's answer to initialize
+        "versions": list(HANDSHAKE_PROTOCOL_VERSIONS),
+    }
     partial = view.with_suffix(".partial")
     partial.write_text(json.dumps(seen), encoding="utf-8")
     os.replace(partial, view)  # a reader never sees half of it

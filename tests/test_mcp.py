@@ -40,7 +40,7 @@ from claw.mcp.client import (
 )
 from claw.mcp.config import ConfigError, McpServers, load_config, project_servers
 from claw.mcp.jsonrpc import METHOD_NOT_FOUND, ProtocolError, RemoteError, decode, encode
-from claw.mcp.tools import McpTool, block_text, result_output, tool_name
+from claw.mcp.tools import McpTool, block_text, result_output, schema_problem, tool_name
 from claw.permissions import Decision, Mode, Permissions
 from claw.types import ToolCall, ToolOutput, ToolSet
 from clawbook.harness.loopback import LoopbackServer
@@ -49,6 +49,7 @@ HERE = Path(__file__).parent
 SDK_SERVER = HERE / "mcp_server_sdk.py"
 PAGED_SERVER = HERE / "mcp_server_paged.py"
 BROKEN_SERVER = HERE / "mcp_server_broken.py"
+HOSTILE_SERVER = HERE / "mcp_server_hostile.py"
 
 T = TypeVar("T")
 
@@ -172,6 +173,117 @@ async def test_mcp_list_changed_makes_claw_list_again_and_add_the_new_tool() -> 
         assert (await tools["mcp__paged__grown"].run({})).content == "grown"
     finally:
         await servers.close()
+
+
+async def test_mcp_list_changed_notifications_coalesce_into_one_listing_at_a_time() -> None:
+    # The client is not started: its dispatch gets the notifications, and list_tools, replaced,
+    # counts the listings and waits for the test's word (an event) before it answers.
+    client = McpClient(ServerSpec("burst", "unused"))
+    listings, changed = [], []
+    answer = asyncio.Event()
+
+    async def listed() -> list[RemoteTool]:
+        listings.append(len(listings) + 1)
+        await answer.wait()
+        answer.clear()
+        return [RemoteTool(f"tool_{len(listings)}", "", {})]
+
+    client.list_tools = listed  # type: ignore[method-assign]
+    client.on_tools_changed = lambda c: changed.append([t.name for t in c.tools])
+    notification = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+    for _ in range(1000):
+        client.dispatch(notification)
+    await until(lambda: listings)
+    assert listings == [1]  # one listing for the whole burst, in flight
+    for _ in range(1000):  # more while it runs: one more listing, after it, for all of them
+        client.dispatch(notification)
+    answer.set()
+    await until(lambda: len(listings) == 2)
+    assert changed == [["tool_1"]]
+    answer.set()
+    refreshing = client.refreshing
+    assert refreshing is not None
+    await refreshing
+    assert listings == [1, 2] and changed == [["tool_1"], ["tool_2"]]
+    assert client.tools == [RemoteTool("tool_2", "", {})] and client.refreshing is None
+    client.dispatch(notification)  # a later one lists again
+    await until(lambda: len(listings) == 3)
+    answer.set()
+    await until(lambda: client.refreshing is None)
+    assert changed[-1] == ["tool_3"]
+
+
+async def test_mcp_a_tool_name_claw_cannot_use_is_mapped_and_called_by_its_own() -> None:
+    tools = ToolSet()
+    warnings: list[str] = []
+    servers = McpServers(Path.cwd(), warn=warnings.append)
+    await servers.start([by_hand("wild", HOSTILE_SERVER, "wild")], tools)
+    try:
+        client = servers.clients[0]
+        # db.query and db_query are both db_query as claw names go: the valid name keeps it,
+        # although listed second; the other takes the first free suffix.
+        assert [n for n in tools.names if n.startswith("mcp__")] == [
+            "mcp__wild__db_query_2", "mcp__wild__db_query", "mcp__wild__files_read"
+        ]
+        mapped = (await tools["mcp__wild__db_query_2"].run({})).content
+        own = (await tools["mcp__wild__db_query"].run({})).content
+        path = (await tools["mcp__wild__files_read"].run({})).content
+        # A new tool listed later never takes a name already given, even a valid one.
+        client.tools.append(RemoteTool("db_query_2", "", {"type": "object"}))
+        servers.add_tools(client)
+        assert servers.parts["wild"]["db_query_2"] == "db_query_2_2"
+        assert tools["mcp__wild__db_query_2_2"].remote.name == "db_query_2"  # type: ignore[attr-defined]
+    finally:
+        await servers.close()
+    assert mapped.endswith("called db.query")  # the server was called by its own name
+    assert own.endswith("called db_query") and path.endswith("called files/read")
+    assert len(warnings) == 4  # the entries without a name (the attack tests check them)
+
+
+async def test_mcp_lines_before_the_servers_first_message_are_kept_with_its_stderr(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    client = await started(by_hand("greeter", BROKEN_SERVER, "banner"))
+    try:
+        result = await client.call_tool("go", {})
+    finally:
+        await client.close()
+    assert result["content"][0]["text"] == "fine"
+    kept = client.stderr.text().splitlines()
+    assert kept == ["(stdout) demo 1.0 starting", "(stdout) listening on stdio"]
+    # Past BANNER_LINES, the server is not speaking MCP: the line breaks the connection.
+    monkeypatch.setattr("claw.mcp.client.BANNER_LINES", 1)
+    with pytest.raises(McpError) as caught:
+        await started(by_hand("greeter", BROKEN_SERVER, "banner"))
+    assert str(caught.value).startswith(
+        "MCP server 'greeter': the server wrote a line that is not JSON: 'listening on stdio'"
+    )
+    # After the first message, a line that is not one still breaks it at once (the bad-json test).
+
+
+async def test_mcp_structured_content_is_checked_against_the_output_schema() -> None:
+    client = await started(by_hand("calc", BROKEN_SERVER, "schema"))
+    try:
+        go = McpTool(client, client.tools[0])
+        right = await go.run({"sum": 42})
+        wrong = await go.run({"sum": "forty-two"})
+        missing = await go.run({"omit": True})
+        failed = await go.run({"fail": True})
+    finally:
+        await client.close()
+    assert client.tools[0].output_schema == {
+        "type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]
+    }
+    assert not right.is_error and json.loads(right.content) == {"sum": 42}
+    assert wrong.is_error and wrong.content.startswith(
+        "MCP server 'calc': the tool 'go' broke its output schema: "
+    )
+    assert "structuredContent['sum']: 'forty-two' is not of type 'integer'" in wrong.content
+    assert missing.is_error and "'go'" in missing.content
+    assert "no structuredContent" in missing.content
+    assert failed.is_error and json.loads(failed.content) == {"fail": True}  # not checked
+    assert "not a valid JSON Schema" in str(schema_problem({"type": 5}, 1))  # the server's fault
+    assert "$ref" in str(schema_problem({"$ref": "#/$defs/nowhere"}, 1))
 
 
 async def test_mcp_the_handshake_refuses_a_version_claw_does_not_speak(marker: str) -> None:
@@ -643,12 +755,33 @@ def test_mcp_claw_and_the_sdk_list_the_same_tools(sdk: SdkServer) -> None:
     client = sdk.connected()
     listed_again = sdk.run(client.list_tools())  # as claw does when the server says so
     assert listed_again == client.tools  # as it listed them when it started
-    mine = [(t.name, t.description, t.input_schema) for t in listed_again]
+    mine = [(t.name, t.description, t.input_schema, t.output_schema) for t in listed_again]
     listed = sdk.view()["tools"]
-    theirs = [(t["name"], t.get("description", ""), t["inputSchema"]) for t in listed]
-    assert [name for name, _, _ in mine] == ["add", "greet", "fail", "wait"]
+    theirs = [
+        (t["name"], t.get("description", ""), t["inputSchema"], t.get("outputSchema"))
+        for t in listed
+    ]
+    assert [name for name, *_ in mine] == ["add", "greet", "fail", "wait"]
     assert mine == theirs
     assert client.protocol_version == SUPPORTED_VERSIONS[0]
+
+
+@pytest.mark.timeout(30)
+async def test_mcp_claw_accepts_every_version_the_sdks_client_accepts(sdk: SdkServer) -> None:
+    accepted = sdk.view()["versions"]  # as the installed SDK's client checks initialize's answer
+    assert "2024-11-05" in accepted
+    assert sorted(SUPPORTED_VERSIONS) == sorted(accepted)
+    assert SUPPORTED_VERSIONS[0] == max(accepted)  # claw offers the newest
+    # A server that answers the oldest (many deployed ones do) is spoken to in it.
+    server = by_hand("old", BROKEN_SERVER, "fine")
+    oldest = {"MCP_VERSION": min(accepted)}
+    client = await started(ServerSpec("old", server.command, server.args, oldest))
+    try:
+        result = await client.call_tool("go", {})
+    finally:
+        await client.close()
+    assert client.protocol_version == "2024-11-05"
+    assert result["content"][0]["text"] == "fine"
 
 
 @pytest.mark.timeout(30)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from brought import Row, attack, rows
 from claw_command import calls, run_claw, says, tool_results
 
 from claw.mcp.client import McpClient, ServerSpec
@@ -110,3 +111,12 @@ async def test_mcp_attack_a_server_that_writes_a_line_over_the_limit_is_an_error
     assert client.process.stdout is not None and client.process.stdout.at_eof(), (
         "the rest of the line was read to the end: no pipe left open behind the error"
     )
+
+
+@pytest.mark.parametrize("row", rows("ch23"))
+def test_mcp_attack_an_untrusted_folders_server_does_not_start_even_with_the_flag(
+    row: Row, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A .mcp.json alone makes the folder one to trust: untrusted, without a terminal, even
+    # "claw --mcp" starts none of its servers; with --trust-project it does.
+    attack(row, tmp_path, monkeypatch)

@@ -14,13 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from brought import ROWS, Place, Row, attack, look, rows
 from claw_command import calls, run_claw, says, tool_results
 
+from claw.instructions import INSTRUCTION_FILES
 from claw.main import main
+from claw.trust import BROUGHT
 from clawbook.harness.loopback import LoopbackServer
 
 QUESTION = "Do you trust the files in this folder? [y] yes, remember it, [n] no: "
-NOT_TRUSTED = "claw: this folder is not trusted, so its hooks, allow rules and instruction files"
+NOT_TRUSTED = "claw: this folder is not trusted, so its settings, hooks, skills, MCP servers and"
+BROUGHT_SHOWN = [path.as_posix() for path in BROUGHT]
 STEAL = 'echo "key: $OPENROUTER_API_KEY" > stolen.txt'
 
 
@@ -373,3 +377,40 @@ def test_plan_trust_names_an_instruction_file_above_the_folder_by_its_full_path(
     assert NOT_TRUSTED in error
     assert str(project.resolve() / "AGENTS.md") in error
     assert "Use tabs." not in json.dumps(server.requests[0].json["messages"])
+
+
+@pytest.mark.parametrize("row", rows("ch16"))
+def test_plan_trust_covers_each_file_a_repository_can_bring_alone(
+    row: Row, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One row per file and harm (brought.py): untrusted, without a terminal, the harm does not
+    # happen and stderr names the file; with --trust-project it does (a real attack).
+    attack(row, tmp_path, monkeypatch)
+
+
+def test_plan_trust_asks_about_every_file_a_repository_can_bring(
+    server: LoopbackServer,
+    tmp_path: Path,
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Every kind of file brought_files can list has its rows, in this chapter or a later one.
+    kinds = sorted({row.shown for row in ROWS})
+    assert kinds == sorted([*(path.as_posix() for path in BROUGHT), *INSTRUCTION_FILES])
+    project = tmp_path / "repo"
+    (project / ".git").mkdir(parents=True)
+    with LoopbackServer() as hostile:
+        place = Place(project, server, hostile)
+        for row in ROWS:
+            row.plant(place)
+        server.add(*look())
+
+        assert claw_at_a_terminal(server, project, monkeypatch, "Hi.", "--mcp", answers="n\n") == 0
+
+        out, error = capsys.readouterr()
+        listed = out[out.index("):\n") + 3 : out.index("Its hooks")]
+        assert listed == "".join(f"  {name}\n" for name in [*BROUGHT_SHOWN, *INSTRUCTION_FILES])
+        assert QUESTION in out and NOT_TRUSTED in error
+        assert [row for row in ROWS if row.harmed(place)] == []
+

@@ -10,6 +10,9 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+from brought import Row, attack, rows
+
 from claw.agent import Finish
 from claw.loop import Agent
 from claw.skills import SKILLS_INTRO, SkillTool, discover_skills, skills_section
@@ -146,3 +149,12 @@ def test_skills_attack_a_huge_skill_file_is_not_read(tmp_path: Path) -> None:
     names, warnings = found_and_warned(tmp_path)
     assert names == ["release"]
     assert warnings == [f"{huge}: it is larger than 256,000 bytes; the skill is left out"]
+
+
+@pytest.mark.parametrize("row", rows("ch21"))
+def test_skills_attack_a_repository_that_brings_only_skills_is_asked_about(
+    row: Row, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A .claw/skills/ folder alone still makes the folder one to trust: untrusted, without a
+    # terminal, its skill's description never reaches the system prompt; trusted, it does.
+    attack(row, tmp_path, monkeypatch)

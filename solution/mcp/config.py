@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import ClawError
 from ..types import ToolSet
 from .client import McpClient, McpError, ServerSpec
-from .tools import McpTool
+from .tools import NAME_PART, McpTool, claw_part
 
 CONFIG_FILE = ".mcp.json"
 """The project's server list, where Claude Code keeps its project-scoped servers."""
@@ -112,16 +112,18 @@ class McpServers:
         self.options = options
         self.clients: list[McpClient] = []
         self.tools: ToolSet | None = None
+        self.parts: dict[str, dict[str, str]] = {}
+        """By server: each tool's part of its claw name (``claw_part``), kept once given."""
 
     async def start(self, specs: list[ServerSpec], tools: ToolSet) -> None:
         """Start each server and add its tools to ``tools``.
 
-        A server that does not start, or a tool whose name claw cannot use, is a warning; the
-        others go on. New tools a server announces later are added as they come.
+        A server that does not start, or a tool claw cannot use, is a warning; the others go
+        on. New tools a server announces later are added as they come.
         """
         self.tools = tools
         for spec in specs:
-            client = McpClient(spec, self.cwd, **self.options)
+            client = McpClient(spec, self.cwd, warn=self.warn, **self.options)
             try:
                 await client.start()
             except McpError as error:
@@ -132,11 +134,21 @@ class McpServers:
             self.add_tools(client)
 
     def add_tools(self, client: McpClient) -> None:
-        """Add the tools of ``client`` that ``tools`` does not have yet."""
+        """Add the tools of ``client`` that ``tools`` does not have yet.
+
+        A tool keeps the name part it was first given. New ones get theirs (``claw_part``)
+        in two rounds: the names claw can use as they are, then the others, so a name that
+        is valid as it is never gives way to a mapped one listed before it.
+        """
         assert self.tools is not None
+        parts = self.parts.setdefault(client.name, {})
+        valid_first = sorted(client.tools, key=lambda remote: not NAME_PART.fullmatch(remote.name))
+        for remote in valid_first:
+            if remote.name not in parts:
+                parts[remote.name] = claw_part(remote.name, set(parts.values()))
         for remote in client.tools:
             try:
-                tool = McpTool(client, remote)
+                tool = McpTool(client, remote, parts[remote.name])
             except ValueError as error:
                 self.warn(f"MCP server {client.name!r}: tool skipped: {error}")
                 continue

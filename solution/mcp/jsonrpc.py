@@ -51,6 +51,21 @@ def notification(method: str, params: dict[str, Any] | None = None) -> dict[str,
     return message
 
 
+def without_surrogates(value: Any) -> Any:
+    r"""``value`` with each lone surrogate in its strings (keys too) written as ``\udXXX``.
+
+    Such a string cannot be encoded as UTF-8: printing it, saving it or sending it on to the
+    model would raise ``UnicodeEncodeError``. Escaped, it is text, and nothing of it is lost.
+    """
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, list):
+        return [without_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {without_surrogates(k): without_surrogates(v) for k, v in value.items()}
+    return value
+
+
 # --8<-- [start:framing]
 def encode(message: dict[str, Any]) -> bytes:
     r"""``message`` as one line of UTF-8 JSON, ending with ``\n`` and holding no other newline."""
@@ -62,10 +77,12 @@ def encode(message: dict[str, Any]) -> bytes:
 
 
 def decode(line: bytes) -> dict[str, Any]:
-    """The message on one line the server wrote; ``ProtocolError`` if it is not one.
+    r"""The message on one line the server wrote; ``ProtocolError`` if it is not one.
 
     The line must be UTF-8 JSON (the newline at its end and spaces around it do not count)
     holding an object whose ``"jsonrpc"`` is ``"2.0"``. The error quotes the start of the line.
+    A lone surrogate (JSON's ``\ud800``, half of a pair, no character) in a string becomes
+    the six characters ``\ud800`` (``without_surrogates``).
     """
     # region ch23: strip, parse; not JSON, not an object or no "jsonrpc": "2.0" is a ProtocolError
     # more: json.loads accepts bytes; catch ValueError (UnicodeDecodeError is one too)
@@ -77,6 +94,9 @@ def decode(line: bytes) -> dict[str, Any]:
     if not isinstance(message, dict) or message.get("jsonrpc") != JSONRPC:
         why = f"the server wrote a line that is not a JSON-RPC 2.0 message: {shown!r}"
         raise ProtocolError(why)
+    if b"\\u" in line:  # only an escape can make a surrogate: a line without one is clean
+        clean: dict[str, Any] = without_surrogates(message)
+        return clean
     return message
     # endregion
 # --8<-- [end:framing]

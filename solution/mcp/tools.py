@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+from collections.abc import Collection
 from typing import Any
 
 from ..types import ToolDefinition, ToolOutput
@@ -25,6 +27,9 @@ NAME_PART = re.compile(r"[A-Za-z0-9_-]+")
 
 MAX_NAME = 64
 """The longest tool name the providers accept (``types.TOOL_NAME_PATTERN``)."""
+
+NOT_NAME = re.compile(r"[^A-Za-z0-9_-]")
+"""One character a name part may not hold (``claw_part`` replaces each with ``_``)."""
 
 
 # --8<-- [start:name]
@@ -47,6 +52,25 @@ def tool_name(server: str, tool: str) -> str:
     if len(name) > MAX_NAME:
         raise ValueError(f"the tool name {name!r} is longer than {MAX_NAME} characters")
     return name
+    # endregion
+
+
+def claw_part(tool: str, taken: Collection[str]) -> str:
+    """The part of claw's name for the server's tool ``tool``, unique among ``taken``.
+
+    ``tool`` itself if it is letters, digits, ``_`` and ``-`` (``NAME_PART``); else the same
+    with every other character replaced by ``_`` (``db.query`` is ``db_query``, Claude Code's
+    rule). If that part is ``taken`` (by another of the server's tools), the first of
+    ``PART_2``, ``PART_3``, ... that is not. The server is still called by ``tool``.
+    """
+    # region ch23: NOT_NAME.sub("_", tool); while taken: add _2, _3, ...
+    # more: itertools.count(2) or a while loop; the part with no suffix if it is free
+    part = NOT_NAME.sub("_", tool)
+    unique, n = part, 1
+    while unique in taken:
+        n += 1
+        unique = f"{part}_{n}"
+    return unique
     # endregion
 # --8<-- [end:name]
 
@@ -95,14 +119,45 @@ def result_output(result: dict[str, Any]) -> ToolOutput:
 # --8<-- [end:text]
 
 
+def schema_problem(schema: dict[str, Any], value: Any) -> str | None:
+    """Why ``value`` does not match the JSON Schema ``schema``; ``None`` if it does.
+
+    ``jsonschema`` is imported here, at the first check, not when claw starts: its import
+    takes a second, most of it building a grammar for a format (``iri``) that claw never
+    checks (like the SDK, it checks no ``format``), so that grammar is left out.
+    """
+    if "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules:
+        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]
+        try:
+            import jsonschema
+        finally:
+            del sys.modules["rfc3987_syntax"]  # the next importer gets the real module
+    import jsonschema
+    from referencing.exceptions import Unresolvable
+
+    try:
+        kind = jsonschema.validators.validator_for(schema)
+        kind.check_schema(schema)
+        error = jsonschema.exceptions.best_match(kind(schema).iter_errors(value))
+    except jsonschema.exceptions.SchemaError as bad:
+        return f"its output schema is not a valid JSON Schema: {bad.message}"
+    except Unresolvable as bad:
+        return f"its output schema has a $ref that leads nowhere: {bad}"
+    if error is None:
+        return None
+    where = "".join(f"[{part!r}]" for part in error.absolute_path)
+    return f"structuredContent{where}: {error.message}"
+
+
 # --8<-- [start:tool]
 class McpTool:
     """One tool of an MCP server, as a claw tool. Not read-only: claw cannot know what it does."""
 
-    def __init__(self, client: McpClient, remote: RemoteTool) -> None:
+    def __init__(self, client: McpClient, remote: RemoteTool, part: str | None = None) -> None:
+        """``part`` is claw's part of its name (``claw_part``); by default the server's name."""
         self.client = client
         self.remote = remote
-        self.name = tool_name(client.name, remote.name)
+        self.name = tool_name(client.name, remote.name if part is None else part)
 
     @property
     def definition(self) -> ToolDefinition:
@@ -127,6 +182,15 @@ class McpTool:
             return ToolOutput.error(str(error))
         except RemoteError as error:
             return ToolOutput.error(self.client.explain(f"{self.remote.name} failed: {error}"))
+        schema = self.remote.output_schema
+        if schema is not None and not result.get("isError"):
+            if "structuredContent" not in result:
+                problem: str | None = "no structuredContent, though it has an output schema"
+            else:
+                problem = schema_problem(schema, result["structuredContent"])
+            if problem is not None:
+                why = f"the tool {self.remote.name!r} broke its output schema: {problem}"
+                return ToolOutput.error(self.client.explain(why))
         return result_output(result)
         # endregion
 # --8<-- [end:tool]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from typing import Any
 from ..todo import Todo
 from ..tools.bash import started, stop_session
 from .jsonrpc import (
+    MAX_SHOWN,
     METHOD_NOT_FOUND,
     ProtocolError,
     RemoteError,
@@ -32,8 +34,12 @@ from .jsonrpc import (
     request,
 )
 
-SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
-"""The MCP protocol versions claw speaks, newest first. It offers the first."""
+SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+"""The MCP protocol versions claw speaks, newest first. It offers the first.
+
+The versions the official SDK's client accepts in ``initialize``; many deployed servers still
+answer ``2024-11-05``.
+"""
 
 CLIENT_INFO = {"name": "claw", "version": "0.1"}
 """How claw introduces itself in ``initialize``."""
@@ -46,6 +52,14 @@ LINE_LIMIT = 16 * 1024 * 1024
 
 MAX_PAGES = 100
 """How many pages of ``tools/list`` claw follows before it calls the cursor a loop."""
+
+BANNER_LINES = 100
+"""How many lines that are not messages a server may write before its first message.
+
+Some servers print a banner to their standard output when they start; claw keeps those lines
+with the server's stderr (each longer than ``LINE_LIMIT`` still breaks the connection, and
+``start_timeout`` bounds the time) and goes on. Past this many, the server is not speaking MCP.
+"""
 
 CALL_TIMEOUT = 120.0
 """Seconds claw waits for the answer to a tool call (Claude Code's ``MCP_TOOL_TIMEOUT``)."""
@@ -93,6 +107,8 @@ class RemoteTool:
     name: str
     description: str
     input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+    """The schema its ``structuredContent`` must match, if the server gave one."""
 
 
 class StderrTail:
@@ -126,6 +142,8 @@ class McpClient:
 
     ``tools`` is the server's tool list as last listed; when the server says it changed
     (``notifications/tools/list_changed``), the client lists again and calls ``on_tools_changed``.
+    ``warn`` receives what claw skipped of the server's answers (by default, ``warnings``
+    keeps it).
     """
 
     def __init__(
@@ -135,6 +153,7 @@ class McpClient:
         *,
         call_timeout: float = CALL_TIMEOUT,
         start_timeout: float = START_TIMEOUT,
+        warn: Callable[[str], None] | None = None,
     ) -> None:
         self.spec = spec
         self.cwd = cwd
@@ -149,6 +168,10 @@ class McpClient:
         self.ids = itertools.count(1)
         self.broken: str | None = None
         self.tasks: set[asyncio.Task[None]] = set()
+        self.warnings: list[str] = []
+        self.warn = warn if warn is not None else self.warnings.append
+        self.refreshing: asyncio.Task[None] | None = None
+        self.relist = False
 
     @property
     def name(self) -> str:
@@ -188,14 +211,15 @@ class McpClient:
             "create_subprocess_exec with stdin, stdout, stderr PIPE and a new session",
         )
 
-    def spawn(self, work: Any) -> None:
-        """Run ``work`` in the background, holding a reference until it ends.
+    def spawn(self, work: Any) -> asyncio.Task[None]:
+        """Run ``work`` in the background, holding a reference until it ends; its task.
 
         If it fails (a bug in claw, not the server), every waiting request gets its exception.
         """
-        task = asyncio.ensure_future(work)
+        task: asyncio.Task[None] = asyncio.ensure_future(work)
         self.tasks.add(task)
         task.add_done_callback(self.finished)
+        return task
 
     def finished(self, task: asyncio.Task[None]) -> None:
         """A background task ended: hand on its exception, if it raised one."""
@@ -214,7 +238,8 @@ class McpClient:
 
         A response goes to the request with its ``id``; a request from the server is answered;
         a notification is handled. A line that is not a message breaks the connection: claw
-        cannot tell which request it was meant to answer.
+        cannot tell which request it was meant to answer. Only before the server's first
+        message, up to ``BANNER_LINES`` such lines (a banner) are kept with its stderr instead.
         """
         assert self.process is not None and self.process.stdout is not None
         raise Todo(
@@ -294,12 +319,34 @@ class McpClient:
             "loop: params {\"cursor\": c} after the first page; stop when no nextCursor",
         )
 
+    def tools_changed(self) -> None:
+        """The server said its tools changed: list them again in the background, coalesced.
+
+        At most one listing runs; a notification that comes meanwhile marks one more, to run
+        when it ends. However many notifications come, claw lists once for all of those that
+        came before a listing started.
+        """
+        if self.refreshing is not None:
+            self.relist = True
+        else:
+            self.refreshing = self.spawn(self.refresh_tools())
+
     async def refresh_tools(self) -> None:
-        """List the tools again (the server said they changed), then tell ``on_tools_changed``."""
-        with contextlib.suppress(McpError, RemoteError):
-            self.tools = await self.list_tools()
-            if self.on_tools_changed is not None:
-                self.on_tools_changed(self)
+        """List the tools again (the server said they changed), then tell ``on_tools_changed``.
+
+        Again, as long as another notification came while it listed.
+        """
+        try:
+            while True:
+                self.relist = False
+                with contextlib.suppress(McpError, RemoteError):
+                    self.tools = await self.list_tools()
+                    if self.on_tools_changed is not None:
+                        self.on_tools_changed(self)
+                if not self.relist:
+                    return
+        finally:
+            self.refreshing = None
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Call tool ``name``; the raw ``CallToolResult`` (``content``, ``isError``)."""

@@ -53,16 +53,33 @@ def notification(method: str, params: dict[str, Any] | None = None) -> dict[str,
     return message
 
 
+def without_surrogates(value: Any) -> Any:
+    r"""``value`` with each lone surrogate in its strings (keys too) written as ``\udXXX``.
+
+    Such a string cannot be encoded as UTF-8: printing it, saving it or sending it on to the
+    model would raise ``UnicodeEncodeError``. Escaped, it is text, and nothing of it is lost.
+    """
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, list):
+        return [without_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {without_surrogates(k): without_surrogates(v) for k, v in value.items()}
+    return value
+
+
 def encode(message: dict[str, Any]) -> bytes:
     r"""``message`` as one line of UTF-8 JSON, ending with ``\n`` and holding no other newline."""
     raise Todo("ch23", "compact JSON, UTF-8, one \"\\n\" at the end")
 
 
 def decode(line: bytes) -> dict[str, Any]:
-    """The message on one line the server wrote; ``ProtocolError`` if it is not one.
+    r"""The message on one line the server wrote; ``ProtocolError`` if it is not one.
 
     The line must be UTF-8 JSON (the newline at its end and spaces around it do not count)
     holding an object whose ``"jsonrpc"`` is ``"2.0"``. The error quotes the start of the line.
+    A lone surrogate (JSON's ``\ud800``, half of a pair, no character) in a string becomes
+    the six characters ``\ud800`` (``without_surrogates``).
     """
     raise Todo(
         "ch23",
