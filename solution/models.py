@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from .private import private_file, private_folder
 from .tools.write import atomic_write
 
 CACHE_FILE = Path(".claw") / "cache" / "models.json"
@@ -146,7 +147,8 @@ class ModelCatalog:
             self.fetched = now
             saved = {"fetched": now.isoformat(), "url": self.url, "body": body}
             try:
-                self.cache.parent.mkdir(parents=True, exist_ok=True)
+                private_folder(self.cache.parent)
+                private_file(self.cache)  # atomic_write keeps its mode: 600 (private.py)
                 atomic_write(self.cache, json.dumps(saved).encode("utf-8"))
             except OSError:
                 pass  # no cache this time: the list is still used

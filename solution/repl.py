@@ -40,6 +40,7 @@ from .events import Event, RunFinished, SubagentEvent
 from .options import EXIT_DONE
 from .permissions import Approval
 from .preview import change_preview
+from .private import private_file, private_folder
 from .render import RunView
 from .signals import Stopper
 from .slash import (
@@ -415,6 +416,7 @@ async def run_repl(arguments: argparse.Namespace, commands: SlashCommands | None
         state = AppState(opened.agent, sys.stdout, opened.guarded, start=start)
         state.extras["session"] = opened  # for /cost, /compact and the run summary
         history = Path.home() / HISTORY_FILE
-        history.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(history.parent)
+        private_file(history)  # every prompt typed: the user's alone (private.py)
         repl = Repl(state, commands or default_commands(), Console(), err, ask, history)
         return await repl.run(arguments.prompt)

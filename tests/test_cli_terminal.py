@@ -16,6 +16,7 @@ Every wait is for something claw shows or does, never a fixed sleep.
 
 import json
 import signal
+import stat
 from pathlib import Path
 
 import pytest
@@ -91,7 +92,10 @@ def test_cli_terminal_keeps_the_prompts_for_the_next_session_where_up_recalls_th
     assert "Paris is the capital." in first.out and "About two million people." in first.out
     # One conversation: the second prompt was sent with the first exchange before it.
     assert users(server, 1) == ["What is the capital of France?", "How many people live there?"]
-    assert "How many people live there?" in (tmp_path / ".claw" / "history").read_text()
+    history = tmp_path / ".claw" / "history"
+    assert "How many people live there?" in history.read_text()
+    modes = [stat.S_IMODE(path.stat().st_mode) for path in (history.parent, history)]
+    assert modes == [0o700, 0o600], "the prompts are the user's alone"
 
     # A new session: Up recalls the last prompt, Enter sends it again.
     server.add(says("Still about two million."))

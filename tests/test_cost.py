@@ -6,6 +6,8 @@ The usage is what OpenRouter sends (its ``cost``, ``prompt_tokens_details.cached
 """
 
 import json
+import os
+import stat
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -222,6 +224,22 @@ async def test_cost_model_list_is_fetched_once_and_cached_on_disk_with_its_date(
         later = ModelCatalog(f"{server.base_url}/models", cache)
         await later.load(client, now=fetched + timedelta(days=1, seconds=1))  # a day old
         assert len(server.requests) == 2 and later.lookup("new/model") is not None
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o000], ids=["umask-022", "umask-000"])
+async def test_cost_the_model_lists_cache_is_private_whatever_the_umask(
+    server: LoopbackServer, tmp_path: Path, umask: int
+):
+    # Everything claw keeps in ~/.claw is the user's alone: folders 700, files 600.
+    cache = tmp_path / "home" / ".claw" / "cache" / "models.json"
+    previous = os.umask(umask)
+    try:
+        await catalog_from(server, cache)
+    finally:
+        os.umask(previous)
+    kept = (cache.parent.parent, cache.parent, cache)
+    assert [stat.S_IMODE(path.stat().st_mode) for path in kept] == [0o700, 0o700, 0o600]
+    assert json.loads(cache.read_text())["url"] == f"{server.base_url}/models"
 
 
 async def test_cost_a_model_list_that_cannot_be_read_leaves_prices_unknown(
