@@ -208,9 +208,14 @@ class RunSummary:
         if not stopped:
             return describe_cost(self.tally, self.model)
         why = f"{stopped} call(s) stopped before the provider reported their usage"
-        if not self.tally.calls:
+        t = self.tally
+        if not t.calls:
             return f"unknown ({why})"
-        return f"at least {format_cost(self.tally.cost)} ({why})"
+        if t.unpriced == t.calls:  # not one price known: "at least $0.0000" would be a guess
+            return f"unknown (no price for {self.model}, and {why})"
+        if t.unpriced:
+            why = f"{t.unpriced} of {t.calls} calls without a price, and {why}"
+        return f"at least {format_cost(t.cost)} ({why})"
 
     def line(self) -> str:
         """One line for a person."""

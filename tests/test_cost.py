@@ -344,6 +344,25 @@ def test_cost_a_call_stopped_before_its_usage_came_is_unknown_never_zero():
     assert "cost $0.0000" in RunSummary(spent_nothing, Tally(), "m", 0.1).line()
 
 
+def test_cost_a_stopped_run_of_a_model_without_a_price_is_unknown_not_at_least_zero():
+    # Ctrl-C in the second step of a run on a model with no price: nothing is known at all.
+    tally = Tally()
+    tally.add(TokenUsage(input_tokens=10, output_tokens=2), None)
+    two = RunFinished(Finish.CANCELLED, 2, "", TokenUsage())
+    line = RunSummary(two, tally, "local/llama", 1.0).line()
+    assert "at least" not in line and "$0.0000" not in line
+    assert (
+        "cost unknown (no price for local/llama, and 1 call(s) stopped before the provider "
+        "reported their usage)" in line
+    )
+    tally.add(TokenUsage(input_tokens=10, output_tokens=2), Decimal("0.002"))  # one priced
+    three = RunFinished(Finish.CANCELLED, 3, "", TokenUsage())
+    assert "cost at least $0.0020 (1 of 2 calls without a price, and 1 call(s) stopped" in (
+        RunSummary(three, tally, "local/llama", 1.0).line()
+    )
+
+
+
 def test_cost_estimate_is_last_reported_prompt_plus_new_characters_over_four():
     new = [UserMessage(content="x" * 400)]
     from claw.types import dump_messages
