@@ -362,7 +362,6 @@ def test_cost_a_stopped_run_of_a_model_without_a_price_is_unknown_not_at_least_z
     )
 
 
-
 def test_cost_estimate_is_last_reported_prompt_plus_new_characters_over_four():
     new = [UserMessage(content="x" * 400)]
     from claw.types import dump_messages
