@@ -36,7 +36,7 @@ from .agent import Finish
 from .app import open_agent
 from .display import arguments_text, error_line, one_line, terminal_text
 from .errors import ClawError
-from .events import Event, RunFinished, SubagentEvent
+from .events import Event, RunFinished, StepUsage, SubagentEvent
 from .options import EXIT_DONE
 from .permissions import Approval
 from .preview import change_preview
@@ -52,7 +52,8 @@ from .slash import (
     prompt_of,
     shown_mode,
 )
-from .types import DeveloperMessage, Message, SystemMessage, ToolCall
+from .streaming import TextDelta
+from .types import AssistantMessage, DeveloperMessage, Message, SystemMessage, ToolCall
 
 if TYPE_CHECKING:
     from .hooks import Hooks, PromptBlocked
@@ -68,6 +69,9 @@ QUESTION = "  allow? [y] once, [a] always this session, [p] always in this proje
 
 EXIT_HINT = "(press Ctrl-C again to exit, or Ctrl-D)"
 """What a Ctrl-C at an empty prompt says."""
+
+INTERRUPTED = "\n\n[interrupted by the user]"
+"""Added to the part of an answer Ctrl-C stopped, which the conversation keeps."""
 
 
 # --8<-- [start:presses]
@@ -337,6 +341,7 @@ class Repl:
                 view.show(event)
 
         agent.sink.add(children)
+        partial: list[str] = []  # the text of a turn not recorded yet: lost if it is cancelled
         try:
             while prompt:
                 view = RunView(self.console)
@@ -353,6 +358,10 @@ class Repl:
                                            f"hook: {reason}]\n")
                             return None
                         view.show(event)
+                        if isinstance(event, TextDelta):
+                            partial.append(event.text)
+                        elif isinstance(event, StepUsage):  # the turn is in the history
+                            partial.clear()
                         if isinstance(event, RunFinished):
                             finished = event
                 if finished is None or finished.reason != Finish.PLAN_PENDING or guarded is None:
@@ -366,6 +375,9 @@ class Repl:
         finally:
             self.running = False
             agent.sink.observers.remove(children)
+        if finished is not None and finished.reason == Finish.CANCELLED and partial:
+            # Ctrl-C mid-answer: keep what was said, as Claude Code does, marked as cut short.
+            agent.history.append(AssistantMessage(content="".join(partial) + INTERRUPTED))
         session = self.state.extras.get("session")
         if finished is not None and session is not None:  # chapter 17's summary, on stderr
             from .main import print_summary

@@ -459,3 +459,47 @@ def test_cli_event_and_result_objects_have_the_documented_fields() -> None:
     done = result_object(RunFinished(Finish.DONE, 1, "ok", usage), 20)
     assert (done["subtype"], done["total_cost_usd"]) == ("success", None)
     assert done["usage"] == usage_fields
+
+
+async def test_cli_ctrl_c_keeps_the_partial_answer_in_the_conversation_marked_interrupted(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+    from collections.abc import AsyncIterator
+
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from claw.repl import Asker, Repl
+    from claw.types import AssistantMessage
+
+    class Stalls:
+        """Streams the start of an answer; then Ctrl-C comes (``Repl.on_signal`` cancels)."""
+
+        model = "test/model"
+
+        async def stream(self, messages: Any, tools: Any) -> AsyncIterator[TextDelta]:
+            yield TextDelta("Let me think ")
+            yield TextDelta("about this")
+            agent.cancel()
+            await asyncio.Event().wait()  # nothing more comes
+
+    agent = Agent(Stalls(), system="You are claw.")  # type: ignore[arg-type]
+    state = AppState(agent, io.StringIO(), start=list(agent.history))
+    screen = io.StringIO()
+    with create_pipe_input() as typed, create_app_session(input=typed, output=DummyOutput()):
+        repl = Repl(state, default_commands(), Console(file=screen), io.StringIO(), Asker())
+        finished = await repl.turn("Explain everything.")
+        assert finished is not None and finished.reason is Finish.CANCELLED
+        assert "Let me think about this" in screen.getvalue()  # shown as it came
+        # ... and kept: the next prompt is sent after it, marked as interrupted.
+        kept = AssistantMessage(content="Let me think about this\n\n[interrupted by the user]")
+        assert agent.history[-1] == kept
+        agent.provider = MockStreamProvider(["Short: 42."])
+        await repl.turn("Just the answer.")
+    sent = agent.provider.calls[0].messages
+    assert [type(m).__name__ for m in sent] == [
+        "SystemMessage", "UserMessage", "AssistantMessage", "UserMessage"
+    ]
+    assert sent[2].text.startswith("Let me think about this")
