@@ -16,9 +16,10 @@ from contextlib import aclosing, asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, cast
 
-from .display import terminal_text
+from .display import error_line, terminal_text
+from .errors import ClawError
 from .events import Event, RunFinished
-from .options import EXIT_INTERRUPTED, EXIT_USAGE
+from .options import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 from .permissions import Approver
 from .printmode import NoTerminalApprover, PrintOutput, UsageError, read_prompt
 from .signals import Stopper, exit_status
@@ -61,10 +62,27 @@ async def open_agent(
 async def run_print(
     arguments: argparse.Namespace, prompt: str, out: TextIO, err: TextIO
 ) -> int:
-    """Print mode: run ``prompt`` once, write it as ``--output-format`` says; the exit status."""
+    """Print mode: run ``prompt`` once, write it as ``--output-format`` says; the exit status.
+
+    An error claw expects (the server is down, the settings file is wrong, no session to
+    continue) is one line on ``err`` and, in JSON, the result object of ``PrintOutput.fail``;
+    the status is 1.
+    """
+    output = PrintOutput(arguments.output_format, out)
+    try:
+        return await print_run(arguments, prompt, output, err)
+    except ClawError as error:
+        err.write(error_line(error) + "\n")
+        output.fail(terminal_text(str(error)))
+        return EXIT_FAILED
+
+
+async def print_run(
+    arguments: argparse.Namespace, prompt: str, output: PrintOutput, err: TextIO
+) -> int:
+    """``run_print``'s run: the agent, its events written to ``output``, the exit status."""
     from .hooks import PromptBlocked, run_with_hooks
 
-    output = PrintOutput(arguments.output_format, out)
     async with open_agent(arguments, NoTerminalApprover(err), err) as opened:
         agent, guarded = opened.agent, opened.guarded
         hooks = guarded.hooks if guarded is not None else None
@@ -117,6 +135,9 @@ def run_app(arguments: argparse.Namespace) -> int:
     except UsageError as error:
         print(f"claw: error: {error} (see claw --help)", file=sys.stderr)
         return EXIT_USAGE
+    except ClawError as error:  # the REPL could not start: a wrong settings file, say
+        print(error_line(error), file=sys.stderr)
+        return EXIT_FAILED
     except KeyboardInterrupt:  # Ctrl-C before a run began: at the trust question, say
         print(file=sys.stderr)
         return EXIT_INTERRUPTED

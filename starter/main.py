@@ -33,13 +33,13 @@ import os
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, cast
 
-from .display import arguments_text, one_line, terminal_text
+from .display import arguments_text, error_line, one_line, terminal_text
 from .errors import ClawError
 from .options import (
     EXIT_CODES,
@@ -502,20 +502,26 @@ async def run_once(
     from .events import RunFinished
     from .hooks import PromptBlocked, run_with_hooks  # chapter 15, as in ``run``
 
-    events = run_with_hooks(agent, hooks, prompt) if hooks is not None else agent.events(prompt)
+    events = cast(  # both are async generators: they have aclose()
+        "AsyncGenerator[Event | PromptBlocked, None]",
+        run_with_hooks(agent, hooks, prompt) if hooks is not None else agent.events(prompt),
+    )
     warned = 0
     finished: RunFinished | None = None
-    async for event in events:
-        if isinstance(event, PromptBlocked):
-            reason = terminal_text(event.reason)
-            out.write(f"[the prompt was blocked by a UserPromptSubmit hook: {reason}]\n")
-            return None
-        show(event, out)
-        for warning in hooks.warnings[warned:] if hooks is not None else []:
-            err.write(f"claw: warning: {terminal_text(warning)}\n")
-            warned += 1
-        if isinstance(event, RunFinished):
-            finished = event
+    # aclosing: a write that fails (`claw "..." | head -1`) closes the run's generators here,
+    # in this task, and not later while asyncio shuts down (which prints their tracebacks).
+    async with contextlib.aclosing(events):
+        async for event in events:
+            if isinstance(event, PromptBlocked):
+                reason = terminal_text(event.reason)
+                out.write(f"[the prompt was blocked by a UserPromptSubmit hook: {reason}]\n")
+                return None
+            show(event, out)
+            for warning in hooks.warnings[warned:] if hooks is not None else []:
+                err.write(f"claw: warning: {terminal_text(warning)}\n")
+                warned += 1
+            if isinstance(event, RunFinished):
+                finished = event
     assert finished is not None, "events() always ends with RunFinished"
     return finished
 
@@ -556,7 +562,7 @@ def main(
     try:
         finished = asyncio.run(run(arguments, sys.stdout))
     except ClawError as error:
-        print(f"claw: {terminal_text(str(error))}", file=sys.stderr)
+        print(error_line(error), file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # Ctrl-C before a run began: at the trust question, say
         print(file=sys.stderr)

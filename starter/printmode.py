@@ -127,6 +127,10 @@ class PrintOutput:
         self.started = time.monotonic()
         self.extra: dict[str, Any] = {}
         """Fields to add to the result object (a later chapter's ``session_id``, say)."""
+        self.steps = 0
+        """The steps the run has reported so far (the result object of an error needs them)."""
+        self.usage = TokenUsage()
+        """What those steps used, as ``StepUsage`` reported it."""
 
     def line(self, value: Mapping[str, Any]) -> None:
         """One JSON object on a line of its own, flushed so a reader sees it at once."""
@@ -140,6 +144,8 @@ class PrintOutput:
 
     def event(self, event: Event) -> None:
         """An event of the run (only ``stream-json`` shows them)."""
+        if isinstance(event, StepUsage):
+            self.steps, self.usage = event.step, self.usage + event.usage
         if self.format == "stream-json":
             shown = event_object(event)
             if shown is not None:
@@ -155,3 +161,25 @@ class PrintOutput:
             return
         duration_ms = round((time.monotonic() - self.started) * 1000)
         self.line(result_object(finished, duration_ms, self.extra))
+
+    def fail(self, message: str) -> None:
+        """The run could not go on (an error claw expects): in JSON, a result object saying so.
+
+        Its ``subtype`` is ``error_during_execution``, ``is_error`` is true, ``finish_reason``
+        is ``error`` and ``result`` holds ``message``; the text format prints nothing on stdout.
+        """
+        if self.format == "text":
+            return
+        duration_ms = round((time.monotonic() - self.started) * 1000)
+        self.line({
+            "type": "result",
+            "subtype": "error_during_execution",
+            "is_error": True,
+            "finish_reason": str(Finish.ERROR),
+            "result": message,
+            "num_turns": self.steps,
+            "duration_ms": duration_ms,
+            "total_cost_usd": None if self.usage.cost is None else float(self.usage.cost),
+            "usage": usage_object(self.usage),
+            **self.extra,
+        })

@@ -16,6 +16,7 @@ test.
 import contextlib
 import fcntl
 import gc
+import logging
 import os
 import pty
 import re
@@ -81,6 +82,11 @@ def run_cli_and_exit(argv: list[str], project: Path, environment: Mapping[str, s
         sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
         sys.stdout = open(1, "w", 1 if os.isatty(1) else -1, "utf-8", closefd=False)  # noqa: SIM115
         sys.stderr = open(2, "w", 1, "utf-8", "backslashreplace", closefd=False)  # noqa: SIM115
+        # Python's own logging, too: none configured, so what asyncio reports (an error while
+        # it closes a generator, say) reaches stderr. pytest's capturing handlers, inherited
+        # from the test's process, would keep it from the test.
+        logging.root.handlers.clear()
+        logging.root.setLevel(logging.WARNING)
         try:
             claw.main.cli()
             status = 0

@@ -6,13 +6,14 @@ a script would pipe in.
 
 import io
 import json
+import socket
 from pathlib import Path
 
 import pytest
-from claw_command import calls, no_fsync, says, tool_results
+from claw_command import calls, converse, no_fsync, says, tool_results
 
 from claw.main import main
-from clawbook.harness.loopback import LoopbackServer
+from clawbook.harness.loopback import JSONReply, LoopbackServer, error_body
 
 no_fsync = pytest.fixture(autouse=True)(no_fsync)  # durability is not the subject here
 
@@ -217,3 +218,76 @@ def test_cli_a_plan_without_a_terminal_stays_pending_whatever_is_piped_in(
         assert "Approve this plan?" not in captured.out + captured.err
     assert "there is no terminal to ask" in captured.err
     assert "1. Delete every file." in captured.out  # the one-shot run shows the plan
+
+
+HOSTILE = "\x1b]52;c;cHduZWQ=\x07\x1b[2J"
+"""What a hostile server puts in its error text: an OSC 52 clipboard write ("pwned"), then a
+clear-screen. Printed raw, a terminal would obey both."""
+
+
+def test_cli_an_error_is_one_harmless_line_in_every_front_end_and_a_result_in_json(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from claw.providers.openrouter import RetryPolicy
+
+    # A refused connection is not retried here: the retries are chapter 5b's subject.
+    monkeypatch.setattr(RetryPolicy, "delay", lambda *_: None)
+    down = LoopbackServer()  # never started: its port is one nothing listens on
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        down.port = probe.getsockname()[1]
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    (home / ".claw").mkdir(parents=True, mode=0o700)  # private, as claw makes it
+
+    def unknown_model() -> LoopbackServer:
+        message = f"test/model is not a valid model ID{HOSTILE}"
+        server.add(*[JSONReply(error_body(400, message), status=400)] * 2)
+        return server
+
+    def bad_settings() -> LoopbackServer:
+        (home / ".claw" / "settings.json").write_text('{"model": ')
+        return server
+
+    def claw(to: LoopbackServer, *mode: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        for name, value in (("stdin", io.StringIO("")), ("stdout", out), ("stderr", err)):
+            monkeypatch.setattr(f"sys.{name}", value)
+        status = main([*mode, "Hello?", "--model", "test/model", "--base-url", to.base_url])
+        return status, out.getvalue(), err.getvalue()
+
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test")
+    cases = [
+        (lambda: down, f"claw: cannot reach {down.base_url}"),
+        (unknown_model, r"claw: HTTP 400: test/model is not a valid model ID\x1b]52;c;cHduZWQ="),
+        (bad_settings, "claw: ~/.claw/settings.json: not valid JSON"),
+    ]
+    formats = (["-p"], ["-p", "--output-format", "json"], ["-p", "--output-format", "stream-json"])
+    errors = ""
+    for prepare, said in cases:
+        for mode in (*formats, []):  # [] is chapter 12's one-shot run (no terminal)
+            status, out, err = claw(prepare(), *mode)
+            errors += err
+            assert status == 1, (mode, said)
+            assert err.startswith(said) and err.count("\n") == 1, (mode, err)
+            if mode[1:]:  # JSON: the last line is a result object that says it is an error
+                result = json.loads(out.splitlines()[-1])
+                assert result["type"] == "result" and result["is_error"] is True
+                assert result["subtype"] == "error_during_execution"
+                assert result["result"] == err.removeprefix("claw: ").rstrip("\n")
+            elif mode:
+                assert out == ""  # nothing but the answer goes to stdout, and there is none
+        # The REPL: the error is told and the conversation goes on to the next prompt; an
+        # error before the conversation starts (the settings) ends claw with status 1.
+        done = converse(prepare(), project, monkeypatch, keys="Hello?\rAgain?\r", home=home)
+        errors += done.err
+        told = [line for line in done.err.splitlines() if line.startswith("claw: ")]
+        assert all(line.startswith(said) for line in told), told
+        if prepare is bad_settings:
+            assert (done.status, len(told)) == (1, 1)
+        else:
+            assert (done.status, len(told)) == (0, 2)
+        (home / ".claw" / "settings.json").unlink(missing_ok=True)
+    assert "Traceback" not in errors and HOSTILE[:5] not in errors and "\x1b[2J" not in errors

@@ -3,11 +3,13 @@
 Most tests run claw's REPL in this process (``claw_command.converse``): standard input and
 output are a terminal, the keys are typed at prompt_toolkit's input. Three things need a real
 process (``claw_process.py``: forked from this one, with its own terminal or pipes, signals and
-exit status), four processes in all:
+exit status), six processes in all:
 
 - a real pseudo-terminal, where Ctrl-C during an answer is a SIGINT the terminal sends, and
-  closing the window is a SIGHUP (``test_cli_terminal_converses_in_a_real_terminal...``);
-- a pipe whose reader goes away (``..._piped_into_head_ends_quietly``);
+  closing the window is a SIGHUP (``test_cli_terminal_converses_in_a_real_terminal...``), and
+  where a server's error text must not move the cursor or write the clipboard
+  (``test_cli_terminal_a_server_error_is_one_harmless_line...``);
+- a pipe whose reader goes away, with ``-p`` and without (``..._piped_into_head_ends_quietly...``);
 - SIGTERM and SIGHUP in the middle of a bash command, which must die with claw
   (``test_cli_a_signal_cancels_the_run_kills_its_commands_and_exits``).
 
@@ -26,7 +28,16 @@ from marked_processes import assert_none_marked, marked, unique_marker
 
 from claw.plan import PLAN_MODE_NOTE, PLAN_MODE_OVER, refusal
 from claw.repl import EXIT_HINT
-from clawbook.harness.loopback import LoopbackServer, StreamReply, chunk, sse, text_chunks
+from clawbook.harness.loopback import (
+    DropReply,
+    JSONReply,
+    LoopbackServer,
+    StreamReply,
+    chunk,
+    error_body,
+    sse,
+    text_chunks,
+)
 
 pytestmark = pytest.mark.timeout(60)  # whole conversations, or processes, on a busy machine
 
@@ -80,6 +91,39 @@ def test_cli_terminal_converses_in_a_real_terminal_ctrl_c_cancels_and_sighup_end
         "Explain everything.",
         "Just the answer.",
     ]
+
+
+def test_cli_terminal_a_server_error_is_one_harmless_line_and_the_conversation_goes_on(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A real terminal is the subject: what a hostile server's error text would make it do.
+    # The attack: an OSC 52 clipboard write ("pwned") and a clear-screen in the error body.
+    from claw.providers.openrouter import RetryPolicy
+
+    monkeypatch.setattr(RetryPolicy, "delay", lambda *_: None)  # forked claw: no retries
+    hostile = "\x1b]52;c;cHduZWQ=\x07\x1b[2J"
+    message = f"test/model is not a valid model ID{hostile}"
+    server.add(
+        JSONReply(error_body(400, message), status=400),
+        says("Paris is the capital."),
+        DropReply(),  # the server goes away without an answer
+    )
+    with terminal(server, tmp_path) as claw:
+        claw.expect("claw>")
+        claw.type("Hello?")
+        claw.expect(r"claw: HTTP 400: test/model is not a valid model ID\x1b]52;c;cHduZWQ=")
+        claw.expect("claw>")  # the REPL goes on
+        claw.type("What is the capital of France?")
+        claw.expect("Paris is the capital.")
+        claw.expect("claw>")
+        claw.type("And of Spain?")
+        claw.expect(f"claw: the connection to {server.base_url} failed before a response")
+        claw.expect("claw>")
+        claw.child.send("\x04")  # Ctrl-D: leave
+        assert claw.exit_status() == 0
+    assert "\x1b]52" not in claw.seen and "\x1b[2J" not in claw.seen
+    assert "Traceback" not in claw.seen
+    assert users(server, 1) == ["Hello?", "What is the capital of France?"]  # one conversation
 
 
 def test_cli_terminal_keeps_the_prompts_for_the_next_session_where_up_recalls_them(
@@ -157,26 +201,31 @@ def test_cli_terminal_asks_with_a_diff_and_writes_after_a_yes(
     assert "Debugging is off." in done.out
 
 
-def test_cli_print_mode_piped_into_head_ends_quietly(
+def test_cli_print_mode_piped_into_head_ends_quietly_and_so_does_a_one_shot_run(
     server: LoopbackServer, tmp_path: Path
 ) -> None:
     # Small events, some 200 KB of them: more than a pipe holds (64 KiB), so claw is still
     # writing when `head` leaves, with a line or two in its own buffer.
     answer = "".join(f"line {n} of a long answer\n" for n in range(6_000))
-    server.add(
-        StreamReply(pieces=[sse(*text_chunks(answer, size=64), chunk(finish_reason="stop"))])
-    )
-    with piped(server, tmp_path, "-p", "Write a lot.", "--output-format", "stream-json") as claw:
-        first = claw.stdout.readline()
-        if not first:
-            raise_todo(claw.stderr.read().decode())
-        assert json.loads(first)["type"] == "system"  # one event a line
-        claw.stdout.close()  # what `head -1` does after its line
-        status, err = claw.wait()
-    assert status == 141  # 128 + SIGPIPE, as a shell reports it
-    # No BrokenPipeError, no traceback: nothing but claw's own warnings (such as the one that a
-    # chapter still unwritten, ch22's sessions, leaves this run unrecorded).
-    assert [line for line in err.splitlines() if not line.startswith("claw: warning: ")] == []
+    # -p first, then chapter 12's one-shot run (a prompt, no -p, no terminal): one line each.
+    for arguments, first_line in (
+        (["-p", "Write a lot.", "--output-format", "stream-json"], '{"type": "system"'),
+        (["Write a lot.", "--unguarded"], "line 0 of a long answer"),
+    ):
+        server.add(
+            StreamReply(pieces=[sse(*text_chunks(answer, size=64), chunk(finish_reason="stop"))])
+        )
+        with piped(server, tmp_path, *arguments) as claw:
+            first = claw.stdout.readline()
+            if not first:
+                raise_todo(claw.stderr.read().decode())
+            assert first.decode().startswith(first_line)  # one event, or one line, at a time
+            claw.stdout.close()  # what `head -1` does after its line
+            status, err = claw.wait()
+        assert status == 141, arguments  # 128 + SIGPIPE, as a shell reports it
+        # No BrokenPipeError, no traceback: nothing but claw's own warnings (such as the one
+        # that a chapter still unwritten, ch22's sessions, leaves this run unrecorded).
+        assert [line for line in err.splitlines() if not line.startswith("claw: warning: ")] == []
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])

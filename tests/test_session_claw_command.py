@@ -292,3 +292,55 @@ def test_session_continue_and_resume_say_which_session_its_first_prompt_and_age(
     assert said in capsys.readouterr().err
     assert run_claw(server, tmp_path, monkeypatch, "More.", "-r", path.stem[:8], "--unguarded") == 0
     assert "last written just now" in capsys.readouterr().err  # the run before wrote to it
+
+
+def test_session_flags_that_cannot_work_are_one_line_in_print_mode_json_and_the_repl(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from claw_command import converse
+
+    from claw.main import main
+    from claw.sessions import start_session
+
+    def claw(*arguments: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        for name, value in (("stdin", io.StringIO("")), ("stdout", out), ("stderr", err)):
+            monkeypatch.setattr(f"sys.{name}", value)
+        status = main([*arguments, "--model", "test/model", "--base-url", server.base_url])
+        return status, out.getvalue(), err.getvalue()
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test")
+    folder = sessions_folder(tmp_path)
+    no_terminal = "claw: --resume without an id asks which session, and there is no terminal"
+    cases = [
+        (["-c"], f"claw: no session to continue: this folder has none yet ({folder})"),
+        (["-r", "nope"], f"claw: no session 'nope' in {folder}"),
+        (["--resume"], no_terminal),  # a session to choose from, and nobody to ask
+    ]
+    formats = (["-p"], ["-p", "--output-format", "json"], ["-p", "--output-format", "stream-json"])
+    for flags, said in cases:
+        if flags == ["--resume"]:
+            _, writer = start_session(tmp_path)
+            writer.close()
+        for mode in formats:
+            status, out, err = claw(*mode, "Hi.", *flags, "--unguarded")
+            assert (status, err.startswith(said)) == (1, True), (mode, flags, err)
+            assert "Traceback" not in err
+            if mode[1:]:  # JSON: the result object says it is an error, and which
+                result = json.loads(out.splitlines()[-1])
+                assert result["is_error"] is True and result["subtype"] == "error_during_execution"
+                assert said.removeprefix("claw: ") in result["result"]
+            else:
+                assert out == ""
+        # The REPL ends before its first prompt, with the same line: nothing to converse in.
+        done = converse(server, tmp_path, monkeypatch, *flags, "--unguarded", keys="\r")
+        told = [line for line in done.err.splitlines() if line.startswith("claw: ")]
+        if flags == ["--resume"]:  # at a terminal it asks; Enter chooses none
+            assert "(1-1, Enter for none)" in done.err
+            said = "claw: no session chosen"
+        assert done.status == 1 and len(told) == 1 and told[0].startswith(said), told
+    assert server.requests == []  # nothing was sent anywhere
