@@ -10,6 +10,7 @@ may start only so many children, only so many at a time.
 
 import asyncio
 import json
+import logging
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -133,7 +134,9 @@ def test_subagent_attack_eight_tasks_in_one_turn_keep_to_max_cost(
     assert (summary["finish"], status) == ("budget", 1)
 
 
-async def test_subagent_attack_a_childs_calls_count_toward_the_parents_max_steps() -> None:
+async def test_subagent_attack_a_childs_calls_count_toward_the_parents_max_steps(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     provider = Routed(
         {
             PARENT: [
@@ -150,8 +153,11 @@ async def test_subagent_attack_a_childs_calls_count_toward_the_parents_max_steps
     parent = parent_with(provider, tool)
     parent.limits = Limits(max_steps=3)
 
-    finished = await parent.run(PARENT)
+    with caplog.at_level(logging.WARNING, logger="claw.events"):
+        finished = await parent.run(PARENT)
 
+    # with no budget, the child's usage observer asks none: no observer failed
+    assert [r.getMessage() for r in caplog.records if r.name == "claw.events"] == []
     assert (finished.reason, finished.steps) == (Finish.MAX_TURNS, 1)
     assert [prompt for prompt, _ in provider.calls] == [PARENT, "Go A.", "Go A."]
     used = "the run has made all its 3 model call(s), its subagents' included"
