@@ -807,21 +807,20 @@ def test_eval_a_real_model_gets_the_key_through_the_job_and_your_rules(
     # Not this test process's block nor its dumpable flag: the variables leave os.environ.
     monkeypatch.setattr(secrets_env, "wipe_environ_block", lambda names: 0)
     monkeypatch.setattr(secrets_env, "forbid_memory_reads", lambda: None)
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
+    # The worker starts in the test's own folder: mutmut's mutated claw finds its way there.
     task = bug_task(instance_id="t__real", FAIL_TO_PASS=[], no_changes=True,
                     answer_pattern="nothing to change")
-    Path("tasks.jsonl").write_text(task.model_dump_json() + "\n")
+    tasks_file, results = tmp_path / "tasks.jsonl", tmp_path / "results.jsonl"
+    tasks_file.write_text(task.model_dump_json() + "\n")
     with LoopbackServer([calls("bash", {"command": "echo pwned > pwned.txt"}),
                          says("There is nothing to change.")]) as server:
         monkeypatch.setenv("CLAW_BASE_URL", server.base_url)
-        code = main(["eval", "tasks.jsonl", "--model", "openrouter:test/model", "--workers",
-                     "1"], prepare=secrets_env.hide_secrets)
+        code = main(["eval", str(tasks_file), "--model", "openrouter:test/model", "--workers",
+                     "1", "--out", str(results)], prepare=secrets_env.hide_secrets)
         assert "OPENROUTER_API_KEY" not in os.environ  # hidden, as the claw command does
         out = capsys.readouterr().out
         assert code == 0, out
-        (result,) = read_results(work / "eval-results.jsonl")
+        (result,) = read_results(results)
         assert (result.status, result.steps, result.changed) == ("passed", 2, [])
         first, second = server.requests
     assert [r.headers["authorization"] for r in (first, second)] == [f"Bearer {KEY}"] * 2
