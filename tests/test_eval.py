@@ -733,7 +733,8 @@ def test_eval_the_worker_gets_its_job_as_json_on_its_stdin(
     assert not list(temp.iterdir())  # ... removed afterwards
     # No --repos folder is JSON's null: not a folder named "None" to look for a clone in.
     # The user's settings and the model's key go in the job: the worker's environment has no key.
-    setup = Setup(settings=Settings(permissions={"deny": ["Bash"]}), key="sk-or-in-the-job")
+    settings = Settings(permissions={"deny": ["Bash"]}, max_cost=Decimal("0.5"))  # JSON: a string
+    setup = Setup(settings=settings, key="sk-or-in-the-job")
     run_isolated(task, config, 2, setup=setup)
     job = json.loads(job_file.read_text())
     assert job["repos"] is None
@@ -807,7 +808,8 @@ def test_eval_a_real_model_gets_the_key_through_the_job_and_your_rules(
     # Not this test process's block nor its dumpable flag: the variables leave os.environ.
     monkeypatch.setattr(secrets_env, "wipe_environ_block", lambda names: 0)
     monkeypatch.setattr(secrets_env, "forbid_memory_reads", lambda: None)
-    # The worker starts in the test's own folder: mutmut's mutated claw finds its way there.
+    # No chdir: the worker starts where pytest runs, where mutmut's mutated claw finds its
+    # configuration. The task and results files are named by absolute paths.
     task = bug_task(instance_id="t__real", FAIL_TO_PASS=[], no_changes=True,
                     answer_pattern="nothing to change")
     tasks_file, results = tmp_path / "tasks.jsonl", tmp_path / "results.jsonl"
