@@ -210,6 +210,7 @@ def test_eval_a_task_that_names_a_file_outside_its_repository_is_refused_at_load
     monkeypatch.setenv("HOME", str(tmp_path))
     hooked = tmp_path / "hooked"
     hostile = {
+        "instance_id": [("../../escaped", "'../../escaped' is not one file name (no '/')")],
         "files": [
             ({"../../escaped.txt": "x"}, "'../../escaped.txt' climbs out of the repository"),
             ({str(tmp_path / "absolute.txt"): "x"}, f"'{tmp_path}/absolute.txt' is absolute"),
@@ -232,7 +233,8 @@ def test_eval_a_task_that_names_a_file_outside_its_repository_is_refused_at_load
                 load_tasks(path)
             message = f"{path}:1: {field}: Value error, {why}"
             assert str(refused.value).startswith(message), (str(refused.value), message)
-            assert "task t__hostile may name only its own files" in str(refused.value)
+            if field != "instance_id":
+                assert "task t__hostile may name only its own files" in str(refused.value)
             assert main(["eval", "hostile.jsonl", "--workers", "1"]) == 2
             assert f"claw eval: {message}" in capsys.readouterr().err
     assert not (temp / "escaped.txt").exists()

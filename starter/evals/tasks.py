@@ -146,6 +146,14 @@ class Task(BaseModel):
             "a string is JSON text of a list of strings: decode it; anything else as is",
         )
 
+    @field_validator("instance_id")
+    @classmethod
+    def _one_name(cls, value: str) -> str:
+        """Refuse an id that is not one file name: it names the run's scratch folder."""
+        if "/" in value or "\0" in value or value in (".", ".."):
+            raise ValueError(f"{value!r} is not one file name (no '/'): it names a scratch folder")
+        return value
+
     @field_validator("files", "unchanged", "test_patch")
     @classmethod
     def _inside(cls, value: Any, info: ValidationInfo) -> Any:
