@@ -125,7 +125,20 @@ class SubagentEvent:
 ToolEvent = TodosChanged | SubagentEvent
 """What a tool reports about the agent's state while it runs."""
 
-Event = StreamEvent | LoopEvent | ToolEvent
+
+@dataclass(frozen=True, slots=True)
+class SessionRulesAdded:
+    """The user answered "always, this session" (chapter 13's ``Approval.SESSION``).
+
+    ``rules`` are the allow rules that answer added, in chapter 13's syntax. Sent to the
+    agent's observers, so that chapter 22's transcript keeps them and ``--continue`` of the
+    same session restores them; never yielded by ``Agent.events`` itself.
+    """
+
+    rules: tuple[str, ...]
+
+
+Event = StreamEvent | LoopEvent | ToolEvent | SessionRulesAdded
 """Everything an ``Agent`` reports, in the order it happens."""
 
 Observer = Callable[[Event], object]

@@ -383,6 +383,10 @@ async def open_claw(
                 trusted=trusted,
                 settings=layered,
             )
+            if recorder is not None:  # chapter 22: "always, this session" lasts the session
+                from .session_start import keep_session_rules
+
+                keep_session_rules(recorder, agent, guarded.permissions)
         servers: McpServers | None = None
         try:
             if trusted:  # an untrusted folder's .mcp.json starts nothing, even with --mcp

@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 from datetime import datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .display import terminal_text
+from .events import SessionRulesAdded
 from .loop import Agent
 from .sessions import (
     Session,
@@ -32,6 +33,10 @@ from .sessions import (
 )
 from .terminal import ReadLine, interactive
 from .todo import Todo
+from .types import ToolCall
+
+if TYPE_CHECKING:  # chapter 13, imported when it is used: --unguarded claw runs without it
+    from .permissions import Approval, Permissions
 
 
 def age(seconds: float) -> str:
@@ -93,6 +98,36 @@ async def pick(
 
 
 # --8<-- [end:pick]
+
+
+# --8<-- [start:session-rules]
+def keep_session_rules(recorder: SessionRecorder, agent: Agent, permissions: Permissions) -> None:
+    """Make "always, this session" last as long as the session, across ``--continue``.
+
+    The allow rules earlier runs of this session added (``SessionRulesAdded`` events in its
+    transcript) are added to ``permissions`` again; from now on, each such answer is sent to
+    the agent's observers as a ``SessionRulesAdded``, which the recorder writes down.
+    """
+    from .permissions import Approval, Decision, parse_rule
+
+    recorded = load_session(recorder.writer.path).events(SessionRulesAdded)
+    for event in recorded:
+        if isinstance(event, SessionRulesAdded):
+            permissions.rules[Decision.ALLOW] += [parse_rule(rule) for rule in event.rules]
+    approve = permissions.approve
+    if approve is None:
+        return
+
+    async def approve_and_record(call: ToolCall, why: str) -> Approval:
+        answer = await approve(call, why)
+        if answer is Approval.SESSION:  # the same rules ``Permissions.check`` is about to add
+            rules = tuple(permissions.allow_rules_for(call))
+            if rules:
+                agent.sink.emit(SessionRulesAdded(rules))
+        return answer
+
+    permissions.approve = approve_and_record
+# --8<-- [end:session-rules]
 
 
 # --8<-- [start:open]

@@ -344,3 +344,26 @@ def test_session_flags_that_cannot_work_are_one_line_in_print_mode_json_and_the_
             said = "claw: no session chosen"
         assert done.status == 1 and len(told) == 1 and told[0].startswith(said), told
     assert server.requests == []  # nothing was sent anywhere
+
+
+def test_session_always_this_session_holds_after_continue_of_the_same_session(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from claw_command import converse
+
+    touch = {"command": "touch made.txt"}
+    server.add(calls("bash", touch, call_id="b1"), says("Made."))
+    first = converse(server, tmp_path, monkeypatch, keys="Make the file.\ra\r")
+    assert "needs approval" in first.err and (tmp_path / "made.txt").exists()
+    (tmp_path / "made.txt").unlink()
+
+    server.add(calls("bash", touch, call_id="b2"), says("Made again."))
+    again = converse(server, tmp_path, monkeypatch, "--continue", keys="Once more.\r")
+    assert "needs approval" not in again.err  # "a" was for this session, and this is it
+    assert (tmp_path / "made.txt").exists()
+    (tmp_path / "made.txt").unlink()
+
+    server.add(calls("bash", touch, call_id="b3"), says("Not made."))
+    new = converse(server, tmp_path, monkeypatch, keys="And in a new session.\r")
+    assert "needs approval" in new.err  # a new session starts without it
+    assert not (tmp_path / "made.txt").exists()  # the question met the end of the input: no
