@@ -123,6 +123,13 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
 def check_session_arguments(
     parser: argparse.ArgumentParser, arguments: argparse.Namespace
 ) -> None:
-    """A usage error (exit status 2) for ``--fork-session`` without a session to fork."""
+    """A usage error (exit status 2) for ``--fork-session`` without a session to fork.
+
+    ``-r 'fix the bug'`` with no other prompt is ``-r`` without an id, then the prompt: an id
+    never holds a space, and argparse would otherwise take the prompt for one.
+    """
+    resume, prompt = arguments.resume, getattr(arguments, "prompt", "")
+    if resume and prompt is None and any(character.isspace() for character in resume):
+        arguments.prompt, arguments.resume = resume, ""
     if arguments.fork_session and not (arguments.continue_session or arguments.resume is not None):
         parser.error("--fork-session needs --continue or --resume (the session to fork)")

@@ -367,3 +367,23 @@ def test_session_always_this_session_holds_after_continue_of_the_same_session(
     new = converse(server, tmp_path, monkeypatch, keys="And in a new session.\r")
     assert "needs approval" in new.err  # a new session starts without it
     assert not (tmp_path / "made.txt").exists()  # the question met the end of the input: no
+
+
+def test_session_resume_followed_by_a_prompt_takes_it_as_the_prompt_not_an_id(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    first_run(server, tmp_path, monkeypatch)
+    monkeypatch.setattr("claw.session_start.interactive", lambda: True)
+    server.add(says("Still milk."))
+    # An id has no spaces: "-r 'And now?'" is -r without an id (choose), then the prompt.
+    code = run_claw(
+        server, tmp_path, monkeypatch, "-r", "And what now?", "--unguarded", answers="1\n"
+    )
+    assert code == 0
+    sent = server.requests[-1].json["messages"]
+    assert sent[-1] == {"role": "user", "content": "And what now?"}
+    assert "notes.txt" in json.dumps(sent)  # the session chosen from the list goes on
+    assert "Resume which session?" in capsys.readouterr().err
