@@ -11,10 +11,12 @@ and are printed together); only the last, open block waits for more text.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import cache
 from typing import ClassVar
 
@@ -225,6 +227,95 @@ def diff_text(diff: str) -> Text:
     return text
 
 
+STILL_RUNNING_AFTER = 1.0
+"""Seconds a tool runs before a line says that it still runs, and for how long."""
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+"""The frames of that line's spinner, one a second."""
+
+
+def still_running(names: Sequence[str], seconds: float) -> str:
+    """The line for tools ``names`` running ``seconds``: ``⠙ bash running · 1 s``.
+
+    Whole seconds; the spinner shows the frame of that second; several tools are counted.
+    """
+    raise Todo("ch19", "one name, or \"N tools\"; whole seconds; SPINNER's frame for that second")
+
+
+class Waiting:
+    """A line that says which tool runs and for how long, once it has run a second.
+
+    ``bash running · 3 s``, under the call's own line, redrawn every second and gone when the
+    tool ends. The time is the running asyncio loop's (``loop.time``, ``call_later``): the
+    REPL's own, which a test moves by hand. Without a running loop, nothing is shown.
+    """
+
+    def __init__(self, console: Console) -> None:
+        """Show the line on ``console`` (only at a terminal: it is redrawn in place)."""
+        self.console = console
+        self.running: dict[str, str] = {}
+        """The calls that run now: id to tool name."""
+        self.since = 0.0
+        self.timer: asyncio.TimerHandle | None = None
+        self.live: Live | None = None
+        self.holding = False
+        """A question is being asked: the line waits until it is answered."""
+
+    def started(self, call_id: str, name: str) -> None:
+        """Call ``call_id`` of tool ``name`` has started: a line in a second, unless it ends."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if not self.running:
+            self.since = loop.time()
+        self.running[call_id] = name
+        if self.timer is None and not self.holding:
+            self.timer = loop.call_later(STILL_RUNNING_AFTER, self._tick)
+
+    def _tick(self) -> None:
+        loop = asyncio.get_running_loop()
+        line = Text(still_running(list(self.running.values()), loop.time() - self.since), "dim")
+        if self.live is None:
+            self.live = Live(line, console=self.console, transient=True, auto_refresh=False)
+            self.live.start(refresh=True)
+        else:
+            self.live.update(line, refresh=True)
+        self.timer = loop.call_later(1.0, self._tick)
+
+    def ended(self, call_id: str) -> None:
+        """Call ``call_id`` has its result: the line goes once no call runs."""
+        self.running.pop(call_id, None)
+        if not self.running:
+            self.stop()
+
+    def stop(self) -> None:
+        """No line, no timer, no call counted (the run ended)."""
+        self.running.clear()
+        self._hide()
+
+    def _hide(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """While the user is asked something: no line; the time starts again after it."""
+        before, self.holding = self.holding, True
+        self._hide()
+        try:
+            yield
+        finally:
+            self.holding = before
+            running, self.running = self.running, {}
+            for call_id, name in running.items():
+                self.started(call_id, name)
+
+
 class RunView:
     """Shows a run's events on a ``rich`` console: markdown, a line per tool call, diffs."""
 
@@ -232,6 +323,8 @@ class RunView:
         """Show on ``console``."""
         self.console = console
         self.answer = MarkdownStream(console)
+        self.waiting = Waiting(console)
+        """The line that says a tool still runs (after ``STILL_RUNNING_AFTER``)."""
 
     def show(self, event: Event) -> None:
         """Show ``event``."""
@@ -243,7 +336,9 @@ class RunView:
             self.answer.close()
             line = f"→ {event.name}({one_line(arguments_text(event.arguments))})"
             self.console.print(Text(line, style="dim"))
+            self.waiting.started(event.id, one_line(event.name, 40))
         elif isinstance(event, ToolResult):
+            self.waiting.ended(event.id)
             mark, style = ("✗", "red") if event.is_error else ("✓", "green")
             first, _, rest = event.output.partition("\n")
             self.console.print(Text(f"  {mark} {event.name}: {one_line(first)}", style=style))
@@ -252,6 +347,7 @@ class RunView:
         elif isinstance(event, SubagentEvent):
             self.show_child(event)
         elif isinstance(event, RunFinished):
+            self.waiting.stop()
             self.answer.close()
             if event.reason != "done":
                 self.console.print(Text(f"[{event.reason} after {event.steps} step(s)]", "yellow"))

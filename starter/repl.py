@@ -19,7 +19,7 @@ import signal
 import sys
 import time
 from collections.abc import AsyncGenerator, Callable, Iterable
-from contextlib import aclosing
+from contextlib import AbstractContextManager, aclosing, nullcontext
 from itertools import takewhile
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, cast
@@ -170,13 +170,16 @@ class Asker:
         self.session: PromptSession[str] | None = None
         """Made at the first question: most conversations ask none, and a session sets up
         hundreds of key bindings."""
+        self.quiet: Callable[[], AbstractContextManager[object]] = nullcontext
+        """Held while a question is asked: the REPL hides its still-running line then."""
 
     async def __call__(self, question: str) -> str:
         """The answer to ``question``; ``KeyboardInterrupt`` on Ctrl-C, ``EOFError`` on Ctrl-D."""
         if self.session is None:
             self.session = PromptSession(output=create_output(stdout=sys.stderr))
-        # handle_sigint=False: the REPL's own SIGINT handler stays in place (see Repl.run).
-        return await self.session.prompt_async(question, handle_sigint=False)
+        with self.quiet():
+            # handle_sigint=False: the REPL's own SIGINT handler stays in place (see Repl.run).
+            return await self.session.prompt_async(question, handle_sigint=False)
 
 
 class ReplApprover:
@@ -252,6 +255,13 @@ class Repl:
         """The SIGTERM or SIGHUP that ends the REPL, once it came."""
         self._prompting: asyncio.Task[object] | None = None
         self.stopper = Stopper(self.on_signal)
+        self.view: RunView | None = None
+        """What shows the run in progress, if one is."""
+        ask.quiet = self.quiet
+
+    def quiet(self) -> AbstractContextManager[object]:
+        """While a question is asked during a run: no line says that a tool still runs."""
+        return self.view.waiting.held() if self.view is not None else nullcontext()
 
     def prompt(self) -> str:
         """The prompt, with the mode in it unless it is ``default``: ``claw [plan]> ``."""
@@ -334,7 +344,7 @@ class Repl:
         partial: list[str] = []  # the text of a turn not recorded yet: lost if it is cancelled
         try:
             while prompt:
-                view = RunView(self.console)
+                view = self.view = RunView(self.console)
                 # Ctrl-C during the run arrives as SIGINT: Repl.on_signal cancels it.
                 events = cast(  # both are async generators: they have aclose()
                     "AsyncGenerator[Event | PromptBlocked, None]",
@@ -364,6 +374,8 @@ class Repl:
                     prompt = ""
         finally:
             self.running = False
+            self.view = None
+            view.waiting.stop()
             agent.sink.observers.remove(children)
         if finished is not None and finished.reason == Finish.CANCELLED and partial:
             # Ctrl-C mid-answer: keep what was said, as Claude Code does, marked as cut short.

@@ -503,3 +503,42 @@ async def test_cli_ctrl_c_keeps_the_partial_answer_in_the_conversation_marked_in
         "SystemMessage", "UserMessage", "AssistantMessage", "UserMessage"
     ]
     assert sent[2].text.startswith("Let me think about this")
+
+
+async def test_cli_a_tool_running_over_a_second_gets_a_line_with_its_time_until_it_ends() -> None:
+    import asyncio
+
+    from loop_clock import LoopClock
+
+    from claw.render import SPINNER, RunView, still_running
+
+    assert still_running(["bash"], 1.9) == "⠙ bash running · 1 s"  # whole seconds
+    assert still_running(["read", "grep"], 12.0) == f"{SPINNER[2]} 2 tools running · 12 s"
+    clock = LoopClock.install()  # the loop's clock, moved by hand: no real second passes
+    screen = io.StringIO()
+    view = RunView(Console(file=screen, force_terminal=True, width=80, color_system=None))
+
+    def shown() -> str:
+        return screen.getvalue()
+
+    async def later(seconds: float) -> None:
+        await clock.advance(seconds)
+        await asyncio.sleep(0)  # the timers now due run after this task's own wake-up
+
+    view.show(ToolCalled(1, "b1", "bash", {"command": "make test"}))
+    await later(0.9)
+    assert "running" not in shown()  # under a second: only the call's own line
+    await later(0.2)
+    assert "bash running · 1 s" in shown()
+    await later(2)
+    assert "bash running · 3 s" in shown()  # redrawn in place as the time goes
+    with view.waiting.held():  # a question is asked: no line, and the time starts again
+        await later(5)
+        assert "running · 8 s" not in shown() and view.waiting.live is None
+    await later(1.1)
+    assert "bash running · 1 s" in shown()[shown().rindex("3 s") :]
+    view.show(ToolResult(1, "b1", "bash", "ok", False, 9.0))
+    after = len(shown())
+    await later(5)
+    assert "running" not in shown()[after:]  # the tool ended: the line is gone for good
+    assert view.waiting.timer is None and view.waiting.live is None
