@@ -479,6 +479,10 @@ DENIED_BASH = 'Permission denied: the bash call did not run because the deny rul
 """How chapter 13 tells the model that the user's deny rule refused its bash call."""
 
 
+FROZEN = "cat > /dev/null; echo 'the code is frozen' >&2; exit 2"
+"""A hook command that blocks the call it is shown (chapter 15: exit status 2)."""
+
+
 def test_eval_the_agent_runs_under_your_rules_and_asks_nobody(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -506,6 +510,12 @@ def test_eval_the_agent_runs_under_your_rules_and_asks_nobody(
         "it needs approval and none was given. Do not try to reach the same result another "
         "way; ask the user if you need it."
     )
+    # Your hooks run too: a PreToolUse hook that blocks every edit.
+    frozen = {"matcher": "Edit", "hooks": [{"type": "command", "command": FROZEN}]}
+    hooked = Setup(settings=Settings(hooks={"PreToolUse": [frozen]}))
+    result = run_here(task, Config(name="c"), 1, tmp_path / "hook", None, hooked)
+    assert (result.status, result.changed) == ("failed", ["pwned.txt"])  # no rule: bash ran
+    assert tool_results(models[-1])[2] == "Blocked by a PreToolUse hook: the code is frozen"
 
 
 def test_eval_a_bash_call_that_writes_outside_the_scratch_repository_is_refused(
