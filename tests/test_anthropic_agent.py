@@ -185,3 +185,42 @@ async def test_anthropic_agent_sends_each_signed_thinking_block_back(server, tmp
     assert [result["tool_use_id"] for result in results] == ["toolu_1", "toolu_2"]
     assert results[1]["content"] == "2"
     assert server.requests[2].json["system"] == [{"type": "text", "text": "You are claw."}]
+
+
+async def test_anthropic_agent_sees_a_paused_turn_as_one_step(server, tmp_path: Path):
+    """``pause_turn`` is the provider's business: the agent gets one turn, runs its call once."""
+    (tmp_path / "notes.txt").write_text("buy milk\n")
+    server.add(
+        StreamReply([stream([thinking("Look first."), text("Looking. ")], "pause_turn")]),
+        StreamReply(
+            [
+                stream(
+                    [text("Reading."), tool_use("toolu_1", "read", {"path": "notes.txt"})],
+                    "tool_use",
+                )
+            ]
+        ),
+        StreamReply([stream([text("It says buy milk.")])]),
+    )
+    async with AnthropicProvider(
+        "m", base_url=server.base_url.removesuffix("/v1"), api_key=KEY
+    ) as provider:
+        agent = Agent(provider, [ReadTool(str(tmp_path))], system="You are claw.")
+        finished = await agent.run("What does notes.txt say?")
+
+    assert isinstance(finished, RunFinished)
+    assert (finished.steps, finished.text) == (2, "It says buy milk.")
+    assert len(server.requests) == 3
+    # The continuation ends with the paused content; the next step's history holds the
+    # whole turn once, its call answered right after it.
+    assert server.requests[1].json["messages"][-1] == {
+        "role": "assistant",
+        "content": [thinking("Look first."), text("Looking. ")],
+    }
+    *_, assistant, result = server.requests[2].json["messages"]
+    assert assistant["content"] == [
+        thinking("Look first."),
+        text("Looking. Reading."),
+        tool_use("toolu_1", "read", {"path": "notes.txt"}),
+    ]
+    assert result["content"][0]["tool_use_id"] == "toolu_1"
