@@ -556,7 +556,7 @@ def main(
     import asyncio
 
     from .configure import config_main
-    from .terminal import at_terminal
+    from .terminal import at_terminal, piped_now
 
     if subcommand == "config":  # chapter 17: claw config [--explain KEY]
         return config_main(argv[1:])
@@ -570,6 +570,16 @@ def main(
         from .app import run_app  # chapter 19: print mode, or the REPL at a terminal
 
         return run_app(arguments)
+    if piped_now(sys.stdin):  # chapter 19: what was piped in is context, as with -p
+        from .printmode import UsageError, read_prompt
+
+        try:
+            arguments.prompt = read_prompt(arguments.prompt, sys.stdin)
+        except Todo:
+            pass  # chapter 19 is not written yet: the prompt alone, as in chapter 12
+        except UsageError as error:  # a blank prompt
+            print(f"claw: error: {error} (see claw --help)", file=sys.stderr)
+            return 2
     try:
         finished = asyncio.run(run(arguments, sys.stdout))
     except ClawError as error:

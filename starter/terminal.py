@@ -8,6 +8,7 @@ claw (``--unguarded``) can ask the trust question too.
 from __future__ import annotations
 
 import asyncio
+import select
 import sys
 import threading
 from collections.abc import Awaitable, Callable
@@ -35,6 +36,22 @@ def at_terminal() -> bool:
         return sys.stdin.isatty() and sys.stdout.isatty()
     except (OSError, ValueError):
         return False
+
+
+def piped_now(stdin: TextIO) -> bool:
+    """Whether ``stdin`` is a pipe or a file that holds something to read now, or its end.
+
+    ``echo notes | claw "sum up"``: the one-shot run adds what was piped in, as ``-p`` does.
+    A pipe still open with nothing in it (a program that runs claw and never writes) is not
+    waited for: reading it would hang. A terminal, or a stream with no file, is never read.
+    """
+    try:
+        if stdin.isatty():
+            return False
+        ready, _, _ = select.select([stdin.fileno()], [], [], 0)
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        return False
+    return bool(ready)
 
 
 async def read_stdin_line() -> str:

@@ -542,3 +542,45 @@ async def test_cli_a_tool_running_over_a_second_gets_a_line_with_its_time_until_
     await later(5)
     assert "running" not in shown()[after:]  # the tool ended: the line is gone for good
     assert view.waiting.timer is None and view.waiting.live is None
+
+
+@pytest.mark.timeout(30)  # a claw that waited for the open pipe below would hang: fail instead
+def test_cli_a_prompt_without_p_adds_what_was_piped_in_and_never_waits_for_more(
+    server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from claw_command import says
+
+    from claw.main import main
+
+    def claw_with_stdin(fd: int, prompt: str) -> int:
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test")
+        with os.fdopen(fd) as stdin:  # a real pipe: what a shell gives `echo ... | claw`
+            monkeypatch.setattr("sys.stdin", stdin)
+            arguments = [prompt, "--unguarded", "--model", "test/model"]
+            return main([*arguments, "--base-url", server.base_url])
+
+    # The one-shot run uses your read_prompt, as print mode does (before this chapter, claw
+    # leaves standard input alone).
+    assert read_prompt("Summarize.", io.StringIO("")) == "Summarize."
+    server.add(says("Two lines."), says("Hello."))
+    reader, writer = os.pipe()
+    os.write(writer, b"line one\nline two\n")
+    os.close(writer)  # `echo` is done: the end of the input is there too
+    assert claw_with_stdin(reader, "Summarize.") == 0
+    sent = server.requests[0].json["messages"][-1]["content"]
+    assert sent == "Summarize.\n\n<stdin>\nline one\nline two\n</stdin>"
+
+    reader, writer = os.pipe()  # open, and nothing written: claw does not wait for it
+    try:
+        assert claw_with_stdin(reader, "Say hello.") == 0
+    finally:
+        os.close(writer)
+    assert server.requests[1].json["messages"][-1]["content"] == "Say hello."
+
+    reader, writer = os.pipe()
+    os.close(writer)
+    assert claw_with_stdin(reader, "  ") == 2  # a blank prompt: a usage error, as with -p
+    assert len(server.requests) == 2
