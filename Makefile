@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: setup book verify test bench mutate
+.PHONY: setup book verify test bench mutate oracle
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,3 +35,10 @@ bench: $(STAMP)
 # regions, `make mutate ARGS='solution.mock.*'` some mutants.
 mutate: $(STAMP)
 	$(BIN)/python -m bench.mutation $(ARGS)
+
+# Re-record what the real Claude Code decides (oracle/__init__.py): opt-in, never part of verify or
+# CI. Needs root (a network namespace with only loopback) and the pinned Claude Code installed
+# outside the repository (npm install @anthropic-ai/claude-code@2.1.332 in /work/cc, or
+# ARGS="--claude PATH"); prints how many recorded outcomes changed.
+oracle: $(STAMP)
+	$(BIN)/python -m oracle.record $(ARGS)

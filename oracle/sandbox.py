@@ -1,0 +1,99 @@
+"""Where Claude Code runs: a network namespace with only loopback, an unprivileged user.
+
+The scratch folders are at fixed paths, so the rules of a scenario can name them.
+
+``enter`` re-executes the recorder under ``unshare -n`` (as root), brings ``lo`` up and checks
+that a connection to a public address fails before anything runs. Claude Code then runs as
+``nobody`` (it refuses ``bypassPermissions`` to root) through ``setpriv``, with a scratch
+``HOME``, in the scratch project.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path("/tmp/claw-oracle")
+"""The scratch folder: ``project``, ``home`` and ``outside`` are made afresh for each session."""
+PROJECT = ROOT / "project"
+HOME = ROOT / "home"
+OUTSIDE = ROOT / "outside"
+USER = 65534
+"""The unprivileged user (and group) Claude Code runs as: ``nobody``."""
+
+MARK = "CLAW_ORACLE_IN_NAMESPACE"
+PUBLIC = ("1.1.1.1", 443)
+"""An address outside that must be unreachable from inside."""
+
+
+class SandboxError(RuntimeError):
+    """The namespace cannot be made, or it leaks."""
+
+
+def enter(argv: list[str]) -> None:
+    """Re-execute this program in a new network namespace unless already inside one.
+
+    Returns only inside the namespace, with ``lo`` up and the outside unreachable; the outer
+    process exits with the inner one's status.
+    """
+    if os.environ.get(MARK) != "1":
+        if os.geteuid() != 0:
+            raise SandboxError("the recorder runs as root: it makes a network namespace")
+        command = ["unshare", "--net", "--", sys.executable, *argv]
+        status = subprocess.call(command, env={**os.environ, MARK: "1"})
+        raise SystemExit(status)
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    check_isolated()
+
+
+def check_isolated() -> None:
+    """Fail unless a connection to a public address fails and loopback works."""
+    with socket.socket() as probe:
+        probe.settimeout(3)
+        try:
+            probe.connect(PUBLIC)
+        except OSError:
+            pass
+        else:
+            raise SandboxError(f"{PUBLIC[0]} is reachable: not an isolated namespace")
+    with socket.socket() as server, socket.socket() as client:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        client.connect(server.getsockname())
+
+
+def lay_out(files: dict[str, str], settings: dict[str, object] | None, trusted: bool) -> None:
+    """Make the scratch folders afresh.
+
+    ``files`` (paths under ROOT), the project's ``.claude/settings.json`` and the user's
+    ``~/.claude.json`` with the trust record (when ``trusted``).
+    """
+    shutil.rmtree(ROOT, ignore_errors=True)
+    for folder in (PROJECT, HOME, OUTSIDE):
+        folder.mkdir(parents=True)
+    for name, content in files.items():
+        path = ROOT / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+    if settings is not None:
+        (PROJECT / ".claude").mkdir(exist_ok=True)
+        (PROJECT / ".claude" / "settings.json").write_text(json.dumps(settings, indent=2))
+    state: dict[str, object] = {"hasCompletedOnboarding": True, "numStartups": 3}
+    if trusted:
+        state["projects"] = {str(PROJECT): {"hasTrustDialogAccepted": True, "allowedTools": []}}
+    (HOME / ".claude.json").write_text(json.dumps(state, indent=2))
+    os.chmod(ROOT, 0o755)
+    for top, _dirs, names in os.walk(ROOT):
+        os.chown(top, USER, USER)
+        for name in names:
+            os.chown(os.path.join(top, name), USER, USER)
+
+
+def as_user(command: list[str]) -> list[str]:
+    """``command``, run as the unprivileged user with no supplementary groups."""
+    return ["setpriv", f"--reuid={USER}", f"--regid={USER}", "--clear-groups", *command]
