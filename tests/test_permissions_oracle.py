@@ -1,0 +1,234 @@
+"""ch13 · Permissions against Claude Code 2.1.332 itself: every recorded scenario through claw.
+
+``tests/data/claude-code-2.1.332-permissions.json`` holds what the real program decided for each
+scenario of ``oracle/permissions.py`` (rules, a mode, one call), recorded by ``make oracle``
+(``oracle/record.py``): Claude Code in a network namespace with only loopback, a scripted model
+asking for the call, a permission-prompt tool telling "ask" from "deny". No Claude Code runs
+here: each test reads the recording and asks your ``Permissions.decide`` the same question.
+
+A scenario where claw decides otherwise fails its group, unless it is a deliberate difference
+(``DIFFERENCES``: the test asserts it still is one; the chapter 13 page lists it with its
+reason, which tests/tooling/test_book_lists.py checks) or a known, not yet resolved one
+(``UNRESOLVED``: one strict xfail per kind, so fixing claw shows up as an unexpected pass).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claw.permissions import Mode, Permissions, RuleError
+from claw.types import ToolCall
+
+VERSION = "2.1.332"
+DATA = Path(__file__).parent / "data" / f"claude-code-{VERSION}-permissions.json"
+SCRATCH = "/tmp/claw-oracle"
+"""Where the recorder's scratch folders were: ``project``, ``home``, ``outside``."""
+
+TOOLS = {"Bash": "bash", "Read": "read", "Write": "write", "Edit": "edit", "Grep": "grep",
+         "Glob": "glob"}  # fmt: skip
+"""Claude Code's tool names, as claw names the same tools."""
+
+
+@cache
+def recording() -> dict[str, dict[str, Any]]:
+    """The recorded scenarios, by name."""
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+    assert data["claude_code"] == VERSION
+    scenarios: dict[str, dict[str, Any]] = data["scenarios"]
+    return scenarios
+
+
+def here(text: str, base: Path) -> str:
+    """``text`` with the recorder's scratch folder replaced by this test's."""
+    return text.replace(SCRATCH, str(base))
+
+
+def claw_call(scenario: dict[str, Any], base: Path) -> ToolCall:
+    """The scenario's call, as claw's tool takes it."""
+    arguments = {
+        key: here(value, base) if isinstance(value, str) else value
+        for key, value in scenario["input"].items()
+    }
+    path = arguments.get("path")
+    if isinstance(path, str) and path.startswith("~/"):
+        arguments["path"] = str(base / "home" / path[2:])
+    if scenario["tool"] == "Edit":
+        arguments["old"], arguments["new"] = (
+            arguments.pop("old_string"),
+            arguments.pop("new_string"),
+        )
+    return ToolCall(id="c1", name=TOOLS[scenario["tool"]], arguments=arguments)
+
+
+def claw_decides(scenario: dict[str, Any], base: Path) -> str:
+    """What claw decides: ``allow``, ``ask`` or ``deny``, or why it takes no decision."""
+    try:
+        mode = Mode(scenario["mode"])
+    except ValueError:
+        return f"no mode {scenario['mode']!r}"
+    try:
+        rules = Permissions(
+            base / "project",
+            **{
+                kind: [here(rule, base) for rule in scenario.get(kind, [])]
+                for kind in ("allow", "ask", "deny")
+            },
+            mode=mode,
+            home=base / "home",
+        )
+    except RuleError:
+        return "refuses the rule"
+    return str(rules.decide(claw_call(scenario, base)).decision)
+
+
+SPELLINGS = "a deny rule holds through `bash -c`, `eval`, `find -exec`"
+DIFFERENCES: dict[str, str] = {
+    **dict.fromkeys(
+        ["doc-deny-bash-c-rm", "doc-deny-eval-rm", "doc-deny-find-execdir-rm",
+         "doc-deny-xargs-flags-rm", "wrapper-deny-find-exec", "wrapper-deny-sh-c",
+         "doc-read-deny-past-xargs-options", "doc-words-after-a-redirection"],
+        SPELLINGS,
+    ),
+    **dict.fromkeys(["doc-git-c-alias", "doc-git-exec-path"],
+                    "`Bash(git *)` does not cover `git -c` or `--exec-path`"),
+    **dict.fromkeys(["rule-Glob-rule-deny", "rule-Write-rule-allow", "rule-Write-rule-deny"],
+                    "`Write(path)` and `Glob(path)` rules are refused at start-up"),
+    "rule-allow-Bash(npm test)-npm  test": "extra spaces between words change nothing",
+}  # fmt: skip
+"""Scenarios where claw deliberately decides otherwise, and the words the chapter 13 page's
+table of differences uses for each (several scenarios share a row)."""
+
+OUTSIDE = ["read-home", "read-outside", "grep-outside", "glob-outside"]
+READ_ONLY = ["date", "df", "file", "jq", "ps", "python-version", "sed-n", "tree", "whoami",
+             "cat-readonly-ok"]  # fmt: skip
+PLANNED = ["cp", "make", "mkdir", "mkdir-outside", "npm-test", "redirect-inside",
+           "redirect-outside", "rm-build", "sed-i", "touch", "write-home", "write-inside",
+           "write-outside"]  # fmt: skip
+MODES = ["default", "acceptEdits", "auto", "plan", "dontAsk"]
+UNRESOLVED: dict[str, tuple[str, ...]] = {
+    "outside-reads": (
+        "a read or search outside the project asks (dontAsk: denies); claw allows it",
+        *(f"mode-{mode}-{call}" for mode in MODES for call in OUTSIDE),
+        "rule-allow-Read(/tmp/claw-oracle/outside/**)-read-/tmp/claw-oracle/outside/x.txt",
+        "rule-deny-Read(/tmp/claw-oracle/outside/**)-read-/tmp/claw-oracle/outside/x.txt",
+    ),
+    "outside-writes": (
+        "acceptEdits asks for a write outside the project; claw allows it",
+        "mode-acceptEdits-write-home", "mode-acceptEdits-write-outside",
+    ),
+    "plan-asks": (
+        "plan mode asks for an edit or a command (print mode: denied unless the prompt tool "
+        "allows); claw denies, and an allow rule does not allow an edit in plan mode",
+        "doc-plan-command", "doc-plan-write", "rule-allow-Edit-plan",
+        *(f"mode-plan-{call}" for call in PLANNED),
+    ),
+    "read-only-commands": (
+        "more commands are read-only (lsof, uptime, date, df, file, jq, ps, sed -n, tree, "
+        "whoami, python3 --version, sort, uniq)",
+        *(f"mode-{mode}-{call}" for mode in MODES for call in ("lsof", "uptime")),
+        *(f"readonly-{name}" for name in READ_ONLY),
+    ),
+    "xargs": (
+        "xargs with a flag is not read-only, and no xargs is a stripped wrapper",
+        "readonly-xargs-flagged", "wrapper-xargs",
+    ),
+    "manual-mode": (
+        "the mode name manual (the default mode) is accepted",
+        "mode-manual-ls", "mode-manual-make", "mode-manual-write-inside",
+    ),
+    "dot-slash-any-depth": (
+        "a one-segment ./ path rule matches at any depth (Read(./.env) matches config/.env)",
+        "rule-deny-Read(./.env)-read-config/.env", "rule-deny-Read(./.env)-read-config/prod/.env",
+        "rule-allow-Edit(./.env)-write-config/.env",
+        "rule-allow-Edit(./.env)-write-config/prod/.env",
+        "rule-deny-Read(./src/**)-read-vendor/pkg/src/lib.js",
+    ),
+    "star-matches-bare": (
+        "Bash(* test) matches the bare command test",
+        "rule-allow-Bash(* test)-test", "rule-deny-Bash(* test)-test",
+    ),
+    "find-glob": (
+        "an unquoted glob makes find ask even under Bash(find *)",
+        "doc-find-unquoted-glob-prefix-rule",
+    ),
+    "tilde-and-sed": (
+        "a Read or Edit deny meets ~ paths in commands, and sed without -i as an edit",
+        "rule-deny-Read-cat-home", "rule-deny-Edit-tee-home", "doc-sed-without-i",
+    ),
+    "bare-tool-rules": (
+        "a bare Read deny takes the Read tool away but cat still runs; a bare Edit allow "
+        "does not allow Write","rule-bare-Read-deny-cat", "rule-bare-Edit-allow"),
+    "compounds": (
+        "compound commands: a rule for the whole compound matches it; if and for are seen "
+        "through; & and ( ) ask",
+        "compound-whole-allow", "compound-whole-deny", "compound-for", "compound-if",
+        "compound-if-deny", "compound-background-both-allowed", "compound-subshell",
+    ),
+    "assignments": (
+        "an assignment such as DEBUG=1 stops an allow rule","wrapper-assign-debug",),
+}  # fmt: skip
+"""Known disagreements not resolved yet (issue 38), by kind: what Claude Code does, then the
+scenarios that show it."""
+
+GROUPS = ["doc", "mode", "rule", "compound", "wrapper", "redirect", "readonly", "flags"]
+"""The sections of the table (a scenario's name starts with its section)."""
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The scratch folder claw decides in: ``project``, ``home`` and ``outside`` (deciding
+    never writes, so one serves every scenario)."""
+    folder = tmp_path_factory.mktemp("oracle")
+    for name in ("project", "home", "outside"):
+        (folder / name).mkdir()
+    return folder
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_permissions_oracle_claw_decides_as_claude_code(group: str, base: Path) -> None:
+    """Every recorded scenario of ``group``: claw decides as Claude Code did, or it is a listed
+    difference that still holds; a failure names each scenario that does not."""
+    scenarios = recording()
+    assert len(scenarios) >= 300
+    unresolved = {name for _why, *names in UNRESOLVED.values() for name in names}
+    mine = {name: s for name, s in scenarios.items() if name.split("-")[0] == group}
+    assert mine, f"no recorded scenario in {group!r}"
+    wrong = []
+    for name, scenario in mine.items():
+        if name in unresolved:
+            continue
+        decided = claw_decides(scenario, base)
+        if name in DIFFERENCES:
+            if decided == scenario["decision"]:
+                wrong.append(
+                    f"{name}: claw now decides {decided} as Claude Code does: not a "
+                    f"difference any more (remove it from DIFFERENCES and the page)"
+                )
+        elif decided != scenario["decision"]:
+            wrong.append(f"{name}: claw {decided}, Claude Code {scenario['decision']}")
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        pytest.param(kind, marks=pytest.mark.xfail(strict=True, reason=f"issue 38: {why}"))
+        for kind, (why, *_names) in UNRESOLVED.items()
+    ],
+)
+def test_permissions_oracle_unresolved(kind: str, base: Path) -> None:
+    """A known disagreement, not resolved yet: expected to fail until claw decides as Claude
+    Code does (then remove it from ``UNRESOLVED``)."""
+    scenarios = recording()
+    _why, *names = UNRESOLVED[kind]
+    wrong = []
+    for name in names:
+        decided = claw_decides(scenarios[name], base)
+        if decided != scenarios[name]["decision"]:
+            wrong.append(f"{name}: claw {decided}, Claude Code {scenarios[name]['decision']}")
+    assert not wrong, "\n".join(wrong)
