@@ -699,7 +699,7 @@ def test_eval_a_run_over_its_time_limit_is_killed_as_timeout(
     # is checked, and the test checks it once the command runs (workers.hold).
     # The command writes its pid in its scratch repository: the safety checks refuse a
     # redirection to any place outside it.
-    pid_file = temp / "*" / "repo" / "command.pid"
+    pid_file = temp / "**" / "command.pid"
     hang = "echo $$ > command.pid.new && mv command.pid.new command.pid && exec sleep infinity"
     impostor(tmp_path / "path", monkeypatch)  # the worker must run this claw all the same
     task = bug_task(scripts={"solve": script(("", [bash(hang)]), ("never", []))}, time_limit=60)
