@@ -79,6 +79,8 @@ class ScriptedModel(LoopbackServer):
         """Serve ``script``: each main-loop request gets its next call."""
         super().__init__()
         self.script = script
+        self.seen: list[str] = []
+        """One line per request: its path and the tools it offered (for ``--show``)."""
 
     @property
     def base_url(self) -> str:
@@ -94,6 +96,8 @@ class ScriptedModel(LoopbackServer):
         if request.path.split("?")[0].endswith("/count_tokens"):
             return JSONReply({"input_tokens": 100})
         body = request.json
+        names = [tool.get("name", "?") for tool in body.get("tools") or []]
+        self.seen.append(f"{request.path} tools={names} stream={body.get('stream')}")
         if not body.get("tools"):  # a side request (a title, a summary), or no tool is left
             return _reply(request, [text("ok")], "end_turn")
         script = self.script

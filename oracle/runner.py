@@ -136,6 +136,7 @@ class Session:
     scenarios: list[Scenario]
     outcomes: dict[str, Outcome | None] = field(default_factory=dict)
     shown: dict[str, str] = field(default_factory=dict)
+    requests: list[str] = field(default_factory=list)
 
 
 def sessions(scenarios: list[Scenario], size: int = 12) -> list[Session]:
@@ -214,6 +215,7 @@ def run_session(session: Session, claude: Path, prompt: PromptTool) -> None:
             )
         except subprocess.TimeoutExpired:
             done = subprocess.CompletedProcess([], -1, "", "timed out")
+        session.requests = model.seen
     prompt.script = None
     try:
         result = json.loads(done.stdout)
@@ -266,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for session in sessions(chosen):
             run_session(session, arguments.claude, prompt)
+            if arguments.show:
+                print("requests:", *session.requests, sep="\n    ")
             for scenario in session.scenarios:
                 print(f"{scenario.name}: {session.outcomes[scenario.name]}")
                 if arguments.show:
