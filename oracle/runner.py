@@ -6,15 +6,19 @@ outcome of a call:
 
 - ``ask``: the permission-prompt tool was consulted for it (print mode would have asked);
 - ``deny``: it is in the result's ``permission_denials`` without a consultation, or its tool
-  result came back without it running because a rule or the mode refused it;
-- ``deny`` too when the tool was never offered to the model (a bare deny rule removes it);
-- ``allow``: it ran (whatever the tool then made of it).
+  was never offered to the model (a bare deny rule takes a tool away);
+- ``allow``: none of these, and its result is not a refusal that came before any permission
+  check (a file not read first, say): it ran, whatever the tool then made of it.
+
+A call with none of these (no result, no JSON result at the end, a refusal before the check)
+gives no outcome: the recorder leaves it out and names it.
 
 Run one scenario by hand, as root::
 
     python -m oracle.runner permissions NAME [--show]
 
-(``--show`` prints the tool result Claude Code wrote, to look at; it is never recorded.)
+(``--show`` prints each request the scripted server received, by path and offered tools, and
+the tool result Claude Code wrote, to look at; neither is ever recorded.)
 """
 
 from __future__ import annotations
