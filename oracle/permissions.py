@@ -575,3 +575,51 @@ add("flags-deny-read", read(".env"), deny=("Read(./.env)",), via="flags")
 add("flags-allow-edit", write("docs/new.md"), allow=("Edit(./docs/**)",), via="flags")
 add("flags-allow-bare-tool", sh("make"), allow=("Bash",), via="flags")
 add("flags-deny-bare-tool", read("a.py"), deny=("Read",), via="flags")
+
+
+# webfetch-: WebFetch and domain rules ------------------------------------------------------
+
+
+def fetch(url: str) -> Call:
+    """A WebFetch call (it cannot reach anything from the namespace; deciding comes first)."""
+    return ("WebFetch", {"url": url, "prompt": "What does the page say?"})
+
+
+for mode in MODES:
+    add(f"webfetch-mode-{mode}", fetch("https://example.com/"), mode=mode)
+DOMAIN_RULES: list[tuple[str, list[str]]] = [
+    ("example.com", ["example.com", "sub.example.com", "example.org", "EXAMPLE.COM"]),
+    ("*.example.com", ["sub.example.com", "a.b.example.com", "example.com"]),
+    ("example.*", ["example.org", "example.evil.com"]),
+    ("EXAMPLE.com", ["example.com"]),
+    ("*", ["example.com"]),
+]
+for pattern, hosts in DOMAIN_RULES:
+    for host in hosts:
+        rule = f"WebFetch(domain:{pattern})"
+        add(f"webfetch-allow-{pattern}-{host}", fetch(f"https://{host}/page"), allow=(rule,))
+        add(f"webfetch-deny-{pattern}-{host}", fetch(f"https://{host}/page"), deny=(rule,))
+add("webfetch-allow-bare", fetch("https://example.com/"), allow=("WebFetch",))
+add(
+    "webfetch-deny-bypass",
+    fetch("https://example.com/"),
+    deny=("WebFetch(domain:example.com)",),
+    mode="bypassPermissions",
+)
+add(
+    "webfetch-allow-trailing-dot",
+    fetch("https://example.com./"),
+    allow=("WebFetch(domain:example.com)",),
+)
+add(
+    "webfetch-allow-port",
+    fetch("https://example.com:8443/"),
+    allow=("WebFetch(domain:example.com)",),
+)
+add("webfetch-allow-http", fetch("http://example.com/"), allow=("WebFetch(domain:example.com)",))
+add(
+    "webfetch-allow-plan",
+    fetch("https://example.com/"),
+    allow=("WebFetch(domain:example.com)",),
+    mode="plan",
+)

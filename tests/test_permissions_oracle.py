@@ -30,7 +30,7 @@ SCRATCH = "/tmp/claw-oracle"
 """Where the recorder's scratch folders were: ``project``, ``home``, ``outside``."""
 
 TOOLS = {"Bash": "bash", "Read": "read", "Write": "write", "Edit": "edit", "Grep": "grep",
-         "Glob": "glob"}  # fmt: skip
+         "Glob": "glob", "WebFetch": "web_fetch"}  # fmt: skip
 """Claude Code's tool names, as claw names the same tools."""
 
 
@@ -175,7 +175,7 @@ UNRESOLVED: dict[str, tuple[str, ...]] = {
 """Known disagreements not resolved yet (issue 38), by kind: what Claude Code does, then the
 scenarios that show it."""
 
-GROUPS = ["doc", "mode", "rule", "compound", "wrapper", "redirect", "readonly", "flags"]
+GROUPS = ["doc", "mode", "rule", "compound", "wrapper", "redirect", "readonly", "flags", "webfetch"]
 """The sections of the table (a scenario's name starts with its section)."""
 
 
