@@ -11,7 +11,8 @@ Claude Code and ``tests/test_permissions_oracle.py`` runs them through claw. Sec
   rules with ``./``, ``/``, ``//``, ``~/``, ``**``, one segment) against the calls they should and
   should not match;
 - ``compound-``, ``wrapper-``, ``redirect-``: the shell forms a rule must see through;
-- ``flags-``: rules given with ``--allowedTools`` and ``--disallowedTools`` instead of a file.
+- ``flags-``: rules given with ``--allowedTools`` and ``--disallowedTools`` instead of a file;
+- ``webfetch-``: ``WebFetch`` in every mode and under ``domain:`` rules.
 
 Paths: a file tool's ``path`` is relative to the project, ``~/...`` (the scratch home) or
 absolute under ``/tmp/claw-oracle`` (``oracle.sandbox.ROOT``); rules name the same places.
