@@ -21,7 +21,7 @@ from typing import Any
 from oracle import CLAUDE, REPOSITORY, VERSION
 from oracle.prompt import PromptTool
 from oracle.runner import Scenario, run_session, sessions
-from oracle.sandbox import enter
+from oracle.sandbox import SandboxError, enter
 
 DATA = REPOSITORY / "tests" / "data" / f"claude-code-{VERSION}-permissions.json"
 """The permission recording the chapter 13 test reads."""
@@ -74,7 +74,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{arguments.claude} is Claude Code {found}, not the pinned {VERSION}", file=sys.stderr
         )
         return 2
-    enter(["-m", "oracle.record", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        enter(["-m", "oracle.record", *(sys.argv[1:] if argv is None else argv)])
+    except SandboxError as error:
+        print(f"cannot record: {error}", file=sys.stderr)
+        return 2
     logging.disable(logging.INFO)
     from oracle.permissions import SCENARIOS
 

@@ -34,7 +34,7 @@ from typing import Any, Literal
 from oracle import CLAUDE
 from oracle.model import Call, Script, ScriptedModel, result_text
 from oracle.prompt import PROMPT_TOOL, PromptTool
-from oracle.sandbox import HOME, PROJECT, ROOT, as_user, enter, lay_out
+from oracle.sandbox import HOME, PROJECT, ROOT, SandboxError, as_user, enter, lay_out
 
 Outcome = Literal["allow", "ask", "deny"]
 
@@ -264,7 +264,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", action="store_true")
     parser.add_argument("--claude", type=Path, default=CLAUDE)
     arguments = parser.parse_args(argv)
-    enter(["-m", "oracle.runner", *sys.argv[1:]])
+    try:
+        enter(["-m", "oracle.runner", *(sys.argv[1:] if argv is None else argv)])
+    except SandboxError as error:
+        print(f"cannot run: {error}", file=sys.stderr)
+        return 2
     from oracle.permissions import SCENARIOS
 
     chosen = [s for s in SCENARIOS if s.name in arguments.names] or SCENARIOS[:1]

@@ -39,15 +39,17 @@ def enter(argv: list[str]) -> None:
     """Re-execute this program in a new network namespace unless already inside one.
 
     Returns only inside the namespace, with ``lo`` up and the outside unreachable; the outer
-    process exits with the inner one's status.
+    process exits with the inner one's status. Raises ``SandboxError`` when that cannot be.
     """
     if os.environ.get(MARK) != "1":
         if os.geteuid() != 0:
-            raise SandboxError("the recorder runs as root: it makes a network namespace")
+            raise SandboxError("run it as root: it makes a network namespace (unshare --net)")
         command = ["unshare", "--net", "--", sys.executable, *argv]
         status = subprocess.call(command, env={**os.environ, MARK: "1"})
         raise SystemExit(status)
-    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    up = subprocess.run(["ip", "link", "set", "lo", "up"], capture_output=True, text=True)
+    if up.returncode:
+        raise SandboxError(f"cannot bring loopback up in the namespace: {up.stderr.strip()}")
     check_isolated()
 
 

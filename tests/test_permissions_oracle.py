@@ -195,6 +195,7 @@ def test_permissions_oracle_claw_decides_as_claude_code(group: str, base: Path) 
     difference that still holds; a failure names each scenario that does not."""
     scenarios = recording()
     assert len(scenarios) >= 300
+    assert {name.split("-")[0] for name in scenarios} == set(GROUPS), "a section nobody checks"
     unresolved = {name for _why, *names in UNRESOLVED.values() for name in names}
     mine = {name: s for name, s in scenarios.items() if name.split("-")[0] == group}
     assert mine, f"no recorded scenario in {group!r}"
