@@ -26,8 +26,8 @@ says when ``go`` is called:
 - ``close-output``: closes its standard output and sleeps, still running;
 - ``fine``: answers ``go`` with ``fine``; ``noisy``: the same, after writing 1 MB to its
   standard error, ending with the line ``noisy: the last line``, before it reads anything;
-  ``banner``: the same, after writing two lines that are not JSON (``demo 1.0 starting``,
-  ``listening on stdio``) to its standard output, before it reads anything;
+  ``banner``: the same, after writing three lines that are not JSON (``demo 1.0 starting``,
+  ``listening on stdio``, ``ready``) to its standard output, before it reads anything;
 - ``schema``: lists ``go`` with an ``outputSchema`` (an object with an integer ``sum``); a call
   with ``{"sum": VALUE}`` answers ``structuredContent`` ``{"sum": VALUE}``, one with
   ``{"omit": true}`` none, one with ``{"fail": true}`` an ``isError`` result without it;
@@ -61,7 +61,7 @@ if mode == "noisy":
         os.write(2, b"noisy: " + b"x" * 1017 + b"\n")
     os.write(2, b"noisy: the last line\n")
 if mode == "banner":  # as some servers greet a terminal, on their standard output
-    os.write(1, b"demo 1.0 starting\nlistening on stdio\n")
+    os.write(1, b"demo 1.0 starting\nlistening on stdio\nready\n")
 
 
 def write(message: object) -> None:

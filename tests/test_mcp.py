@@ -237,6 +237,8 @@ async def test_mcp_a_tool_name_claw_cannot_use_is_mapped_and_called_by_its_own()
         await servers.close()
     assert mapped.endswith("called db.query")  # the server was called by its own name
     assert own.endswith("called db_query") and path.endswith("called files/read")
+    (files,) = [tool for tool in client.tools if tool.name == "files/read"]
+    assert files.output_schema is None  # its outputSchema, true, is not an object: none
     assert len(warnings) == 4  # the entries without a name (the attack tests check them)
 
 
@@ -250,13 +252,13 @@ async def test_mcp_lines_before_the_servers_first_message_are_kept_with_its_stde
         await client.close()
     assert result["content"][0]["text"] == "fine"
     kept = client.stderr.text().splitlines()
-    assert kept == ["(stdout) demo 1.0 starting", "(stdout) listening on stdio"]
+    assert kept == ["(stdout) demo 1.0 starting", "(stdout) listening on stdio", "(stdout) ready"]
     # Past BANNER_LINES, the server is not speaking MCP: the line breaks the connection.
-    monkeypatch.setattr("claw.mcp.client.BANNER_LINES", 1)
+    monkeypatch.setattr("claw.mcp.client.BANNER_LINES", 2)
     with pytest.raises(McpError) as caught:
         await started(by_hand("greeter", BROKEN_SERVER, "banner"))
     assert str(caught.value).startswith(
-        "MCP server 'greeter': the server wrote a line that is not JSON: 'listening on stdio'"
+        "MCP server 'greeter': the server wrote a line that is not JSON: 'ready'"
     )
     # After the first message, a line that is not one still breaks it at once (the bad-json test).
 
@@ -279,8 +281,10 @@ async def test_mcp_structured_content_is_checked_against_the_output_schema() -> 
         "MCP server 'calc': the tool 'go' broke its output schema: "
     )
     assert "structuredContent['sum']: 'forty-two' is not of type 'integer'" in wrong.content
-    assert missing.is_error and "'go'" in missing.content
-    assert "no structuredContent" in missing.content
+    assert missing.is_error and missing.content == (
+        "MCP server 'calc': the tool 'go' broke its output schema: "
+        "no structuredContent, though it has an output schema"
+    )
     assert failed.is_error and json.loads(failed.content) == {"fail": True}  # not checked
     assert "not a valid JSON Schema" in str(schema_problem({"type": 5}, 1))  # the server's fault
     assert "$ref" in str(schema_problem({"$ref": "#/$defs/nowhere"}, 1))
