@@ -32,6 +32,10 @@ class Call:
     """The ``tool_result`` block Claude Code sent back (None: it never did)."""
     asked: int = 0
     """How many times the permission-prompt tool was consulted for this call."""
+    prelude: bool = False
+    """A call made only so that the next one can be decided (the Read before an Edit: Claude
+    Code refuses to edit a file not read in the session); the prompt tool allows it, and it
+    is not recorded."""
 
 
 @dataclass

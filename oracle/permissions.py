@@ -624,3 +624,34 @@ add(
     allow=("WebFetch(domain:example.com)",),
     mode="plan",
 )
+
+
+# edit-: the Edit tool (its file exists and is read first) -----------------------------------
+
+
+def edit(path: str) -> Call:
+    """An Edit call replacing the whole text of ``path`` (the runner writes ``old``, reads it)."""
+    return ("Edit", {"path": path, "old_string": "old text", "new_string": "new text"})
+
+
+for mode in MODES:
+    for name, path in [
+        ("inside", "notes.txt"),
+        ("home", "~/notes.txt"),
+        ("outside", f"{OUT}/x.txt"),
+    ]:
+        if mode != "dontAsk" or name == "inside":  # dontAsk refuses the Read an Edit needs
+            add(f"edit-mode-{mode}-{name}", edit(path), mode=mode)
+add("edit-allow-bare-Edit", edit("notes.txt"), allow=("Edit",))
+add("edit-allow-Edit-path", edit("docs/a.md"), allow=("Edit(/docs/**)",))
+add("edit-allow-Edit-path-other", edit("notes.txt"), allow=("Edit(/docs/**)",))
+add("edit-allow-Edit-any-depth", edit("vendor/pkg/src/lib.js"), allow=("Edit(src/**)",))
+add("edit-allow-Edit-dot-slash-any-depth", edit("config/.env"), allow=("Edit(./.env)",))
+add("edit-allow-Edit-outside", edit(f"{OUT}/x.txt"), allow=(f"Edit(/{OUT}/**)",))
+add("edit-allow-Edit-home", edit("~/notes.txt"), allow=("Edit(~/notes.txt)",))
+add("edit-deny-Edit-path", edit("docs/a.md"), deny=("Edit(./docs/**)",))
+add("edit-deny-Edit-bypass", edit("docs/a.md"), deny=("Edit(./docs/**)",), mode="bypassPermissions")
+add("edit-ask-Edit-acceptEdits", edit("docs/a.md"), ask=("Edit(./docs/**)",), mode="acceptEdits")
+add("edit-allow-Write-rule", edit("notes.txt"), allow=("Write",))
+add("edit-allow-Edit-plan", edit("notes.txt"), allow=("Edit",), mode="plan")
+add("edit-allow-Edit-dontAsk", edit("notes.txt"), allow=("Edit(./notes.txt)",), mode="dontAsk")

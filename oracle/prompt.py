@@ -50,7 +50,7 @@ class PromptTool:
         self._thread = threading.Thread(target=self._server.run, name="prompt-tool", daemon=True)
 
     def decide(self, tool_name: str, input: dict[str, Any], tool_use_id: str | None = None) -> str:
-        """Count a consultation for the call it is about; answer "deny"."""
+        """Count a consultation for the call it is about; answer "deny" (a prelude: "allow")."""
         script = self.script
         if script is not None:
             with script.lock:
@@ -58,6 +58,8 @@ class PromptTool:
                 call = call or script.outstanding
                 if call is not None:
                     call.asked += 1
+                    if call.prelude:
+                        return json.dumps({"behavior": "allow", "updatedInput": input})
         return json.dumps({"behavior": "deny", "message": "recorded"})
 
     @property

@@ -93,10 +93,17 @@ class Scenario:
     def session(self) -> tuple[Any, ...]:
         """What scenarios must share to run in one session.
 
-        Writes go apart: their files must not exist, or Claude Code wants them read first.
+        Writes and edits go apart: a written file must not exist (or Claude Code wants it read
+        first); an edited one must, and is read first.
         """
         rules = (self.allow, self.ask, self.deny)
-        return (*rules, self.mode, self.via, self.trusted, self.tool in WRITERS)
+        return (
+            *rules,
+            self.mode,
+            self.via,
+            self.trusted,
+            self.tool if self.tool in WRITERS else "",
+        )
 
     def as_record(self) -> dict[str, Any]:
         """The scenario as the data file stores it."""
@@ -199,13 +206,20 @@ def run_session(session: Session, claude: Path, prompt: PromptTool) -> None:
     if first.via == "project":
         rules = {k: list(getattr(first, k)) for k in ("allow", "ask", "deny") if getattr(first, k)}
         settings = {"permissions": rules}
-    written = {absolute(s.input["path"]) for s in session.scenarios if s.tool in WRITERS}
+    written = {absolute(s.input["path"]) for s in session.scenarios if s.tool == "Write"}
     files = {name: text for name, text in FILES.items() if str(ROOT / name) not in written}
+    recorded: list[Call] = []
+    calls: list[Call] = []
+    for number, scenario in enumerate(session.scenarios):
+        call = Call(f"toolu_oracle_{number:03d}", scenario.tool, claude_input(scenario))
+        if scenario.tool == "Edit":  # the file holds the text to replace, and is read first
+            path = call.input["file_path"]
+            files[str(Path(path).relative_to(ROOT))] = scenario.input["old_string"] + "\n"
+            read = {"file_path": path}
+            calls.append(Call(f"toolu_oracle_{number:03d}_read", "Read", read, prelude=True))
+        calls.append(call)
+        recorded.append(call)
     lay_out(files, settings, first.trusted)
-    calls = [
-        Call(f"toolu_oracle_{n:03d}", s.tool, claude_input(s))
-        for n, s in enumerate(session.scenarios)
-    ]
     script = Script(calls)
     prompt.script = script
     with ScriptedModel(script) as model:
@@ -228,7 +242,7 @@ def run_session(session: Session, claude: Path, prompt: PromptTool) -> None:
         for call in calls:
             call.result = None
     denied = {d.get("tool_use_id") for d in result.get("permission_denials") or []}
-    for scenario, call in zip(session.scenarios, calls, strict=True):
+    for scenario, call in zip(session.scenarios, recorded, strict=True):
         if result and call.tool not in script.offered:
             outcome: Outcome | None = "deny"  # the rules took the tool (or every tool) away
         elif call.result is None:

@@ -120,11 +120,13 @@ UNRESOLVED: dict[str, tuple[str, ...]] = {
     "outside-writes": (
         "acceptEdits asks for a write outside the project; claw allows it",
         "mode-acceptEdits-write-home", "mode-acceptEdits-write-outside",
+        "edit-mode-acceptEdits-home", "edit-mode-acceptEdits-outside",
     ),
     "plan-asks": (
         "plan mode asks for an edit or a command (print mode: denied unless the prompt tool "
         "allows); claw denies, and an allow rule does not allow an edit in plan mode",
-        "doc-plan-command", "doc-plan-write", "rule-allow-Edit-plan",
+        "doc-plan-command", "doc-plan-write", "rule-allow-Edit-plan", "edit-allow-Edit-plan",
+        "edit-mode-plan-home", "edit-mode-plan-inside", "edit-mode-plan-outside",
         *(f"mode-plan-{call}" for call in PLANNED),
     ),
     "read-only-commands": (
@@ -147,6 +149,7 @@ UNRESOLVED: dict[str, tuple[str, ...]] = {
         "rule-allow-Edit(./.env)-write-config/.env",
         "rule-allow-Edit(./.env)-write-config/prod/.env",
         "rule-deny-Read(./src/**)-read-vendor/pkg/src/lib.js",
+        "edit-allow-Edit-dot-slash-any-depth",
     ),
     "star-matches-bare": (
         "Bash(* test) matches the bare command test",
@@ -175,7 +178,8 @@ UNRESOLVED: dict[str, tuple[str, ...]] = {
 """Known disagreements not resolved yet (issue 38), by kind: what Claude Code does, then the
 scenarios that show it."""
 
-GROUPS = ["doc", "mode", "rule", "compound", "wrapper", "redirect", "readonly", "flags", "webfetch"]
+GROUPS = ["doc", "mode", "rule", "compound", "wrapper", "redirect", "readonly", "flags",
+          "webfetch", "edit"]  # fmt: skip
 """The sections of the table (a scenario's name starts with its section)."""
 
 
