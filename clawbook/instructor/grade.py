@@ -49,13 +49,13 @@ import time
 import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from clawbook.course import stubgen
 from clawbook.course.chapters import CHAPTERS_ENV, Chapter, Curriculum
-from clawbook.harness.report import Report, TestResult
+from clawbook.harness.report import Location, Problem, Report, TestResult
 from clawbook.harness.runner import ROOT, Run, chapter_test_files, default_timeout, run_pytest
 from clawbook.instructor import sandbox
 
@@ -159,6 +159,9 @@ class Failure:
     """The learner-facing message (the exception, one or a few lines)."""
     where: str | None = None
     """The learner's file and line (``starter/mock.py:42``), when known."""
+    cause: str | None = None
+    """Set when the test never reached its own chapter's code because a module of the package
+    does not import: that one cause (``cannot import starter/mock.py (line 53)``)."""
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,9 @@ class ChapterScore:
     failing: int
     stubs: bool = True
     """Whether the chapter has stubs: a reading chapter's tests pass before anyone writes code."""
+    blocked: int = 0
+    """Of ``failing``, the tests stopped by a module of the package that does not import (the
+    row's one cause), not by a mistake of their own chapter."""
 
     @property
     def complete(self) -> bool:
@@ -190,6 +196,11 @@ class Grade:
     chapters: list[ChapterScore] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     seconds: float = 0.0
+    stuck_in: str | None = None
+    """For a row that is not ``ok`` but ran: the chapter its problem is in (the chapter of the
+    file that does not import, of the test that looped or crashed)."""
+    cause: str = ""
+    """For such a row: its problem in one line (``cannot import starter/mock.py (line 53)``)."""
 
     @property
     def passed(self) -> int:
@@ -213,8 +224,13 @@ class Grade:
 
     @property
     def completed(self) -> list[str]:
-        """The chapters whose every test passes."""
-        return [c.chapter for c in self.chapters if c.complete]
+        """The chapters whose every test passes; a reading chapter only once the learner started.
+
+        A reading chapter's tests pass on the untouched starter, so they count for nothing
+        until ``started``.
+        """
+        started = self.started
+        return [c.chapter for c in self.chapters if c.complete and (c.stubs or started)]
 
     @property
     def started(self) -> bool:
@@ -233,7 +249,9 @@ class Grade:
     @property
     def standing(self) -> str:
         """One line for an instructor: where this learner is, and what holds them there."""
-        if self.status not in ("ok",):
+        if self.status != "ok":
+            if self.stuck_in is not None:
+                return f"stuck at {self.stuck_in}: {self.cause or self.status}"
             return f"{self.status}: {self.detail}" if self.detail else self.status
         if not self.started:
             return "not started: every test still waits for a stub"
@@ -779,17 +797,33 @@ def _where(result: TestResult) -> str | None:
 
 
 def _score(course: Course, name: str, runs: list[Run], results: dict[str, TestResult]) -> Grade:
-    """The row: per chapter counts against the reference's tests, the status, the failures."""
+    """The row: per chapter counts against the reference's tests, the status, the failures.
+
+    A module that does not import stops every test that imports it, whatever chapter it is in:
+    those tests count as failing, but as ``blocked`` by that one cause, which the row names
+    once (``stuck_in``, ``cause``) instead of once per test.
+    """
+    problems = [p for run in runs for p in run.problems]
+    cause = _import_cause(problems[0]) if problems else None
+    messages = tuple(p.message for p in problems if p.message)
+
+    def blocked_by_import(result: TestResult) -> bool:
+        first = (result.message or "").strip()
+        return cause is not None and (
+            result.outcome == "error" or any(first.startswith(m) for m in messages)
+        )
+
     chapters: list[ChapterScore] = []
     failures: list[Failure] = []
     not_run = 0
     for chapter in course.chapters:
-        passed = todo = failing = 0
+        passed = todo = failing = blocked = 0
         for nodeid in course.expected.get(chapter.id, []):
             result = results.get(nodeid)
             file_error = results.get(nodeid.split("::")[0])
             if result is None and file_error is not None and file_error.outcome == "error":
                 failing += 1
+                blocked += cause is not None
             elif result is None:
                 not_run += 1
             elif result.outcome == "passed":
@@ -798,51 +832,97 @@ def _score(course: Course, name: str, runs: list[Run], results: dict[str, TestRe
                 todo += 1
             elif result.outcome in PROBLEM_OUTCOMES:
                 failing += 1
+                stopped = blocked_by_import(result)
+                blocked += stopped
                 message = result.message or ""
                 failures.append(
-                    Failure(nodeid, chapter.id, result.outcome, message, _where(result))
-                )
+                    Failure(
+                        nodeid, chapter.id, result.outcome, message, _where(result),
+                        cause if stopped else None,
+                    )
+                )  # fmt: skip
         total = len(course.expected.get(chapter.id, []))
-        chapters.append(ChapterScore(chapter.id, passed, total, todo, failing, chapter.has_stubs))
+        chapters.append(
+            ChapterScore(chapter.id, passed, total, todo, failing, chapter.has_stubs, blocked)
+        )
     for result in results.values():
         if result.outcome == "error":
             message = result.message or ""
             failures.append(
-                Failure(result.nodeid, result.chapter, "error", message, _where(result))
+                Failure(result.nodeid, result.chapter, "error", message, _where(result), cause)
             )
-    status, detail = _status(runs)
+    status, detail, where, test = _status(runs)
     if not_run:
         detail = "; ".join(filter(None, [detail, f"{not_run} test(s) did not run"]))
-    return Grade(name, status, detail, chapters, failures)
+    row = Grade(name, status, detail, chapters, failures)
+    if status not in ("ok", "error"):
+        row.stuck_in = _stuck_in(course, row, where, test)
+        row.cause = cause if status == "cannot-import" and cause else f"{status}: {detail}"
+    return row
 
 
-def _status(runs: list[Run]) -> tuple[str, str]:
-    """The row's status from every run of the submission, worst first."""
+def _import_cause(problem: Problem) -> str:
+    """``cannot import starter/mock.py (line 53)``: the one line that names a broken module."""
+    where = problem.where
+    return f"cannot import {where.path}" + (f" (line {where.line})" if where.line else "")
+
+
+def _stuck_in(course: Course, row: Grade, path: str | None, test: str | None) -> str | None:
+    """The chapter a row's problem is in.
+
+    The chapter of the learner's file it points at, else the stopped test's, else the first
+    chapter with a failing test, else the first that is not complete.
+    """
+    if path is not None:
+        name = path.removeprefix("starter/")
+        owner = next((c.id for c in course.chapters if name in c.files), None)
+        if owner is not None:
+            return owner
+    if test is not None:
+        owner = next((c for c, ids in course.expected.items() if test in ids), None)
+        if owner is not None:
+            return owner
+    failing = next((c.chapter for c in row.chapters if c.failing), None)
+    return failing or row.stuck_at
+
+
+def _status(runs: list[Run]) -> tuple[str, str, str | None, str | None]:
+    """The row's status from every run of the submission, worst first.
+
+    With its detail, the learner's file it points at and the test it stopped in (either may
+    be None).
+    """
     problems = [p for run in runs for p in run.problems]
     stops = [run.stopped for run in runs if run.stopped is not None]
     results = [r for run in runs for r in run.results]
     if any(s.reason == "error" for s in stops):
-        return "error", next(s.detail for s in stops if s.reason == "error")
+        return "error", next(s.detail for s in stops if s.reason == "error"), None, None
     if problems:
         first = problems[0]
         where = first.where if first.where.line else first.where.path
-        return "cannot-import", f"cannot import {where}: {first.message}"
+        return "cannot-import", f"cannot import {where}: {first.message}", first.where.path, None
     crashed = [s for s in stops if s.reason == "crashed"]
     if crashed:
-        where = f" at {crashed[0].where}" if crashed[0].where else ""
-        return "crashed", crashed[0].detail + where
+        stop = crashed[0]
+        where = f" at {stop.where}" if stop.where else ""
+        return "crashed", stop.detail + where, _path(stop.where), stop.test
     timed_out = [s for s in stops if s.reason == "timeout"]
     if timed_out:
-        return "timeout", timed_out[0].detail
+        return "timeout", timed_out[0].detail, None, timed_out[0].test
     stuck = [s for s in stops if s.reason == "hung" and s.test is None]
     if stuck:  # before any test started: importing the submission never finished
         where = f" at {stuck[0].where}" if stuck[0].where else ""
-        return "timeout", stuck[0].detail + where
+        return "timeout", stuck[0].detail + where, _path(stuck[0].where), None
     hung = [r for r in results if r.outcome == "hung"]
     if hung:
         where = f" at {hung[0].where}" if hung[0].where else ""
-        return "timeout", f"{hung[0].name}: {hung[0].message}{where}"
-    return "ok", ""
+        detail = f"{hung[0].name}: {hung[0].message}{where}"
+        return "timeout", detail, _path(hung[0].where), hung[0].nodeid
+    return "ok", "", None, None
+
+
+def _path(where: Location | None) -> str | None:
+    return where.path if where is not None else None
 
 
 # ---------------------------------------------------------------- grading a class
@@ -939,13 +1019,14 @@ def redact(grade: Grade, hidden: Sequence[str] | None = None) -> Grade:
     if not hidden:
         return grade
     failures = [
-        Failure(clean(f.test), f.chapter, f.outcome, clean(f.message),
-                clean(f.where) if f.where else None)
+        replace(f, test=clean(f.test), message=clean(f.message),
+                where=clean(f.where) if f.where else None,
+                cause=clean(f.cause) if f.cause else None)
         for f in grade.failures
     ]  # fmt: skip
-    return Grade(
-        clean(grade.submission), grade.status, clean(grade.detail), grade.chapters, failures,
-        grade.seconds,
+    return replace(
+        grade, submission=clean(grade.submission), detail=clean(grade.detail),
+        failures=failures, cause=clean(grade.cause),
     )  # fmt: skip
 
 

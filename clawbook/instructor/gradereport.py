@@ -12,43 +12,54 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from clawbook.instructor.grade import Course, Grade
+    from clawbook.instructor.grade import ChapterScore, Course, Failure, Grade
 
 STYLE = """
-body { font: 15px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; color: #222; }
-h1 { margin-bottom: 0.2rem; } .muted { color: #666; }
+:root { color-scheme: light dark;
+  --fg: #1f1f1f; --bg: #ffffff; --muted: #5c5c5c; --line: #d4d4d4; --link: #0b57d0;
+  --done: #dff3df; --part: #fff4d6; --failing: #fde2e1; --failing-fg: #8a1c1c;
+  --blocked: #ececec; --ok: #1a7f37; --bad: #b3261e; --pre: #f4f4f4;
+  --warning: #fff4d6; --warning-edge: #c98f00; --bar: #3f7fbf; }
+@media (prefers-color-scheme: dark) { :root {
+  --fg: #e4e4e4; --bg: #1b1c20; --muted: #a9a9a9; --line: #3e3f45; --link: #8ab4f8;
+  --done: #1f3b25; --part: #3d3418; --failing: #4a1f1f; --failing-fg: #ffb4ab;
+  --blocked: #2e2f35; --ok: #6dd58c; --bad: #ff8a80; --pre: #26272c;
+  --warning: #3d3418; --warning-edge: #e0a800; --bar: #5b9bd5; } }
+body { font: 15px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 72rem;
+  padding: 0 1rem; color: var(--fg); background: var(--bg); overflow-wrap: anywhere; }
+a { color: var(--link); }
+h1 { margin-bottom: 0.2rem; } .muted { color: var(--muted); }
 table { border-collapse: separate; border-spacing: 0; margin: 1rem 0;
-  border-top: 1px solid #ddd; border-left: 1px solid #ddd; }
-th, td { border: solid #ddd; border-width: 0 1px 1px 0; padding: 0.25rem 0.5rem;
-  text-align: right; }
-th:first-child, td:first-child { text-align: left; }
-th, td { white-space: nowrap; } th.where, td.where { text-align: left; white-space: normal;
-  min-width: 16rem; overflow-wrap: anywhere; }
-td.done, .key.done { background: #dff3df; } td.part, .key.part { background: #fff4d6; }
-td.none { color: #999; } .key.none { background: #fff; }
-td.failing, .key.failing { background: #fde2e1; } td.failing { color: #8a1c1c; font-weight: 600; }
-.status-ok { color: #1a7f37; } .status-bad { color: #c62828; font-weight: 600; }
-.status-idle { color: #666; }
-.scroll { overflow-x: auto; } li code, h3 { overflow-wrap: anywhere; }
-
-.legend span { margin-right: 1rem; white-space: nowrap; }
+  border-top: 1px solid var(--line); border-left: 1px solid var(--line); }
+th, td { border: solid var(--line); border-width: 0 1px 1px 0; padding: 0.25rem 0.5rem;
+  text-align: right; white-space: nowrap; background: var(--bg); }
+th.who, td.who { text-align: left; position: sticky; left: 0; z-index: 1;
+  box-shadow: 2px 0 0 var(--line); }
+th.where, td.where { text-align: left; white-space: normal; min-width: 16rem; }
+td.done, .key.done { background: var(--done); } td.part, .key.part { background: var(--part); }
+td.none { color: var(--muted); } .key.none { background: var(--bg); }
+td.blocked, .key.blocked { background: var(--blocked); }
+td.failing, .key.failing { background: var(--failing); }
+td.failing { color: var(--failing-fg); font-weight: 600; }
+.status-ok { color: var(--ok); } .status-bad { color: var(--bad); font-weight: 600; }
+.status-idle { color: var(--muted); }
+.scroll { overflow-x: auto; max-width: 100%; }
+.chart { display: flex; flex-wrap: wrap; align-items: flex-start; column-gap: 2rem; }
+.chart svg { max-width: 100%; height: auto; }
+.legend .entry { display: inline-block; margin-right: 1rem; }
 .legend .key { display: inline-block; width: 0.9em; height: 0.9em; vertical-align: -0.1em;
-  border: 1px solid #ccc; margin-right: 0.3em; }
-@media (max-width: 40rem) { body { margin: 1rem 0.6rem; font-size: 14px; } }
-@media (prefers-color-scheme: dark) {
-  body { background: #1b1c20; color: #ddd; } .muted, .status-idle, td.none { color: #999; }
-  a { color: #8ab4f8; } table, th, td { border-color: #3a3b40; }
-  td.done, .key.done { background: #1f3b25; } td.part, .key.part { background: #3d3418; }
-  td.failing, .key.failing { background: #4a1f1f; } td.failing { color: #ffb4ab; }
-  .key.none { background: #1b1c20; } .status-ok { color: #6dd58c; }
-  .status-bad { color: #ff8a80; } pre { background: #26272c; }
-  .warning { background: #3d3418; } section.learner { border-color: #3a3b40; }
-  .legend .key { border-color: #555; }
-}
-section.learner { border-top: 1px solid #ccc; margin-top: 1.5rem; }
-pre { background: #f6f6f6; padding: 0.4rem 0.6rem; white-space: pre-wrap; margin: 0.2rem 0; }
-.warning { background: #fff4d6; padding: 0.5rem 0.8rem; border-left: 4px solid #e0a800; }
+  border: 1px solid var(--line); margin-right: 0.3em; }
+section.learner { border-top: 1px solid var(--line); margin-top: 1.5rem; }
+pre { background: var(--pre); padding: 0.4rem 0.6rem; white-space: pre-wrap; margin: 0.2rem 0; }
+.warning { background: var(--warning); padding: 0.5rem 0.8rem;
+  border-left: 4px solid var(--warning-edge); }
+@media (max-width: 40rem) { body { margin: 1rem auto; padding: 0 0.6rem; font-size: 14px; }
+  table { font-size: 13px; } th, td { padding: 0.25rem 0.35rem; }
+  td.who { white-space: normal; max-width: 7rem; }
+  th.where, td.where { min-width: 12rem; } }
 """
+"""Every colour is a variable of ``:root``, set once per scheme: the rules below use only
+the variables, so no rule can bring a light background into the dark page by coming later."""
 
 MAX_FAILURES_SHOWN = 25
 
@@ -61,70 +72,90 @@ def _anchor(name: str) -> str:
     return "learner-" + "".join(ch if ch.isalnum() else "-" for ch in name)
 
 
+CHART_ROWS = 14
+"""Chapters per column of the chart: the columns sit side by side where they fit (two at
+1280 px for 28 chapters) and one under the other on a phone."""
+
+
 def chart(course: Course, grades: Sequence[Grade]) -> str:
-    """An inline SVG bar chart: for each chapter, how many learners completed it."""
+    """Inline SVG bar charts: for each chapter, how many learners completed it.
+
+    One horizontal bar per chapter, in book order, in columns of ``CHART_ROWS`` chapters: every
+    chapter is on the screen at any width (a column is narrower than a phone) and none scrolls.
+    """
     chapters = [c.id for c in course.chapters]
-    counts = [sum(1 for g in grades if c in g.completed) for c in chapters]
+    counts = {c: sum(1 for g in grades if c in g.completed) for c in chapters}
     learners = max(1, len(grades))
-    bar, gap, height, top, bottom, left = 36, 14, 180, 20, 40, 36
-    width = left + len(chapters) * (bar + gap) + gap
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
-        f'height="{top + height + bottom}" role="img" fill="currentColor" '
-        f'aria-label="Learners who completed each chapter">',
-        f'<line x1="{left}" y1="{top + height}" x2="{width}" y2="{top + height}" stroke="#888"/>',
-        f'<text x="{left - 6}" y="{top + 4}" text-anchor="end" font-size="11">{learners}</text>',
-        f'<text x="{left - 6}" y="{top + height}" text-anchor="end" font-size="11">0</text>',
-    ]
-    for index, (chapter, count) in enumerate(zip(chapters, counts, strict=True)):
-        x = left + gap + index * (bar + gap)
-        h = round(height * count / learners)
-        parts.append(
-            f'<rect x="{x}" y="{top + height - h}" width="{bar}" height="{h}" fill="#3f7fbf">'
-            f"<title>{_e(chapter)}: {count} of {len(grades)}</title></rect>"
-        )
-        parts.append(
-            f'<text x="{x + bar / 2}" y="{top + height - h - 4}" text-anchor="middle" '
-            f'font-size="11">{count}</text>'
-        )
-        parts.append(
-            f'<text x="{x + bar / 2}" y="{top + height + 16}" text-anchor="middle" '
-            f'font-size="12">{_e(chapter)}</text>'
-        )
-    parts.append("</svg>")
-    return '<div class="scroll">' + "".join(parts) + "</div>"  # thirty chapters are wide
+    row, label, scale, right, top = 20, 52, 220, 40, 22
+    width = label + scale + right
+    columns = [chapters[i : i + CHART_ROWS] for i in range(0, len(chapters), CHART_ROWS)]
+    out = ['<div class="chart">']
+    for column in columns:
+        height = top + row * len(column) + 4
+        parts = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" role="img" fill="currentColor" '
+            f'font-size="12" aria-label="Learners who completed each chapter, '
+            f'{_e(column[0])} to {_e(column[-1])}">',
+            f'<text x="{label}" y="{top - 8}" font-size="11">0</text>',
+            f'<text x="{label + scale}" y="{top - 8}" text-anchor="end" font-size="11">'
+            f"{len(grades)} learner{'s' if len(grades) != 1 else ''}</text>",
+            f'<line x1="{label}" y1="{top - 4}" x2="{label}" y2="{height}" stroke="#888"/>',
+        ]
+        for index, chapter in enumerate(column):
+            y = top + index * row
+            count = counts[chapter]
+            w = round(scale * count / learners)
+            parts.append(
+                f'<text x="{label - 6}" y="{y + 14}" text-anchor="end">{_e(chapter)}</text>'
+                f'<rect x="{label}" y="{y + 3}" width="{w}" height="{row - 6}" fill="#3f7fbf">'
+                f"<title>{_e(chapter)}: {count} of {len(grades)}</title></rect>"
+                f'<text x="{label + w + 4}" y="{y + 14}">{count}</text>'
+            )
+        parts.append("</svg>")
+        out.append("".join(parts))
+    out.append("</div>")
+    return "".join(out)
 
 
 CELLS = {
     "done": ("✓", "every test passes"),
-    "failing": ("✗", "tests fail (a bug, or code that does not import)"),
+    "failing": ("✗", "tests fail: a bug, or the chapter's own file does not import"),
+    "blocked": ("⊘", "cannot run: another chapter's file does not import (named once, in the row)"),
     "part": ("◐", "some pass, the rest wait for stubs"),
     "none": ("○", "not started: every test waits for a stub"),
 }
 """Each kind of chapter cell: its mark (so the table reads without colour) and its meaning."""
 
+READING = "a reading chapter: its tests pass on the untouched starter, so they count once the \
+learner has started"
 
-def _cell_kind(passed: int, total: int, failing: int) -> str:
-    if failing:
+
+def _cell_kind(grade: Grade, score: ChapterScore) -> str:
+    if score.failing > score.blocked or (score.failing and score.chapter == grade.stuck_in):
         return "failing"
-    if total and passed == total:
-        return "done"
-    return "part" if passed else "none"
+    if score.failing:
+        return "blocked"
+    if score.complete:
+        return "done" if score.chapter in grade.completed else "none"
+    return "part" if score.passed else "none"
 
 
-def _cell(passed: int, total: int, failing: int = 0) -> str:
-    kind = _cell_kind(passed, total, failing)
+def _cell(grade: Grade, score: ChapterScore) -> str:
+    kind = _cell_kind(grade, score)
     mark, meaning = CELLS[kind]
-    extra = f" ({failing} failing)" if failing else ""
+    if kind == "none" and score.complete:
+        meaning = READING
+    extra = f" ({score.failing} failing)" if kind == "failing" else ""
     return (
-        f'<td class="{kind}" title="{_e(meaning)}{extra}">{mark} {passed}/{total}'
-        f"{f' ✗{failing}' if failing else ''}</td>"
+        f'<td class="{kind}" title="{_e(meaning)}{extra}">{mark} {score.passed}/{score.total}'
+        f"{f' ✗{score.failing}' if kind == 'failing' else ''}</td>"
     )
 
 
 def _legend() -> str:
     keys = "".join(
-        f'<span><span class="key {kind}"></span>{mark} {_e(text)}</span>'
+        f'<span class="entry"><span class="key {kind}"></span>{mark} {_e(text)}</span> '
         for kind, (mark, text) in CELLS.items()
     )
     return f'<p class="legend muted">{keys}</p>'
@@ -139,13 +170,17 @@ def _status(grade: Grade) -> str:
 
 
 def most_failed(grades: Sequence[Grade], limit: int = 10) -> list[tuple[str, int, str]]:
-    """The tests that fail for the most learners: ``(test, learners, a typical message)``."""
+    """The tests that fail for the most learners: ``(test, learners, a typical message)``.
+
+    A test stopped by a module that does not import says nothing about the test: left out.
+    """
     counts: dict[str, int] = {}
     messages: dict[str, dict[str, int]] = {}
     for grade in grades:
-        for test in {f.test for f in grade.failures}:
+        own = [f for f in grade.failures if f.cause is None]
+        for test in {f.test for f in own}:
             counts[test] = counts.get(test, 0) + 1
-        for failure in grade.failures:
+        for failure in own:
             first = failure.message.splitlines()[0] if failure.message else ""
             seen = messages.setdefault(failure.test, {})
             seen[first] = seen.get(first, 0) + 1
@@ -185,12 +220,13 @@ def render(course: Course, grades: Sequence[Grade], complete: bool = True) -> st
     out += ["<h2>The class at a glance</h2>", "<h3>Learners who completed each chapter</h3>"]
     out.append(chart(course, grades))
     out.append(_legend())
-    # Who, where they are and the totals first: with thirty chapters the table scrolls sideways,
-    # and what an instructor reads first must not be off the screen.
+    # Who, the status, the totals and where they are first: with thirty chapters the table
+    # scrolls sideways in its box (the learner's name stays put), and what an instructor reads
+    # first must be on a phone's screen.
     out.append('<div class="scroll"><table><thead><tr><th class="who">submission</th>')
     out.append(
-        '<th class="where">where they are</th><th>status</th><th>passed</th><th>todo</th>'
-        "<th>failing</th>"
+        "<th>status</th><th>passed</th><th>todo</th><th>failing</th>"
+        '<th class="where">where they are</th>'
     )
     out += [f"<th>{_e(c)}</th>" for c in chapters]
     out.append("<th>seconds</th></tr></thead><tbody>")
@@ -198,14 +234,13 @@ def render(course: Course, grades: Sequence[Grade], complete: bool = True) -> st
         by_id = {c.chapter: c for c in grade.chapters}
         out.append(
             f'<tr><td class="who"><a href="#{_anchor(grade.submission)}">'
-            f"{_e(grade.submission)}</a></td>"
-            f'<td class="where">{_e(grade.standing)}</td><td>{_status(grade)}</td>'
+            f"{_e(grade.submission)}</a></td><td>{_status(grade)}</td>"
             f"<td>{grade.passed}/{grade.total}</td><td>{grade.todo}</td>"
-            f"<td>{grade.failing}</td>"
+            f'<td>{grade.failing}</td><td class="where">{_e(grade.standing)}</td>'
         )
         for chapter in chapters:
             score = by_id.get(chapter)
-            out.append(_cell(score.passed, score.total, score.failing) if score else "<td></td>")
+            out.append(_cell(grade, score) if score else "<td></td>")
         out.append(f"<td>{grade.seconds:.1f}</td></tr>")
     out.append("</tbody></table></div>")
     common = most_failed(grades)
@@ -225,7 +260,11 @@ def render(course: Course, grades: Sequence[Grade], complete: bool = True) -> st
 
 
 def _learner(grade: Grade, chapters: Sequence[str]) -> str:
-    """One learner's section: status, chapters, and each failing test with its line."""
+    """One learner's section: status, chapters, and each failing test with its line.
+
+    Failures with one cause are one entry: the module that does not import, once, with the
+    tests it stopped counted; tests that fail the same way at the same line, once, named.
+    """
     out = [
         f'<section class="learner" id="{_anchor(grade.submission)}">',
         f"<h3>{_e(grade.submission)}</h3>",
@@ -234,21 +273,54 @@ def _learner(grade: Grade, chapters: Sequence[str]) -> str:
         f'<span class="muted">({grade.seconds:.1f} s)</span></p>',
         f"<p><strong>{_e(grade.standing)}</strong></p>",
     ]
-    if grade.detail:
+    stopped = [f for f in grade.failures if f.cause is not None]
+    if grade.detail and not stopped and grade.detail not in grade.standing:
         out.append(f"<pre>{_e(grade.detail)}</pre>")
     done = grade.completed
     out.append(f"<p>Chapters completed: {_e(', '.join(done)) if done else 'none'}.</p>")
-    if grade.failures:
+    if stopped:
+        blocked = sum(c.blocked for c in grade.chapters)
+        hit = ", ".join(c.chapter for c in grade.chapters if c.blocked) or "no graded chapter"
+        first = next((f for f in stopped if f.outcome == "error"), stopped[0])
+        message = first.message.removeprefix(f"{first.cause}: ")
+        out.append(
+            f"<p>{_e(first.cause)}, which stops {blocked} test(s) in {_e(hit)}:</p>"
+            f"<pre>{_e(message)}</pre>"
+        )
+        if grade.detail and not grade.detail.startswith("cannot import"):
+            out.append(f"<pre>{_e(grade.detail)}</pre>")
+    groups = _groups([f for f in grade.failures if f.cause is None])
+    if groups:
         out.append("<p>Failing:</p><ul>")
-        for failure in grade.failures[:MAX_FAILURES_SHOWN]:
+        for group in groups[:MAX_FAILURES_SHOWN]:
+            failure = group[0]
             where = f" at <code>{_e(failure.where)}</code>" if failure.where else ""
+            names = ", ".join(f"<code>{_e(f.test)}</code>" for f in group[:3])
+            more = f" and {len(group) - 3} more" if len(group) > 3 else ""
             out.append(
-                f"<li><code>{_e(failure.test)}</code> ({_e(failure.outcome)}){where}"
+                f"<li>{names}{more} ({_e(failure.outcome)}){where}"
                 f"<pre>{_e(failure.message)}</pre></li>"
             )
         out.append("</ul>")
-        hidden = len(grade.failures) - MAX_FAILURES_SHOWN
+        hidden = sum(len(g) for g in groups[MAX_FAILURES_SHOWN:])
         if hidden > 0:
             out.append(f'<p class="muted">... and {hidden} more in gradebook.json.</p>')
     out.append("</section>")
     return "\n".join(out)
+
+
+def _groups(failures: Sequence[Failure]) -> list[list[Failure]]:
+    """Failures that read the same, together, in their first one's order.
+
+    The same outcome, line of the learner's code and first line of the message is one group
+    (a bug that several tests reach); a loop or a crash at one line is one group whatever the
+    message (it names the test, or how long it ran).
+    """
+    groups: dict[tuple[str, str, str], list[Failure]] = {}
+    for failure in failures:
+        first = (failure.message.splitlines() or [""])[0]
+        if failure.where and failure.outcome in ("hung", "crashed"):
+            first = ""
+        key = (failure.outcome, failure.where or "", first)
+        groups.setdefault(key, []).append(failure)
+    return list(groups.values())

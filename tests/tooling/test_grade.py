@@ -263,6 +263,12 @@ def test_grade_an_endless_loop_costs_only_the_tests_that_reach_it(graded):
     for failure in e["failures"]:
         assert failure["outcome"] == "hung"
         assert failure["where"] in (f"starter/mock.py:{line}", f"starter/mock.py:{line + 1}")
+    # The row says the chapter the loop holds the learner in, and the page lists the looping
+    # tests once, at their one line.
+    assert e["standing"].startswith("stuck at ch01: timeout: "), e["standing"]
+    page = (graded["out"] / "report.html").read_text()
+    section = page[page.index('id="learner-loop"') :].split("</section>")[0]
+    assert section.count("<li>") == 1
 
 
 def test_grade_a_segfault_is_a_crashed_row_and_the_other_tests_still_run(graded):
@@ -286,6 +292,15 @@ def test_grade_a_syntax_error_is_cannot_import_with_its_line(graded):
     assert chapters["ch02"]["passed"] == chapters["ch02"]["total"]  # read.py imports no mock
     errors = [f for f in entry(graded, "syntax")["failures"] if f["outcome"] == "error"]
     assert errors and all("SyntaxError" in f["message"] for f in errors)
+    # One cause, said once: the row is stuck in the chapter of the broken file, and ch03, which
+    # only cannot import it, is blocked by it rather than failing on its own.
+    cause = f"cannot import starter/mock.py (line {graded['lines']['syntax']})"
+    assert entry(graded, "syntax")["standing"] == f"stuck at ch01: {cause}"
+    assert chapters["ch03"]["blocked"] == chapters["ch03"]["failing"] > 0
+    assert all(f["cause"] == cause for f in entry(graded, "syntax")["failures"])
+    page = (graded["out"] / "report.html").read_text()
+    section = page[page.index('id="learner-syntax"') :].split("</section>")[0]
+    assert section.count("SyntaxError") == 1, section
 
 
 def test_grade_unsafe_archives_and_missing_starters_are_invalid_rows(graded):

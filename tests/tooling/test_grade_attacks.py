@@ -428,6 +428,7 @@ def test_grade_attack_a_hang_at_import_is_a_timeout_not_ok(course, tmp_path):
     assert "import" in result.detail
     assert "starter/__init__.py" in result.detail
     assert result.passed == 0
+    assert result.standing.startswith("stuck at ch01: timeout: "), result.standing
 
 
 # ---------------------------------------------------------------- without bubblewrap
