@@ -116,7 +116,6 @@ def test_grade_report_one_import_error_is_one_cause_shown_once():
     assert "test_agent_e" not in section and "Failing:" not in section
 
 
-
 def test_grade_report_a_redacted_row_keeps_its_one_cause():
     """The gradebook is written from redacted rows: the cause must survive, cleaned too."""
     row = broken(course("ch01", "ch02", "ch03"))
@@ -519,33 +518,51 @@ addEventListener('load',()=>{const low=[];const w=document.createTreeWalker(docu
   const fg=el.closest('svg')?getComputedStyle(el).fill:getComputedStyle(el).color;
   const l=[lum(fg),lum(bg(el))].sort();const r=(l[1]+0.05)/(l[0]+0.05);
   if(r<4.5)low.push([t.textContent.trim().slice(0,30),fg,bg(el),r.toFixed(2)]);}
+ const charts=[...document.querySelectorAll('svg')].map(s=>s.getBoundingClientRect().right);
  parent.postMessage(JSON.stringify({width:innerWidth,
+  dark:matchMedia('(prefers-color-scheme: dark)').matches,charts:Math.max(0,...charts),
   scroll:document.documentElement.scrollWidth,low:low}),'*');});
 </script>"""
 
 
+def whole_course() -> tuple[grade.Course, list[grade.Grade]]:
+    """Every gradable chapter, one learner done and one not started: the widest chart."""
+    curriculum = load()
+    chapters = grade.gradable_chapters(curriculum)
+    c = grade.Course(curriculum, chapters, isolation=sandbox.Isolation("bwrap"))
+    done = grade.Grade(
+        "ada", "ok", chapters=[grade.ChapterScore(k.id, 3, 3, 0, 0) for k in chapters]
+    )
+    idle = grade.Grade(
+        "bo", "ok", chapters=[grade.ChapterScore(k.id, 0, 3, 3, 0) for k in chapters]
+    )
+    return c, [done, idle]
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed: the page is not opened")
 @pytest.mark.timeout(180)
-def test_grade_report_in_chromium_fits_a_phone_and_reads_in_both_schemes(tmp_path):
-    """Chromium draws the page at 390 px (in a frame: its window is never that narrow)."""
-    c, rows = class_of_four()
-    page = render(c, rows, complete=False)
-    (tmp_path / "report.html").write_text(page.replace("</body>", PROBE + "</body>"))
-    host = tmp_path / "host.html"
-    host.write_text(
-        '<!DOCTYPE html><html><body><pre id="r"></pre><iframe src="report.html" width="390" '
-        'height="800"></iframe><script>addEventListener("message",e=>'
-        '{document.getElementById("r").textContent=e.data})</script></body></html>'
-    )
-    for dark in (False, True):
+@pytest.mark.parametrize("width", [390, 1280])
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_grade_report_in_chromium_fits_the_screen_and_reads_in_both_schemes(tmp_path, dark, width):
+    """Chromium draws the page in a frame of ``width`` px (its window is never 390 px wide)."""
+    for name, (c, rows) in {"four": class_of_four(), "whole": whole_course()}.items():
+        page = render(c, rows, complete=False)
+        (tmp_path / f"{name}.html").write_text(page.replace("</body>", PROBE + "</body>"))
+        host = tmp_path / f"host-{name}.html"
+        host.write_text(
+            f'<!DOCTYPE html><html><body><pre id="r"></pre><iframe src="{name}.html" '
+            f'width="{width}" height="800"></iframe><script>addEventListener("message",e=>'
+            '{document.getElementById("r").textContent=e.data})</script></body></html>'
+        )
         command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
                    "--allow-file-access-from-files", "--virtual-time-budget=5000",
-                   "--window-size=600,900", *(["--force-dark-mode"] if dark else []),
+                   f"--window-size={width + 100},900", *(["--force-dark-mode"] if dark else []),
                    "--dump-dom", host.as_uri()]  # fmt: skip
         out = subprocess.run(command, capture_output=True, text=True, timeout=120).stdout
         found = re.search(r'<pre id="r">(.*?)</pre>', out, flags=re.S)
         assert found and found[1], out[-2000:]
         seen = json.loads(html.unescape(found[1]))
-        assert seen["width"] == 390
-        assert seen["scroll"] <= seen["width"], seen  # nothing makes the page scroll sideways
-        assert seen["low"] == [], (dark, seen["low"])
+        assert seen["width"] == width and seen["dark"] == dark, seen
+        assert seen["scroll"] <= width, (name, seen)  # nothing makes the page scroll sideways
+        assert seen["charts"] <= width, (name, seen)  # every chapter's bar is on the screen
+        assert seen["low"] == [], (name, seen["low"])
