@@ -34,7 +34,8 @@ def location(path: str, line: int, function: str, relative_to: Path) -> Location
     return Location(path=shown, line=line, source=source, function=function)
 
 
-def _inside(path: str, directory: Path) -> bool:
+def inside(path: str, directory: Path) -> bool:
+    """Whether ``path`` lies in ``directory``."""
     try:
         Path(path).resolve().relative_to(directory)
     except (ValueError, OSError):
@@ -52,7 +53,7 @@ def innermost(
     """The last of ``(path, line, function)`` frames that lies under ``directory``."""
     found = None
     for path, line, function in frames:
-        if _inside(path, directory):
+        if inside(path, directory):
             found = (path, line, function)
     return location(*found, relative_to=relative_to) if found else None
 
@@ -163,6 +164,6 @@ def in_faulthandler_dump(text: str, directory: Path, relative_to: Path) -> Locat
     """
     for line in text.splitlines():
         match = FAULTHANDLER_FRAME.match(line)
-        if match and _inside(match["path"], directory):
+        if match and inside(match["path"], directory):
             return location(match["path"], int(match["line"]), match["func"], relative_to)
     return None

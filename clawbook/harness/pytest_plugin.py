@@ -23,11 +23,14 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import functools
+import gc
 import importlib
 import inspect
 import os
 import re
 import signal
+import sys
+import warnings
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -93,9 +96,13 @@ class _Session:
     problems: list[Problem] = field(default_factory=list)
     diagnosed: bool = False
     collected_said: bool = False
+    interrupted: str | None = None
+    """What ended the session early (pytest-xdist passes a worker's stop on this way)."""
     results: dict[str, TestResult] = field(default_factory=dict)
     reached: Path | None = None
     """This process's file of the chapters whose stubs the running test reached."""
+    unawaited: list[tuple[str, tuple[tuple[str, int, str], ...]]] = field(default_factory=list)
+    """The coroutines the running test made and dropped unawaited: name, where made."""
 
 
 _session = _Session()
@@ -132,6 +139,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # stuck the interpreter is, then every asyncio task's await chain from Python.
         signal.signal(signal.SIGUSR1, _dump_tasks)
         faulthandler.register(signal.SIGUSR1, file=_session.stacks, all_threads=True, chain=True)
+    _watch_unawaited()
     # The guard goes up before the implementation is imported: code that runs at import time
     # (a learner's, or a graded submission's) gets no moment with the network unguarded.
     guard.install()
@@ -172,9 +180,42 @@ def _dump_tasks(signum: int, frame: FrameType | None) -> None:
     stacks.flush()
 
 
+ORIGIN_DEPTH = 4
+"""Frames each coroutine remembers of where it was made (``cr_origin``): the first is the call
+that made it, which is where a forgotten ``await`` belongs."""
+_warn_unawaited = warnings._warn_unawaited_coroutine  # type: ignore[attr-defined]
+_depth_before = sys.get_coroutine_origin_tracking_depth()
+
+
+def _note_unawaited(coroutine: Any) -> None:
+    """Note a coroutine dropped without an ``await`` (and where it was made), then warn as usual.
+
+    CPython calls ``warnings._warn_unawaited_coroutine`` for each such coroutine, whatever
+    the warning filters say; the note lets a failure name the line that forgot the ``await``
+    even when the failure shows up far away, or in a message the learner's code caught.
+    """
+    origin = getattr(coroutine, "cr_origin", None)
+    if origin:
+        name = str(getattr(coroutine, "__qualname__", "?"))
+        _session.unawaited.append((name, tuple(origin)))
+    _warn_unawaited(coroutine)
+
+
+def _watch_unawaited() -> None:
+    """Make coroutines remember where they were made, and note those never awaited."""
+    sys.set_coroutine_origin_tracking_depth(max(_depth_before, ORIGIN_DEPTH))
+    warnings._warn_unawaited_coroutine = _note_unawaited  # type: ignore[attr-defined]
+
+
+def _unwatch_unawaited() -> None:
+    sys.set_coroutine_origin_tracking_depth(_depth_before)
+    warnings._warn_unawaited_coroutine = _warn_unawaited  # type: ignore[attr-defined]
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Put the real socket functions back and close the results file."""
     guard.uninstall()
+    _unwatch_unawaited()
     if _session.stacks is not None:
         faulthandler.unregister(signal.SIGUSR1)
         _session.stacks.close()
@@ -340,7 +381,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             # pytest copies the item's user properties into the report it makes next.
             item.user_properties.append((FAILURE_KEY, asdict(failure)))
             if failure.outcome == "hung":
-                item.session.shouldstop = "a test seems to loop forever; later tests did not run"
+                item.session.shouldstop = (
+                    f"the run stopped after {item.name}, which seemed to loop forever"
+                )
         return None
     chapter = str(getattr(todo, "chapter", "?"))
     hint = str(getattr(todo, "hint", ""))
@@ -407,6 +450,7 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     catches and one raised in a process the test starts, which inherits the variable.
     """
     __tracebackhide__ = True
+    _session.unawaited.clear()
     if _session.reached is not None:
         _session.reached.unlink(missing_ok=True)
         os.environ[REACHED_ENV] = str(_session.reached)
@@ -479,7 +523,44 @@ def _describe_failure(item: pytest.Item, error: BaseException) -> _Failure:
         )
         message = f"seems to loop forever: still running after {seconds:g} s"
         return _Failure("hung", where, called_from, message, test_line)
+    forgotten = _forgotten_await(error, MISSING_AWAIT.search(message) is not None)
+    if forgotten is not None:
+        name, where = forgotten
+        message = message.replace(f"\n{AWAIT_NOTE}", "") + (
+            f"\n(coroutine '{name}' was made at {where} and never awaited: "
+            "the `await` is missing there)"
+        )
     return _Failure("failed", where, called_from, message, test_line)
+
+
+def _forgotten_await(error: BaseException, suspected: bool) -> tuple[str, Location] | None:
+    """The first coroutine of this test that the implementation made and never awaited.
+
+    Those already dropped were noted as Python warned about them; one the failure still holds
+    (in a frame of its traceback) is found there. Only when the message points at a
+    coroutine (``suspected``) is the garbage collector run, for one caught in a cycle.
+    """
+    assert _session.package_dir is not None
+    candidates = list(_session.unawaited)
+    for current in behind(error):
+        tb = current.__traceback__
+        while tb is not None:
+            for value in list(tb.tb_frame.f_locals.values()):
+                if (
+                    inspect.iscoroutine(value)
+                    and value.cr_origin
+                    and inspect.getcoroutinestate(value) == inspect.CORO_CREATED
+                ):
+                    candidates.append((value.__qualname__, tuple(value.cr_origin)))
+            tb = tb.tb_next
+    if not candidates and suspected:
+        gc.collect()
+        candidates = list(_session.unawaited)
+    for name, origin in candidates:
+        for path, line, function in origin:
+            if frames.inside(path, _session.package_dir):
+                return name, frames.location(path, line, function, _relative_root())
+    return None
 
 
 MISSING_AWAIT = re.compile(r"'coroutine'|<coroutine object ")
@@ -718,7 +799,17 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
         _session.writer.result(result)
 
 
+def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+    """Note why the session was interrupted: pytest-xdist stops so after a worker's test hung."""
+    _session.interrupted = str(excinfo.value).strip() or None
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Mark the results file complete: everything before this line is the whole story."""
+    """Mark the results file complete: everything before this line is the whole story.
+
+    With why the run ended early, if it did: then some selected tests never ran.
+    """
     if _session.writer is not None:
-        _session.writer.write("finished", exitstatus=int(exitstatus))
+        reasons = (session.shouldstop, session.shouldfail, _session.interrupted)
+        why = next((reason for reason in reasons if isinstance(reason, str) and reason), None)
+        _session.writer.write("finished", exitstatus=int(exitstatus), cut_short=why)

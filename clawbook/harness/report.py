@@ -17,7 +17,8 @@ Events, by their ``event`` key:
 * ``start``: a test began (its ``nodeid``);
 * ``result``: a test ended (``TestResult``); one with ``final`` false is said early, when a
   test has failed but its teardown is still to come;
-* ``finished``: the session ended normally (pytest's exit status).
+* ``finished``: the session ended normally (pytest's exit status), and ``cut_short``: why it
+  ended before every selected test ran, when it did (a test that seemed to loop forever).
 """
 
 from __future__ import annotations
@@ -149,6 +150,8 @@ class Report:
     several run at once)."""
     finished: bool = False
     exitstatus: int | None = None
+    cut_short: str | None = None
+    """Why pytest ended before running every selected test, when it said why."""
     limits: dict[str, float] = field(default_factory=dict)
     """Tests marked ``timeout(N)``, with their own limit in seconds."""
     imported: bool = False
@@ -188,6 +191,7 @@ class Report:
         elif kind == "finished":
             self.finished = True
             self.exitstatus = event.get("exitstatus")
+            self.cut_short = event.get("cut_short")
 
 
 class ReportReader:

@@ -6,12 +6,18 @@ progress, and it stops a run that has gone quiet for longer than any test may ta
 process for every thread's stack (``SIGUSR1``, answered by ``faulthandler``), finds the
 learner's line in it, and ends the whole process group. A run that ends without saying it
 finished (a crash, a kill) is never read as a complete one.
+
+When the run is over, no process of it is left running, whatever the tests did: everything
+still in pytest's session or process group, and every process that inherited the run's mark
+(``RUN_MARK_ENV``, which carries on through ``setsid`` and double forks), is killed, and the
+run says which (``Run.leftovers``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -42,6 +48,10 @@ OUTPUT_TAIL = 256 * 1024
 """Bytes of a run's output kept in ``Run.output``: its end, where pytest's summary and a crash's
 stack are. The whole output can be far larger (a test that prints in a loop) and stays on disk."""
 _OWN_VARIABLES = (impl.IMPL_ENV, impl.PATH_ENV, REPORT_ENV, CHAPTERS_ENV)
+RUN_MARK_ENV = "CLAWBOOK_RUN_MARK"
+"""Every process of a run inherits this variable, holding the run's own word (after those of
+any runs it is part of): at the end, a process whose environment holds the word is one the run
+left behind, even if it left pytest's session."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +82,11 @@ class Run:
     """Set when the run did not finish: then some tests may not have run at all."""
     collected: tuple[str, ...] | None = None
     """The ids of every test the run selected (None if it never got that far)."""
+    leftovers: tuple[str, ...] = ()
+    """The command lines of the processes the tests left running, which the run killed."""
+    cut_short: str | None = None
+    """Why pytest ended before every selected test ran, when it finished but said so (after a
+    test that seemed to loop forever): the tests without a result did not run."""
 
     @property
     def complete(self) -> bool:
@@ -81,6 +96,17 @@ class Run:
     def for_chapter(self, chapter: Chapter) -> tuple[TestResult, ...]:
         """The results of a chapter's tests."""
         return tuple(r for r in self.results if r.chapter == chapter.id)
+
+    def not_run_because(self) -> str:
+        """Why the selected tests without a result did not run, in words."""
+        if self.stopped is not None:
+            return self.stopped.detail
+        if self.cut_short:
+            return self.cut_short
+        hung = next((r for r in self.results if r.outcome == "hung"), None)
+        if hung is not None:
+            return f"the run stopped after {hung.name}, which seemed to loop forever"
+        return "the test run ended before it"
 
     def expected_for(
         self, chapter: Chapter, curriculum: Curriculum | None = None
@@ -165,6 +191,8 @@ def run_pytest(
         source = os.environ if base_env is None else base_env
         env = {k: v for k, v in source.items() if k not in _OWN_VARIABLES}
         env.update({impl.IMPL_ENV: implementation, REPORT_ENV: str(report_path)})
+        mark = f"run-{os.getpid()}-{secrets.token_hex(6)}"
+        env[RUN_MARK_ENV] = " ".join(filter(None, [source.get(RUN_MARK_ENV, ""), mark]))
         if impl_path is not None:
             env[impl.PATH_ENV] = str(impl_path)
         env.update(extra_env or {})
@@ -190,6 +218,7 @@ def run_pytest(
                 )
             finally:
                 _end_group(process, nested)
+                leftovers = _end_leftovers(process.pid, mark)
         reader.poll()
         text = _tail(output_path)
         report = reader.report
@@ -211,6 +240,8 @@ def run_pytest(
         problems=tuple(report.problems),
         stopped=stopped,
         collected=report.collected,
+        leftovers=tuple(leftovers),
+        cut_short=report.cut_short,
     )
 
 
@@ -398,8 +429,6 @@ def _end_group(process: subprocess.Popen[bytes], nested: bool = False) -> None:
                 break
             except subprocess.TimeoutExpired:
                 continue
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)  # children the tests left behind in the group
     for pid in inside:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
@@ -407,6 +436,61 @@ def _end_group(process: subprocess.Popen[bytes], nested: bool = False) -> None:
     while inside and time.monotonic() < deadline:
         inside = [pid for pid in inside if not _gone(pid)]
         time.sleep(0.02)
+
+
+def _left_behind(session: int, mark: str) -> dict[int, str]:
+    """The live processes of a run: in its session or group, or holding its mark; pid: command.
+
+    A process's environment is the one it was started with (``/proc/PID/environ``): only one
+    that cleared its own environment and left the session escapes.
+    """
+    needle = mark.encode()
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as file:
+                fields = file.read().rsplit(b")", 1)[1].split()
+            if fields[0] in (b"Z", b"X"):
+                continue
+            ours = session in (int(fields[2]), int(fields[3]))  # its group, its session
+            if not ours:
+                with open(f"/proc/{entry}/environ", "rb") as file:
+                    ours = any(
+                        variable.startswith(RUN_MARK_ENV.encode() + b"=")
+                        and needle in variable.split(b"=", 1)[1].split()
+                        for variable in file.read().split(b"\0")
+                    )
+            if ours:
+                with open(f"/proc/{entry}/cmdline", "rb") as file:
+                    command = file.read().replace(b"\0", b" ").strip()
+                found[int(entry)] = command.decode("utf-8", errors="replace") or "?"
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile, or not ours to read
+    return found
+
+
+def _end_leftovers(session: int, mark: str) -> list[str]:
+    """Kill every process the run left behind (``_left_behind``); their command lines.
+
+    Killed at once (the run is over, so nothing of it should still run) and looked for again,
+    for one started meanwhile by another that was being killed; waited for, so that none is
+    left when this returns.
+    """
+    killed: dict[int, str] = {}
+    for _round in range(5):
+        found = _left_behind(session, mark)
+        if not found:
+            break
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        killed.update(found)
+        deadline = time.monotonic() + 5.0
+        while not all(_gone(pid) for pid in found) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    return list(killed.values())
 
 
 def _package_dir(impl_path: Path | None, implementation: str, root: Path = ROOT) -> Path:

@@ -27,6 +27,7 @@ even a part of it the test never reaches. ``clawbook status --fresh`` ignores th
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import json
 import sys
@@ -265,15 +266,13 @@ def cached_run(
         )
         return result, Reuse(len(reused_results), ())
     new = run(stale)
-    combined = Run(
+    combined = dataclasses.replace(
+        new,
         results=tuple(reused_results) + new.results,
-        returncode=new.returncode,
-        output=new.output,
-        problems=new.problems,
-        stopped=new.stopped,
         collected=(None if new.collected is None else tuple(reused_collected) + new.collected),
     )
-    if new.complete and not new.problems and new.collected is not None:
+    whole = new.complete and new.cut_short is None
+    if whole and not new.problems and new.collected is not None:
         keep = {name: stored[name] for name in fresh_files}
         for name in stale:
             keep[name] = {

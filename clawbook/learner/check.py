@@ -107,6 +107,12 @@ def print_results(
                 console.print(f"      from {code_line(result.called_from)}")
             if result.test_line is not None:
                 console.print(f"      test {code_line(result.test_line)}")
+    ran = {result.nodeid for result in p.results}
+    why = run.not_run_because()
+    for number, nodeid in enumerate(n for n in p.expected or () if n not in ran):
+        name = escape(nodeid.split("::")[-1])
+        because = f"did not run: {escape(why)}" if number == 0 else "did not run either"
+        console.print(f"  [red]? {name}[/]  [dim]{because}[/]")
     problem = p.first_problem
     if problem is not None and problem.outcome in ("failed", "hung"):
         console.print(f"\n[dim]`pytest {escape(problem.nodeid)}` shows the whole traceback.[/]")

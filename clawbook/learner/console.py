@@ -168,8 +168,16 @@ def print_problems(run: Run) -> None:
     """What stops everything else, said once and first: broken modules, a run that broke off."""
     for problem in run.problems:
         _print_problem(problem)
+    if run.leftovers:
+        console.print(f"[yellow]! {escape(leftovers_line(run.leftovers))}[/]")
     stop = run.stopped
+    missing = len(set(run.collected or ()) - {r.nodeid for r in run.results})
     if stop is None:
+        if run.cut_short and missing > 0:
+            console.print(f"[red]✗ The test run stopped early:[/] {escape(run.cut_short)}")
+            console.print(
+                f"    [dim]{missing} test(s) did not run. Fix this first, then run again.[/]\n"
+            )
         return
     if stop.reason == "error":
         console.print(f"[red]✗ The tests could not start:[/] {escape(stop.detail)}")
@@ -177,10 +185,23 @@ def print_problems(run: Run) -> None:
     console.print(f"[red]✗ The test run stopped early:[/] {escape(stop.detail)}")
     if stop.where is not None:
         console.print(f"    at {code_line(stop.where)}")
-    missing = len(run.collected or ()) - len(run.results)
     if missing > 0:
         console.print(f"    [dim]{missing} test(s) did not run. Fix this first, then run again.[/]")
     console.print()
+
+
+COMMANDS_SHOWN = 4
+COMMAND_WIDTH = 60
+
+
+def leftovers_line(commands: Sequence[str]) -> str:
+    """One line: how many processes the tests left running (the run killed them), and which."""
+    shown = [c if len(c) <= COMMAND_WIDTH else c[: COMMAND_WIDTH - 1] + "…" for c in commands]
+    named = ", ".join(shown[:COMMANDS_SHOWN])
+    if len(shown) > COMMANDS_SHOWN:
+        named += f" and {len(shown) - COMMANDS_SHOWN} more"
+    count = "1 process" if len(commands) == 1 else f"{len(commands)} processes"
+    return f"The tests left {count} running; the run killed them: {named}"
 
 
 def _print_problem(problem: Problem) -> None:

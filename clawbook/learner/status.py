@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from clawbook.course.chapters import load
-from clawbook.harness.runner import ROOT, next_chapter, progress
+from clawbook.harness.runner import ROOT, Progress, next_chapter, progress
 from clawbook.learner.console import (
     FAILED,
     OK,
@@ -20,6 +20,34 @@ from clawbook.learner.console import (
     progress_bar,
     run_all,
 )
+
+FAILURES_SHOWN = 3
+"""Failing tests named per chapter; ``clawbook check`` shows the rest."""
+CHAPTERS_SHOWN = 3
+"""Failing chapters whose tests are named; the others are listed by id."""
+
+
+def _print_failures(report: list[Progress]) -> None:
+    """Name the first failing tests of each failing chapter, and the command that shows all."""
+    failing = [p for p in report if p.state == "failing"]
+    if not failing:
+        return
+    console.print("\n[red]Failing tests[/] (the first of each chapter):")
+    for p in failing[:CHAPTERS_SHOWN]:
+        problems = [r for r in p.results if r.is_problem]
+        for result in problems[:FAILURES_SHOWN]:
+            outcome = "" if result.outcome == "failed" else f"  [dim]({result.outcome})[/]"
+            console.print(f"  {p.chapter.id:>5}  [red]✗[/] {escape(result.name)}{outcome}")
+        more = len(problems) - FAILURES_SHOWN
+        rest = f"the other {more} and " if more > 0 else ""
+        console.print(
+            f"         [dim]`clawbook check {p.chapter.id}` shows {rest}where each fails[/]"
+        )
+    others = [p.chapter.id for p in failing[CHAPTERS_SHOWN:]]
+    if others:
+        console.print(
+            f"  [dim]also failing: {', '.join(others)} (`clawbook check <id>` for each)[/]"
+        )
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -47,6 +75,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             progress_bar(p),
         )
     console.print(table)
+    _print_failures(report)
     coming = sum(1 for p in report if p.state == "coming")
     if coming and not args.all:
         more = "1 more chapter is" if coming == 1 else f"{coming} more chapters are"

@@ -338,6 +338,28 @@ def test_test_ids_are_printed_verbatim_without_markup_or_emoji():
     assert "🅱" not in out and "😄" not in out
 
 
+def test_status_names_the_first_failing_tests_of_a_chapter_and_how_to_see_the_rest():
+    from clawbook.learner import status
+
+    chapter = load().get("ch21")
+    failed = [
+        TestResult(f"tests/test_subagent.py::test_subagent_{n}", "x", "ch21", "failed")
+        for n in range(5)
+    ]
+    hung = TestResult("tests/test_skills.py::test_skills_z", "x", "ch21", "hung")
+    passed = TestResult("tests/test_skills.py::test_skills_ok", "x", "ch21", "passed")
+    p = Progress(chapter, (passed, hung, *failed))
+    with console.console.capture() as captured:
+        status._print_failures([p])
+    lines = captured.get().splitlines()
+    assert lines[2:] == [
+        "   ch21  ✗ test_skills_z  (hung)",
+        "   ch21  ✗ test_subagent_0",
+        "   ch21  ✗ test_subagent_1",
+        "         `clawbook check ch21` shows the other 3 and where each fails",
+    ]
+
+
 def test_the_next_stub_is_the_first_unfinished_one_in_book_order(repo):
     fill(repo, "ch01", "ch02")
     agent = repo / "starter" / "agent.py"
@@ -563,6 +585,9 @@ def test_status_reuses_results_until_code_they_depend_on_changes(repo):
     third = clawbook(repo, "status")
     assert "Ran again the" in third.stdout and "results of the others" in third.stdout
     assert "✗ failing" in third.stdout  # ch01's tests really ran on the new code
+    named = [line.split("✗ ")[1] for line in third.stdout.splitlines() if " ch01  ✗ " in line]
+    assert named and all(name.startswith("test_mock_") for name in named)  # which ones fail
+    assert "`clawbook check ch01` shows" in third.stdout  # and how to see why
     fourth = clawbook(repo, "status", "--fresh")
     assert "Nothing changed" not in fourth.stdout and "Ran again" not in fourth.stdout
     assert table(fourth.stdout) == table(third.stdout)

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from clawbook.harness.report import ReportReader
+from clawbook.learner import console
 
 TODO_MODULE = """
 class Todo(NotImplementedError):
@@ -708,4 +709,141 @@ def test_a_forgotten_await_is_named_in_the_failure(suite, monkeypatch, tmp_path)
     (result,) = reader.report.results.values()
     assert result.outcome == "failed"
     assert "'coroutine' object has no attribute 'get'" in (result.message or "")
-    assert "an `await` is probably missing" in (result.message or "")
+    assert "the `await` is missing there" in (result.message or "")
+
+
+GIVEN_HELPER = (
+    "def describe(result):  # given code, a file the learner never edits\n"
+    "    return result.reason\n"
+)
+
+
+@pytest.mark.parametrize("caught", [False, True])
+def test_a_forgotten_await_points_at_the_learners_line_that_made_the_coroutine(
+    suite, monkeypatch, tmp_path, caught
+):
+    """The learner's `work()` lacks its `await`; the coroutine fails later, in given code
+    (``caught=False``: the traceback ends in given.py) or in a message the learner's code
+    caught (``caught=True``: the traceback never enters the package). Either way the failure
+    is shown at the line that made the coroutine, and the note names that line."""
+    monkeypatch.setenv("CLAW_IMPL", "starter")
+    report = tmp_path / "report.jsonl"
+    monkeypatch.setenv("CLAWBOOK_REPORT", str(report))
+    use = (
+        "    try:\n        return describe(work())\n"
+        "    except AttributeError as error:\n        return f'failed: {error}'\n"
+        if caught
+        else "    return describe(work())\n"
+    )
+    suite.makepyfile(
+        **{
+            "starter/given": GIVEN_HELPER,
+            "starter/waits": (
+                "from .given import describe\n"
+                "async def work():\n"
+                "    return 'done'\n"
+                "async def use():\n" + use
+            ),
+            "test_demo_waits": (
+                "import asyncio\n"
+                "from claw.waits import use\n"
+                "def test_demo_waits():\n"
+                "    assert asyncio.run(use()) == 'done'\n"
+            ),
+        }
+    )
+    run(suite, "-W", "ignore::RuntimeWarning")
+    reader = ReportReader(report)
+    reader.poll()
+    (result,) = reader.report.results.values()
+    assert result.outcome == "failed"
+    line = 6 if caught else 5
+    assert result.where is not None
+    assert (result.where.path, result.where.line) == ("starter/waits.py", line)
+    assert "describe(work())" in result.where.source
+    assert f"coroutine 'work' was made at starter/waits.py:{line} and never awaited" in (
+        result.message or ""
+    )
+
+
+def test_processes_the_tests_leave_running_are_killed_and_named(suite, monkeypatch):
+    """Whatever the tests start and leave behind is killed when the run ends, and named: one
+    in pytest's own process group (a plain ``&``), one that left the session (``setsid``,
+    then its parent exited, so it belongs to no process of the run any more)."""
+    from marked_processes import marked, unique_marker
+
+    from clawbook.harness.runner import run_pytest
+
+    for variable in ("CLAW_IMPL", "CLAWBOOK_REPORT"):
+        monkeypatch.delenv(variable, raising=False)
+    markers = unique_marker()
+    marker = next(markers)
+    suite.makepyfile(
+        test_demo_leaves=(
+            "import subprocess\n"
+            "def test_demo_leaves():\n"
+            "    subprocess.run(\n"
+            f'        "(exec -a {marker}-group sleep 300) & "\n'
+            f"        \"setsid bash -c 'exec -a {marker}-session sleep 300' &\",\n"
+            '        shell=True, executable="/bin/bash", check=True)\n'
+        )
+    )
+    try:
+        run_ = run_pytest(
+            ["-p", "clawbook.harness.pytest_plugin", "test_demo_leaves.py"],
+            implementation="starter",
+            root=suite.path,
+        )
+        assert marked(marker) == []  # none left at the moment the run returns
+        assert [r.outcome for r in run_.results] == ["passed"]
+        assert sorted(run_.leftovers) == [f"{marker}-group 300", f"{marker}-session 300"]
+    finally:
+        next(markers, None)  # the marker's cleanup: kills any left, if the run did not
+
+
+def test_a_run_that_left_processes_says_how_many_and_which_in_one_line():
+    from clawbook.harness.runner import Run
+
+    run_ = Run(results=(), returncode=0, output="", leftovers=("sleep 300", "sleep 300"))
+    with console.console.capture() as captured:
+        console.print_problems(run_)
+    lines = captured.get().splitlines()
+    assert lines == [
+        "! The tests left 2 processes running; the run killed them: sleep 300, sleep 300"
+    ]
+
+
+def test_tests_that_did_not_run_after_a_hang_are_listed_with_why(suite, monkeypatch):
+    """pytest ends the run itself after a test that seems to loop forever (the plugin asks it
+    to): the run finished, yet the tests after it never ran. check lists each of them and says
+    why, and the run is not mistaken for a whole one."""
+    from clawbook.course.chapters import load
+    from clawbook.harness.runner import Progress, run_pytest
+    from clawbook.learner import check
+
+    for variable in ("CLAW_IMPL", "CLAWBOOK_REPORT"):
+        monkeypatch.delenv(variable, raising=False)
+    suite.makepyfile(
+        test_demo_order=(
+            "def test_demo_first():\n    pass\n"
+            "def test_demo_loops():\n    while True:\n        pass\n"
+            "def test_demo_after():\n    pass\n"
+        )
+    )
+    run_ = run_pytest(
+        ["-p", "clawbook.harness.pytest_plugin", "test_demo_order.py"],
+        implementation="starter",
+        root=suite.path,
+        timeout=1,
+    )
+    assert run_.stopped is None  # pytest ended the run itself, and said it finished
+    why = "the run stopped after test_demo_loops, which seemed to loop forever"
+    assert run_.cut_short == why
+    chapter = load().get("ch01")
+    p = Progress(chapter, run_.results, run_.collected)
+    with console.console.capture() as captured:
+        console.print_problems(run_)
+        check.print_results(p, run_, "starter")
+    out = captured.get()
+    assert f"✗ The test run stopped early: {why}" in out
+    assert f"? test_demo_after  did not run: {why}" in out
