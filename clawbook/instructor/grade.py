@@ -1075,8 +1075,9 @@ def gradescope_results(grade: Grade, course: Course) -> dict[str, Any]:
     """Gradescope's ``results.json`` for one submission: one test entry per chapter.
 
     Each chapter scores one point per passing test (``max_score`` its number of tests); its
-    ``output`` lists the failing tests with their messages and lines, and how many are todo.
-    The top-level ``score`` is the sum, ``output`` the status.
+    ``output`` lists the failing tests with their messages and lines, and how many are todo;
+    tests stopped by a module that does not import are one line naming that cause. The
+    top-level ``score`` is the sum, ``output`` the status and where the learner is stuck.
     """
     by_id = {c.chapter: c for c in grade.chapters}
     tests = []
@@ -1085,7 +1086,9 @@ def gradescope_results(grade: Grade, course: Course) -> dict[str, Any]:
         lines = [f"{score.passed} of {score.total} tests pass."]
         if score.todo:
             lines.append(f"{score.todo} test(s) still reach a stub (todo).")
-        for failure in (f for f in grade.failures if f.chapter == chapter.id):
+        if score.blocked:
+            lines.append(f"{score.blocked} test(s) cannot run: {grade.standing}.")
+        for failure in (f for f in grade.failures if f.chapter == chapter.id and not f.cause):
             lines.append(f"\n✗ {failure.test.split('::')[-1]} ({failure.outcome})")
             lines.append(failure.message)
             if failure.where:
@@ -1102,6 +1105,8 @@ def gradescope_results(grade: Grade, course: Course) -> dict[str, Any]:
             }
         )
     summary = f"{grade.passed} of {grade.total} tests pass; status: {grade.status}."
+    if grade.stuck_in is not None:
+        summary += f"\n{grade.standing}."
     if grade.detail:
         summary += f"\n{grade.detail}"
     return {

@@ -116,6 +116,18 @@ def test_grade_report_one_import_error_is_one_cause_shown_once():
     assert "test_agent_e" not in section and "Failing:" not in section
 
 
+def test_grade_gradescope_names_one_import_error_once_per_chapter():
+    c = course("ch01", "ch02", "ch03")
+    data = grade.gradescope_results(broken(c), c)
+    ch01, ch02, ch03 = (t["output"] for t in data["tests"])
+    stuck = "cannot run: stuck at ch01: cannot import starter/mock.py (line 53)"
+    assert f"2 test(s) {stuck}." in ch01 and f"2 test(s) {stuck}." in ch03
+    assert "test_agent_e" not in ch03 and "unmatched" not in ch03  # not once per test
+    assert "cannot" not in ch02
+    assert "stuck at ch01: cannot import starter/mock.py (line 53)." in data["output"]
+    assert SYNTAX in data["output"]  # the message itself, once, in the detail
+
+
 def test_grade_report_a_redacted_row_keeps_its_one_cause():
     """The gradebook is written from redacted rows: the cause must survive, cleaned too."""
     row = broken(course("ch01", "ch02", "ch03"))
