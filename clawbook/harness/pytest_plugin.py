@@ -523,11 +523,15 @@ def _describe_failure(item: pytest.Item, error: BaseException) -> _Failure:
         )
         message = f"seems to loop forever: still running after {seconds:g} s"
         return _Failure("hung", where, called_from, message, test_line)
-    forgotten = _forgotten_await(error, MISSING_AWAIT.search(message) is not None)
+    suspected = MISSING_AWAIT.search(message) is not None
+    forgotten = _forgotten_await(error, suspected)
     if forgotten is not None:
-        name, where = forgotten
+        # Where the coroutine was made is the learner's line; an error of another kind keeps
+        # its own place, and the note still names the missing await.
+        name, made = forgotten
+        where = made if suspected or where is None else where
         message = message.replace(f"\n{AWAIT_NOTE}", "") + (
-            f"\n(coroutine '{name}' was made at {where} and never awaited: "
+            f"\n(coroutine '{name}' was made at {made} and never awaited: "
             "the `await` is missing there)"
         )
     return _Failure("failed", where, called_from, message, test_line)
