@@ -200,8 +200,10 @@ def leftovers_line(commands: Sequence[str]) -> str:
     named = ", ".join(shown[:COMMANDS_SHOWN])
     if len(shown) > COMMANDS_SHOWN:
         named += f" and {len(shown) - COMMANDS_SHOWN} more"
-    count = "1 process" if len(commands) == 1 else f"{len(commands)} processes"
-    return f"The tests left {count} running; the run killed them: {named}"
+    count, them = (
+        ("1 process", "it") if len(commands) == 1 else (f"{len(commands)} processes", "them")
+    )
+    return f"The tests left {count} running; the run killed {them}: {named}"
 
 
 def _print_problem(problem: Problem) -> None:

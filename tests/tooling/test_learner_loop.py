@@ -615,3 +615,44 @@ def test_a_syntax_error_in_a_later_tool_breaks_no_finished_chapter(repo):
     assert "cannot import" in rows["ch09b"]
     assert "cannot import" not in rows["ch07"] and "cannot import" not in rows["ch10"]
     assert "Next: ch09b" in result.stdout
+
+
+def test_a_forgotten_await_in_a_later_chapter_shows_the_learners_line(repo):
+    """Chapter 21's subagent tool without the `await` on the child's run: the coroutine fails
+    far away (its error even becomes the tool's result), yet the failure is shown at the line
+    that made it, never in a file the learner did not edit."""
+    curriculum = load()
+    fill(repo, *[c.id for c in curriculum.chapters[: curriculum.index("ch21") + 1]])
+    subagents = repo / "starter" / "subagents.py"
+    line = edit(subagents, "finished = await child.run(", "finished = child.run(")
+    result = clawbook(repo, "check", "ch21", "-k", "answer_is_the_tool_result")
+    assert result.returncode == 1, result.stdout
+    out = result.stdout
+    assert f"at   starter/subagents.py:{line}   finished = child.run(args.prompt)" in out
+    assert f"coroutine 'Agent.run' was made at starter/subagents.py:{line}" in out
+    assert "at   starter/streaming.py" not in out
+
+
+LEAVING_TEST = """
+import subprocess
+
+
+def test_mock_zz_leaves_a_process_behind():
+    subprocess.run("setsid bash -c 'exec -a MARKER sleep 300' &", shell=True, check=True)
+"""
+
+
+def test_check_kills_what_the_tests_left_running_and_says_so(repo):
+    from marked_processes import marked, unique_marker
+
+    markers = unique_marker()
+    marker = next(markers)
+    try:
+        test = LEAVING_TEST.replace("MARKER", marker)
+        (repo / "tests" / "test_mock_zz_leaves.py").write_text(test)
+        result = clawbook(repo, "check", "ch01", "-k", "leaves")
+        assert marked(marker) == []
+        line = f"! The tests left 1 process running; the run killed it: {marker} 300"
+        assert line in result.stdout.splitlines(), result.stdout
+    finally:
+        next(markers, None)
