@@ -803,15 +803,16 @@ def _score(course: Course, name: str, runs: list[Run], results: dict[str, TestRe
     those tests count as failing, but as ``blocked`` by that one cause, which the row names
     once (``stuck_in``, ``cause``) instead of once per test.
     """
-    problems = [p for run in runs for p in run.problems]
-    cause = _import_cause(problems[0]) if problems else None
-    messages = tuple(p.message for p in problems if p.message)
+    causes = [(_import_cause(p), p.message) for run in runs for p in run.problems]
+    cause = causes[0][0] if causes else None
 
-    def blocked_by_import(result: TestResult) -> bool:
+    def stopped_by(result: TestResult) -> str | None:
+        """The module that does not import and stopped ``result``, if one did."""
         first = (result.message or "").strip()
-        return cause is not None and (
-            result.outcome == "error" or any(first.startswith(m) for m in messages)
-        )
+        for named, message in causes:
+            if first.startswith(named) or (message and first.startswith(message)):
+                return named
+        return cause if result.outcome == "error" else None
 
     chapters: list[ChapterScore] = []
     failures: list[Failure] = []
@@ -832,15 +833,12 @@ def _score(course: Course, name: str, runs: list[Run], results: dict[str, TestRe
                 todo += 1
             elif result.outcome in PROBLEM_OUTCOMES:
                 failing += 1
-                stopped = blocked_by_import(result)
-                blocked += stopped
+                stopped = stopped_by(result)
+                blocked += stopped is not None
                 message = result.message or ""
                 failures.append(
-                    Failure(
-                        nodeid, chapter.id, result.outcome, message, _where(result),
-                        cause if stopped else None,
-                    )
-                )  # fmt: skip
+                    Failure(nodeid, chapter.id, result.outcome, message, _where(result), stopped)
+                )
         total = len(course.expected.get(chapter.id, []))
         chapters.append(
             ChapterScore(chapter.id, passed, total, todo, failing, chapter.has_stubs, blocked)
@@ -849,8 +847,11 @@ def _score(course: Course, name: str, runs: list[Run], results: dict[str, TestRe
         if result.outcome == "error":
             message = result.message or ""
             failures.append(
-                Failure(result.nodeid, result.chapter, "error", message, _where(result), cause)
-            )
+                Failure(
+                    result.nodeid, result.chapter, "error", message, _where(result),
+                    stopped_by(result),
+                )
+            )  # fmt: skip
     status, detail, where, test = _status(runs)
     if not_run:
         detail = "; ".join(filter(None, [detail, f"{not_run} test(s) did not run"]))

@@ -131,8 +131,8 @@ READING = "a reading chapter: its tests pass on the untouched starter, so they c
 learner has started"
 
 
-def _cell_kind(grade: Grade, score: ChapterScore) -> str:
-    if score.failing > score.blocked or (score.failing and score.chapter == grade.stuck_in):
+def _cell_kind(grade: Grade, score: ChapterScore, broken: set[str]) -> str:
+    if score.failing > score.blocked or (score.failing and score.chapter in broken):
         return "failing"
     if score.failing:
         return "blocked"
@@ -141,8 +141,22 @@ def _cell_kind(grade: Grade, score: ChapterScore) -> str:
     return "part" if score.passed else "none"
 
 
-def _cell(grade: Grade, score: ChapterScore) -> str:
-    kind = _cell_kind(grade, score)
+def _broken(course: Course, grade: Grade) -> set[str]:
+    """The chapters whose own file is a module that does not import (the row's causes)."""
+    causes = {f.cause for f in grade.failures if f.cause}
+    owners = {
+        chapter.id
+        for chapter in course.chapters
+        for name in chapter.files
+        for cause in causes
+        if cause == f"cannot import starter/{name}"
+        or cause.startswith(f"cannot import starter/{name} (")
+    }
+    return owners | ({grade.stuck_in} if grade.stuck_in else set())
+
+
+def _cell(grade: Grade, score: ChapterScore, broken: set[str]) -> str:
+    kind = _cell_kind(grade, score, broken)
     mark, meaning = CELLS[kind]
     if kind == "none" and score.complete:
         meaning = READING
@@ -232,6 +246,7 @@ def render(course: Course, grades: Sequence[Grade], complete: bool = True) -> st
     out.append("<th>seconds</th></tr></thead><tbody>")
     for grade in grades:
         by_id = {c.chapter: c for c in grade.chapters}
+        broken = _broken(course, grade)
         out.append(
             f'<tr><td class="who"><a href="#{_anchor(grade.submission)}">'
             f"{_e(grade.submission)}</a></td><td>{_status(grade)}</td>"
@@ -240,7 +255,7 @@ def render(course: Course, grades: Sequence[Grade], complete: bool = True) -> st
         )
         for chapter in chapters:
             score = by_id.get(chapter)
-            out.append(_cell(grade, score) if score else "<td></td>")
+            out.append(_cell(grade, score, broken) if score else "<td></td>")
         out.append(f"<td>{grade.seconds:.1f}</td></tr>")
     out.append("</tbody></table></div>")
     common = most_failed(grades)
@@ -281,12 +296,22 @@ def _learner(grade: Grade, chapters: Sequence[str]) -> str:
     if stopped:
         blocked = sum(c.blocked for c in grade.chapters)
         hit = ", ".join(c.chapter for c in grade.chapters if c.blocked) or "no graded chapter"
-        first = next((f for f in stopped if f.outcome == "error"), stopped[0])
-        message = first.message.removeprefix(f"{first.cause}: ")
-        out.append(
-            f"<p>{_e(first.cause)}, which stops {blocked} test(s) in {_e(hit)}:</p>"
-            f"<pre>{_e(message)}</pre>"
-        )
+        causes: dict[str, Failure] = {}
+        for failure in sorted(stopped, key=lambda f: f.outcome != "error"):
+            causes.setdefault(failure.cause or "", failure)
+        if len(causes) == 1:
+            [(cause, failure)] = causes.items()
+            out.append(f"<p>{_e(cause)}, which stops {blocked} test(s) in {_e(hit)}:</p>")
+            out.append(f"<pre>{_e(failure.message.removeprefix(f'{cause}: '))}</pre>")
+        else:
+            out.append(
+                f"<p>{len(causes)} modules do not import, which stops {blocked} test(s) in "
+                f"{_e(hit)}:</p><ul>"
+            )
+            for cause, failure in causes.items():
+                message = failure.message.removeprefix(f"{cause}: ")
+                out.append(f"<li>{_e(cause)}<pre>{_e(message)}</pre></li>")
+            out.append("</ul>")
         if grade.detail and not grade.detail.startswith("cannot import"):
             out.append(f"<pre>{_e(grade.detail)}</pre>")
     groups = _groups([f for f in grade.failures if f.cause is None])

@@ -128,6 +128,36 @@ def test_grade_gradescope_names_one_import_error_once_per_chapter():
     assert SYNTAX in data["output"]  # the message itself, once, in the detail
 
 
+def test_grade_report_two_modules_that_do_not_import_are_each_named_once():
+    c = course("ch01", "ch02", "ch03")
+    c.expected = {
+        "ch01": [f"{MOCK}::test_mock_a"],
+        "ch02": ["tests/test_read_tool.py::test_read_c"],
+        "ch03": [f"{AGENT}::test_agent_d"],
+    }
+    mock = f"cannot import starter/mock.py (line 53): {SYNTAX}"
+    read = "cannot import starter/tools/read.py (line 9): NameError: name 'Pth' is not defined"
+    results = [
+        result(MOCK, "ch01", "error", mock, "starter/mock.py:53"),
+        result("tests/test_read_tool.py", "ch02", "error", read, "starter/tools/read.py:9"),
+        result(AGENT, "ch03", "error", mock, "starter/mock.py:53"),
+    ]
+    problems = [
+        Problem(Location("starter/mock.py", 53), SYNTAX),
+        Problem(Location("starter/tools/read.py", 9), "NameError: name 'Pth' is not defined"),
+    ]
+    row = scored(c, "linus", results, problems)
+    assert row.standing == "stuck at ch01: cannot import starter/mock.py (line 53)"
+    causes = {f.test: f.cause for f in row.failures}
+    assert causes["tests/test_read_tool.py"] == "cannot import starter/tools/read.py (line 9)"
+    page = render(c, [row])
+    # Each chapter whose own file does not import is ✗; the one only stopped by them is ⊘.
+    assert cells(row_of(page, "linus")) == ["failing", "failing", "blocked"]
+    section = section_of(page, "linus")
+    assert section.count("unmatched") == 1 and section.count("Pth") == 1, section
+    assert "2 modules do not import, which stops 3 test(s) in ch01, ch02, ch03" in section
+
+
 def test_grade_report_a_redacted_row_keeps_its_one_cause():
     """The gradebook is written from redacted rows: the cause must survive, cleaned too."""
     row = broken(course("ch01", "ch02", "ch03"))
