@@ -1086,6 +1086,12 @@ def test_eval_claw_eval_writes_results_and_a_report(
     assert main(["eval", "bad.jsonl"]) == 2
     assert "bad.jsonl:1: problem_statement: Field required" in capsys.readouterr().err
 
+    # --only takes several ids; one that names no task is refused, never read as a task file.
+    assert main(["eval", "--only", "claw__parse-equals", "claw__nope"]) == 2
+    assert "--only names no task claw__nope (task files go before --only" in (
+        capsys.readouterr().err
+    )
+
 
 def test_eval_a_shipped_task_passes_with_its_solution_and_catches_the_naive_script(
     tmp_path: Path,

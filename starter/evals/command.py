@@ -95,8 +95,26 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=Path("eval-results.jsonl"), help="results")
     parser.add_argument("--compare", type=Path, help="another results file to compare with")
     parser.add_argument("--report", type=Path, help="write an HTML comparison report here")
-    parser.add_argument("--only", action="append", help="run only this instance_id (repeatable)")
+    parser.add_argument(
+        "--only", action="extend", nargs="+", metavar="ID", help="run only these instance_ids"
+    )
     return parser.parse_args(argv)
+
+
+def only(tasks: list[Task], ids: Sequence[str]) -> list[Task]:
+    """The tasks ``--only`` names, in their order; ``TaskError`` names any id no task has.
+
+    ``--only`` takes every word up to the next option, so a task file written after it would be
+    read as an id: the error then says to name task files first.
+    """
+    known = {task.instance_id for task in tasks}
+    unknown = [name for name in ids if name not in known]
+    if unknown:
+        raise TaskError(
+            f"--only names no task {', '.join(unknown)} (task files go before --only; "
+            f"the tasks are: {', '.join(sorted(known))})"
+        )
+    return [task for task in tasks if task.instance_id in ids]
 
 
 def main(argv: Sequence[str]) -> int:
@@ -108,7 +126,7 @@ def main(argv: Sequence[str]) -> int:
             tasks.extend(load_tasks(path))
         tasks = tasks or shipped_tasks()
         if arguments.only:
-            tasks = [task for task in tasks if task.instance_id in arguments.only]
+            tasks = only(tasks, arguments.only)
         config = Config(
             name=arguments.name or arguments.model,
             model=arguments.model,
