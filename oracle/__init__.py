@@ -4,13 +4,15 @@ Nothing here runs in the test suite or in CI. ``make oracle`` runs ``python -m o
 as root on a machine with npm: every scenario of the tables goes through the real program, in a
 network namespace of its own that has only loopback, against a scripted model server
 (``oracle.model``), and the outcomes (never the program's words) are written to the committed
-data file the tests compare claw with (``tests/data/claude-code-<version>-permissions.json``).
+data files the tests compare claw with (``tests/data/claude-code-<version>-permissions.json``
+and ``-hooks.json``).
 
 - ``oracle.model``: the scripted Anthropic-compatible Messages server.
 - ``oracle.prompt``: the permission-prompt MCP tool that tells "ask" from "deny".
 - ``oracle.sandbox``: the namespace, the unprivileged user, the scratch folders.
 - ``oracle.runner``: runs one session of scenarios through Claude Code and reads the outcomes.
 - ``oracle.permissions``: the permission scenario table (chapter 13).
+- ``oracle.hooks``: the hook scenario table (chapter 15), and how one runs.
 - ``oracle.record``: records them all and reports what changed.
 """
 
