@@ -61,7 +61,8 @@ class Mode(StrEnum):
     """What happens to a call no rule matches (the names are Claude Code's)."""
 
     DEFAULT = "default"
-    """Looking tools and read-only commands run; edits and other commands ask."""
+    """Looking tools and read-only commands run; edits and other commands ask. Claude Code
+    also calls it ``manual``: ``Mode("manual")`` is this member."""
     ACCEPT_EDITS = "acceptEdits"
     """Also edits, and ``mkdir``, ``touch``, ``rm``, ``rmdir``, ``mv``, ``cp``, ``sed`` on
     paths inside the project, run; other commands ask."""
@@ -74,6 +75,11 @@ class Mode(StrEnum):
     """What would ask is denied: only looking tools, read-only commands and allow rules run."""
     BYPASS = "bypassPermissions"
     """Everything runs (deny and ask rules still apply)."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> Mode | None:
+        """``manual``, Claude Code's other name for ``default``."""
+        return cls.DEFAULT if value == "manual" else None
 
 
 class Approval(StrEnum):
@@ -177,16 +183,17 @@ class Rule:
     def covers(self, name: str, decision: Decision | None = None) -> bool:
         """Whether this rule, in the ``decision`` list, is about the claw tool called ``name``.
 
-        ``Read`` covers every looking tool and ``Edit`` every editing tool; a ``Read`` deny
-        rule also covers the editing tools. A tool name with ``*`` is a glob over both names
-        of the tool (claw's and Claude Code's).
+        ``Read`` covers every looking tool and ``Edit`` every editing tool, except that a bare
+        ``Edit`` allow rule does not allow ``write`` (as in Claude Code); a ``Read`` deny rule
+        also covers the editing tools. A tool name with ``*`` is a glob over both names of the
+        tool (claw's and Claude Code's).
         """
         if self.tool == "Read" and (
             name in LOOKING_TOOLS or (decision is Decision.DENY and name in EDIT_TOOLS)
         ):
             return True
         if self.tool == "Edit" and name in EDIT_TOOLS:
-            return True
+            return not (name == "write" and self.specifier is None and decision is Decision.ALLOW)
         if "*" in self.tool:
             names = (name, claude_code_name(name))
             return any(fnmatch.fnmatchcase(each, self.tool) for each in names)
@@ -280,7 +287,7 @@ OPAQUE_PROGRAMS = frozenset({"eval", "source", "."})
 SAFE_VARIABLES = frozenset(
     {
         "LANG", "LANGUAGE", "TZ", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "TERM", "CI",
-        "NODE_ENV", "RUST_BACKTRACE", "RUST_LOG", "DEBUG", "PYTHONUNBUFFERED",
+        "NODE_ENV", "RUST_BACKTRACE", "RUST_LOG", "PYTHONUNBUFFERED",
         "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "GOFLAGS", "CGO_ENABLED", "COLUMNS",
     }
 )  # fmt: skip
@@ -289,9 +296,19 @@ runs. An assignment of any other (``PATH=/tmp/evil git status``) stops an allow 
 
 READ_ONLY = frozenset(
     {"ls", "cat", "echo", "pwd", "head", "tail", "grep", "find", "wc", "which", "diff",
-     "stat", "du", "cd", "git"}
+     "stat", "du", "cd", "git", "lsof", "uptime", "date", "df", "file", "jq", "ps", "tree",
+     "whoami", "sort", "uniq", "sed", "test", "true", "false", "python", "python3"}
 )  # fmt: skip
-"""Claude Code's built-in read-only commands: they run without asking in every mode."""
+"""Claude Code's built-in read-only commands: they run without asking in every mode (some
+only in a read-only form: ``sed -n 1p``, ``python3 --version``, ``sort`` without ``-o``)."""
+
+WRITING_OPTIONS = {
+    "date": re.compile(r"-s.*|--set.*"),
+    "sort": re.compile(r"-o.*|--output.*|--compress-program.*"),
+    "tree": re.compile(r"-o.*"),
+    "file": re.compile(r"-C|--compile"),
+}
+"""Options that make a read-only command write, set something or run a program."""
 
 READ_ONLY_GIT = frozenset(
     {"status", "log", "diff", "show", "ls-files", "rev-parse", "blame", "describe",
@@ -315,11 +332,11 @@ cover them (``git -c core.fsmonitor=cmd status`` runs ``cmd``)."""
 FILE_COMMANDS = frozenset(
     {"cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "wc", "diff",
      "stat", "du", "ls", "file", "sort", "uniq", "cut", "nl", "tac", "od", "xxd", "strings",
-     "md5sum", "sha1sum", "sha256sum", "base64", "sed", "awk", "cp", "cd", "find"}
+     "md5sum", "sha1sum", "sha256sum", "base64", "sed", "awk", "cp", "cd", "find", "jq"}
 )  # fmt: skip
 """Commands whose arguments name files they read: Read rules apply to those paths."""
 
-PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "sed", "awk"})
+PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "sed", "awk", "jq"})
 """File commands whose first argument is a pattern or a script, not a file."""
 
 FS_COMMANDS = frozenset({"mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"})
@@ -351,8 +368,10 @@ class Simple:
     """Every form deny and ask rules are matched against: the command, and the command
     after each wrapper, assignment or program path claw recognises."""
     allow_forms: tuple[str, ...] = ()
-    """The forms an allow rule may match: the command, and the command after Claude Code's
-    wrappers and safe assignments."""
+    """The forms an allow rule with ``*`` may match: the command, and the command after Claude
+    Code's wrappers and safe assignments."""
+    exact_forms: tuple[str, ...] = ()
+    """The forms an allow rule without ``*`` may match: the same, but not past ``xargs``."""
     exact_only: bool = False
     """A form no prefix rule allows: an exec wrapper, ``find -delete``, ``git -c ...``."""
     opaque: str | None = None
@@ -438,11 +457,12 @@ def skip_options(words: Sequence[str], with_value: str = "") -> list[str]:
     return rest
 
 
-def strip_documented(words: Sequence[str]) -> list[str] | None:
+def strip_documented(words: Sequence[str], xargs: bool = True) -> list[str] | None:
     """``words`` after Claude Code's wrappers and safe assignments, as allow rules see them.
 
-    ``None`` when an assignment of another variable, or a wrapper option claw does not know,
-    stops the stripping: then only a rule for the whole text allows the command.
+    Bare ``xargs`` only with ``xargs`` (Claude Code looks past it for a rule with ``*``, not
+    for an exact one). ``None`` when an assignment of another variable, or a wrapper option
+    claw does not know, stops the stripping: then only a rule for the whole text allows the command.
     """
     rest = list(words)
     while rest:
@@ -472,7 +492,7 @@ def strip_documented(words: Sequence[str]) -> list[str] | None:
             return rest  # the query form looks a command up; it runs nothing
         elif first in STRIPPED_WRAPPERS:
             rest = skip_options(rest[1:])
-        elif first == "xargs" and len(rest) > 1 and not rest[1].startswith("-"):
+        elif xargs and first == "xargs" and len(rest) > 1 and not rest[1].startswith("-"):
             rest = rest[1:]
         else:
             return rest
@@ -503,6 +523,77 @@ def unquoted_glob(command: str) -> bool:
         elif char in "*?[":
             return True
     return False
+
+
+def shell_tokens(command: str) -> list[str]:
+    """``command`` lexed as ``split_command`` lexes it: words, and runs of ``();<>|&`` or newlines.
+
+    Raises ``ValueError`` for an unbalanced quote.
+    """
+    lexer = shlex.shlex(command, posix=True, punctuation_chars="();<>|&\n")
+    lexer.whitespace = " \t\r"
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    return list(lexer)
+
+
+def runs_apart(command: str) -> str | None:
+    """Why the command line runs a command apart from the others, or ``None``.
+
+    A lone ``&`` runs the command before it in the background, and parentheses run their
+    commands in a subshell: Claude Code asks about such a line whatever its rules allow.
+    """
+    try:
+        tokens = shell_tokens(command)
+    except ValueError:
+        return None
+    for token in tokens:
+        if token and set(token) <= SEPARATOR_CHARS:
+            if "(" in token or ")" in token:
+                return "runs commands in a subshell"
+            if token.replace("&&", "").replace("|&", "").count("&"):
+                return "runs a command in the background (&)"
+    return None
+
+
+CONTROL_OPENERS = frozenset({"if", "then", "else", "elif", "do", "while", "until"})
+"""Keywords that open a part of an ``if`` or a loop: the command after them is judged."""
+
+
+def control_parts(command: str) -> list[str] | None:
+    """The simple commands of a command line made of ``if``, ``for``, ``while`` and ``until``.
+
+    ``if true; then make; fi`` gives ``["true", "make"]``; a ``for`` header (``for x in a b``)
+    runs nothing. ``None`` for anything else the splitter refused: other keywords (``case``,
+    ``{``, ``[[``), substitutions, here-documents, unbalanced quotes.
+    """
+    if any(marker in command for marker in UNSAFE):
+        return None
+    try:
+        tokens = shell_tokens(command)
+    except ValueError:
+        return None
+    parts: list[list[str]] = [[]]
+    for token in tokens:
+        if token and set(token) <= SEPARATOR_CHARS:
+            parts.append([])
+        else:
+            parts[-1].append(token)
+    found: list[str] = []
+    for words in parts:
+        while words and words[0] in CONTROL_OPENERS:
+            words = words[1:]
+        if words in (["fi"], ["done"]):
+            continue
+        if words[:1] == ["for"] and (len(words) == 2 or words[2:3] == ["in"]):
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", words[1]):
+                return None
+            continue
+        if words and words[0] in KEYWORDS:
+            return None
+        if words:
+            found.append(shlex.join(words))
+    return found or None
 
 
 def spellings(words: Sequence[str], limit: int = SPELLING_LIMIT) -> list[list[str]]:
@@ -607,6 +698,17 @@ def is_read_only(program: Sequence[str]) -> bool:
     name, arguments = program[0], program[1:]
     if name == "find":
         return not any(word in FIND_ACTIONS for word in arguments)
+    if any(option.fullmatch(w) for w in arguments if (option := WRITING_OPTIONS.get(name))):
+        return False
+    if name in ("python", "python3"):
+        return arguments in (["--version"], ["-V"])
+    if name == "uniq":
+        return len(operands(arguments)) <= 1  # a second operand is the file it writes
+    if name == "sed":
+        script = operands(arguments)[:1]
+        quiet = any(w in ("-n", "--quiet", "--silent") for w in arguments)
+        only = all(w in ("-n", "--quiet", "--silent") for w in arguments if w.startswith("-"))
+        return quiet and only and bool(script) and re.fullmatch(r"[\d,$]*p", script[0]) is not None
     if name == "git":
         if not arguments or arguments[0].startswith("-"):
             return False  # options before the subcommand (-c, -C, --exec-path...)
@@ -640,9 +742,8 @@ def analyse(simple: str, globs: bool = False) -> Simple:
     if name == "tee":
         changes.extend(paths)
     if name in FS_COMMANDS:
-        if name == "sed":
-            in_place = any(w.startswith("-i") or w.startswith("--in-place") for w in arguments)
-            changes.extend(paths[1:] if in_place else [])
+        if name == "sed":  # with or without -i: Edit rules hold for sed's files
+            changes.extend(paths[1:])
         else:
             changes.extend(paths)
     opaque = None
@@ -668,12 +769,17 @@ def analyse(simple: str, globs: bool = False) -> Simple:
     allow_forms = [" ".join(words)]
     if documented is not None and " ".join(documented) not in allow_forms:
         allow_forms.append(" ".join(documented))
+    exact = strip_documented(words, xargs=False)
+    exact_forms = [" ".join(words)]
+    if exact is not None and " ".join(exact) not in exact_forms:
+        exact_forms.append(" ".join(exact))
     exact_only = bool(
         program
         and (
             any(posixpath.basename(w) in EXEC_WRAPPERS for w in words[: len(words) - len(program)])
             or (name == "find" and any(w in FIND_ACTIONS for w in arguments))
             or (name == "git" and any(GIT_RUNS_PROGRAMS.fullmatch(w) for w in arguments))
+            or (globs and name in GLOB_SENSITIVE)
         )
     )
     return Simple(
@@ -683,10 +789,12 @@ def analyse(simple: str, globs: bool = False) -> Simple:
         changes=tuple(changes),
         spellings=tuple(" ".join(form) for form in spelled),
         allow_forms=tuple(allow_forms),
+        exact_forms=tuple(exact_forms),
         exact_only=exact_only,
         opaque=opaque,
         inner=tuple(inner),
         read_only=documented is not None
+        and posixpath.basename(documented[0] if documented else "") == name  # no other wrapper
         and opaque is None
         and is_read_only(program)
         and not (globs and name in GLOB_SENSITIVE),
@@ -701,14 +809,27 @@ def escape_pattern(path: str) -> str:
     return escaped
 
 
+def bare_pattern(pattern: str) -> str:
+    """``pattern`` without its ``./``, as a bare gitignore pattern (``./.env`` is ``.env``).
+
+    A ``#`` or ``!`` it then starts with is escaped: ``./!`` is the file named ``!``, never a
+    comment or a negation.
+    """
+    if not pattern.startswith("./"):
+        return pattern
+    bare = pattern[2:]
+    return "\\" + bare if bare.startswith(("#", "!")) else bare
+
+
 def path_matches(
     pattern: str, path: str, root: Path, home: Path | None = None, *, anywhere: bool = False
 ) -> bool:
     """Whether ``path`` (relative to ``root``, or absolute) matches a gitignore-style pattern.
 
     ``//x`` is the absolute path ``/x``; ``~/x`` is under ``home`` (default: the user's home);
-    ``/x`` and ``./x`` are anchored at ``root``; a bare pattern is relative to ``root`` and,
-    as in ``.gitignore``, one without a ``/`` matches at any depth (``*.env``). With
+    ``/x`` is anchored at ``root``; a bare pattern is relative to ``root`` and, as in
+    ``.gitignore``, one without a ``/`` matches at any depth (``*.env``); ``./x`` is the bare
+    pattern ``x`` (``./.env`` matches ``config/.env``, as in Claude Code). With
     ``anywhere`` (deny and ask rules), a bare pattern of one folder name and ``/**``
     (``secrets/**``) matches that folder at any depth too. A folder matches when the pattern
     covers what is in it (``secrets/**`` matches ``secrets``).
@@ -847,13 +968,15 @@ def check_rule(rule: Rule, decision: Decision) -> None:
 def compiled_pattern(specifier: str, decision: Decision) -> str:
     """The gitignore line ``path_matches`` compiles for a path rule's ``specifier``.
 
-    The same prefixes (``//``, ``~/``, ``./`` become ``/``) and, for a deny or ask rule, the
+    The same prefixes (``//`` and ``~/`` become ``/``; ``./`` is dropped) and, for a deny or
+    ask rule, the
     same ``**/`` before a bare ``name/**``: so a pattern that passes ``check_rule`` never fails
     on a later call, and one that would compile there is never refused.
     """
-    for prefix in ("//", "~/", "./"):
+    for prefix in ("//", "~/"):
         if specifier.startswith(prefix):
             return "/" + specifier[len(prefix) :]
+    specifier = bare_pattern(specifier)
     if decision is not Decision.ALLOW and re.fullmatch(r"[^/]+/\*\*", specifier):
         return "**/" + specifier
     return specifier
@@ -942,8 +1065,10 @@ class Permissions:
         allow rule only when both do (a link out of an allowed folder still asks).
         """
         anywhere = decision is not Decision.ALLOW
+        if path == "~" or path.startswith("~/"):  # a command's home path: under ``home``
+            path = os.fspath(self.home or Path.home()) + path[1:]
         written = path_matches(pattern, path, self.root, self.home, anywhere=anywhere)
-        full = os.path.join(os.path.abspath(self.root), os.path.expanduser(path))
+        full = os.path.join(os.path.abspath(self.root), path)
         real_root = Path(os.path.realpath(self.root))
         resolved = os.path.realpath(full)
         real = path_matches(pattern, resolved, real_root, self.home, anywhere=anywhere)
@@ -952,8 +1077,10 @@ class Permissions:
     def decide_one(self, name: str, subject: str | None) -> Verdict:
         """The verdict for one subject of a call.
 
-        The first matching rule in the order deny, ask, allow decides; when none matches, the
-        mode's default does.
+        The first matching rule in the order deny, ask, allow decides (in ``plan`` mode no
+        allow rule allows an edit); when none matches, the mode's default does, except that a
+        path outside the project asks where the mode would allow it (``bypassPermissions``
+        aside).
         """
         raise Todo("ch13", "for deny, ask, allow in that order, the first matching rule decides")
 
@@ -1033,42 +1160,55 @@ class Permissions:
                     return found
         return None
 
-    def decide_simple(self, command: str, globs: bool = False) -> Verdict:
-        """The verdict for one simple command, as ``split_command`` gives it.
+    def decide_simple(self, command: str, line: str | None = None) -> Verdict:
+        """The verdict for one simple command, as ``split_command`` gives it from ``line``.
 
-        Deny, then ask rules, over every spelling of the command and every file it reads,
-        writes or changes; a command claw cannot see through then asks, if any shell rule
-        could be dodged by it. Then the command itself is allowed by an allow rule, by being
-        read-only, or by ``acceptEdits`` (file-system commands inside the project), else the
-        mode decides; each file it writes must be allowed as an edit.
+        A deny rule for the whole command ``line`` denies. Then deny, then ask rules, over
+        every spelling of the command and every file it reads, writes or changes; a command
+        claw cannot see through then asks, if any shell rule could be dodged by it. Then the
+        command itself is allowed by an allow rule (or an exact one for the whole line), by
+        being read-only, or by ``acceptEdits`` (file-system commands inside the project), else
+        the mode decides; each file it writes must be allowed as an edit. An allow becomes an
+        ask when the line runs a command in the background (``&``) or in a subshell.
         """
-        simple = analyse(command, globs)
+        line = command if line is None else line
+        simple = analyse(command, unquoted_glob(line))
         shown = " ".join(simple.words)
-        found = self.deny_or_ask(simple)
+        found = self.first_rule(Decision.DENY, "bash", [line.strip()]) if line != command else None
+        found = found or self.deny_or_ask(simple)
         if found is not None:
             return found
         if simple.opaque and (self.rules[Decision.DENY] or self.rules[Decision.ASK]):
             return Verdict(Decision.ASK, f"claw cannot check {shown!r}: {simple.opaque}")
-        verdicts = [self.decide_program(simple, shown)]
+        verdicts = [self.decide_program(simple, shown, line.strip())]
         for target in simple.writes:
             verdicts.append(self.decide_write(target))
         for decision in (Decision.DENY, Decision.ASK):
             for verdict in verdicts:
                 if verdict.decision is decision:
                     return verdict
+        apart = runs_apart(line)
+        if apart is not None:
+            return Verdict(Decision.ASK, f"{shown!r} needs approval: the command line {apart}")
         return verdicts[0]
 
-    def decide_program(self, simple: Simple, shown: str) -> Verdict:
-        """The verdict for the program a simple command runs, when no deny or ask rule matched."""
+    def decide_program(self, simple: Simple, shown: str, line: str | None = None) -> Verdict:
+        """The verdict for the program a simple command runs, when no deny or ask rule matched.
+
+        ``line``: the whole command line, which an allow rule without ``*`` may name exactly.
+        """
         for rule in self.rules[Decision.ALLOW]:
             if not rule.covers("bash"):
                 continue
+            if line is not None and rule.specifier == line and "*" not in line:
+                reason = f'the allow rule "{rule}" matches the whole command line'
+                return Verdict(Decision.ALLOW, reason, rule)
             if rule.specifier is None:
                 return Verdict(Decision.ALLOW, f'the allow rule "{rule}" matches {shown!r}', rule)
-            if simple.opaque or simple.exact_only:
-                forms = simple.allow_forms if "*" not in rule.specifier else ()
-            else:
-                forms = simple.allow_forms
+            star = "*" in rule.specifier
+            if star and (simple.opaque or simple.exact_only):
+                continue
+            forms = simple.allow_forms if star else simple.exact_forms
             if any(command_matches(rule.specifier, form) for form in forms):
                 return Verdict(Decision.ALLOW, f'the allow rule "{rule}" matches {shown!r}', rule)
         if simple.read_only and all(self.inside(path) for path in self.expanded(simple.reads)):
@@ -1095,15 +1235,25 @@ class Permissions:
         if not self.inside(target) and self.mode is not Mode.BYPASS:
             decision = Decision.DENY if self.mode in (Mode.PLAN, Mode.DONT_ASK) else Decision.ASK
             return Verdict(decision, f"the redirection writes {target!r}, outside the project")
-        verdict = self.decide_one("write", target)
+        verdict = self.decide_one("edit", target)
         reason = f"{verdict.reason} (a redirection writes it)"
         return Verdict(verdict.decision, reason, verdict.rule)
 
     def decide_unsplittable(self, command: str, why: str) -> Verdict:
         """The verdict for a command the splitter cannot take apart: never an allow.
 
-        Denied if a deny rule matches it whole or a command in one of its substitutions.
+        Denied if a deny rule matches it whole or a command in one of its substitutions. A
+        line of ``if``, ``for``, ``while`` and ``until`` is decided by the commands it runs,
+        as a compound command is (``if true; then make; fi`` is ``true``, then ``make``).
         """
+        parts = control_parts(command)
+        if parts is not None:
+            verdicts = [self.decide_simple(part, command) for part in parts]
+            for decision in (Decision.DENY, Decision.ASK):
+                found = next((v for v in verdicts if v.decision is decision), None)
+                if found is not None:
+                    return found
+            return verdicts[0]
         pieces = [command, *substitution_bodies(command)]
         for piece in pieces:
             found = self.first_rule(Decision.DENY, "bash", [piece])

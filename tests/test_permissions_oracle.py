@@ -8,8 +8,7 @@ here: each test reads the recording and asks your ``Permissions.decide`` the sam
 
 A scenario where claw decides otherwise fails its group, unless it is a deliberate difference
 (``DIFFERENCES``: the test asserts it still is one; the chapter 13 page lists it with its
-reason, which tests/tooling/test_book_lists.py checks) or a known, not yet resolved one
-(``UNRESOLVED``: one strict xfail per kind, so fixing claw shows up as an unexpected pass).
+reason, which tests/tooling/test_book_lists.py checks).
 """
 
 from __future__ import annotations
@@ -86,6 +85,11 @@ def claw_decides(scenario: dict[str, Any], base: Path) -> str:
     return str(rules.decide(claw_call(scenario, base)).decision)
 
 
+PLANNED = ["cp", "make", "mkdir", "mkdir-outside", "npm-test", "redirect-inside",
+           "redirect-outside", "rm-build", "sed-i", "touch", "write-home", "write-inside",
+           "write-outside"]  # fmt: skip
+"""The calls of the table that plan mode no rule allows for (each a `mode-plan-` scenario)."""
+
 SPELLINGS = "a deny rule holds through `bash -c`, `eval`, `find -exec`"
 DIFFERENCES: dict[str, str] = {
     **dict.fromkeys(
@@ -99,84 +103,16 @@ DIFFERENCES: dict[str, str] = {
     **dict.fromkeys(["rule-Glob-rule-deny", "rule-Write-rule-allow", "rule-Write-rule-deny"],
                     "`Write(path)` and `Glob(path)` rules are refused at start-up"),
     "rule-allow-Bash(npm test)-npm  test": "extra spaces between words change nothing",
+    **dict.fromkeys(
+        ["doc-plan-command", "doc-plan-write", "rule-allow-Edit-plan", "edit-allow-Edit-plan",
+         "edit-mode-plan-home", "edit-mode-plan-inside", "edit-mode-plan-outside",
+         *(f"mode-plan-{call}" for call in PLANNED)],
+        "plan mode denies an edit or a command no rule allows",
+    ),
+    "rule-bare-Read-deny-cat": "a bare `Read` deny also stops commands that read files",
 }  # fmt: skip
 """Scenarios where claw deliberately decides otherwise, and the words the chapter 13 page's
 table of differences uses for each (several scenarios share a row)."""
-
-OUTSIDE = ["read-home", "read-outside", "grep-outside", "glob-outside"]
-READ_ONLY = ["date", "df", "file", "jq", "ps", "python-version", "sed-n", "tree", "whoami",
-             "cat-readonly-ok"]  # fmt: skip
-PLANNED = ["cp", "make", "mkdir", "mkdir-outside", "npm-test", "redirect-inside",
-           "redirect-outside", "rm-build", "sed-i", "touch", "write-home", "write-inside",
-           "write-outside"]  # fmt: skip
-MODES = ["default", "acceptEdits", "auto", "plan", "dontAsk"]
-UNRESOLVED: dict[str, tuple[str, ...]] = {
-    "outside-reads": (
-        "a read or search outside the project asks (dontAsk: denies); claw allows it",
-        *(f"mode-{mode}-{call}" for mode in MODES for call in OUTSIDE),
-        "rule-allow-Read(/tmp/claw-oracle/outside/**)-read-/tmp/claw-oracle/outside/x.txt",
-        "rule-deny-Read(/tmp/claw-oracle/outside/**)-read-/tmp/claw-oracle/outside/x.txt",
-    ),
-    "outside-writes": (
-        "acceptEdits asks for a write outside the project; claw allows it",
-        "mode-acceptEdits-write-home", "mode-acceptEdits-write-outside",
-        "edit-mode-acceptEdits-home", "edit-mode-acceptEdits-outside",
-    ),
-    "plan-asks": (
-        "plan mode asks for an edit or a command (print mode: denied unless the prompt tool "
-        "allows); claw denies, and an allow rule does not allow an edit in plan mode",
-        "doc-plan-command", "doc-plan-write", "rule-allow-Edit-plan", "edit-allow-Edit-plan",
-        "edit-mode-plan-home", "edit-mode-plan-inside", "edit-mode-plan-outside",
-        *(f"mode-plan-{call}" for call in PLANNED),
-    ),
-    "read-only-commands": (
-        "more commands are read-only (lsof, uptime, date, df, file, jq, ps, sed -n, tree, "
-        "whoami, python3 --version, sort, uniq)",
-        *(f"mode-{mode}-{call}" for mode in MODES for call in ("lsof", "uptime")),
-        *(f"readonly-{name}" for name in READ_ONLY),
-    ),
-    "xargs": (
-        "xargs with a flag is not read-only, and no xargs is a stripped wrapper",
-        "readonly-xargs-flagged", "wrapper-xargs",
-    ),
-    "manual-mode": (
-        "the mode name manual (the default mode) is accepted",
-        "mode-manual-ls", "mode-manual-make", "mode-manual-write-inside",
-    ),
-    "dot-slash-any-depth": (
-        "a one-segment ./ path rule matches at any depth (Read(./.env) matches config/.env)",
-        "rule-deny-Read(./.env)-read-config/.env", "rule-deny-Read(./.env)-read-config/prod/.env",
-        "rule-allow-Edit(./.env)-write-config/.env",
-        "rule-allow-Edit(./.env)-write-config/prod/.env",
-        "rule-deny-Read(./src/**)-read-vendor/pkg/src/lib.js",
-        "edit-allow-Edit-dot-slash-any-depth",
-    ),
-    "star-matches-bare": (
-        "Bash(* test) matches the bare command test",
-        "rule-allow-Bash(* test)-test", "rule-deny-Bash(* test)-test",
-    ),
-    "find-glob": (
-        "an unquoted glob makes find ask even under Bash(find *)",
-        "doc-find-unquoted-glob-prefix-rule",
-    ),
-    "tilde-and-sed": (
-        "a Read or Edit deny meets ~ paths in commands, and sed without -i as an edit",
-        "rule-deny-Read-cat-home", "rule-deny-Edit-tee-home", "doc-sed-without-i",
-    ),
-    "bare-tool-rules": (
-        "a bare Read deny takes the Read tool away but cat still runs; a bare Edit allow "
-        "does not allow Write","rule-bare-Read-deny-cat", "rule-bare-Edit-allow"),
-    "compounds": (
-        "compound commands: a rule for the whole compound matches it; if and for are seen "
-        "through; & and ( ) ask",
-        "compound-whole-allow", "compound-whole-deny", "compound-for", "compound-if",
-        "compound-if-deny", "compound-background-both-allowed", "compound-subshell",
-    ),
-    "assignments": (
-        "an assignment such as DEBUG=1 stops an allow rule","wrapper-assign-debug",),
-}  # fmt: skip
-"""Known disagreements not resolved yet (issue 38), by kind: what Claude Code does, then the
-scenarios that show it."""
 
 GROUPS = ["doc", "mode", "rule", "compound", "wrapper", "redirect", "readonly", "flags",
           "webfetch", "edit"]  # fmt: skip
@@ -200,13 +136,10 @@ def test_permissions_oracle_claw_decides_as_claude_code(group: str, base: Path) 
     scenarios = recording()
     assert len(scenarios) >= 300
     assert {name.split("-")[0] for name in scenarios} == set(GROUPS), "a section nobody checks"
-    unresolved = {name for _why, *names in UNRESOLVED.values() for name in names}
     mine = {name: s for name, s in scenarios.items() if name.split("-")[0] == group}
     assert mine, f"no recorded scenario in {group!r}"
     wrong = []
     for name, scenario in mine.items():
-        if name in unresolved:
-            continue
         decided = claw_decides(scenario, base)
         if name in DIFFERENCES:
             if decided == scenario["decision"]:
@@ -218,23 +151,3 @@ def test_permissions_oracle_claw_decides_as_claude_code(group: str, base: Path) 
             wrong.append(f"{name}: claw {decided}, Claude Code {scenario['decision']}")
     assert not wrong, "\n".join(wrong)
 
-
-@pytest.mark.parametrize(
-    "kind",
-    [
-        pytest.param(kind, marks=pytest.mark.xfail(strict=True, reason=f"issue 38: {why}"))
-        for kind, (why, *_names) in UNRESOLVED.items()
-    ],
-)
-def test_permissions_oracle_unresolved(kind: str, base: Path) -> None:
-    """A known disagreement, not resolved yet: expected to fail until claw decides as Claude
-    Code does (then remove it from ``UNRESOLVED``)."""
-    scenarios = recording()
-    _why, *names = UNRESOLVED[kind]
-    wrong = []
-    for name in names:
-        decided = claw_decides(scenarios[name], base)
-        if decided != scenarios[name]["decision"]:
-            wrong.append(f"{name}: claw {decided}, Claude Code {scenarios[name]['decision']}")
-    if wrong:  # no traceback: the list says it all, and an expected failure costs no time
-        pytest.fail("\n".join(wrong), pytrace=False)
