@@ -434,6 +434,44 @@ def test_permissions_path_outside_the_base_never_matches_even_a_bare_pattern(
     assert path_matches("secrets/**", "a/secrets/key", root, anywhere=True)
 
 
+def test_permissions_dot_slash_is_the_bare_pattern(tmp_path: Path) -> None:
+    # Claude Code 2.1.332: Read(./.env) denies config/.env; ./src/** is src/**
+    root = tmp_path / "project"
+    assert path_matches("./.env", "config/prod/.env", root)
+    assert path_matches("./src/**", "vendor/src/lib.js", root, anywhere=True)
+    assert not path_matches("./src/**", "vendor/src/lib.js", root)
+    assert path_matches("./src/**", "src/lib.js", root)
+    assert path_matches("./!", "!", root) and not path_matches("./!", "a.md", root)
+
+
+def test_permissions_a_path_outside_the_project_asks_where_the_mode_would_allow_it(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    outside = str(tmp_path / "notes.txt")
+    verdict = Permissions(project).decide(tool("read", path=outside))
+    assert verdict.decision is Decision.ASK and "outside the project" in verdict.reason
+    assert Permissions(project).decide(tool("grep", pattern="x", path="..")).decision is (
+        Decision.ASK
+    )
+    assert Permissions(project).decide(tool("read", path="a.py")).decision is Decision.ALLOW
+    dont_ask = Permissions(project, mode=Mode.DONT_ASK)
+    assert dont_ask.decide(tool("read", path=outside)).decision is Decision.DENY
+    bypass = Permissions(project, mode=Mode.BYPASS)
+    assert bypass.decide(tool("write", path=outside)).decision is Decision.ALLOW
+    edits = Permissions(project, mode=Mode.ACCEPT_EDITS)
+    assert edits.decide(tool("write", path=outside)).decision is Decision.ASK
+    assert edits.decide(tool("write", path="a.py")).decision is Decision.ALLOW
+    ruled = Permissions(project, allow=[f"Read(/{outside})"])
+    assert ruled.decide(tool("read", path=outside)).decision is Decision.ALLOW
+    # plan mode: no allow rule allows an edit; manual is the default mode's other name
+    plan = Permissions(project, mode=Mode.PLAN, allow=["Edit", "Bash(make)"])
+    assert plan.decide(tool("edit", path="a.py", old="a", new="b")).decision is Decision.DENY
+    assert plan.decide(bash("make")).decision is Decision.ALLOW
+    assert Mode("manual") is Mode.DEFAULT
+
+
 def test_permissions_reasons_name_the_splitter_and_dont_ask_keeps_the_rule(tmp_path: Path) -> None:
     # A tool call without a subject: the reason names the rule and nothing after it.
     verdict = Permissions(tmp_path, allow=["todo_write"]).decide(tool("todo_write", todos=[]))
