@@ -236,6 +236,7 @@ def assemble(
     checks: list[Check] = [plan.check, safety.check]
     after: list[After] = []
     if hooks.registered:
+        hooks.permission_mode = mode.value  # what each hook's payload says (Claude Code's names)
         checks.append(hooks.pre_tool_use)
         after.append(hooks.post_tool_use)
     checks.append(presenting_a_plan_goes_on(permissions.check))

@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import re
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -375,11 +376,24 @@ class Hooks:
     """
 
     def __init__(
-        self, cwd: Path, *, session_id: str = "claw", max_output: int = MAX_OUTPUT
+        self,
+        cwd: Path,
+        *,
+        session_id: str | None = None,
+        transcript_path: str = "",
+        permission_mode: str = "default",
+        max_output: int = MAX_OUTPUT,
     ) -> None:
-        """Hooks that run in the project directory ``cwd``, for session ``session_id``."""
+        """Hooks that run in the project directory ``cwd``, for session ``session_id``.
+
+        Without a ``session_id`` the session gets a fresh UUID, as Claude Code's do. The
+        session's transcript file and the permission mode are told to every hook too (``claw``
+        sets them once its session and mode are known).
+        """
         self.cwd = Path(cwd)
-        self.session_id = session_id
+        self.session_id = session_id or str(uuid.uuid4())
+        self.transcript_path = transcript_path
+        self.permission_mode = permission_mode
         self.max_output = max_output
         self.registered: list[Registered] = []
         self.warnings: list[str] = []
@@ -431,13 +445,19 @@ class Hooks:
         return hooks
 
     def payload(self, event: str, **fields: Any) -> dict[str, Any]:
-        """The JSON a hook of ``event`` reads: Claude Code's common fields, then ``fields``."""
-        return {
+        """The JSON a hook of ``event`` reads: Claude Code's common fields, then ``fields``.
+
+        ``permission_mode`` is left out of SessionStart's, as Claude Code leaves it out.
+        """
+        common = {
             "hook_event_name": event,
             "session_id": self.session_id,
+            "transcript_path": self.transcript_path,
             "cwd": str(self.cwd),
-            **fields,
         }
+        if event != "SessionStart":
+            common["permission_mode"] = self.permission_mode
+        return {**common, **fields}
 
     def warn(self, event: str, hook: Hook, problem: str) -> None:
         """Report a non-blocking error: logged on ``claw.hooks`` and kept in ``warnings``."""

@@ -462,7 +462,9 @@ async def test_hooks_post_tool_use_sees_the_call_and_its_result(tmp_path: Path) 
         {
             "hook_event_name": "PostToolUse",
             "session_id": "s-7",
+            "transcript_path": "",
             "cwd": str(tmp_path),
+            "permission_mode": "default",
             "tool_name": "echo",
             "tool_input": {"text": "hi"},
             "tool_use_id": "call-1",

@@ -18,7 +18,7 @@ from claw.control import Controls
 from claw.guard import BadSettings, guard
 from claw.hooks import Hooks, matches
 from claw.loop import Agent
-from claw.permissions import Permissions
+from claw.permissions import Mode, Permissions
 from claw.registry import default_tools
 from claw.safety import SafetyChecks
 from claw.settings import Settings
@@ -203,3 +203,14 @@ def test_hooks_claude_code_guard_stops_at_a_broken_settings_file_or_hook_saying_
         guard(agent(), tmp_path, settings=rules)
     assert "never consults" in str(raised.value)
     assert "claw config --explain permissions" in str(raised.value)
+
+
+@pytest.mark.parametrize("mode", [Mode.DEFAULT, Mode.ACCEPT_EDITS, Mode.PLAN])
+def test_hooks_claude_code_hooks_are_told_the_permission_mode(tmp_path: Path, mode: Mode) -> None:
+    # issue 38: Claude Code tells every hook but SessionStart's its permission mode
+    hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}
+    agent = Agent(MockStreamProvider([]), default_tools(tmp_path))
+    guarded = guard(agent, tmp_path, mode=mode, settings=Settings(hooks=hooks))
+    assert guarded.hooks is not None
+    assert guarded.hooks.payload("PreToolUse")["permission_mode"] == mode.value
+    assert "permission_mode" not in guarded.hooks.payload("SessionStart")
