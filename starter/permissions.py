@@ -332,7 +332,7 @@ cover them (``git -c core.fsmonitor=cmd status`` runs ``cmd``)."""
 FILE_COMMANDS = frozenset(
     {"cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "wc", "diff",
      "stat", "du", "ls", "file", "sort", "uniq", "cut", "nl", "tac", "od", "xxd", "strings",
-     "md5sum", "sha1sum", "sha256sum", "base64", "sed", "awk", "cp", "cd", "find", "jq"}
+     "md5sum", "sha1sum", "sha256sum", "base64", "sed", "awk", "cp", "cd", "find", "jq", "tree"}
 )  # fmt: skip
 """Commands whose arguments name files they read: Read rules apply to those paths."""
 
