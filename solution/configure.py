@@ -22,6 +22,7 @@ import httpx
 from .cost import Budget, CostTracker
 from .display import terminal_text
 from .models import CACHE_FILE, ModelCatalog
+from .private import claw_home
 from .settings import (
     OPENROUTER_URL,
     LoadedSettings,
@@ -37,8 +38,8 @@ from .todo import Todo
 if TYPE_CHECKING:
     from .context import ContextWindow
 
-USER_INSTRUCTIONS = Path(".claw") / "AGENTS.md"
-"""The user's own instruction file, relative to the home folder (chapter 8)."""
+USER_INSTRUCTIONS = Path("AGENTS.md")
+"""The user's own instruction file, relative to claw's own folder (``claw_home``; chapter 8)."""
 
 
 @dataclass
@@ -134,7 +135,7 @@ async def start_costs(
     catalog: ModelCatalog | None = None
     url = models_url(settings)
     if url is not None:
-        catalog = ModelCatalog(url, (home if home is not None else Path.home()) / CACHE_FILE)
+        catalog = ModelCatalog(url, claw_home(home) / CACHE_FILE)
         async with httpx.AsyncClient(timeout=30, follow_redirects=True) as client:
             await catalog.load(client)
         if catalog.problem is not None:

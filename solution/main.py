@@ -233,6 +233,7 @@ def build_agent(
     from .loop import Limits
     from .memory import MEMORY_FILE, MemoryStore
     from .preflight import PreflightAgent
+    from .private import claw_home
     from .prompt import gather_environment, system_prompt
     from .registry import assistant_tools, default_tools
     from .skills import SkillTool, discover_skills, skill_roots, skills_section
@@ -243,13 +244,13 @@ def build_agent(
 
     tools = default_tools(cwd, web=web)
     todos = TodoList()
-    memory = MemoryStore(Path.home() / MEMORY_FILE, project=cwd)
+    memory = MemoryStore(claw_home() / MEMORY_FILE, project=cwd)
     for tool in assistant_tools(ask or TerminalAsker(), memory, todos):
         tools.add(tool)
     # Chapter 21: the task tool, and the skills (the project's only in a trusted folder).
     task = TaskTool()
     tools.add(task)
-    roots = [root for root in skill_roots(cwd, Path.home(), project=instructions) if root.is_dir()]
+    roots = [root for root in skill_roots(cwd, project=instructions) if root.is_dir()]
     skills = discover_skills(roots, warn=warn) if roots else []
     if skills:
         tools.add(SkillTool(skills))
@@ -322,6 +323,7 @@ async def open_claw(
     """
     from .configure import USER_INSTRUCTIONS, configure, rule_checker, start_context, start_costs
     from .loop import Limits
+    from .private import claw_home
     from .providers.openrouter import API_KEY_VARIABLE, OpenRouterProvider
     from .secrets_env import secret
     from .terminal import read_stdin_line
@@ -355,7 +357,7 @@ async def open_claw(
             instructions=trusted,
             warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
             ask=ask or TerminalAsker(err, read_line),
-            user_file=Path.home() / USER_INSTRUCTIONS,
+            user_file=claw_home() / USER_INSTRUCTIONS,
         )
         costs, context = None, None
         if configured.loaded is not None:

@@ -22,8 +22,8 @@ import httpx
 from .private import private_file, private_folder
 from .tools.write import atomic_write
 
-CACHE_FILE = Path(".claw") / "cache" / "models.json"
-"""Where the model list is kept, relative to the home folder."""
+CACHE_FILE = Path("cache") / "models.json"
+"""Where the model list is kept, relative to claw's own folder (``private.claw_home``)."""
 
 MAX_AGE = timedelta(days=1)
 """How long a cached model list is used before it is fetched again."""

@@ -26,8 +26,8 @@ from pathlib import Path
 from .private import private_file, private_folder
 from .todo import Todo
 
-MEMORY_FILE = Path(".claw") / "memory.db"
-"""Where the ``claw`` command keeps the memory, relative to the user's home."""
+MEMORY_FILE = Path("memory.db")
+"""Where the ``claw`` command keeps the memory, relative to claw's own folder (``claw_home``)."""
 
 SIDE_FILES = ("-wal", "-shm", "-journal")
 """The files SQLite keeps beside a database ``memory.db``: ``memory.db-wal`` and so on."""
@@ -134,7 +134,7 @@ def like_pattern(word: str) -> str:
 class MemoryStore:
     """The memories of one user, as seen from one project.
 
-    >>> store = MemoryStore(Path.home() / MEMORY_FILE, project=Path.cwd())
+    >>> store = MemoryStore(private.claw_home() / MEMORY_FILE, project=Path.cwd())
     >>> store.remember("The tests need a running Postgres: make db first.")
     >>> [memory.text for memory in store.recall("postgres")]
     """

@@ -23,8 +23,8 @@ from .private import private_file, private_folder
 from .todo import Todo
 from .tools.write import atomic_write
 
-CACHE_FILE = Path(".claw") / "cache" / "models.json"
-"""Where the model list is kept, relative to the home folder."""
+CACHE_FILE = Path("cache") / "models.json"
+"""Where the model list is kept, relative to claw's own folder (``private.claw_home``)."""
 
 MAX_AGE = timedelta(days=1)
 """How long a cached model list is used before it is fetched again."""

@@ -1,14 +1,14 @@
 """Private by default: what claw keeps in its own folder is for the user's eyes only.
 
-claw's own folder (``~/.claw``, or ``$CLAW_CONFIG_DIR`` for the sessions) holds the session
+claw's own folder (``claw_home``: ``~/.claw``, or ``$CLAW_CONFIG_DIR``) holds the session
 transcripts, which keep every tool result (a password that ``read`` returned, a token a
 command printed), the memory, the list of trusted folders, the prompt history. So every folder
 claw makes there is mode 700 and every file mode 600, whatever the umask; and a folder or file
 found open to other users (made by an older claw, or by hand) is tightened, with one line on
 stderr that names it, its old mode and its new one. Nothing in it is moved or lost.
 
-Given code, used by chapter 16 (the trusted folders), 17 (the model list's cache), 19 (the
-prompt history), 20 (the memory) and 22 (the sessions).
+Given code, used by chapter 16 (the trusted folders), 17 (the settings and the model list's
+cache), 19 (the prompt history), 20 (the memory) and 22 (the sessions).
 """
 
 from __future__ import annotations
@@ -42,6 +42,26 @@ NOT_TIGHTENED = (
     "and claw could not make it private ({error})\n"
 )
 """What claw says when it cannot (the file belongs to someone else, say); it goes on."""
+
+CONFIG_DIR_VARIABLE = "CLAW_CONFIG_DIR"
+"""Moves claw's own folder (default ``~/.claw``), like Claude Code's ``CLAUDE_CONFIG_DIR``."""
+
+CLAW_FOLDER = ".claw"
+"""The name of claw's own folder in a home folder."""
+
+
+def claw_home(home: Path | None = None) -> Path:
+    """Claw's own folder: ``$CLAW_CONFIG_DIR`` if set, else ``~/.claw``.
+
+    Every file claw keeps for itself is in it: the user's settings, instructions and skills,
+    the trusted folders, the model list's cache, the prompt history, the memory, the sessions.
+    With ``home`` (a test's home folder, or a caller's), it is ``home/.claw`` whatever the
+    variable says.
+    """
+    if home is not None:
+        return home / CLAW_FOLDER
+    configured = os.environ.get(CONFIG_DIR_VARIABLE)
+    return Path(configured) if configured else Path.home() / CLAW_FOLDER
 
 
 def tighten(path: Path, err: TextIO | None = None) -> None:

@@ -40,7 +40,7 @@ from .events import Event, RunFinished, StepUsage, SubagentEvent
 from .options import EXIT_DONE
 from .permissions import Approval
 from .preview import change_preview
-from .private import private_file, private_folder
+from .private import claw_home, private_file, private_folder
 from .render import RunView
 from .signals import Stopper
 from .slash import (
@@ -62,8 +62,8 @@ if TYPE_CHECKING:
 PROMPT = "claw> "
 """What the REPL's prompt looks like."""
 
-HISTORY_FILE = Path(".claw") / "history"
-"""Where, under the home folder, the prompts typed in earlier sessions are kept."""
+HISTORY_FILE = Path("history")
+"""Where, in claw's own folder (``claw_home``), the prompts typed in earlier sessions are kept."""
 
 QUESTION = "  allow? [y] once, [a] always this session, [p] always in this project, [n] no: "
 """The approval question, as chapter 13's ``TerminalApprover`` asks it."""
@@ -428,7 +428,7 @@ async def run_repl(arguments: argparse.Namespace, commands: SlashCommands | None
         start = opening(opened.agent.history)
         state = AppState(opened.agent, sys.stdout, opened.guarded, start=start)
         state.extras["session"] = opened  # for /cost, /compact and the run summary
-        history = Path.home() / HISTORY_FILE
+        history = claw_home() / HISTORY_FILE
         private_folder(history.parent)
         private_file(history)  # every prompt typed: the user's alone (private.py)
         repl = Repl(state, commands or default_commands(), Console(), err, ask, history)

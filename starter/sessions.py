@@ -13,7 +13,6 @@ it was sent, ``fork_session`` copies it into a new session, ``list_sessions`` an
 from __future__ import annotations
 
 import json
-import os
 import re
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -24,7 +23,7 @@ from typing import Protocol, TextIO
 
 from .display import terminal_text
 from .events import RunFinished, StepUsage, SubagentEvent, ToolResult
-from .private import private_folder
+from .private import claw_home, private_folder
 from .todo import Todo
 from .transcript import (
     STREAM_EVENTS,
@@ -42,15 +41,6 @@ from .transcript import (
     rebuild_history,
 )
 from .types import AssistantMessage, Message, TokenUsage
-
-CONFIG_DIR_VARIABLE = "CLAW_CONFIG_DIR"
-"""Moves claw's own folder (default ``~/.claw``), like Claude Code's ``CLAUDE_CONFIG_DIR``."""
-
-
-def claw_home() -> Path:
-    """Claw's own folder: ``$CLAW_CONFIG_DIR`` if set, else ``~/.claw``."""
-    configured = os.environ.get(CONFIG_DIR_VARIABLE)
-    return Path(configured) if configured else Path.home() / ".claw"
 
 
 def project_folder_name(cwd: Path) -> str:
@@ -345,6 +335,7 @@ __all__ = [
     "Transcript",
     "TranscriptError",
     "choose_session",
+    "claw_home",
     "find_session",
     "fork_session",
     "latest_session",

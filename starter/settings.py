@@ -1,13 +1,14 @@
 """claw's settings: one pydantic model, filled from six layers, each value traceable to its layer.
 
 From lowest to highest, the layers are: the defaults written in ``Settings``; the user's
-``~/.claw/settings.json``; the project's ``.claw/settings.json`` (committed, shared with the
-team); the project's ``.claw/settings.local.json`` (personal, ignored by git); ``CLAW_*``
-environment variables; and the command line. A value set in a higher layer replaces the one
-below it; a list (permission rules, hooks) is merged across layers instead, so a ``deny`` rule
-from any layer still applies. The rule that shapes this module: every file is checked by the
-same model before anything runs, and a mistake is reported with the file, the key and what
-was expected, never silently ignored and never half-applied.
+``settings.json`` in claw's own folder (``~/.claw``, or ``$CLAW_CONFIG_DIR``); the project's
+``.claw/settings.json`` (committed, shared with the team); the project's
+``.claw/settings.local.json`` (personal, ignored by git); ``CLAW_*`` environment variables; and
+the command line. A value set in a higher layer replaces the one below it; a list (permission
+rules, hooks) is merged across layers instead, so a ``deny`` rule from any layer still applies.
+The rule that shapes this module: every file is checked by the same model before anything runs,
+and a mistake is reported with the file, the key and what was expected, never silently ignored
+and never half-applied.
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import ClawError
+from .private import claw_home
 from .todo import Todo
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
 """OpenRouter's API (the same value as ``providers.openrouter.OPENROUTER_URL``)."""
 
-USER_SETTINGS = Path(".claw") / "settings.json"
-"""The user's settings, relative to the home folder."""
+USER_SETTINGS = Path("settings.json")
+"""The user's settings, relative to claw's own folder (``claw_home``)."""
 PROJECT_SETTINGS = Path(".claw") / "settings.json"
 """The project's shared settings, relative to the project's root (committed)."""
 LOCAL_SETTINGS = Path(".claw") / "settings.local.json"
@@ -294,6 +296,12 @@ def trace(layers: Sequence[Layer]) -> dict[str, list[Origin]]:
     return origins
 
 
+def home_relative(path: Path) -> str:
+    """``path`` as a person writes it: ``~/.claw/settings.json`` under the home folder, or whole."""
+    home = Path.home()
+    return f"~/{path.relative_to(home).as_posix()}" if path.is_relative_to(home) else str(path)
+
+
 def load_settings(
     root: Path,
     *,
@@ -306,19 +314,21 @@ def load_settings(
 ) -> LoadedSettings:
     """The settings in force for the project at ``root``: every layer checked, then merged.
 
-    ``options`` are the command line's, as key paths (``{"model": "x"}``; ``None`` values are
-    left out). While the folder is not ``trusted`` (chapter 16), the project and local files
-    may only add ``deny`` and ``ask`` rules: the rest of what a repository brings waits for
-    trust. Raises ``SettingsError`` at the first layer that is wrong; ``warn`` (and the result's
-    ``warnings``) gets each unknown key. ``check_rule(list_name, rule)``, if given, checks each
+    The user's file is ``settings.json`` in claw's own folder, ``claw_home(home)``
+    (``$CLAW_CONFIG_DIR``, else ``~/.claw``; ``home/.claw`` for a given ``home``). ``options``
+    are the command line's, as key paths (``{"model": "x"}``; ``None`` values are left out).
+    While the folder is not ``trusted`` (chapter 16), the project and local files may only add
+    ``deny`` and ``ask`` rules: the rest of what a repository brings waits for trust. Raises
+    ``SettingsError`` at the first layer that is wrong; ``warn`` (and the result's ``warnings``)
+    gets each unknown key. ``check_rule(list_name, rule)``, if given, checks each
     permission rule of each file, withheld ones too, and raises ``ValueError`` for a bad one
     (chapter 13's parser, passed in by the ``claw`` command).
     """
-    home = home if home is not None else Path.home()
+    user = claw_home(home) / USER_SETTINGS
     environ = environ if environ is not None else os.environ
     layers = [Layer("default", "default", Settings().model_dump(by_alias=True, mode="json"))]
     for name, path, shown in (
-        ("user", home / USER_SETTINGS, f"~/{USER_SETTINGS.as_posix()}"),
+        ("user", user, home_relative(user)),
         ("project", root / PROJECT_SETTINGS, PROJECT_SETTINGS.as_posix()),
         ("local", root / LOCAL_SETTINGS, LOCAL_SETTINGS.as_posix()),
     ):

@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 from pydantic import Field
 
+from .private import claw_home
 from .prompt import section
 from .todo import Todo
 from .tools.base import ArgumentsTool, ToolArguments
@@ -35,7 +36,9 @@ SKILL_FILE = "SKILL.md"
 """The file that makes a folder a skill."""
 
 SKILLS_FOLDER = Path(".claw") / "skills"
-"""Where skills live, in the project and in your home."""
+"""Where a project's skills live, relative to its folder."""
+USER_SKILLS = Path("skills")
+"""Where your own skills live, relative to claw's own folder (``private.claw_home``)."""
 
 NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 """A skill's name: lowercase letters and digits, words joined by single hyphens."""
@@ -141,12 +144,13 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def skill_roots(cwd: Path, home: Path, *, project: bool = True) -> list[Path]:
-    """Where to look for skills: the project's ``.claw/skills`` first, then your home's.
+def skill_roots(cwd: Path, home: Path | None = None, *, project: bool = True) -> list[Path]:
+    """Where to look for skills: the project's ``.claw/skills`` first, then your own.
 
-    ``project=False`` (an untrusted folder) leaves the project's skills out.
+    Yours are in ``skills`` in claw's own folder, ``claw_home(home)`` (``~/.claw``, or
+    ``$CLAW_CONFIG_DIR``). ``project=False`` (an untrusted folder) leaves the project's out.
     """
-    return ([cwd / SKILLS_FOLDER] if project else []) + [home / SKILLS_FOLDER]
+    return ([cwd / SKILLS_FOLDER] if project else []) + [claw_home(home) / USER_SKILLS]
 
 
 def discover_skills(

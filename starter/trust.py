@@ -8,8 +8,9 @@ receives your API key; ``.claw/skills/``, whose descriptions go into the system 
 reads as the project's rules. Written by whoever wrote the repository, they deserve the trust
 you give its code, no more. So, as Claude Code does with its "Do you trust the files in this
 folder?" question, the first time claw runs in a folder that brings any of them it asks, and
-remembers a yes for this user in ``~/.claw/trusted-folders.json``, keyed by the folder's real
-path (a folder inside a trusted one is trusted too).
+remembers a yes for this user in ``trusted-folders.json`` in claw's own folder (``~/.claw``, or
+``$CLAW_CONFIG_DIR``), keyed by the folder's real path (a folder inside a trusted one is trusted
+too).
 
 Until the folder is trusted, claw uses none of them but the deny and ask rules of its settings
 (they can only make claw ask more, or refuse more), and says so on stderr. A run without a
@@ -28,13 +29,13 @@ from typing import TextIO
 from .display import terminal_text
 from .errors import ClawError
 from .instructions import discover_instructions
-from .private import private_folder
+from .private import claw_home, private_folder
 from .settings_file import LOCAL_SETTINGS_FILE, SETTINGS_FILE
 from .skills import SKILLS_FOLDER
 from .terminal import ReadLine, interactive
 
-TRUST_FILE = Path(".claw") / "trusted-folders.json"
-"""Where the folders a user trusts are kept, relative to the user's home."""
+TRUST_FILE = Path("trusted-folders.json")
+"""Where the folders a user trusts are kept, relative to claw's own folder (``claw_home``)."""
 
 BROUGHT = (SETTINGS_FILE, LOCAL_SETTINGS_FILE, SKILLS_FOLDER, Path(".mcp.json"))
 """What a repository can bring for claw in its folder, besides its instruction files: the two
@@ -64,8 +65,8 @@ class BadTrustFile(ClawError):
 
 
 def trust_file(home: Path | None = None) -> Path:
-    """The file that lists the trusted folders of the user whose home is ``home``."""
-    return (home if home is not None else Path.home()) / TRUST_FILE
+    """The file that lists the user's trusted folders, in claw's own folder: ``claw_home(home)``."""
+    return claw_home(home) / TRUST_FILE
 
 
 def brought_files(cwd: Path) -> list[Path]:

@@ -13,6 +13,7 @@ chapter whose code makes its harm possible, so that chapter's stub is reached be
 
 import io
 import json
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -169,13 +170,14 @@ def attack(row: Row, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (project / ".git").mkdir(parents=True)
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
+    own = Path(os.environ["CLAW_CONFIG_DIR"])  # claw's own folder (conftest's claw_config_dir)
     monkeypatch.setenv("OPENROUTER_API_KEY", KEY)
     for name in ("CLAW_BASE_URL", "CLAW_MODEL", "CLAW_MAX_COST", "CLAW_MAX_STEPS"):
         monkeypatch.delenv(name, raising=False)
     with LoopbackServer() as model, LoopbackServer() as hostile:
         place = Place(project, model, hostile)
         if row.own_base_url:
-            write(home / ".claw" / "settings.json", {"base_url": model.base_url})
+            write(own / "settings.json", {"base_url": model.base_url})
         row.plant(place)
 
         status, err = claw(place, row)
@@ -183,7 +185,7 @@ def attack(row: Row, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         assert not row.harmed(place), err
         assert status == 0, err
         assert NOT_TRUSTED in err and f" {row.shown}" in err, err
-        assert not (home / ".claw" / "trusted-folders.json").exists()
+        assert not (own / "trusted-folders.json").exists()
 
         # Trusted, the same file does its harm: the attack above was a real one.
         if row.own_base_url:

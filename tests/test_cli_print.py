@@ -226,7 +226,7 @@ clear-screen. Printed raw, a terminal would obey both."""
 
 
 def test_cli_an_error_is_one_harmless_line_in_every_front_end_and_a_result_in_json(
-    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, claw_config_dir: Path
 ) -> None:
     from claw.providers.openrouter import RetryPolicy
 
@@ -238,7 +238,8 @@ def test_cli_an_error_is_one_harmless_line_in_every_front_end_and_a_result_in_js
         down.port = probe.getsockname()[1]
     project, home = tmp_path / "project", tmp_path / "home"
     project.mkdir()
-    (home / ".claw").mkdir(parents=True, mode=0o700)  # private, as claw makes it
+    home.mkdir()
+    settings = claw_config_dir / "settings.json"  # in claw's own folder, not in home
 
     def unknown_model() -> LoopbackServer:
         message = f"test/model is not a valid model ID{HOSTILE}"
@@ -246,7 +247,7 @@ def test_cli_an_error_is_one_harmless_line_in_every_front_end_and_a_result_in_js
         return server
 
     def bad_settings() -> LoopbackServer:
-        (home / ".claw" / "settings.json").write_text('{"model": ')
+        settings.write_text('{"model": ')
         return server
 
     def claw(to: LoopbackServer, *mode: str) -> tuple[int, str, str]:
@@ -262,7 +263,7 @@ def test_cli_an_error_is_one_harmless_line_in_every_front_end_and_a_result_in_js
     cases = [
         (lambda: down, f"claw: cannot reach {down.base_url}"),
         (unknown_model, r"claw: HTTP 400: test/model is not a valid model ID\x1b]52;c;cHduZWQ="),
-        (bad_settings, "claw: ~/.claw/settings.json: not valid JSON"),
+        (bad_settings, f"claw: {settings}: not valid JSON"),
     ]
     formats = (["-p"], ["-p", "--output-format", "json"], ["-p", "--output-format", "stream-json"])
     errors = ""
@@ -289,5 +290,5 @@ def test_cli_an_error_is_one_harmless_line_in_every_front_end_and_a_result_in_js
             assert (done.status, len(told)) == (1, 1)
         else:
             assert (done.status, len(told)) == (0, 2)
-        (home / ".claw" / "settings.json").unlink(missing_ok=True)
+        settings.unlink(missing_ok=True)
     assert "Traceback" not in errors and HOSTILE[:5] not in errors and "\x1b[2J" not in errors

@@ -131,6 +131,7 @@ def test_cli_terminal_keeps_the_prompts_for_the_next_session_where_up_recalls_th
 ) -> None:
     server.add(says("Paris is the capital."), says("About two million people."))
     typed = "What is the capital of France?\rHow many people live there?\r\x04"
+    monkeypatch.setenv("CLAW_CONFIG_DIR", str(tmp_path / ".claw"))  # not made yet: claw makes it
     first = converse(server, tmp_path, monkeypatch, keys=typed)
     assert first.status == 0
     assert "Paris is the capital." in first.out and "About two million people." in first.out

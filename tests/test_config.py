@@ -240,11 +240,12 @@ def test_config_context_section_for_chapter_18(home: Path, project: Path):
 
 
 def test_config_command_prints_the_settings_and_explains_a_key(
-    home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+    home: Path, project: Path, monkeypatch: pytest.MonkeyPatch, claw_config_dir: Path
 ):
     monkeypatch.chdir(project)
+    user = claw_config_dir / "settings.json"  # the user's file is in claw's own folder
     write(
-        home / ".claw" / "settings.json",
+        user,
         {"max_cost": "1.50", "permissions": {"deny": ["Read(./.env)"]}},
     )
     out, err = io.StringIO(), io.StringIO()
@@ -253,15 +254,13 @@ def test_config_command_prints_the_settings_and_explains_a_key(
     assert shown["max_cost"] == "1.50" and shown["permissions"]["deny"] == ["Read(./.env)"]
     out = io.StringIO()
     assert config_main(["--explain", "permissions.deny"], out, err) == 0
-    assert (
-        out.getvalue() == 'permissions.deny[0] = "Read(./.env)"  (user (~/.claw/settings.json))\n'
-    )
+    assert out.getvalue() == f'permissions.deny[0] = "Read(./.env)"  (user ({user}))\n'
     assert config_main(["--explain", "nope"], io.StringIO(), err) == 2
     assert "the settings have no key 'nope'" in err.getvalue()
-    write(home / ".claw" / "settings.json", {"max_cost": -1})
+    write(user, {"max_cost": -1})
     err = io.StringIO()
     assert config_main([], io.StringIO(), err) == 1
-    assert err.getvalue().startswith("claw: ~/.claw/settings.json: max_cost: ")
+    assert err.getvalue().startswith(f"claw: {user}: max_cost: ")
 
 
 def test_config_claw_stops_before_any_request_when_a_layer_is_wrong(
@@ -270,13 +269,15 @@ def test_config_claw_stops_before_any_request_when_a_layer_is_wrong(
     project: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    claw_config_dir: Path,
 ):
     settings_loader_written(project, home)
-    write(home / ".claw" / "settings.json", {"permissions": {"allow": ["Read", "Bash(ls)", 3]}})
+    bad = {"permissions": {"allow": ["Read", "Bash(ls)", 3]}}
+    user = write(claw_config_dir / "settings.json", bad)
     server.add(says("never sent"))
     assert run_claw(server, project, monkeypatch, "hello") == 1
     error = capsys.readouterr().err
-    assert "~/.claw/settings.json: permissions.allow[2]: Input should be a valid string" in error
+    assert f"{user}: permissions.allow[2]: Input should be a valid string" in error
     assert server.requests == []
 
 
@@ -286,10 +287,11 @@ def test_config_claw_uses_the_layers_for_its_rules(
     project: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    claw_config_dir: Path,
 ):
     settings_loader_written(project, home)
     # The project allows rm; the user's own deny wins, even in bypassPermissions mode.
-    write(home / ".claw" / "settings.json", {"permissions": {"deny": ["Bash(rm *)"]}})
+    write(claw_config_dir / "settings.json", {"permissions": {"deny": ["Bash(rm *)"]}})
     write(project / ".claw" / "settings.json", {"permissions": {"allow": ["Bash(rm *)"]}})
     (project / "keep.txt").write_text("keep me\n")
     server.add(calls("bash", {"command": "rm keep.txt"}), says("Done."))
@@ -297,6 +299,36 @@ def test_config_claw_uses_the_layers_for_its_rules(
     assert run_claw(server, project, monkeypatch, *arguments) == 0
     assert (project / "keep.txt").exists()
     assert "denied" in tool_results(server)[0]
+
+
+def test_config_claw_config_dir_holds_your_settings_and_trusted_folders_not_home(
+    server: LoopbackServer,
+    home: Path,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    claw_config_dir: Path,
+):
+    settings_loader_written(project, home)
+    # CLAW_CONFIG_DIR names claw's own folder (conftest), HOME another: your deny rule is read
+    # from the first, the project's allow loses to it, and the yes is remembered there too.
+    write(claw_config_dir / "settings.json", {"permissions": {"deny": ["Bash(rm *)"]}})
+    write(project / ".claw" / "settings.json", {"permissions": {"allow": ["Bash(rm *)"]}})
+    (project / "AGENTS.md").write_text("Use tabs.\n")
+    (project / "keep.txt").write_text("keep me\n")
+    server.add(calls("bash", {"command": "rm keep.txt"}), says("Refused."), says("Tabs."))
+    assert run_claw(server, project, monkeypatch, "remove it", answers="y\n", terminal=True) == 0
+    assert (project / "keep.txt").exists()
+    assert "denied" in tool_results(server)[0]
+    store = json.loads((claw_config_dir / "trusted-folders.json").read_text())
+    assert store == {"trusted": [str(project.resolve())]}
+
+    # Without a terminal, the yes kept in CLAW_CONFIG_DIR trusts the folder: its file is sent.
+    capsys.readouterr()
+    assert run_claw(server, project, monkeypatch, "hello") == 0
+    assert "not trusted" not in capsys.readouterr().err
+    assert "Use tabs." in json.dumps(server.requests[-1].json["messages"])
+    assert not (home / ".claw").exists()  # nothing read from, or written to, ~/.claw
 
 
 def test_config_project_approvals_go_to_the_local_file_which_git_ignores(
@@ -331,9 +363,10 @@ def test_config_claw_reads_the_users_own_instructions(
     home: Path,
     project: Path,
     monkeypatch: pytest.MonkeyPatch,
+    claw_config_dir: Path,
 ):
     settings_loader_written(project, home)
-    write(home / ".claw" / "AGENTS.md", "Always answer in French.\n")
+    write(claw_config_dir / "AGENTS.md", "Always answer in French.\n")
     (project / "AGENTS.md").write_text("Use tabs.\n")
     server.add(says("Bonjour."), says("Bonjour."))
     # not at a terminal and not trusted: the project's file waits for trust, the user's does not

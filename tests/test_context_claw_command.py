@@ -57,6 +57,7 @@ def test_context_claw_command_compacts_a_session_to_the_window_in_its_settings(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    claw_config_dir: Path,
 ):
     # Without chapter 18, claw never compacts: this test waits for it (todo), not fails.
     message_chars(UserMessage(content="?"))
@@ -64,10 +65,11 @@ def test_context_claw_command_compacts_a_session_to_the_window_in_its_settings(
     project.mkdir()
     (project / "build.log").write_text(LOG)
     home = tmp_path / "home"
-    (home / ".claw").mkdir(parents=True)
+    home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    # The user's settings keep one recent turn; the environment layer gives the window.
-    (home / ".claw" / "settings.json").write_text('{"context": {"keep_turns": 1}}')
+    # The user's settings (in claw's own folder) keep one recent turn; the environment layer
+    # gives the window.
+    (claw_config_dir / "settings.json").write_text('{"context": {"keep_turns": 1}}')
     monkeypatch.setenv("CLAW_CONTEXT_WINDOW", "1000")
     server.add(
         reads("c1", 100),

@@ -803,15 +803,15 @@ KEY = "sk-or-v1-eval-worker-key"
 @pytest.mark.timeout(30)  # a real worker, on a machine that may be busy
 def test_eval_a_real_model_gets_the_key_through_the_job_and_your_rules(
     tmp_path: Path, temp: Path, workers: Workers, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], claw_config_dir: Path,
 ) -> None:
     # A real worker: the process boundary is the subject. claw takes the keys out of its
     # environment as it starts (secrets_env), before the workers start; the worker must get
     # the key in its job and ask the server CLAW_BASE_URL names, under the rules of the
-    # user's ~/.claw/settings.json (Bash denied).
+    # user's settings.json in claw's own folder, CLAW_CONFIG_DIR (Bash denied).
     home = tmp_path / "home"
-    (home / ".claw").mkdir(parents=True)
-    (home / ".claw" / "settings.json").write_text('{"permissions": {"deny": ["Bash"]}}')
+    home.mkdir()
+    (claw_config_dir / "settings.json").write_text('{"permissions": {"deny": ["Bash"]}}')
     monkeypatch.setenv("HOME", str(home))
     for name, value in list(os.environ.items()):
         monkeypatch.setenv(name, value)  # what hide_secrets takes out is put back afterwards

@@ -329,7 +329,7 @@ async def test_memory_remember_is_an_edit_to_the_permissions_recall_is_never_ask
 
 
 def test_memory_claw_command_remembers_across_runs_in_the_users_home(
-    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, claw_config_dir: Path
 ) -> None:
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
@@ -349,7 +349,7 @@ def test_memory_claw_command_remembers_across_runs_in_the_users_home(
     kept, found = tool_results(server)
     assert kept == "Remembered #1 (project) This project's tests need Redis running."
     assert found == "#1 (project) This project's tests need Redis running."
-    database = home / ".claw" / "memory.db"
+    database = claw_config_dir / "memory.db"  # claw's own folder: CLAW_CONFIG_DIR, or ~/.claw
     with sqlite3.connect(database) as connection:
         assert connection.execute("SELECT project FROM memories").fetchall() == [
             (os.path.realpath(project),)
@@ -376,13 +376,14 @@ def test_memory_attack_the_database_its_logs_and_its_folder_are_private_whatever
     # a tool result showed it (a password, a token).
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
+    folder = tmp_path / "claw"  # claw's own folder, not made yet: claw makes it
+    monkeypatch.setenv("CLAW_CONFIG_DIR", str(folder))
     project = tmp_path / "shop"
     project.mkdir()
     server.add(calls("remember", {"text": "The staging password is hunter2."}), says("Noted."))
 
     assert run_claw(server, project, monkeypatch, "Remember it.",
                     "--permission-mode", "acceptEdits") == 0
-    folder = home / ".claw"
     store = MemoryStore(folder / "memory.db", project=project)
     store.remember("A second note, with the database open.")  # now the -wal and -shm exist
 

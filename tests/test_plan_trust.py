@@ -2,7 +2,8 @@
 
 A hostile repository's ``.claw/settings.json`` tries to run a SessionStart hook that copies
 the API key, and allows every command. Each test runs the real ``claw`` command against the
-loopback server, in that repository, with a home folder of its own (where trust is kept).
+loopback server, in that repository, with a home folder of its own; trust is kept in claw's own
+folder (``CLAW_CONFIG_DIR``, the test's own too).
 """
 
 import errno
@@ -37,7 +38,7 @@ class Terminal(io.StringIO):
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A home folder of the test's own: trust is remembered in ``home/.claw``."""
+    """A home folder of the test's own; trust is remembered in claw's own folder, not in it."""
     folder = tmp_path / "home"
     folder.mkdir()
     monkeypatch.setenv("HOME", str(folder))
@@ -88,6 +89,7 @@ def test_plan_trust_an_untrusted_repositorys_session_start_hook_does_not_run(
     server: LoopbackServer,
     tmp_path: Path,
     home: Path,
+    claw_config_dir: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -103,7 +105,7 @@ def test_plan_trust_an_untrusted_repositorys_session_start_hook_does_not_run(
     assert ".claw/settings.json" in error and "AGENTS.md" in error
     sent = json.dumps(server.requests[0].json["messages"])
     assert "install.sh" not in sent  # nor did its instructions reach the model
-    assert not (home / ".claw").exists()  # nothing was remembered
+    assert not (claw_config_dir / "trusted-folders.json").exists()  # nothing was remembered
 
 
 def test_plan_trust_an_untrusted_allow_rule_does_not_let_a_command_run_unasked(
@@ -146,6 +148,7 @@ def test_plan_trust_asks_at_a_terminal_and_a_remembered_yes_applies_them(
     server: LoopbackServer,
     tmp_path: Path,
     home: Path,
+    claw_config_dir: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -160,7 +163,7 @@ def test_plan_trust_asks_at_a_terminal_and_a_remembered_yes_applies_them(
     assert NOT_TRUSTED not in error
     assert (project / "started.txt").read_text() == "started\n"  # the hook ran
     assert "Answer in one word." in json.dumps(server.requests[0].json["messages"])
-    store = json.loads((home / ".claw" / "trusted-folders.json").read_text())
+    store = json.loads((claw_config_dir / "trusted-folders.json").read_text())
     assert store == {"trusted": [str(project.resolve())]}
 
     # Remembered: a run without a terminal uses the hooks and the allow rules, unasked.
@@ -177,6 +180,7 @@ def test_plan_trust_a_no_at_the_terminal_runs_without_them_and_is_not_remembered
     server: LoopbackServer,
     tmp_path: Path,
     home: Path,
+    claw_config_dir: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -189,7 +193,7 @@ def test_plan_trust_a_no_at_the_terminal_runs_without_them_and_is_not_remembered
     error = capsys.readouterr().err
     assert NOT_TRUSTED in error and "You answered no" in error
     assert "at a terminal to be asked" not in error  # it was asked: it must not say otherwise
-    assert not (home / ".claw" / "trusted-folders.json").exists()
+    assert not (claw_config_dir / "trusted-folders.json").exists()
 
     assert claw_at_a_terminal(server, project, monkeypatch, "Hi.", answers="\n") == 0
     assert QUESTION in capsys.readouterr().out  # asked again; no answer is a no too
@@ -200,6 +204,7 @@ def test_plan_trust_the_flag_trusts_the_folder_for_one_run(
     server: LoopbackServer,
     tmp_path: Path,
     home: Path,
+    claw_config_dir: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -212,7 +217,7 @@ def test_plan_trust_the_flag_trusts_the_folder_for_one_run(
     assert (project / "made.txt").read_text() == "made\n"  # the allow rule applied
     out, error = capsys.readouterr()
     assert "needs approval" not in out and NOT_TRUSTED not in error
-    assert not (home / ".claw").exists()  # for this run only
+    assert not (claw_config_dir / "trusted-folders.json").exists()  # for this run only
 
 
 def test_plan_trust_a_folder_that_brings_nothing_asks_nothing(
@@ -236,12 +241,12 @@ def test_plan_trust_a_broken_list_of_trusted_folders_stops_claw_before_anything_
     server: LoopbackServer,
     tmp_path: Path,
     home: Path,
+    claw_config_dir: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     project = hostile(tmp_path)
-    store = home / ".claw" / "trusted-folders.json"
-    store.parent.mkdir()
+    store = claw_config_dir / "trusted-folders.json"
     # not JSON; JSON but not an object; a string where the list goes ("/" would trust it all)
     for content in ("{not json", "[]", '{"trusted": "/"}'):
         store.write_text(content)
@@ -267,6 +272,7 @@ def test_plan_trust_a_yes_is_kept_next_to_the_list_where_only_the_user_can_read_
     server: LoopbackServer,
     tmp_path: Path,
     home: Path,
+    claw_config_dir: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # The temporary file goes next to the list, not to $TMPDIR (a rename is atomic only within
@@ -277,11 +283,11 @@ def test_plan_trust_a_yes_is_kept_next_to_the_list_where_only_the_user_can_read_
     server.add(calls("bash", {"command": "echo made > made.txt"}), says("Made it."))
     assert claw_at_a_terminal(server, first, monkeypatch, "Make it.", answers="y\n") == 0
     assert (first / "made.txt").read_text() == "made\n"  # trusted: its allow rule applied
-    store = home / ".claw" / "trusted-folders.json"
+    store = claw_config_dir / "trusted-folders.json"
     assert stat.S_IMODE(store.parent.stat().st_mode) == 0o700
     assert stat.S_IMODE(store.stat().st_mode) == 0o600
 
-    second = tmp_path / "second"  # ~/.claw exists now: a second yes (spelled out) adds to it
+    second = tmp_path / "second"  # the list exists now: a second yes (spelled out) adds to it
     second.mkdir()
     (second / "AGENTS.md").write_text("Be brief.\n")
     (second / "notes.txt").write_text("Brief.\n")
@@ -289,7 +295,8 @@ def test_plan_trust_a_yes_is_kept_next_to_the_list_where_only_the_user_can_read_
     assert claw_at_a_terminal(server, second, monkeypatch, "Read it.", answers="Yes\n") == 0
     trusted = json.loads(store.read_text())["trusted"]
     assert trusted == [str(first.resolve()), str(second.resolve())]
-    assert sorted(path.name for path in store.parent.iterdir()) == ["trusted-folders.json"]
+    kept = sorted(path.name for path in store.parent.iterdir() if path.name != "projects")
+    assert kept == ["trusted-folders.json"]  # no temporary file left (projects/: the sessions)
 
 
 
@@ -298,14 +305,14 @@ def test_plan_trust_a_loose_claw_folder_is_made_private_at_a_yes_saying_so(
     server: LoopbackServer,
     tmp_path: Path,
     home: Path,
+    claw_config_dir: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     umask: int,
 ) -> None:
-    # An older claw left ~/.claw open to every user (mode 755), with a file in it: a yes makes
-    # the folder private, says so once, and keeps the file.
-    folder = home / ".claw"
-    folder.mkdir()
+    # An older claw left its folder open to every user (mode 755), with a file in it: a yes
+    # makes the folder private, says so once, and keeps the file.
+    folder = claw_config_dir
     folder.chmod(0o755)
     (folder / "AGENTS.md").write_text("Be brief.\n")
     project = repository(tmp_path, {"permissions": {"allow": ["Bash(echo *)"]}})
@@ -330,11 +337,12 @@ def test_plan_trust_a_yes_that_cannot_be_saved_still_trusts_this_run_and_says_so
     server: LoopbackServer,
     tmp_path: Path,
     home: Path,
+    claw_config_dir: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # The disk fills up as the list is written: the rename over it fails.
-    store = home / ".claw" / "trusted-folders.json"
+    store = claw_config_dir / "trusted-folders.json"
     rename = os.replace
 
     def full_disk(source: str, target: str | Path) -> None:
@@ -354,8 +362,8 @@ def test_plan_trust_a_yes_that_cannot_be_saved_still_trusts_this_run_and_says_so
     assert "could not be saved in" in error and str(store) in error, error
     assert "asks again next time" in error
     assert "No space left on device" in error
-    # the temporary file is gone, and no list was written
-    assert list(store.parent.iterdir()) == []
+    # the temporary file is gone, and no list was written (projects/ holds the sessions)
+    assert [path.name for path in store.parent.iterdir() if path.name != "projects"] == []
 
 def test_plan_trust_names_an_instruction_file_above_the_folder_by_its_full_path(
     server: LoopbackServer,

@@ -226,6 +226,7 @@ def test_skills_claw_agent_lists_them_in_its_prompt_and_trust_decides_the_projec
 ) -> None:
     home, project = tmp_path / "home", tmp_path / "project"
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CLAW_CONFIG_DIR", str(home / ".claw"))  # your skills: in claw's folder
     good(home, "bisect", "Find the commit that broke it.")
     good(project, "release")
     write_skill(project, "broken", "name: [\n")
@@ -255,6 +256,7 @@ def test_skills_claw_command_loads_a_skill_the_model_asks_for(
     server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CLAW_CONFIG_DIR", str(tmp_path / "home" / ".claw"))  # claw's own folder
     good(tmp_path / "home", "release")
     project = tmp_path / "project"
     project.mkdir()

@@ -135,10 +135,12 @@ def test_a_broken_list_of_trusted_folders_stops_claw_and_is_kept(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    claw_config_dir: Path,
 ):
     home = tmp_path / "home"
-    (home / ".claw").mkdir(parents=True)
-    (home / ".claw" / "trusted-folders.json").write_text('{"trusted": ["/src/a",')
+    home.mkdir()
+    store = claw_config_dir / "trusted-folders.json"  # in claw's own folder
+    store.write_text('{"trusted": ["/src/a",')
     (tmp_path / "repo").mkdir()
     (tmp_path / "repo" / "AGENTS.md").write_text("Be brief.\n")
     monkeypatch.setenv("HOME", str(home))
@@ -149,6 +151,6 @@ def test_a_broken_list_of_trusted_folders_stops_claw_and_is_kept(
 
     assert server.requests == []
     error = capsys.readouterr().err
-    assert error.startswith(f"claw: {home / '.claw' / 'trusted-folders.json'} cannot be read (")
+    assert error.startswith(f"claw: {store} cannot be read (")
     assert error.endswith("): fix or delete it\n")
-    assert (home / ".claw" / "trusted-folders.json").read_text() == '{"trusted": ["/src/a",'
+    assert store.read_text() == '{"trusted": ["/src/a",'
