@@ -465,13 +465,22 @@ def outcome(
 ) -> dict[str, Any]:
     """What Claude Code did, as the data file keeps it."""
     logged = sorted(LOG.iterdir(), key=lambda path: int(path.name.split("~")[1]))
-    payloads = []
+    payloads: list[dict[str, Any]] = []
     for path in logged:
         try:
             data = json.loads(path.read_text())
         except json.JSONDecodeError:
             data = {}
         payloads.append(payload_record(path.name.split("~")[0], data))
+    # the hooks of one event run in parallel: within a run of one event, order them by label
+    runs: list[list[dict[str, Any]]] = []
+    for payload in payloads:
+        event = payload["values"].get("hook_event_name")
+        if runs and runs[-1][-1]["values"].get("hook_event_name") == event:
+            runs[-1].append(payload)
+        else:
+            runs.append([payload])
+    payloads = [payload for run in runs for payload in sorted(run, key=lambda p: p["hook"])]
     try:
         result = json.loads(done.stdout)
     except json.JSONDecodeError:
@@ -494,8 +503,9 @@ def outcome(
             }
             for call in calls
         ],
-        "first_request": [
-            {"role": message.get("role"), "blocks": blocks(message)} for message in first
+        "first_request": [  # in a stable order: parallel hooks add theirs in any order
+            {"role": message.get("role"), "blocks": sorted(blocks(message), key=json.dumps)}
+            for message in first
         ],
         "later_requests": [blocks(body["messages"][-1]) for body in bodies[1:]],
         "exit": done.returncode,
