@@ -536,11 +536,14 @@ class Hooks:
     async def post_tool_use(self, call: ToolCall, output: ToolOutput) -> ToolOutput:
         """The PostToolUse ``After``: the tool has run; hooks may add to what the model sees.
 
-        A block (exit 2) adds a paragraph ``PostToolUse hook: <reason>`` to the output, and an
-        ``additionalContext`` a paragraph of its own. ``is_error`` is kept.
+        Only after a call that succeeded: an error output goes back as it is, and no hook
+        runs (as in Claude Code). A block (exit 2) adds a paragraph ``PostToolUse hook:
+        <reason>`` to the output, and an ``additionalContext`` a paragraph of its own.
         """
-        # region ch15: payload with tool_response {content, is_error}; run; append feedback
+        # region ch15: an error: no hook; payload with tool_response; run; append feedback
         # more: notes = [f"PostToolUse hook: {reason}"] if block; + context; "\n\n".join
+        if output.is_error:
+            return output
         payload = self.payload(
             "PostToolUse",
             tool_name=call.name,
@@ -554,8 +557,7 @@ class Hooks:
             notes.append(verdict.context)
         if not notes:
             return output
-        content = "\n\n".join([output.content, *notes])
-        return ToolOutput(content=content, is_error=output.is_error)
+        return ToolOutput.ok("\n\n".join([output.content, *notes]))
         # endregion
     # --8<-- [end:post-tool-use]
 

@@ -387,10 +387,11 @@ class Hooks:
     async def post_tool_use(self, call: ToolCall, output: ToolOutput) -> ToolOutput:
         """The PostToolUse ``After``: the tool has run; hooks may add to what the model sees.
 
-        A block (exit 2) adds a paragraph ``PostToolUse hook: <reason>`` to the output, and an
-        ``additionalContext`` a paragraph of its own. ``is_error`` is kept.
+        Only after a call that succeeded: an error output goes back as it is, and no hook
+        runs (as in Claude Code). A block (exit 2) adds a paragraph ``PostToolUse hook:
+        <reason>`` to the output, and an ``additionalContext`` a paragraph of its own.
         """
-        raise Todo("ch15", "payload with tool_response {content, is_error}; run; append feedback")
+        raise Todo("ch15", "an error: no hook; payload with tool_response; run; append feedback")
 
     async def session_start(self) -> Verdict:
         """Run the SessionStart hooks, once per ``Hooks``; later calls do nothing."""

@@ -454,9 +454,8 @@ async def test_hooks_post_tool_use_sees_the_call_and_its_result(tmp_path: Path) 
 
     hooks = Hooks(tmp_path, session_id="s-7")
     hooks.add("PostToolUse", formatter, "echo")
-    failed = ToolOutput.error("no such file")
-    assert await hooks.post_tool_use(call(text="hi"), failed) == ToolOutput.error(
-        "no such file\n\nruff fixed 1 error"
+    assert await hooks.post_tool_use(call(text="hi"), ToolOutput.ok("hi")) == ToolOutput.ok(
+        "hi\n\nruff fixed 1 error"
     )
     assert seen == [
         {
@@ -468,14 +467,19 @@ async def test_hooks_post_tool_use_sees_the_call_and_its_result(tmp_path: Path) 
             "tool_name": "echo",
             "tool_input": {"text": "hi"},
             "tool_use_id": "call-1",
-            "tool_response": {"content": "no such file", "is_error": True},
+            "tool_response": {"content": "hi", "is_error": False},
         }
     ]
     strict = Hooks(tmp_path)
     strict.add("PostToolUse", lambda event: {"decision": "block", "reason": "lint failed"})
-    assert await strict.post_tool_use(call(), failed) == ToolOutput.error(
-        "no such file\n\nPostToolUse hook: lint failed"
-    )  # is_error stays what the tool said
+    assert await strict.post_tool_use(call(), ToolOutput.ok("done")) == ToolOutput.ok(
+        "done\n\nPostToolUse hook: lint failed"
+    )
+    # a call that failed runs no PostToolUse hook (Claude Code 2.1.332 runs none either)
+    failed = ToolOutput.error("no such file")
+    assert await hooks.post_tool_use(call(text="x"), failed) == failed
+    assert await strict.post_tool_use(call(), failed) == failed
+    assert len(seen) == 1
 
 
 # --- around the agent: UserPromptSubmit, SessionStart, Stop -------------------------------

@@ -262,11 +262,6 @@ UNRESOLVED: dict[str, tuple[str, ...]] = {
         "model, not stderr",
         "pre-json-deny-exit2",
     ),
-    "post-after-failure": (
-        "PostToolUse runs only after a call that succeeded (a failed one has an event of its "
-        "own); claw runs it after both",
-        "post-failing-tool",
-    ),
 }  # fmt: skip
 """Known disagreements not resolved yet (issue 38), by kind: what Claude Code does, then the
 scenarios that show it."""
