@@ -91,12 +91,18 @@ def environment(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def time_command(repo: Path, arguments: list[str], extra: dict[str, str]) -> tuple[float, str]:
-    """Seconds one run of ``python <arguments>`` takes in ``repo``, and what it printed."""
+    """Seconds one run of ``python <arguments>`` takes in ``repo``, and what it printed.
+
+    ``PYTHONPATH`` names the copy: a process a test starts from a script elsewhere would
+    otherwise import ``starter`` through this environment's editable install, which points at
+    the repository the copy was made from, not at the copy (a learner's own checkout is where
+    their install points).
+    """
     started = time.perf_counter()
     completed = subprocess.run(
         [sys.executable, *arguments],
         cwd=repo,
-        env=environment(extra),
+        env=environment({"PYTHONPATH": str(repo), **extra}),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -111,7 +117,7 @@ def time_watch(repo: Path) -> float:
     process = subprocess.Popen(
         [sys.executable, "-m", "clawbook", "watch"],
         cwd=repo,
-        env=environment(),
+        env=environment({"PYTHONPATH": str(repo)}),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
