@@ -903,7 +903,7 @@ def path_matches(
     covers what is in it (``secrets/**`` matches ``secrets``).
     """
     # region ch13: pick the base folder from the prefix, make path relative to it, pathspec
-    # more: normpath(join(root, path)); relpath to base; ".." means outside; GitIgnoreSpec
+    # more: bare_pattern drops "./"; normpath(join(root, path)); relpath; ".." is outside
     bare = bare_pattern(pattern)
     if pattern.startswith("//"):
         base, rest = Path("/"), "/" + pattern[2:]
@@ -1178,7 +1178,7 @@ class Permissions:
         aside).
         """
         # region ch13: for deny, ask, allow in that order, the first matching rule decides
-        # more: self.rules[decision]; self.rule_matches(rule, name, subject); else mode_default
+        # more: self.rule_matches(rule, name, subject); mode_default; not self.inside(subject): ask
         shown = f" {subject!r}" if subject is not None else ""
         for decision in (Decision.DENY, Decision.ASK, Decision.ALLOW):
             if decision is Decision.ALLOW and self.mode is Mode.PLAN and name in EDIT_TOOLS:

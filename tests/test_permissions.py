@@ -469,6 +469,8 @@ def test_permissions_a_path_outside_the_project_asks_where_the_mode_would_allow_
     plan = Permissions(project, mode=Mode.PLAN, allow=["Edit", "Bash(make)"])
     assert plan.decide(tool("edit", path="a.py", old="a", new="b")).decision is Decision.DENY
     assert plan.decide(bash("make")).decision is Decision.ALLOW
+    asked = Permissions(project, mode=Mode.PLAN, ask=["Edit(a.py)"])  # deny and ask rules hold
+    assert asked.decide(tool("edit", path="a.py", old="a", new="b")).decision is Decision.ASK
     assert Mode("manual") is Mode.DEFAULT
 
 
