@@ -762,7 +762,17 @@ def _fold(result: TestResult, report: pytest.TestReport) -> None:
         result.test_line = failure.test_line
         result.line = failure.called_from.line if failure.called_from else _crash_line(report)
     elif report.skipped and report.when in ("setup", "call"):
-        result.outcome = "skipped"
+        result.outcome, result.message = "skipped", _skip_reason(report)
+
+
+def _skip_reason(report: pytest.TestReport) -> str | None:
+    """Why a test did not run to a pass: ``expected to fail: WHY`` or ``skipped: WHY``."""
+    expected = getattr(report, "wasxfail", None)
+    if expected is not None:
+        return f"expected to fail: {expected}" if expected else "expected to fail"
+    if isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+        return "skipped: " + str(report.longrepr[2]).removeprefix("Skipped: ")
+    return None
 
 
 def _crash_line(report: pytest.TestReport) -> int | None:

@@ -87,7 +87,7 @@ def print_results(
         elif result.outcome == "todo":
             console.print(f"  [dim]○ {name}{_waiting_for(result, stub_names)}[/]")
         elif result.outcome == "skipped":
-            console.print(f"  [dim]- {name} (skipped)[/]")
+            console.print(f"  [dim]- {name} ({escape(result.message or 'skipped')})[/]")
         elif result.outcome == "error":
             message = escape(result.message or "")
             console.print(f"  [red]✗ {escape(result.file)}[/]  [red]{message}[/]")

@@ -245,6 +245,30 @@ def test_the_results_file_is_written_as_the_run_goes_and_says_when_it_finished(
     assert reader.report.finished
 
 
+def test_a_skipped_or_expected_failure_keeps_its_reason(suite, monkeypatch, tmp_path):
+    # `clawbook check` shows why a test did not pass: "(expected to fail: issue 38: ...)".
+    monkeypatch.setenv("CLAW_IMPL", "starter")
+    report = tmp_path / "report.jsonl"
+    monkeypatch.setenv("CLAWBOOK_REPORT", str(report))
+    suite.makepyfile(
+        test_demo_y=(
+            "import pytest\n"
+            "@pytest.mark.xfail(strict=True, reason='issue 38: not settled')\n"
+            "def test_demo_x():\n    assert False\n"
+            "@pytest.mark.skip(reason='no browser here')\n"
+            "def test_demo_s():\n    pass\n"
+        )
+    )
+    run(suite)
+    reader = ReportReader(report)
+    reader.poll()
+    results = reader.report.results
+    assert [(r.outcome, r.message) for r in results.values()] == [
+        ("skipped", "expected to fail: issue 38: not settled"),
+        ("skipped", "skipped: no browser here"),
+    ]
+
+
 # ---------------------------------------------------------------- the guard, phase by phase
 
 PHASES = """
