@@ -389,6 +389,10 @@ async def open_claw(
                 from .session_start import keep_session_rules
 
                 keep_session_rules(recorder, agent, guarded.permissions)
+                if guarded.hooks is not None:  # a hook is told the session and its transcript
+                    transcript = recorder.writer.path
+                    guarded.hooks.session_id = transcript.stem
+                    guarded.hooks.transcript_path = str(transcript)
         servers: McpServers | None = None
         try:
             if trusted:  # an untrusted folder's .mcp.json starts nothing, even with --mcp
