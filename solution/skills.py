@@ -145,15 +145,9 @@ def parse_skill(path: Path) -> Skill:
     ``MAX_NAME`` characters, the same as the folder's name) and a non-empty ``description``
     (at most ``MAX_DESCRIPTION``). Other keys are allowed and ignored.
     """
-    # region ch21: size, split, load_front_matter, check it is a mapping, check name, description
+    # region ch21: read_limited, split, load_front_matter, check it is a mapping, name, description
     # more: except yaml.YAMLError -> SkillError; NAME.fullmatch; name == path.parent.name
-    try:
-        if path.stat().st_size > MAX_SKILL_FILE_BYTES:
-            raise SkillError(f"it is larger than {MAX_SKILL_FILE_BYTES:,} bytes")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise SkillError(f"cannot read it: {error}") from None
-    front, _body = split_front_matter(text)
+    front, _body = split_front_matter(read_limited(path))
     try:
         data: Any = load_front_matter(front)
     except yaml.YAMLError as error:
@@ -337,10 +331,14 @@ class SkillTool(ArgumentsTool[SkillArguments]):
 
 
 def read_limited(path: Path) -> str:
-    """The text of ``path``, or ``SkillError`` if it is missing, not text, or too big."""
+    """The text of ``path``, or ``SkillError`` if it is missing, not text, or too big.
+
+    The messages are the words a skill's warning puts after the file's path: ``it is larger
+    than 256,000 bytes`` (the file is not read) and ``cannot read it: ...`` (the error's own).
+    """
     try:
         if path.stat().st_size > MAX_SKILL_FILE_BYTES:
-            raise SkillError(f"{path.name} is larger than {MAX_SKILL_FILE_BYTES:,} bytes")
+            raise SkillError(f"it is larger than {MAX_SKILL_FILE_BYTES:,} bytes")
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        raise SkillError(f"cannot read {path.name}: {error}") from None
+        raise SkillError(f"cannot read it: {error}") from None

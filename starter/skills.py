@@ -135,7 +135,7 @@ def parse_skill(path: Path) -> Skill:
     """
     raise Todo(
         "ch21",
-        "size, split, load_front_matter, check it is a mapping, check name, description",
+        "read_limited, split, load_front_matter, check it is a mapping, name, description",
     )
 
 
@@ -241,10 +241,14 @@ class SkillTool(ArgumentsTool[SkillArguments]):
 
 
 def read_limited(path: Path) -> str:
-    """The text of ``path``, or ``SkillError`` if it is missing, not text, or too big."""
+    """The text of ``path``, or ``SkillError`` if it is missing, not text, or too big.
+
+    The messages are the words a skill's warning puts after the file's path: ``it is larger
+    than 256,000 bytes`` (the file is not read) and ``cannot read it: ...`` (the error's own).
+    """
     try:
         if path.stat().st_size > MAX_SKILL_FILE_BYTES:
-            raise SkillError(f"{path.name} is larger than {MAX_SKILL_FILE_BYTES:,} bytes")
+            raise SkillError(f"it is larger than {MAX_SKILL_FILE_BYTES:,} bytes")
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
-        raise SkillError(f"cannot read {path.name}: {error}") from None
+        raise SkillError(f"cannot read it: {error}") from None
