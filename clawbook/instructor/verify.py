@@ -44,7 +44,7 @@ from clawbook.course.chapters import (
     test_functions,
 )
 from clawbook.harness.runner import ROOT, Run, chapter_test_files, pytest_command, run_pytest
-from clawbook.instructor import demands
+from clawbook.instructor import demands, quizzes
 
 PARALLEL_ENV = "CLAWBOOK_PARALLEL"
 """How many pytest runs (or workers) verify runs at once; default: one per CPU."""
@@ -565,6 +565,24 @@ def check_test_demands(project: Project) -> Outcome:
     )
 
 
+def check_quizzes(project: Project) -> Outcome:
+    """Quiz questions offer three options or more, and their right answers are spread.
+
+    Each option stands on its one line, as mkdocs-quiz reads it; the rule for the spread is
+    ``instructor.quizzes``'s.
+    """
+    found = quizzes.problems(project.book, project.curriculum)
+    if found:
+        return _fail(f"{len(found)} quiz faults: fix each line named", found)
+    by_part = quizzes.book_questions(project.book, project.curriculum)
+    count = sum(len(questions) for questions in by_part.values())
+    return Outcome(
+        True,
+        f"{count} quiz questions offer {quizzes.MIN_OPTIONS} options or more each, and every "
+        "part's right answers are spread over the positions",
+    )
+
+
 # ---------------------------------------------------------------- 5b. scripts in the book
 
 SCRIPT_FENCE = re.compile(
@@ -791,6 +809,7 @@ CHECKS: list[tuple[str, Check, bool]] = [
     ("progression", check_progression, True),
     ("book test commands", check_book_commands, False),
     ("test demands", check_test_demands, False),
+    ("quizzes", check_quizzes, False),
     ("book scripts", check_book_scripts, False),
     ("book builds", check_book_builds, True),
     ("notebooks", check_notebooks, True),
