@@ -8,7 +8,9 @@ Each check proves one promise of DESIGN.md and says, when it fails, what to fix:
    by accident) and every other test passes;
 4. progression: with chapters 1..N filled in, chapter N passes and later chapters stay todo;
 5. every test command quoted in the book selects at least one test, and every word a test
-   demands of the learner's code is stated in the lesson text (``clawbook/instructor/demands.py``);
+   demands of the learner's code is stated in the lesson text (``clawbook/instructor/demands.py``),
+   and the pages keep their rules: no answer shown outside a solution fold, no heading made by
+   accident (``clawbook/instructor/pages.py``);
 6. the book builds with ``mkdocs build --strict``;
 7. the notebooks pass nbval;
 8. ruff and mypy are clean;
@@ -44,7 +46,7 @@ from clawbook.course.chapters import (
     test_functions,
 )
 from clawbook.harness.runner import ROOT, Run, chapter_test_files, pytest_command, run_pytest
-from clawbook.instructor import demands, quizzes
+from clawbook.instructor import demands, pages, quizzes
 
 PARALLEL_ENV = "CLAWBOOK_PARALLEL"
 """How many pytest runs (or workers) verify runs at once; default: one per CPU."""
@@ -565,6 +567,18 @@ def check_test_demands(project: Project) -> Outcome:
     )
 
 
+def check_page_rules(project: Project) -> Outcome:
+    """The pages keep their rules (``instructor.pages``): no answer unfolded, no stray heading."""
+    found = [str(finding) for finding in pages.findings(project.root, project.curriculum)]
+    if found:
+        return _fail(f"{len(found)} page rules broken: fix each line named", found)
+    return Outcome(
+        True,
+        "no page shows its chapter's answer outside a solution fold, and no line turns into a "
+        "heading by accident",
+    )
+
+
 def check_quizzes(project: Project) -> Outcome:
     """Quiz questions offer three options or more, and their right answers are spread.
 
@@ -809,6 +823,7 @@ CHECKS: list[tuple[str, Check, bool]] = [
     ("progression", check_progression, True),
     ("book test commands", check_book_commands, False),
     ("test demands", check_test_demands, False),
+    ("page rules", check_page_rules, False),
     ("quizzes", check_quizzes, False),
     ("book scripts", check_book_scripts, False),
     ("book builds", check_book_builds, True),

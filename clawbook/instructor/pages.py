@@ -1,0 +1,186 @@
+"""Rules every page of the book keeps, checked by ``clawbook verify`` ("page rules").
+
+* ``shown_answers``: no code block outside a collapsed solution fold (``??? ``) shows the
+  filled body of a region of the page's own chapter. The learner writes that code; a page
+  that prints it unfolded before the Contract gives the answer away. A region of an earlier
+  chapter is given code by now and may show. A ``???+`` block opens on load, so it does not
+  hide anything.
+* ``accidental_headings``: no line turns into a heading by accident. Python-Markdown makes a
+  heading of any line that starts with ``#``, with or without a space, inside a box or in the
+  middle of a paragraph; a wrapped line that begins ``#45718 ...`` becomes a page-sized title
+  with its own search entry. A real heading stands at the margin, ``#`` to ``######`` and a
+  space, after a blank line (or an HTML comment line).
+
+Each finding names the page and the line to fix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from clawbook.course import stubgen
+from clawbook.course.chapters import Curriculum
+from clawbook.course.lesson import FENCE, SNIPPET, included
+
+FOLD = re.compile(r"^(?P<indent>\s*)\?\?\?\s")
+"""A collapsed block (pymdownx.details): how the book hides a solution until asked."""
+HEADING = re.compile(r"^#{1,6}(?:\s|$)")
+COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
+SHORT = 12
+"""A region line shorter than this (stripped) is too common to prove anything (``else:``,
+``return None``, ``)``); a region is matched by its longer lines only."""
+
+
+@dataclass(frozen=True)
+class PageFinding:
+    """One broken page rule, at a line of a page."""
+
+    page: str
+    """The page, relative to the repository root (``book/ch19-terminal-app.md``)."""
+    line: int
+    """1-based."""
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.page}:{self.line}: {self.message}"
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    """A fenced code block of a page as the book renders it (its includes resolved)."""
+
+    line: int
+    """The 1-based line of its opening fence."""
+    lines: list[str]
+    folded: bool
+    """True when it sits inside a collapsed ``??? `` block."""
+
+
+def _closes(stripped: str, fence: str) -> bool:
+    return stripped.startswith(fence) and not stripped.strip(fence[0])
+
+
+def code_blocks(page: Path, root: Path) -> Iterator[CodeBlock]:
+    """Every fenced code block of a page, with ``--8<--`` includes resolved."""
+    fence: str | None = None
+    folded_at: int | None = None
+    opened, folded = 0, False
+    body: list[str] = []
+    for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if folded_at is not None and stripped and indent <= folded_at:
+            folded_at = None
+        if fence is not None:
+            if _closes(stripped, fence):
+                yield CodeBlock(opened, body, folded)
+                fence, body = None, []
+                continue
+            snippet = SNIPPET.match(line)
+            body.extend(included(snippet.group("spec"), root) if snippet else [line])
+            continue
+        fold = FOLD.match(line)
+        if fold and folded_at is None:
+            folded_at = len(fold.group("indent"))
+            continue
+        opening = FENCE.match(line)
+        if opening:
+            fence, opened, folded = opening.group("fence"), number, folded_at is not None
+
+
+def region_lines(region: stubgen.Region, solution: Path) -> list[str]:
+    """The lines of a region's filled body that identify it: stripped, not blank or short.
+
+    Snippet section markers (``# --8<-- [start:name]``) are left out: the book never shows them.
+    """
+    lines = (solution / region.path).read_text(encoding="utf-8").splitlines()
+    first = region.start + (2 if region.more is not None else 1)
+    return [
+        text.strip()
+        for text in lines[first : region.end]
+        if len(text.strip()) >= SHORT and not stubgen.SECTION.match(text)
+    ]
+
+
+def _page_name(page: Path, root: Path) -> str:
+    return page.relative_to(root).as_posix() if page.is_relative_to(root) else page.name
+
+
+def shown_answers(page: Path, root: Path, regions: Sequence[stubgen.Region]) -> list[PageFinding]:
+    """Code blocks of ``page`` that show one of ``regions`` filled in, outside a ``??? `` fold.
+
+    ``regions`` are those of the page's own chapter. A region is shown when every one of its
+    identifying lines (``region_lines``) is a line of one unfolded code block.
+    """
+    bodies = [(region, set(region_lines(region, root / "solution"))) for region in regions]
+    found: list[PageFinding] = []
+    for block in code_blocks(page, root):
+        if block.folded:
+            continue
+        shown = {text.strip() for text in block.lines}
+        for region, needed in bodies:
+            if needed and needed <= shown:
+                found.append(
+                    PageFinding(
+                        _page_name(page, root),
+                        block.line,
+                        f"this code block shows the answer to {region.chapter}'s region "
+                        f"{region.function} (solution/{region.location}) unfolded; the learner "
+                        "writes it: move the block into the step's ??? success \"Show the "
+                        'solution" fold, after the Contract',
+                    )
+                )
+    return found
+
+
+def accidental_headings(page: Path, root: Path) -> list[PageFinding]:
+    """Lines of ``page`` that Markdown renders as a heading though they are not meant as one.
+
+    Outside fenced code, a line whose text starts with ``#`` is a heading to Python-Markdown.
+    It is meant as one only at the margin, as ``#``..``######`` and a space, after a blank
+    line, an HTML comment line or at the top of the page; anything else (indented in a box,
+    or a wrapped line of a paragraph) is an accident.
+    """
+    found: list[PageFinding] = []
+    fence: str | None = None
+    previous = ""
+    for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+        stripped = line.strip()
+        if fence is not None:
+            if _closes(stripped, fence):
+                fence = None
+        elif opening := FENCE.match(line):
+            fence = opening.group("fence")
+        elif stripped.startswith("#"):
+            meant = HEADING.match(line) is not None and (
+                not previous.strip() or COMMENT.match(previous) is not None
+            )
+            if not meant:
+                found.append(
+                    PageFinding(
+                        _page_name(page, root),
+                        number,
+                        f"{stripped[:40]!r} starts with '#', so Markdown makes it a heading "
+                        "here; rewrap the text so that no line starts with '#'",
+                    )
+                )
+        previous = line
+    return found
+
+
+def findings(root: Path, curriculum: Curriculum) -> list[PageFinding]:
+    """Every broken page rule of the book under ``root``: answers shown, accidental headings."""
+    book = root / "book"
+    regions = stubgen.all_regions(root / "solution")
+    chapter_of = {c.page: c.id for c in curriculum.chapters if c.page is not None}
+    found: list[PageFinding] = []
+    for page in sorted(book.glob("*.md")):
+        chapter = chapter_of.get(page.name)
+        if chapter is not None:
+            own = [region for region in regions if region.chapter == chapter]
+            found.extend(shown_answers(page, root, own))
+        found.extend(accidental_headings(page, root))
+    return found
