@@ -23,6 +23,9 @@ What counts as a demand
       ``any(w in OUTPUT for w in ("a", "b"))``: any one of the literals.
     * ``assert OUTPUT == "text"`` (and tuples compared element by element): the words of the
       literal, each on its own.
+    * ``assert OUTPUT.replace("<title>5</title>", ...) == ...``: the replaced text, whole and
+      exact (the test relies on its format, ``5`` and not ``5.0``), even where the test's own
+      inputs spell its parts.
 
     ``OUTPUT`` must come from the learner's code: an exception caught by ``pytest.raises``, the
     result of a call, or a name bound to one. Comparisons on values the test built itself
@@ -489,6 +492,8 @@ class _TestFile:
                 yield from self._contained(expr.lineno, left, right, scope)
             elif isinstance(op, ast.Eq):
                 yield from self._equal(expr.lineno, left, right, scope)
+                for side in (left, right):
+                    yield from self._replaced(expr.lineno, side, scope)
 
     def _any_of(self, call: ast.Call, scope: _Scope) -> Iterator[_Check]:
         """``any(w in OUTPUT for w in ("a", "b"))``."""
@@ -545,6 +550,28 @@ class _TestFile:
                 produced, ignore_case = self._produced(output, scope)
                 if produced:
                     yield _Check(line, "==", [_Needle([literal], literal)], ignore_case)
+
+    def _replaced(self, line: int, side: ast.expr, scope: _Scope) -> Iterator[_Check]:
+        """``OUTPUT.replace("<title>5</title>", ...) == ...``: the text replaced, exactly.
+
+        A test that rewrites a piece of the output before comparing it whole demands that
+        piece as written, to the character (a number's format, say: ``5`` and not ``5.0``).
+        """
+        pieces: list[str] = []
+        node = side
+        while (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "replace"
+            and node.args
+        ):
+            old = _string(node.args[0])
+            if old is not None and _meaningful(old):
+                pieces.append(old)
+            node = node.func.value
+        if pieces and self._produced(node, scope)[0]:
+            for piece in reversed(pieces):
+                yield _Check(line, "replace", [_Needle([piece], piece)], False)
 
     def _built(self, name: str, scope: _Scope, seen: frozenset[str] = frozenset()) -> bool:
         """True when ``name`` holds a value the test made itself, without the learner's code."""
@@ -706,6 +733,10 @@ def _resolve(
     """Turn one check into demands: what the test put in itself is echoed, the rest invented."""
     words: list[list[str]] = []
     echoes: list[tuple[list[str], str, str | None]] = []
+    if check.kind == "replace":
+        # Exact text, never an echo: the test's inputs may well spell its parts (``title``).
+        needle = check.options[0]
+        return [Demand(tests.name, check.line, test.name, check.kind, tuple(needle.fragments))]
     for needle in check.options:
         pieces: list[str] = []
         for fragment in needle.fragments:

@@ -275,3 +275,32 @@ def test_a_section_lists_a_test_by_name_by_pattern_or_by_its_ending(course, list
     assert unstated(course) == []
     write_page(course, "ch01.md", text.format(other), listed=False)
     assert unstated(course) == [UNLISTED]
+
+
+def test_text_a_test_replaces_in_the_output_before_comparing_it_whole_is_demanded(course):
+    """A format the test relies on (``5``, not ``5.0``): issue 39's unstated ``<title>5</title>``.
+
+    The text is demanded whole, even where the test's inputs spell its parts (``title``)."""
+    add_test(
+        course,
+        "test_double_errors.py",
+        """\
+        from claw.double import double
+
+
+        def test_double_refuses_text():
+            small = double(5)
+            assert double(50).replace("<title>100</title>", "<title>10</title>") == small
+            assert "<title>1</title>".replace("<title>1</title>", "2") == "2"  # the test's own
+        """,
+    )
+    found = demands.file_demands(course.root / "tests" / "test_double_errors.py", course.root)
+    assert [(d.line, d.kind, d.words) for d in found] == [(6, "replace", ("<title>100</title>",))]
+    write_page(course, "ch01.md", "Each bar has a `<title>` holding its value.\n")
+    assert unstated(course) == [
+        "tests/test_double_errors.py:6 test_double_refuses_text demands '<title>100</title>' "
+        "(replace): not stated in book/ch01.md's section 'Step 1: doubling' outside collapsed "
+        "solutions"
+    ]
+    write_page(course, "ch01.md", "A value of 100 says `<title>100</title>`, not `100.0`.\n")
+    assert unstated(course) == []
