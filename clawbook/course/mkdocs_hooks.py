@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import subprocess
@@ -182,11 +183,24 @@ def chapter_map(curriculum: Curriculum) -> str:
     return "\n".join(out)
 
 
+NOTEBOOK_LOGGERS = ("mkdocs.plugins.mkdocs_jupyter", "mkdocs.mkdocs-jupyter")
+"""mkdocs-jupyter's loggers: at INFO they say, for every notebook, that it was converted, cached
+and copied (about 80 lines a build, which hid the lines that matter)."""
+
+
+def quiet_notebook_plugin() -> None:
+    """Keep mkdocs-jupyter to its warnings, unless mkdocs itself was asked for more (``-v``)."""
+    if logging.getLogger("mkdocs").getEffectiveLevel() >= logging.INFO:
+        for name in NOTEBOOK_LOGGERS:
+            logging.getLogger(name).setLevel(logging.WARNING)
+
+
 # ---------------------------------------------------------------- MkDocs event handlers
 
 
 def on_config(config: Any) -> Any:
     """Write the book's copy of the solution and build the navigation from the chapter list."""
+    quiet_notebook_plugin()
     write_book_source()
     config["nav"] = build_nav(load(), Path(config["docs_dir"]))
     return config
