@@ -133,3 +133,8 @@ def test_quiz_reading_matches_mkdocs_quiz_on_a_wrapped_option():
 
 def test_the_books_quizzes_pass_the_check():
     assert quizzes.problems(ROOT / "book", load()) == []
+
+
+def test_the_quiz_check_runs_in_verify_even_with_fast():
+    checks = {name: (check, slow) for name, check, slow in verify.CHECKS}
+    assert checks["quizzes"] == (verify.check_quizzes, False)
