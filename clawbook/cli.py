@@ -176,7 +176,9 @@ def _use_this_repository(argv: Sequence[str]) -> int | None:
     env = {**os.environ, REEXEC_ENV: str(here)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(here), env.get("PYTHONPATH")]))
     sys.stdout.flush()
-    os.execve(sys.executable, [sys.executable, "-m", "clawbook", *argv], env)
+    # -P: the folder you are in is not put first on the path, where starter/'s own types.py
+    # would stand in for the standard library's (run from inside starter/, Python could not start).
+    os.execve(sys.executable, [sys.executable, "-P", "-m", "clawbook", *argv], env)
     return None  # not reached: execve does not return
 
 

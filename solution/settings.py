@@ -342,9 +342,12 @@ def trace(layers: Sequence[Layer]) -> dict[str, list[Origin]]:
     return origins
 
 
-def home_relative(path: Path) -> str:
-    """``path`` as a person writes it: ``~/.claw/settings.json`` under the home folder, or whole."""
-    home = Path.home()
+def home_relative(path: Path, home: Path | None = None) -> str:
+    """``path`` as a person writes it: ``~/.claw/settings.json`` under the home folder, or whole.
+
+    ``home`` is the home folder claw was given, if any (default: the user's).
+    """
+    home = home if home is not None else Path.home()
     return f"~/{path.relative_to(home).as_posix()}" if path.is_relative_to(home) else str(path)
 
 
@@ -375,7 +378,7 @@ def load_settings(
     environ = environ if environ is not None else os.environ
     layers = [Layer("default", "default", Settings().model_dump(by_alias=True, mode="json"))]
     for name, path, shown in (
-        ("user", user, home_relative(user)),
+        ("user", user, home_relative(user, home)),
         ("project", root / PROJECT_SETTINGS, PROJECT_SETTINGS.as_posix()),
         ("local", root / LOCAL_SETTINGS, LOCAL_SETTINGS.as_posix()),
     ):

@@ -316,7 +316,8 @@ def test_plan_trust_a_loose_claw_folder_is_made_private_at_a_yes_saying_so(
     folder.chmod(0o755)
     (folder / "AGENTS.md").write_text("Be brief.\n")
     project = repository(tmp_path, {"permissions": {"allow": ["Bash(echo *)"]}})
-    server.add(says("Hi."), says("Hi again."))
+    # The call goes through the whole gate, plan mode's included: the yes is what lets it run.
+    server.add(calls("bash", {"command": "echo hi"}), says("Hi."), says("Hi again."))
     previous = os.umask(umask)
     try:
         assert claw_at_a_terminal(server, project, monkeypatch, "Hi.", answers="y\n") == 0
