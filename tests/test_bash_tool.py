@@ -441,7 +441,9 @@ def test_bash_a_flood_of_output_costs_little_memory(tmp_path):
     note = "[9,980,002 bytes (4,990,001 lines) cut from the middle of the output]"
     assert note in content.splitlines()
     assert content.endswith("y\nexit code: 0")
-    assert peak < 2_000_000, f"reading 10 MB held {peak:,} bytes at its peak"
+    # Keeping the output would hold over 10 MB; chunked reading holds a few hundred KB, up to
+    # about 2 MB seen when the machine is busy and the pipe fills between two reads.
+    assert peak < 4_000_000, f"reading 10 MB held {peak:,} bytes at its peak"
 
 
 async def test_bash_bytes_that_are_not_utf8_are_replaced(tmp_path):
