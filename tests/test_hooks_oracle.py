@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
+from claude_code_recording import recording as recorded
 
 from claw.control import Controls
 from claw.hooks import Completed, Hook, Hooks, PromptBlocked, Verdict, interpret, run_with_hooks
@@ -39,21 +39,15 @@ from claw.types import (
     ToolSet,
 )
 
-VERSION = "2.1.332"
-DATA = Path(__file__).parent / "data" / f"claude-code-{VERSION}-hooks.json"
 MARKS = ("STDERR-MARK", "STDOUT-MARK", "REASON-MARK", "CONTEXT-MARK", "STOP-MARK")
 """Words the scenarios' hooks print (oracle/hooks.py): where they arrive is the outcome."""
 TOOLS = {"Bash": "bash", "Read": "read"}
 CLAUDE_NAMES = {claw: claude for claude, claw in TOOLS.items()}
 
 
-@cache
 def recording() -> dict[str, dict[str, Any]]:
     """The recorded scenarios, by name."""
-    data = json.loads(DATA.read_text(encoding="utf-8"))
-    assert data["claude_code"] == VERSION
-    scenarios: dict[str, dict[str, Any]] = data["scenarios"]
-    return scenarios
+    return recorded("hooks")
 
 
 def marks(value: object) -> set[str]:

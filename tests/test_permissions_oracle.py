@@ -13,18 +13,15 @@ reason, which tests/tooling/test_book_lists.py checks).
 
 from __future__ import annotations
 
-import json
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
+from claude_code_recording import recording as recorded
 
 from claw.permissions import Mode, Permissions, RuleError
 from claw.types import ToolCall
 
-VERSION = "2.1.332"
-DATA = Path(__file__).parent / "data" / f"claude-code-{VERSION}-permissions.json"
 SCRATCH = "/tmp/claw-oracle"
 """Where the recorder's scratch folders were: ``project``, ``home``, ``outside``."""
 
@@ -33,13 +30,9 @@ TOOLS = {"Bash": "bash", "Read": "read", "Write": "write", "Edit": "edit", "Grep
 """Claude Code's tool names, as claw names the same tools."""
 
 
-@cache
 def recording() -> dict[str, dict[str, Any]]:
     """The recorded scenarios, by name."""
-    data = json.loads(DATA.read_text(encoding="utf-8"))
-    assert data["claude_code"] == VERSION
-    scenarios: dict[str, dict[str, Any]] = data["scenarios"]
-    return scenarios
+    return recorded("permissions")
 
 
 def here(text: str, base: Path) -> str:
