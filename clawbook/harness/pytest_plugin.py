@@ -530,9 +530,10 @@ def _describe_failure(item: pytest.Item, error: BaseException) -> _Failure:
         # its own place, and the note still names the missing await.
         name, made = forgotten
         where = made if suspected or where is None else where
-        message = message.replace(f"\n{AWAIT_NOTE}", "") + (
-            f"\n(coroutine '{name}' was made at {made} and never awaited: "
-            "the `await` is missing there)"
+        message = _noted(
+            message.replace(f"\n{AWAIT_NOTE}", ""),
+            f"(coroutine '{name}' was made at {made} and never awaited: "
+            "the `await` is missing there)",
         )
     return _Failure("failed", where, called_from, message, test_line)
 
@@ -585,9 +586,18 @@ def _message(error: BaseException) -> str:
     name = type(error).__name__
     lines = [f"{name}: {text}" if text else name]
     lines.extend(str(note) for note in getattr(error, "__notes__", ()))
-    if MISSING_AWAIT.search(text):
-        lines.append(AWAIT_NOTE)
-    return "\n".join(lines)
+    message = "\n".join(lines)
+    return _noted(message, AWAIT_NOTE) if MISSING_AWAIT.search(text) else message
+
+
+def _noted(message: str, note: str) -> str:
+    """The message with the harness's note right under its first line.
+
+    A long diff follows that line, and ``clawbook check`` shows only a failure's first lines:
+    a note at the end would be cut off exactly when the learner needs it.
+    """
+    first, newline, rest = message.partition("\n")
+    return f"{first}\n{note}{newline}{rest}"
 
 
 def _todo_of(report: pytest.CollectReport | pytest.TestReport) -> dict[str, Any] | None:

@@ -790,6 +790,46 @@ def test_a_forgotten_await_points_at_the_learners_line_that_made_the_coroutine(
     )
 
 
+def test_the_forgotten_await_note_stands_under_the_first_line_above_a_long_diff(
+    suite, monkeypatch, tmp_path
+):
+    """A comparison of long lists makes pytest print many diff lines (all of them when the
+    ``CI`` variable is set), and ``clawbook check`` shows only a failure's first lines: the
+    note naming the learner's line comes right after the first line, never after the diff."""
+    monkeypatch.setenv("CLAW_IMPL", "starter")
+    monkeypatch.setenv("CI", "true")  # pytest then prints the whole diff
+    report = tmp_path / "report.jsonl"
+    monkeypatch.setenv("CLAWBOOK_REPORT", str(report))
+    suite.makepyfile(
+        **{
+            "starter/given": GIVEN_HELPER,
+            "starter/waits": (
+                "from .given import describe\n"
+                "async def work():\n"
+                "    return 'done'\n"
+                "async def use():\n"
+                "    try:\n        return describe(work())\n"
+                "    except AttributeError as error:\n        return f'failed: {error}'\n"
+            ),
+            "test_demo_waits": (
+                "import asyncio\n"
+                "from claw.waits import use\n"
+                "def test_demo_waits():\n"
+                "    got = [asyncio.run(use()), *range(30)]\n"
+                "    assert got == ['done', *range(1, 31)]\n"
+            ),
+        }
+    )
+    run(suite, "-W", "ignore::RuntimeWarning")
+    reader = ReportReader(report)
+    reader.poll()
+    (result,) = reader.report.results.values()
+    lines = (result.message or "").splitlines()
+    assert len(lines) > 10, lines  # the diff is long
+    assert lines[0].startswith("AssertionError")
+    assert lines[1].startswith("(coroutine 'work' was made at starter/waits.py:6"), lines[:3]
+
+
 def test_processes_the_tests_leave_running_are_killed_and_named(suite, monkeypatch):
     """Whatever the tests start and leave behind is killed when the run ends, and named: one
     in pytest's own process group (a plain ``&``), one that left the session (``setsid``,
