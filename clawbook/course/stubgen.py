@@ -222,8 +222,7 @@ def _import_position(tree: ast.Module, level: int) -> int:
     for node in imports:
         # isort's order: ``..`` imports before ``.`` ones, each block by module name.
         if isinstance(node, ast.ImportFrom) and (
-            (node.level == level and (node.module or "") > TODO_MODULE)
-            or 0 < node.level < level
+            (node.level == level and (node.module or "") > TODO_MODULE) or 0 < node.level < level
         ):
             return node.lineno - 1
     return imports[-1].end_lineno or 0

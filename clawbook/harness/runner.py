@@ -297,8 +297,10 @@ def _supervise(
         # Once every test has its result, pytest (and each worker) ends its session, which on
         # a busy machine can take as long.
         report = reader.report
-        starting = not heard or _all_done(report) or (
-            distributed and report.imported and not report.started and not report.results
+        starting = (
+            not heard
+            or _all_done(report)
+            or (distributed and report.imported and not report.started and not report.results)
         )
         own = max((report.limits.get(test, 0.0) for test in report.started), default=0.0)
         longest = max(timeout, own)  # a test marked timeout(N) may take N seconds

@@ -251,7 +251,7 @@ def _misstyled_boxes(project: Project) -> Iterator[str]:
                 if title.startswith(prefix) and kind != expected:
                     line = text.count("\n", 0, match.start()) + 1
                     yield (
-                        f"book/{chapter.page}:{line}: a \"{prefix}\" box is `!!! {expected}`, "
+                        f'book/{chapter.page}:{line}: a "{prefix}" box is `!!! {expected}`, '
                         f"not `{kind}`"
                     )
 
