@@ -140,8 +140,24 @@ def test_files_text(chapter: Chapter) -> str:
     return ", ".join(sorted(shown))
 
 
-def chapter_card(chapter: Chapter, docs_dir: Path, page_path: str) -> str:
+def kicker(chapter: Chapter, curriculum: Curriculum) -> str:
+    """The line above a chapter's title: its number and its part, ``Chapter 5a · Part I``.
+
+    The number sits in its own span: the line is set in capitals, and ``5A`` is not the
+    chapter's name. The part's title follows on a wide screen only.
+    """
+    part = next(p for p in curriculum.parts if p.number == chapter.part)
+    where = "Start here" if part.number == 0 else f"Part {ROMAN[part.number]}"
+    return f'Chapter <span class="chapter-number">{number(chapter)}</span> · {where}' + (
+        "" if part.number == 0 else f'<span class="part-title"> · {part.title}</span>'
+    )
+
+
+def chapter_card(
+    chapter: Chapter, docs_dir: Path, page_path: str, curriculum: Curriculum | None = None
+) -> str:
     """The header of a chapter page: the title and a card of facts from ``chapters.toml``."""
+    curriculum = curriculum or load()
     rows: list[tuple[str, str]] = []
     if chapter.files:
         rows.append(("You edit", ", ".join(f"`starter/{f}`" for f in chapter.files)))
@@ -159,7 +175,7 @@ def chapter_card(chapter: Chapter, docs_dir: Path, page_path: str) -> str:
         rows.append(("Notebook", f"[try it interactively]({'../' * depth}{notebook})"))
     table = "\n".join(f"| {key} | {value} |" for key, value in rows)
     return (
-        f'<p class="chapter-kicker">Chapter {number(chapter)} · {chapter.id}</p>\n\n'
+        f'<p class="chapter-kicker">{kicker(chapter, curriculum)}</p>\n\n'
         f"# {chapter.title}\n\n"
         f'<div class="chapter-card" markdown>\n\n| | |\n|---|---|\n{table}\n\n</div>\n\n'
     )
@@ -213,7 +229,7 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     curriculum = load()
     for chapter in curriculum.written:
         if chapter.page == src:
-            markdown = chapter_card(chapter, docs_dir, src) + markdown
+            markdown = chapter_card(chapter, docs_dir, src, curriculum) + markdown
             break
     if CHAPTER_MAP in markdown:
         markdown = markdown.replace(CHAPTER_MAP, chapter_map(curriculum))
