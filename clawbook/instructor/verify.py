@@ -47,7 +47,7 @@ from clawbook.course.chapters import (
     test_functions,
 )
 from clawbook.harness.runner import ROOT, Run, chapter_test_files, pytest_command, run_pytest
-from clawbook.instructor import demands, pages, quizzes
+from clawbook.instructor import consistency, demands, pages, quizzes
 
 PARALLEL_ENV = "CLAWBOOK_PARALLEL"
 """How many pytest runs (or workers) verify runs at once; default: one per CPU."""
@@ -569,14 +569,18 @@ def check_test_demands(project: Project) -> Outcome:
 
 
 def check_page_rules(project: Project) -> Outcome:
-    """The pages keep their rules (``instructor.pages``): no answer unfolded, no stray heading."""
-    found = [str(finding) for finding in pages.findings(project.root, project.curriculum)]
+    """The pages keep their rules (``instructor.pages``, ``instructor.consistency``)."""
+    found = [
+        str(finding)
+        for rules in (pages, consistency)
+        for finding in rules.findings(project.root, project.curriculum)
+    ]
     if found:
         return _fail(f"{len(found)} page rules broken: fix each line named", found)
     return Outcome(
         True,
-        "no page shows its chapter's answer outside a solution fold, and no line turns into a "
-        "heading by accident",
+        "no page shows its chapter's answer outside a solution fold, no line turns into a "
+        "heading by accident, and the pages keep the book's consistency rules",
     )
 
 

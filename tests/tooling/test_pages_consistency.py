@@ -4,8 +4,15 @@ Each rule is checked on a tiny fake course with a planted violation, and the che
 the page and the line; the real book keeps the rules through ``clawbook verify``'s page rules.
 """
 
+import json
+import textwrap
+
+import pytest
+from fake_course import make_course
+
 from clawbook.course import mkdocs_hooks
 from clawbook.course.chapters import load
+from clawbook.instructor import consistency, verify
 
 
 def test_the_eyebrow_names_the_chapter_and_its_part_not_the_id_again():
@@ -23,3 +30,90 @@ def test_the_eyebrow_names_the_chapter_and_its_part_not_the_id_again():
         "ch25": 'Chapter <span class="chapter-number">25</span> · Part V'
         '<span class="part-title"> · Shipping a real agent</span>',
     }
+
+
+@pytest.fixture
+def course(tmp_path):
+    return make_course(tmp_path / "course")
+
+
+def write_page(course, name, text):
+    (course.book / name).write_text(textwrap.dedent(text))
+
+
+def write_notebook(course, name, first_cell):
+    cell = {"cell_type": "markdown", "metadata": {}, "source": first_cell}
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (course.book / "notebooks").mkdir(exist_ok=True)
+    (course.book / "notebooks" / name).write_text(json.dumps(notebook, indent=1) + "\n")
+
+
+def found(course):
+    return [str(finding) for finding in consistency.findings(course.root, course.curriculum)]
+
+
+def test_a_notebook_titled_unlike_its_chapter_is_named_and_verify_fails(course):
+    write_notebook(course, "ch01.ipynb", ["# Chapter 1 · Doubling\n", "\n", "Play.\n"])
+    write_notebook(course, "ch02.ipynb", ["# Chapter 2 · Playing with triple\n", "\n"])
+    assert found(course) == [
+        "book/notebooks/ch02.ipynb:7: the notebook's title is '# Chapter 2 · Playing with "
+        "triple'; its first cell must open with the chapter's title from chapters.toml: "
+        "'# Chapter 2 · Tripling'"
+    ]
+    outcome = verify.check_page_rules(course)
+    assert not outcome.ok
+    assert outcome.details == found(course)
+
+
+def test_the_claw_command_section_has_one_name(course):
+    write_page(
+        course,
+        "ch01.md",
+        """\
+        # Doubling
+
+        ## In the `claw` command
+
+        ```bash
+        ## Chapter 1 in the `claw` command (a comment in code is no heading)
+        ```
+
+        ## Doubling in the `claw` command
+
+        ### In the `claw` command
+        """,
+    )
+    assert [line.split(": ")[0] for line in found(course)] == ["book/ch01.md:9", "book/ch01.md:11"]
+    assert found(course)[0].endswith(
+        "the section on the claw command is called '## In the `claw` command' on every page, "
+        "not ## 'Doubling in the `claw` command'"
+    )
+
+
+def test_the_test_tables_columns_come_from_one_vocabulary(course):
+    write_page(
+        course,
+        "ch01.md",
+        """\
+        ### What the tests verify
+
+        | Behaviour | Tests (`test_double_` and) | Steps |
+        |---|---|---|
+        | doubling | `two` | 1 |
+        """,
+    )
+    write_page(
+        course,
+        "ch02.md",
+        """\
+        ### What the tests verify
+
+        | Behaviour | Checked |
+        |---|---|
+        | tripling | three times |
+        """,
+    )
+    assert found(course) == [
+        "book/ch02.md:3: the test table's columns are named from Behaviour, Tests, What the "
+        "tests check, Steps (Tests may add a prefix: Tests (`test_x_` and)), not Checked"
+    ]
