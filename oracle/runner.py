@@ -16,6 +16,7 @@ gives no outcome: the recorder leaves it out and names it.
 Run one scenario by hand, as root::
 
     python -m oracle.runner permissions NAME [--show]
+    python -m oracle.runner hooks NAME [--show]
 
 (``--show`` prints each request the scripted server received, by path and offered tools, and
 the tool result Claude Code wrote, to look at; neither is ever recorded.)
@@ -271,9 +272,13 @@ def run_session(session: Session, claude: Path, prompt: PromptTool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one named scenario (or a table's first ``--first N``) and print the outcomes."""
+    """Run a table's named scenarios (or its first) and print their outcomes, to debug one.
+
+    ``python -m oracle.runner permissions NAME...`` or ``python -m oracle.runner hooks NAME...``;
+    ``--show`` adds the requests Claude Code sent the scripted model.
+    """
     parser = argparse.ArgumentParser(prog="python -m oracle.runner")
-    parser.add_argument("table", choices=["permissions"])
+    parser.add_argument("table", choices=["permissions", "hooks"])
     parser.add_argument("names", nargs="*")
     parser.add_argument("--show", action="store_true")
     parser.add_argument("--claude", type=Path, default=CLAUDE)
@@ -283,22 +288,41 @@ def main(argv: list[str] | None = None) -> int:
     except SandboxError as error:
         print(f"cannot run: {error}", file=sys.stderr)
         return 2
-    from oracle.permissions import SCENARIOS
-
-    chosen = [s for s in SCENARIOS if s.name in arguments.names] or SCENARIOS[:1]
     prompt = PromptTool().start()
     try:
-        for session in sessions(chosen):
-            run_session(session, arguments.claude, prompt)
-            if arguments.show:
-                print("requests:", *session.requests, sep="\n    ")
-            for scenario in session.scenarios:
-                print(f"{scenario.name}: {session.outcomes[scenario.name]}")
-                if arguments.show:
-                    print("   ", session.shown[scenario.name][:300].replace("\n", " | "))
+        if arguments.table == "hooks":
+            show_hooks(arguments.names, arguments.claude, prompt, arguments.show)
+        else:
+            show_permissions(arguments.names, arguments.claude, prompt, arguments.show)
     finally:
         prompt.stop()
     return 0
+
+
+def show_permissions(names: list[str], claude: Path, prompt: PromptTool, show: bool) -> None:
+    """Run the named permission scenarios (or the first), in sessions; print each decision."""
+    from oracle.permissions import SCENARIOS
+
+    chosen = [s for s in SCENARIOS if s.name in names] or SCENARIOS[:1]
+    for session in sessions(chosen):
+        run_session(session, claude, prompt)
+        if show:
+            print("requests:", *session.requests, sep="\n    ")
+        for scenario in session.scenarios:
+            print(f"{scenario.name}: {session.outcomes[scenario.name]}")
+            if show:
+                print("   ", session.shown[scenario.name][:300].replace("\n", " | "))
+
+
+def show_hooks(names: list[str], claude: Path, prompt: PromptTool, show: bool) -> None:
+    """Run the named hook scenarios (or the first), one Claude Code each; print each outcome."""
+    from oracle.hooks import SCENARIOS, run_hook_scenario  # it imports this module
+
+    for scenario in [s for s in SCENARIOS if s.name in names] or SCENARIOS[:1]:
+        run = run_hook_scenario(scenario, claude, prompt)
+        if show:
+            print("requests:", *run.requests, sep="\n    ")
+        print(f"{scenario.name}: {json.dumps(run.outcome, indent=1)}")
 
 
 if __name__ == "__main__":
