@@ -26,6 +26,8 @@ from clawbook.harness.runner import chapter_test_files, pytest_command
 ROOT = Path(__file__).resolve().parents[2]
 BOOK_SOURCE = ROOT / ".cache" / "book-src"
 CHAPTER_MAP = "<!-- clawbook:chapter-map -->"
+CLOSING = "where-next.md"
+"""The page after the last chapter: where a learner goes from here."""
 ROMAN = ["0", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X"]
 
 
@@ -54,6 +56,8 @@ def build_nav(curriculum: Curriculum, docs_dir: Path) -> list[Any]:
     """Home, one section per part with its written chapters, then the appendices.
 
     An appendix is any page ``appendix-*.md``; it is not a chapter, so it writes its own title.
+    ``CLOSING`` ends the learner's path between the last part and the appendices, so the last
+    chapter's "Next" leads there and not to an appendix written for instructors.
     The notebooks are not in the navigation: each is a companion of its chapter, linked from
     the chapter's card, and listing them again doubled the menu.
     """
@@ -63,6 +67,8 @@ def build_nav(curriculum: Curriculum, docs_dir: Path) -> list[Any]:
         if written:
             title = f"Part {ROMAN[part.number]} · {part.title}"
             nav.append({title: [{f"{number(c)} · {c.title}": c.page} for c in written]})
+    if (docs_dir / CLOSING).exists():
+        nav.append({_heading(docs_dir / CLOSING): CLOSING})
     appendices = [{_heading(p): p.name} for p in sorted(docs_dir.glob("appendix-*.md"))]
     if appendices:
         nav.append({"Appendices": appendices})

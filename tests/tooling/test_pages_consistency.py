@@ -117,3 +117,20 @@ def test_the_test_tables_columns_come_from_one_vocabulary(course):
         "book/ch02.md:3: the test table's columns are named from Behaviour, Tests, What the "
         "tests check, Steps (Tests may add a prefix: Tests (`test_x_` and)), not Checked"
     ]
+
+
+def test_the_last_chapters_next_page_is_the_closing_page_not_an_appendix():
+    book = mkdocs_hooks.ROOT / "book"
+    nav = mkdocs_hooks.build_nav(load(), book)
+    pages = [
+        page
+        for entry in nav
+        for value in entry.values()
+        for page in (
+            [v for item in value for v in item.values()] if isinstance(value, list) else [value]
+        )
+    ]
+    last = load().written[-1].page
+    assert pages[pages.index(last) + 1] == mkdocs_hooks.CLOSING
+    assert (book / mkdocs_hooks.CLOSING).read_text().startswith("# Where to go from here\n")
+    assert all(page.startswith("appendix-") for page in pages[pages.index(last) + 2 :])
