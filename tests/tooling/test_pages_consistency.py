@@ -134,3 +134,48 @@ def test_the_last_chapters_next_page_is_the_closing_page_not_an_appendix():
     assert pages[pages.index(last) + 1] == mkdocs_hooks.CLOSING
     assert (book / mkdocs_hooks.CLOSING).read_text().startswith("# Where to go from here\n")
     assert all(page.startswith("appendix-") for page in pages[pages.index(last) + 2 :])
+
+
+def test_a_chapters_minutes_far_from_the_estimate_are_named_in_chapters_toml(course):
+    steps = "".join(f"## Step {n}: doubling again\n\nDouble it.\n\n" for n in (1, 2, 3))
+    write_page(course, "ch01.md", "# Doubling\n\n" + steps)
+    wanted = consistency.estimate(course.curriculum.get("ch01"), course.book)
+    assert (wanted.steps, wanted.minutes) == (3, 5 * -(-(30 + wanted.words / 200) // 5))
+    assert found(course) == [
+        f"clawbook/chapters.toml:13: ch01 states 5 minutes; its page gives {wanted.minutes} "
+        f"({wanted.words} words at 200 a minute, 3 steps at 10 minutes): write minutes = "
+        f"{wanted.minutes}"
+    ]
+    assert not verify.check_page_rules(course).ok
+
+
+def test_a_parts_hours_are_the_functions_and_a_vague_one_is_refused(course):
+    write_page(
+        course,
+        "ch02.md",
+        """\
+        # Tripling
+
+        Part I is about an hour of reading
+        and three hours of coding. The rest is about an hour of reading and a few hours of
+        coding.
+        """,
+    )
+    assert [line.split(": ", 1) for line in found(course)] == [
+        [
+            "book/ch02.md:3",
+            "Part I's time is about 1 hours of reading and 1 of coding (the function "
+            "consistency.estimate), not 'Part I is about an hour of reading and three hours "
+            "of coding'",
+        ],
+        [
+            "book/ch02.md:4",
+            "a part's time is stated as 'Part N ... about X hours of reading and Y hours of "
+            "coding' (numbers as words), so verify can check it",
+        ],
+        [
+            "book/ch02.md:4",
+            "a part's time is stated as 'Part N ... about X hours of reading and Y hours of "
+            "coding' (numbers as words), so verify can check it",
+        ],
+    ]
