@@ -3,30 +3,28 @@
 The same local server sends the same bytes to both: the SDK's ``messages.stream(...)`` and
 claw's ``AnthropicProvider`` must assemble the same turn (text, tool calls with their parsed
 input, thinking with its signature, usage, stop reason). The SDK, the oracle, reads each stream
-whole; claw reads it cut into pieces, down to single bytes. The request claw sends must pass the
+whole; claw reads it whole and cut at every kind of place. The request claw sends must pass the
 SDK's own request types unchanged, and both must agree on which errors are worth a retry.
 
-The SDK runs in a process of its own (``anthropic_oracle.py``), started as this file is
-imported, so that its second-long import overlaps chapter 24's other tests: a test scripts the
-server, asks the oracle for the SDK's call, then makes claw's.
+The SDK runs in a process of its own (``anthropic_oracle.py``), started as the chapter's first
+test file imports it, so that its second-long import overlaps chapter 24's other tests: a test
+scripts the server, asks the oracle for the SDK's call, then makes claw's.
 """
 
 import asyncio
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Any
 
 import pytest
-from anthropic_oracle import SdkOracle
+from anthropic_oracle import EARLY, SdkOracle
 from anthropic_wire import error, message, stream, text, thinking, tool_use, usage
 
 from claw.errors import ProviderError
 from claw.providers.anthropic import AnthropicProvider
 from claw.providers.openrouter import RetryPolicy
 from claw.types import AssistantTurn, CacheControl, Message, StopReason, ToolDefinition
-from clawbook.harness.loopback import JSONReply, LoopbackServer, StreamReply, split
-
-EARLY = SdkOracle()
-"""Started as this file is imported: the SDK loads while the other files' tests run."""
+from clawbook.harness.loopback import JSONReply, LoopbackServer, StreamReply
 
 # The first question waits for the SDK's import: seconds on a loaded machine.
 pytestmark = pytest.mark.timeout(30)
@@ -36,7 +34,7 @@ pytestmark = pytest.mark.timeout(30)
 def sdk() -> Iterator[SdkOracle]:
     """The oracle started at import, or a new one for a later session in the same process
     (mutmut runs several, in forks of one process)."""
-    oracle = EARLY if EARLY.usable() else SdkOracle()
+    oracle = EARLY if EARLY is not None and EARLY.usable() else SdkOracle()
     try:
         yield oracle
     finally:
@@ -151,24 +149,42 @@ def claw_view(turn: AssistantTurn) -> dict[str, Any]:
     }
 
 
-def piece_sizes(name: str) -> tuple[int, ...]:
-    """The sizes claw reads a turn's stream in: single bytes where that cuts characters.
+def cut_everywhere(body: bytes) -> list[bytes]:
+    """``body`` cut at every kind of place a reader can stumble over, each one many times.
 
-    A stream of ASCII only is cut every 3 bytes instead: with the cuts every 7, that lands on
-    every kind of place in its lines at a third of the cost (5,000 one-byte pieces take 0.1 s).
+    Each line is cut after its first byte (inside ``event``/``data``) and in its middle (inside
+    the JSON); every other line ends a piece, so the next piece starts a line (a blank line, the
+    end of an event, comes alone), and the others do not (a piece holds the end of a line and the
+    start of the next); each byte of a character of several bytes is a piece of its own. About
+    three pieces a line: cutting a stream into single bytes took ten times as many.
     """
-    blocks, reason, counts = TURNS[name]
-    first = 3 if stream(blocks, reason, counts, size=3).isascii() else 1
-    return (first, 7, 4096)
+    cuts: set[int] = set()
+    start = 0
+    for number, line in enumerate(body.splitlines(keepends=True)):
+        cuts |= {start + 1, start + len(line) // 2}
+        start += len(line)
+        if number % 2 == 0:
+            cuts.add(start)
+    for at, byte in enumerate(body):
+        if byte >= 0x80:  # a byte of a character of several bytes: a cut on both sides
+            cuts |= {at, at + 1}
+    edges = [0, *sorted(cut for cut in cuts if 0 < cut < len(body)), len(body)]
+    return [body[a:b] for a, b in pairwise(edges)]
 
 
-@pytest.mark.parametrize(("name", "size"), [(n, size) for n in TURNS for size in piece_sizes(n)])
+CUTS = {"everywhere": cut_everywhere, "whole": lambda body: [body]}
+
+
+@pytest.mark.parametrize("cut", list(CUTS))
+@pytest.mark.parametrize("name", list(TURNS))
 async def test_anthropic_sdk_and_claw_assemble_the_same_turn_from_one_stream(
-    server, sdk, name, size
+    server, sdk, name, cut
 ):
     blocks, reason, counts = TURNS[name]
     body = stream(blocks, reason, counts, size=3)
-    server.add(StreamReply([body]), StreamReply(split(body, size)))
+    pieces = CUTS[cut](body)
+    assert b"".join(pieces) == body
+    server.add(StreamReply([body]), StreamReply(pieces))
     asked = await sdk_reads_first(sdk, server, "stream", request=GO)
     async with provider(server) as claw:
         turn = await claw.stream_turn([Message.user("go")], [READ, GREP])
