@@ -55,7 +55,8 @@ pre { background: var(--pre); padding: 0.4rem 0.6rem; white-space: pre-wrap; mar
   border-left: 4px solid var(--warning-edge); }
 @media (max-width: 40rem) { body { margin: 1rem auto; padding: 0 0.6rem; font-size: 14px; }
   table { font-size: 13px; } th, td { padding: 0.25rem 0.35rem; }
-  td.who { white-space: normal; max-width: 7rem; }
+  td.who { white-space: normal; max-width: 5rem; overflow-wrap: anywhere; }
+  td.status { white-space: normal; overflow-wrap: normal; }
   th.where, td.where { min-width: 12rem; } }
 """
 """Every colour is a variable of ``:root``, set once per scheme: the rules below use only
@@ -239,7 +240,7 @@ def render(course: Course, grades: Sequence[Grade], complete: bool = True) -> st
     # first must be on a phone's screen.
     out.append('<div class="scroll"><table><thead><tr><th class="who">submission</th>')
     out.append(
-        "<th>status</th><th>passed</th><th>todo</th><th>failing</th>"
+        '<th class="status">status</th><th>passed</th><th>todo</th><th>failing</th>'
         '<th class="where">where they are</th>'
     )
     out += [f"<th>{_e(c)}</th>" for c in chapters]
@@ -249,7 +250,7 @@ def render(course: Course, grades: Sequence[Grade], complete: bool = True) -> st
         broken = _broken(course, grade)
         out.append(
             f'<tr><td class="who"><a href="#{_anchor(grade.submission)}">'
-            f"{_e(grade.submission)}</a></td><td>{_status(grade)}</td>"
+            f'{_e(grade.submission)}</a></td><td class="status">{_status(grade)}</td>'
             f"<td>{grade.passed}/{grade.total}</td><td>{grade.todo}</td>"
             f'<td>{grade.failing}</td><td class="where">{_e(grade.standing)}</td>'
         )
