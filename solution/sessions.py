@@ -42,7 +42,7 @@ from .transcript import (
 )
 from .types import AssistantMessage, Message, TokenUsage
 
-# --8<-- [start:folder]
+# --8<-- [start:path-hash]
 LONGEST_NAME = 200
 """The longest folder name kept whole; a longer one is cut here and ends in ``path_hash``."""
 
@@ -63,8 +63,10 @@ def path_hash(path: str) -> str:
         digits = "0123456789abcdefghijklmnopqrstuvwxyz"[digit] + digits
         if not number:
             return digits
+# --8<-- [end:path-hash]
 
 
+# --8<-- [start:folder]
 def project_folder_name(cwd: Path) -> str:
     """The folder name of the project at ``cwd``, as Claude Code makes it.
 
