@@ -13,6 +13,8 @@ and ``-hooks.json``).
 - ``oracle.runner``: runs one session of scenarios through Claude Code and reads the outcomes.
 - ``oracle.permissions``: the permission scenario table (chapter 13).
 - ``oracle.hooks``: the hook scenario table (chapter 15), and how one runs.
+- ``oracle.settings``: the settings and trust scenario table (chapters 17 and 16), and how
+  one runs.
 - ``oracle.record``: records them all and reports what changed.
 """
 

@@ -180,7 +180,7 @@ def _scenarios() -> list[SettingsScenario]:
     add("layer-local-ask-beats-user-allow", user=allow("Bash(make)"), local=ask("Bash(make)"))
     add("layer-project-read-deny-beats-user-allow", user=allow("Read"),
         project=deny("Read(./.env)"), calls=(READ_ENV,))  # fmt: skip
-    add("layer-user-bare-deny-beats-local-allow", user=deny("Write"), local=allow("Write(/**)"),
+    add("layer-user-bare-deny-beats-local-allow", user=deny("Write"), local=allow("Write"),
         calls=(WRITE,))  # fmt: skip
     add("layer-model-user", user=model(user_m))
     add("layer-model-project-over-user", user=model(user_m), project=model(project_m))
