@@ -100,6 +100,10 @@ def _scenarios() -> list[PrintScenario]:
             PrintScenario(f"print-{suffix}-overloaded", output_format=form, status=529),
             PrintScenario(f"print-{suffix}-prompt-blocked", output_format=form, block_prompt=True),
         ]
+    found += [
+        PrintScenario("print-text-answer", output_format="text"),
+        PrintScenario("print-text-prompt-blocked", output_format="text", block_prompt=True),
+    ]
     return found
 
 
@@ -280,6 +284,8 @@ def run_print_scenario(scenario: PrintScenario, claude: Path) -> Run:
     }
     if scenario.output_format == "stream-json":
         outcome["stream"] = [line_record(line) for line in lines]
+    if scenario.output_format == "text":
+        outcome["stdout_marks"] = ["STDERR-MARK"] if "STDERR-MARK" in done.stdout else []
     return Run(outcome, done.stdout, done.stderr)
 
 

@@ -10,16 +10,21 @@ the scenario is a deliberate difference (``DIFFERENCES``, listed with its reason
 22 page; tests/tooling/test_book_lists.py checks that).
 
 Then the folder is used: a session is recorded in a project whose path is over 255 characters,
-where the plain name would be longer than a file name may be.
+where the plain name would be longer than a file name may be. And print mode's result names
+the session, as Claude Code's always did (``tests/data/claude-code-2.1.332-print.json``).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
 from claude_code_recording import recording
+from claw_command import run_claw, says
 
 from claw.sessions import latest_session, project_folder_name, sessions_folder, start_session
+from clawbook.harness.loopback import LoopbackServer
 
 DIFFERENCES: dict[str, str] = {}
 """Scenarios where claw deliberately names the folder otherwise, and the words the chapter 22
@@ -58,3 +63,27 @@ def test_session_oracle_a_project_path_past_255_characters_keeps_its_sessions(
     assert len(folder.name) <= 207 and folder.name.startswith(project_folder_name(tmp_path))
     assert (folder / f"{session_id}.jsonl").is_file()
     assert latest_session(project).id == session_id
+
+
+def test_session_oracle_print_mode_results_name_the_session(
+    server: LoopbackServer,
+    tmp_path: Path,
+    claw_config_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """As in every print-mode run Claude Code 2.1.332 made: the result object (and stream-json's
+    first line) carries ``session_id``, the id of the session the run was recorded in."""
+    recorded = recording("print")
+    named = [s["outcome"]["result"] for s in recorded.values() if s["outcome"]["result"]]
+    assert len(named) >= 14
+    assert all(r["session_id_is_uuid"] and r["session_id_names_transcript"] for r in named)
+    folder = sessions_folder(tmp_path)
+    for form in ("json", "stream-json"):
+        server.add(says("done"))
+        code = run_claw(server, tmp_path, monkeypatch, "-p", "hi", "--output-format", form)
+        assert code == 0
+        lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        newest = max(folder.glob("*.jsonl"), key=lambda path: path.stat().st_mtime_ns)
+        assert lines[-1]["session_id"] == newest.stem
+        assert lines[0]["session_id"] == newest.stem  # the same object in json, init in stream
