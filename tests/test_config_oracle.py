@@ -53,8 +53,11 @@ def recording() -> dict[str, dict[str, Any]]:
     return recorded("settings")
 
 
-def folders(base: Path) -> tuple[Path, Path]:
-    """The home and the project under ``base``, each with its ``.claw`` folder."""
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A home and a project, each with its ``.claw`` folder, for every scenario in turn
+    (``lay_out`` replaces the files; this machine's file system is slow to make folders)."""
+    base = tmp_path_factory.mktemp("oracle")
     home, project = base / "home", base / "project"
     (home / ".claw").mkdir(parents=True)
     (project / ".claw").mkdir(parents=True)
@@ -62,8 +65,7 @@ def folders(base: Path) -> tuple[Path, Path]:
 
 
 def lay_out(scenario: dict[str, Any], home: Path, project: Path) -> None:
-    """The scenario's files where claw reads them, replacing the last scenario's (the folders
-    are made once: this machine's file system is slow to make them)."""
+    """The scenario's files where claw reads them, replacing the last scenario's."""
     texts = {layer: json.dumps(scenario[layer]) for layer in LAYER_FILES if layer in scenario}
     if "raw_project" in scenario:
         texts["project"] = scenario["raw_project"]
@@ -159,17 +161,19 @@ SECTIONS = ["layer", "mode", "trust", "flags", "env", "bad"]
 
 
 @pytest.mark.parametrize("section", SECTIONS)
-def test_config_oracle_claw_settles_settings_as_claude_code(section: str, tmp_path: Path) -> None:
+def test_config_oracle_claw_settles_settings_as_claude_code(
+    section: str, folders: tuple[Path, Path]
+) -> None:
     """Every recorded scenario of ``section``: claw decides the calls, picks the model, keeps
     the hooks and starts (or stops) as Claude Code did, or it is a listed difference that
     still holds; a failure names each scenario that does not."""
-    load_settings(tmp_path, home=tmp_path, environ={})  # chapter 17's loader, before the rest
+    home, project = folders
+    load_settings(project, home=home, environ={})  # chapter 17's loader, before the rest
     scenarios = recording()
     assert len(scenarios) >= 40
     assert {name.split("-")[0] for name in scenarios} == set(SECTIONS), "a section nobody checks"
     mine = {name: s for name, s in scenarios.items() if name.split("-")[0] == section}
     assert mine, f"no recorded scenario in {section!r}"
-    home, project = folders(tmp_path)
 
     async def each() -> list[dict[str, Any] | str]:
         return [await claw_did(scenario, home, project) for scenario in mine.values()]
