@@ -176,7 +176,10 @@ def _scenarios() -> list[SettingsScenario]:
     add("layer-local-deny-beats-user-allow", user=allow("Bash(make)"), local=deny("Bash(make)"))
     add("layer-project-deny-beats-user-allow", user=allow("Bash(make)"),
         project=deny("Bash(make)"))  # fmt: skip
+    add("layer-local-deny-beats-project-allow", project=allow("Bash(make)"),
+        local=deny("Bash(make)"))  # fmt: skip
     add("layer-user-ask-beats-project-allow", user=ask("Bash(make)"), project=allow("Bash(make)"))
+    add("layer-project-ask-beats-local-allow", project=ask("Bash(make)"), local=allow("Bash(make)"))
     add("layer-local-ask-beats-user-allow", user=allow("Bash(make)"), local=ask("Bash(make)"))
     add("layer-project-read-deny-beats-user-allow", user=allow("Read"),
         project=deny("Read(./.env)"), calls=(READ_ENV,))  # fmt: skip
