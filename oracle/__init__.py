@@ -15,6 +15,8 @@ and ``-hooks.json``).
 - ``oracle.hooks``: the hook scenario table (chapter 15), and how one runs.
 - ``oracle.settings``: the settings and trust scenario table (chapters 17 and 16), and how
   one runs.
+- ``oracle.printmode``: print mode's result and stream-json shapes (chapter 19), and the
+  transcript lines they leave; ``oracle.sessions``: the session folders' names (chapter 22).
 - ``oracle.record``: records them all and reports what changed.
 """
 

@@ -14,8 +14,8 @@ UserPromptSubmit hook that blocks the prompt. Its outcome is shapes and flags, n
   a message, the types of its content blocks);
 - ``requests``: how many main-loop requests the scripted model received; ``ran``: whether
   the Bash call ran; which of the blocking hook's marks reached stderr or the result;
-- ``transcript``: the folder Claude Code made under ``~/.claude/projects``, and per line of the
-  session's ``.jsonl`` file its ``type`` and key names.
+- ``transcript``: the folder Claude Code made under ``~/.claude/projects``, and each kind of
+  line of the session's ``.jsonl`` file (its ``type`` and key names), once, sorted.
 
 Each main-loop reply reports a usage of its own (100 input and 10 output tokens times the turn
 number), so the recorded ``usage`` says which turns it adds up. The sessions table (the folder
@@ -234,7 +234,10 @@ def transcript_record(before: set[Path]) -> tuple[dict[str, Any] | None, Path | 
             lines.append(line_record(json.loads(raw)))
         except json.JSONDecodeError:
             lines.append({"type": None, "keys": []})
-    return {"folder": path.parent.name, "files": len(files), "lines": lines}, path
+    # Claude Code writes some lines from parallel tasks, in any order: keep each kind once
+    kinds = sorted({json.dumps(line, sort_keys=True) for line in lines})
+    return {"folder": path.parent.name, "files": len(files),
+            "records": [json.loads(kind) for kind in kinds]}, path  # fmt: skip
 
 
 @dataclass

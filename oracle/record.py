@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--claude", type=Path, default=CLAUDE)
     parser.add_argument("--only", nargs="*", default=None, help="record only these scenarios")
     parser.add_argument(
-        "--table", choices=["permissions", "hooks", "settings", "all"], default="all"
+        "--table", choices=["permissions", "hooks", "settings", "print", "all"], default="all"
     )
     arguments = parser.parse_args(argv)
     if not arguments.claude.exists():
@@ -164,6 +164,10 @@ def main(argv: list[str] | None = None) -> int:
                   "python -m oracle.record (network namespace with only loopback, scripted "
                   "Messages server, permission-prompt MCP tool; settings files, flags and trust "
                   "record per scenario)")  # fmt: skip
+    if arguments.table in ("print", "all"):  # print mode and the session folders (ch19, ch22)
+        from oracle.printmode import record_tables
+
+        record_tables(arguments.claude, arguments.only)
     return 0
 
 
