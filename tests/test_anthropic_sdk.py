@@ -8,10 +8,9 @@ SDK's own request types unchanged, and both must agree on which errors are worth
 
 The SDK runs in a process of its own (``anthropic_oracle.py``), started as the chapter's first
 test file imports it, so that its second-long import overlaps chapter 24's other tests: a test
-scripts the server, asks the oracle for the SDK's call, then makes claw's.
+scripts a server for each side, asks the oracle for the SDK's call and makes claw's meanwhile.
 """
 
-import asyncio
 from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any
@@ -24,7 +23,7 @@ from claw.errors import ProviderError
 from claw.providers.anthropic import AnthropicProvider
 from claw.providers.openrouter import RetryPolicy
 from claw.types import AssistantTurn, CacheControl, Message, StopReason, ToolDefinition
-from clawbook.harness.loopback import JSONReply, LoopbackServer, StreamReply
+from clawbook.harness.loopback import JSONReply, LoopbackServer, Reply, StreamReply
 
 # The first question waits for the SDK's import: seconds on a loaded machine.
 pytestmark = pytest.mark.timeout(30)
@@ -117,18 +116,15 @@ def sdk_turn(answer: dict[str, Any]) -> dict[str, Any]:
     return {**answer["turn"], "stop": STOP_REASONS[answer["turn"]["stop"] or "end_turn"]}
 
 
-async def sdk_reads_first(
-    sdk: SdkOracle, server: LoopbackServer, what: str, **arguments: Any
+def sdk_reads(
+    sdk: SdkOracle, server: LoopbackServer, what: str, reply: Reply, **arguments: Any
 ) -> int:
-    """Put a question to the SDK and return once its request has reached ``server``.
+    """Script ``server`` with ``reply`` and put a question to the SDK against it; its number.
 
-    The server's first scripted reply is then the SDK's, and the SDK reads it while claw reads
-    the next. The question's number is returned, to read the answer by.
+    claw gets a server of its own (``LoopbackServer()``), so both read at the same time.
     """
-    asked = sdk.send(what, url=url(server), **arguments)
-    while not server.requests and not sdk.answered(asked):
-        await asyncio.sleep(0.001)
-    return asked
+    server.add(reply)
+    return sdk.send(what, url=url(server), **arguments)
 
 
 def claw_view(turn: AssistantTurn) -> dict[str, Any]:
@@ -184,10 +180,10 @@ async def test_anthropic_sdk_and_claw_assemble_the_same_turn_from_one_stream(
     body = stream(blocks, reason, counts, size=3)
     pieces = CUTS[cut](body)
     assert b"".join(pieces) == body
-    server.add(StreamReply([body]), StreamReply(pieces))
-    asked = await sdk_reads_first(sdk, server, "stream", request=GO)
-    async with provider(server) as claw:
-        turn = await claw.stream_turn([Message.user("go")], [READ, GREP])
+    asked = sdk_reads(sdk, server, "stream", StreamReply([body]), request=GO)
+    with LoopbackServer([StreamReply(pieces)]) as own:
+        async with provider(own) as claw:
+            turn = await claw.stream_turn([Message.user("go")], [READ, GREP])
 
     expected = sdk_turn(sdk.answer(asked))
     assert claw_view(turn) == expected
@@ -198,12 +194,11 @@ async def test_anthropic_sdk_and_claw_assemble_the_same_turn_from_one_stream(
 @pytest.mark.parametrize("name", list(TURNS))
 async def test_anthropic_sdk_and_claw_read_the_same_whole_message(server, sdk, name):
     blocks, reason, counts = TURNS[name]
-    server.add(
-        JSONReply(message(blocks, reason, counts)), JSONReply(message(blocks, reason, counts))
-    )
-    asked = await sdk_reads_first(sdk, server, "create", request=GO)
-    async with provider(server) as claw:
-        turn = await claw.complete([Message.user("go")], [READ])
+    whole = message(blocks, reason, counts)
+    asked = sdk_reads(sdk, server, "create", JSONReply(whole), request=GO)
+    with LoopbackServer([JSONReply(whole)]) as own:
+        async with provider(own) as claw:
+            turn = await claw.complete([Message.user("go")], [READ])
     assert claw_view(turn) == sdk_turn(sdk.answer(asked))
 
 
@@ -316,11 +311,11 @@ async def test_anthropic_sdk_and_claw_both_fail_on_an_error_event_mid_stream(ser
         events + 'event: error\ndata: {"type": "error", "error": {"type": '
         '"overloaded_error", "message": "Overloaded"}}\n\n'
     ).encode()
-    server.add(StreamReply([body]), StreamReply([body]))
-    asked = await sdk_reads_first(sdk, server, "stream", request=HI)
-    async with provider(server) as claw:
-        with pytest.raises(ProviderError, match="overloaded_error: Overloaded"):
-            await claw.stream_turn([Message.user("hi")], [])
+    asked = sdk_reads(sdk, server, "stream", StreamReply([body]), request=HI)
+    with LoopbackServer([StreamReply([body])]) as own:
+        async with provider(own) as claw:
+            with pytest.raises(ProviderError, match="overloaded_error: Overloaded"):
+                await claw.stream_turn([Message.user("hi")], [])
     raised = sdk.answer(asked).get("raised")
     assert raised is not None, "the SDK read the stream as a whole turn"
     assert raised["status_error"] and "overloaded_error" in raised["message"], raised
