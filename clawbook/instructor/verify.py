@@ -431,12 +431,14 @@ def book_commands(book: Path) -> list[tuple[str, str]]:
     """Every ``pytest ...`` and ``clawbook check ...`` command quoted in the book, with its page.
 
     Commands are found on the lines of code blocks (after an optional ``$`` prompt) and in
-    inline code spans.
+    inline code spans. A line that ends in a backslash goes on on the next, as in the shell: a
+    long command is broken so that a phone shows it whole, and is checked whole.
     """
     found: set[tuple[str, str]] = set()
     for page in sorted(book.rglob("*.md")):
         text = page.read_text(encoding="utf-8")
-        candidates = [line.strip() for line in text.splitlines()]
+        joined = re.sub(r"[ \t]*\\\n[ \t]*", " ", text)
+        candidates = [line.strip() for line in joined.splitlines()]
         candidates += [m.group(1).strip() for m in INLINE_CODE.finditer(text)]
         for candidate in candidates:
             command = candidate.removeprefix("$ ").split(" #")[0].strip()

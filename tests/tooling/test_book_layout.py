@@ -34,8 +34,17 @@ const boxes = [...document.querySelectorAll('.md-typeset__scrollwrap')].map(box 
   id: box.id, scrolls: box.classList.contains('clawbook-scrolls'),
   cue: getComputedStyle(box, '::before').content,
   cut: box.scrollWidth > box.clientWidth}));
-return {boxes: boxes};
+const code = Object.fromEntries([...document.querySelectorAll('pre > code')].map(c =>
+  [c.parentElement.parentElement.id, c.scrollWidth > c.clientWidth]));
+return {boxes: boxes, code: code};
 """
+
+LONG = '"' + ", ".join(f"item_{n}" for n in range(12)) + '"'
+CODE = "".join(
+    f'<div class="language-{language} highlight" id="{language}"><pre><span></span>'
+    f"<code>{LONG}</code></pre></div>"
+    for language in ("json", "python")
+)
 
 CONTRAST = """
 function lum(c) { const m = c.match(/[\\d.]+/g).map(Number); const f = v => { v /= 255;
@@ -100,14 +109,15 @@ def seen_in_chromium(tmp_path: Path, text: str, width: int) -> dict:
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed: the page is not opened")
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("width", [390, 1280])
-def test_book_a_table_wider_than_the_screen_says_it_scrolls(tmp_path, width):
+def test_book_a_table_wider_than_the_screen_says_it_scrolls_and_json_wraps(tmp_path, width):
     tables = "".join(
         f'<div class="md-typeset__scrollwrap" id="{name}"><div class="md-typeset__table">'
         f"<table><thead><tr><th>a</th><th>b</th></tr></thead><tbody>{row}</tbody></table>"
         "</div></div>"
         for name, row in (("wide", WIDE), ("narrow", NARROW))
     )
-    seen = seen_in_chromium(tmp_path, page("default", f"<p>Text.</p>{tables}", TABLES), width)
+    text = page("default", f"<p>Text.</p>{tables}{CODE}", TABLES)
+    seen = seen_in_chromium(tmp_path, text, width)
     boxes = {box["id"]: box for box in seen["boxes"]}
     # The four wide columns are cut at 390 px and fit at 1280 px: the cue says which.
     assert boxes["wide"]["cut"] == (width == 390), boxes
@@ -115,6 +125,8 @@ def test_book_a_table_wider_than_the_screen_says_it_scrolls(tmp_path, width):
         assert box["scrolls"] == box["cut"], boxes
         cue = '"↔ scroll sideways for the whole table"' if box["cut"] else "none"
         assert box["cue"] == cue, boxes
+    # On a phone a JSON example wraps; Python keeps its lines and scrolls.
+    assert seen["code"] == {"json": False, "python": width == 390}, seen["code"]
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed: the page is not opened")
