@@ -46,6 +46,8 @@ def test_session_oracle_folders_are_named_as_claude_code_named_them() -> None:
         elif name not in DIFFERENCES and not same:
             wrong.append(f"{name}: claw {mine!r}, Claude Code {scenario['folder']!r}")
     assert not wrong, "\n".join(wrong)
+    # The edge of the rule, as UTF-16 counts: U+FFFF is one code unit, U+10000 two.
+    assert project_folder_name(Path("/a\uffff\U00010000b")) == "-a---b"
 
 
 def test_session_oracle_a_project_path_past_255_characters_keeps_its_sessions(
