@@ -210,10 +210,11 @@ def interpret(event: str, completed: Completed) -> Verdict:
     stderr, stdout = completed.stderr.strip(), completed.stdout.strip()
     if completed.exit_code == 2:
         reason = stderr or f"blocked by a {event} hook (exit code 2)"
-        with contextlib.suppress(ValueError):  # JSON that says why outranks stderr
+        with contextlib.suppress(ValueError):  # JSON that blocks outranks stderr
             data = json.loads(stdout)
-            if isinstance(data, dict) and decide(event, data).block:
-                reason = decide(event, data).reason
+            decided = decide(event, data) if isinstance(data, dict) else Verdict()
+            if decided.block:
+                reason = decided.reason
         return Verdict(block=True, reason=reason, permission="deny")
     if completed.exit_code != 0:
         return Verdict(warnings=(f"exited with code {completed.exit_code}: {stderr}",))

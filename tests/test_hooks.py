@@ -173,6 +173,8 @@ def test_hooks_exit_2_with_a_json_decision_takes_its_reason() -> None:
     assert interpret("PreToolUse", Completed(2, json.dumps(deny), "stderr says")) == blocked
     block = json.dumps({"decision": "block", "reason": "lint first"})
     assert interpret("Stop", Completed(2, block, "stderr says")).reason == "lint first"
+    unexplained = Completed(2, json.dumps({"decision": "block"}), "")
+    assert interpret("Stop", unexplained).reason == "blocked by a Stop hook (no reason given)"
     # JSON that does not block, or is no object, or no JSON: stderr is the reason
     context = json.dumps({"hookSpecificOutput": {"additionalContext": "fyi"}})
     for stdout in (context, "[1, 2]", "{not json", "plain words", ""):
