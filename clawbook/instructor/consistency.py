@@ -271,6 +271,116 @@ def stated_times(root: Path, curriculum: Curriculum) -> list[PageFinding]:
     return found
 
 
+MENTION = re.compile(
+    r"(?<![-\w./\[])(?:(?P<word>[Cc]hapter) (?P<number>\d{1,2}[ab]?)|ch(?P<id>\d{2}[ab]?))"
+    r"(?![-\w/]|\.\w)"
+)
+"""A chapter named in prose: ``chapter 13``, ``Chapter 5b``, ``ch17``."""
+NOT_PROSE = [
+    re.compile(r"<!--[\s\S]*?-->"),
+    re.compile(r"<quiz>[\s\S]*?</quiz>"),
+    re.compile(r"(`+)[\s\S]*?\1"),
+    re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\([^)]*\)"),
+    re.compile(r"\[[^\]]*\]\[[^\]]*\]"),
+    re.compile(r"<[^>\n]+>"),
+    re.compile(r"^\s*(?:#{1,6}\s|!!!|\?\?\?|\*\[|\[[^\]]+\]:|--8<--).*$", re.MULTILINE),
+]
+"""What a chapter mention is left alone in: comments, quizzes, code, links (and their text),
+HTML tags, headings, box titles, abbreviations, link definitions, snippet lines."""
+
+
+def _prose_only(text: str) -> str:
+    """``text`` with everything that is not prose blanked out, so offsets stay the same."""
+    lines = text.split("\n")
+    fence: str | None = None
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        if fence is not None:
+            if stripped.startswith(fence) and not stripped.strip(fence[0]):
+                fence = None
+            lines[index] = " " * len(line)
+        elif opening := FENCE.match(line):
+            fence = opening.group("fence")
+            lines[index] = " " * len(line)
+    masked = "\n".join(lines)
+    for pattern in NOT_PROSE:
+        masked = pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), masked)
+    return masked
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A plain chapter mention in a page's prose, and the link it should be."""
+
+    start: int
+    end: int
+    text: str
+    link: str
+
+
+def chapter_mentions(text: str, page: str, curriculum: Curriculum) -> list[Mention]:
+    """The mentions of written chapters in ``text``'s prose that are not links yet.
+
+    ``page`` is the page's name in the book: a chapter does not link to itself.
+    """
+    pages = {c.id: c.page for c in curriculum.written if c.page is not None}
+    found: list[Mention] = []
+    for match in MENTION.finditer(_prose_only(text)):
+        number = match.group("number")
+        chapter_id = f"ch{match.group('id')}" if number is None else f"ch{number:0>2}"
+        if number is not None and number[-1] in "ab":
+            chapter_id = f"ch{number[:-1]:0>2}{number[-1]}"
+        target = pages.get(chapter_id)
+        if target is None or target == page:
+            continue
+        found.append(Mention(match.start(), match.end(), match.group(0), target))
+    return found
+
+
+def link_chapters(text: str, page: str, curriculum: Curriculum) -> str:
+    """``text`` with each plain chapter mention in its prose made a link to the chapter."""
+    for mention in reversed(chapter_mentions(text, page, curriculum)):
+        link = f"[{mention.text}]({mention.link})"
+        text = text[: mention.start] + link + text[mention.end :]
+    return text
+
+
+def plain_mentions(page: Path, root: Path, curriculum: Curriculum) -> list[PageFinding]:
+    """Chapters named in ``page``'s prose without a link to them."""
+    text = page.read_text(encoding="utf-8")
+    return [
+        PageFinding(
+            _name(page, root),
+            text.count("\n", 0, mention.start) + 1,
+            f"{mention.text!r} in prose is a link: [{mention.text}]({mention.link}) "
+            f"(python -m clawbook.instructor.consistency {_name(page, root)} links them all)",
+        )
+        for mention in chapter_mentions(text, page.name, curriculum)
+    ]
+
+
+CITED_DOCS = re.compile(
+    r"\b(?:(?:Claude Code|Anthropic|OpenRouter|MCP|the SDK|Python)'s (?:own )?"
+    r"(?:permissions |hooks |settings )?"
+    r"|the (?:MCP|hooks|settings|permissions|CLI) )"
+    r"(?:docs|documentation|specification|reference)\b"
+)
+"""Documentation cited by name in prose: it is a link to the page it means."""
+
+
+def cited_docs(page: Path, root: Path) -> list[PageFinding]:
+    """Documentation ``page`` cites in prose without linking it."""
+    text = page.read_text(encoding="utf-8")
+    return [
+        PageFinding(
+            _name(page, root),
+            text.count("\n", 0, match.start()) + 1,
+            f"{match.group(0)!r} is cited as plain text; make it a link to the page it means",
+        )
+        for match in CITED_DOCS.finditer(_prose_only(text))
+    ]
+
+
 def findings(root: Path, curriculum: Curriculum) -> list[PageFinding]:
     """Every consistency rule the book under ``root`` breaks."""
     found = notebook_titles(root, curriculum)
@@ -278,4 +388,30 @@ def findings(root: Path, curriculum: Curriculum) -> list[PageFinding]:
     for page in sorted((root / "book").glob("*.md")):
         found.extend(section_names(page, root))
         found.extend(table_headers(page, root))
+        found.extend(plain_mentions(page, root, curriculum))
+        found.extend(cited_docs(page, root))
     return found
+
+
+def main(argv: list[str]) -> int:
+    """Link every plain chapter mention in the prose of the pages named in ``argv``.
+
+    Each page's chapters are those of the ``clawbook/chapters.toml`` beside its book.
+    """
+    from clawbook.course.chapters import load_file
+
+    for name in argv:
+        page = Path(name)
+        curriculum = load_file(page.resolve().parents[1] / "clawbook" / "chapters.toml")
+        text = page.read_text(encoding="utf-8")
+        linked = link_chapters(text, page.name, curriculum)
+        if linked != text:
+            page.write_text(linked, encoding="utf-8")
+        print(f"{name}: {len(chapter_mentions(text, page.name, curriculum))} mentions linked")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))

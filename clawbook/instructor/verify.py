@@ -10,7 +10,9 @@ Each check proves one promise of DESIGN.md and says, when it fails, what to fix:
 5. every test command quoted in the book selects at least one test, and every word a test
    demands of the learner's code is stated in the lesson text (``clawbook/instructor/demands.py``),
    and the pages keep their rules: no answer shown outside a solution fold, no heading made by
-   accident (``clawbook/instructor/pages.py``), and every quiz question offers three options or
+   accident (``clawbook/instructor/pages.py``), one book's conventions: titles, section and
+   column names, chapters and cited docs as links, times from one estimate
+   (``clawbook/instructor/consistency.py``), and every quiz question offers three options or
    more while the right answers are spread over the positions (``clawbook/instructor/quizzes.py``);
 6. the book builds with ``mkdocs build --strict``;
 7. the notebooks pass nbval;

@@ -179,3 +179,59 @@ def test_a_parts_hours_are_the_functions_and_a_vague_one_is_refused(course):
             "coding' (numbers as words), so verify can check it",
         ],
     ]
+
+
+MENTIONS = """\
+# Tripling, after chapter 1
+
+Chapter 1's `double` is given. As in chapter 1, ch01 and [chapter 1](ch01.md) say, this
+is chapter 2 itself, and chapter 9 is not written.
+
+```python
+x = 1  # chapter 1 in code
+```
+
+!!! note "Chapter 1 in a box title"
+    The box's text names chapter 1.
+
+<!-- chapter 1 in a comment --> See `chapter 1` and ch01-style.md and chapters 1 to 2.
+"""
+
+
+def test_a_plain_chapter_mention_in_prose_is_named_and_the_linker_links_it(course):
+    write_page(course, "ch02.md", MENTIONS)
+    assert [line.split(": ")[0] for line in found(course)] == [
+        "book/ch02.md:3",
+        "book/ch02.md:3",
+        "book/ch02.md:3",
+        "book/ch02.md:11",
+    ]
+    assert found(course)[0].endswith(
+        "'Chapter 1' in prose is a link: [Chapter 1](ch01.md) (python -m "
+        "clawbook.instructor.consistency book/ch02.md links them all)"
+    )
+    page = course.book / "ch02.md"
+    assert consistency.main([str(page)]) == 0
+    assert page.read_text() == MENTIONS.replace(
+        "Chapter 1's `double` is given. As in chapter 1, ch01 and",
+        "[Chapter 1](ch01.md)'s `double` is given. As in [chapter 1](ch01.md), [ch01](ch01.md) and",
+    ).replace("The box's text names chapter 1.", "The box's text names [chapter 1](ch01.md).")
+    assert found(course) == []
+
+
+def test_documentation_cited_as_plain_text_is_named_and_a_link_passes(course):
+    write_page(
+        course,
+        "ch01.md",
+        """\
+        # Doubling
+
+        As [Claude Code's documentation](https://code.claude.com/docs/en/permissions) says,
+        and as the hooks reference
+        says too. The reference solution is no citation, and neither is `the CLI reference`.
+        """,
+    )
+    assert found(course) == [
+        "book/ch01.md:4: 'the hooks reference' is cited as plain text; make it a link to the "
+        "page it means"
+    ]
