@@ -31,7 +31,7 @@ from typing import Any
 from clawbook.harness.loopback import RecordedRequest, Reply
 from oracle.model import Call, Script, ScriptedModel
 from oracle.prompt import PromptTool
-from oracle.runner import BASH_TIMEOUT, FILES, command
+from oracle.runner import BASH_TIMEOUT, FILES, command, run_alone
 from oracle.runner import Scenario as PermissionScenario
 from oracle.sandbox import PROJECT, ROOT, USER, lay_out
 
@@ -438,10 +438,7 @@ def run_hook_scenario(scenario: HookScenario, claude: Path, prompt: PromptTool) 
     with RecordingModel(script) as model:
         line = command(PermissionScenario("hooks", "Bash", {}), claude, prompt, model.base_url)
         line[line.index("Run the calls.")] = scenario.prompt
-        try:
-            done = subprocess.run(line, cwd=PROJECT, capture_output=True, text=True, timeout=120)
-        except subprocess.TimeoutExpired:
-            done = subprocess.CompletedProcess([], -1, "", "timed out")
+        done = run_alone(line, 120)
         bodies = model.bodies
         requests = model.seen
     prompt.script = None

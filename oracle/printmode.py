@@ -35,7 +35,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -47,7 +46,7 @@ from anthropic_wire import error, message, stream, text, tool_use, usage  # type
 from clawbook.harness.loopback import JSONReply, LoopbackServer, RecordedRequest, Reply, StreamReply
 from oracle import CLAUDE, REPOSITORY, VERSION
 from oracle.hooks import shape
-from oracle.runner import BASH_TIMEOUT, FILES
+from oracle.runner import BASH_TIMEOUT, FILES, run_alone
 from oracle.sandbox import HOME, PROJECT, USER, SandboxError, as_user, enter, lay_out
 
 UUID = re.compile(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}")
@@ -259,11 +258,7 @@ def run_print_scenario(scenario: PrintScenario, claude: Path) -> Run:
             break
         os.chown(folder, USER, USER)
     with PrintModel(scenario) as model:
-        try:
-            done = subprocess.run(command(scenario, claude, model.base_url), cwd=cwd,
-                                  capture_output=True, text=True, timeout=180)  # fmt: skip
-        except subprocess.TimeoutExpired:
-            done = subprocess.CompletedProcess([], -1, "", "timed out")
+        done = run_alone(command(scenario, claude, model.base_url), 180, cwd=cwd)
         requests = model.turns
     transcript, path = transcript_record(set())
     lines: list[Any] = []

@@ -25,7 +25,10 @@ the tool result Claude Code wrote, to look at; neither is ever recorded.)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -200,6 +203,30 @@ def command(scenario: Scenario, claude: Path, prompt: PromptTool, base_url: str)
     return as_user(["env", "-i", *(f"{k}={v}" for k, v in env.items()), *line])
 
 
+def run_alone(
+    line: list[str], timeout: float, cwd: Path = PROJECT
+) -> subprocess.CompletedProcess[str]:
+    """Run ``line`` in ``cwd`` in a process group of its own; end what it left running.
+
+    Every table runs Claude Code through this: a process it leaves behind would write into the
+    next scenario's scratch home (a first settings recording had 11 wrong outcomes from it).
+    A run past ``timeout`` seconds gives status -1 and stderr ``timed out``.
+    """
+    with subprocess.Popen(
+        line, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    ) as process:  # fmt: skip
+        try:
+            out, err = process.communicate(timeout=timeout)
+            status = process.returncode
+        except subprocess.TimeoutExpired:
+            out, err, status = "", "timed out", -1
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+    return subprocess.CompletedProcess(line, status, out, err)
+
+
 def run_session(session: Session, claude: Path, prompt: PromptTool) -> None:
     """Run ``session``'s scenarios through Claude Code; fill its outcomes."""
     first = session.scenarios[0]
@@ -224,16 +251,7 @@ def run_session(session: Session, claude: Path, prompt: PromptTool) -> None:
     script = Script(calls)
     prompt.script = script
     with ScriptedModel(script) as model:
-        try:
-            done = subprocess.run(
-                command(first, claude, prompt, model.base_url),
-                cwd=PROJECT,
-                capture_output=True,
-                text=True,
-                timeout=60 + 20 * len(calls),
-            )
-        except subprocess.TimeoutExpired:
-            done = subprocess.CompletedProcess([], -1, "", "timed out")
+        done = run_alone(command(first, claude, prompt, model.base_url), 60 + 20 * len(calls))
         session.requests = model.seen
     prompt.script = None
     try:

@@ -26,11 +26,9 @@ Run one scenario by hand, as root::
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -42,7 +40,7 @@ from oracle import CLAUDE
 from oracle.hooks import RecordingModel
 from oracle.model import Call, Script, result_text
 from oracle.prompt import PromptTool
-from oracle.runner import FILES, Scenario, claude_input, command
+from oracle.runner import FILES, Scenario, claude_input, command, run_alone
 from oracle.sandbox import HOME, PROJECT, ROOT, USER, SandboxError, enter, lay_out
 
 MARKS = ("ENV-MARK",)
@@ -82,6 +80,12 @@ class SettingsScenario:
     """Command-line flags after the fixed ones (no ``--permission-mode`` unless here)."""
     trust: Trust = "project"
     """``project``: the trust record names the project; ``parent``: the folder holding it."""
+    cwd: str = ""
+    """A folder below the project where Claude Code runs and the project's two settings files
+    are (empty: the project itself)."""
+    git: tuple[str, ...] = ()
+    """Folders (relative to the scratch root: ``""`` is the folder holding the project,
+    ``project`` the project) made git repositories with ``git init``."""
     calls: tuple[CallSpec, ...] = PROBES
     raw_project: str | None = None
     """The project file's text when it is not JSON (``project`` is then ignored)."""
@@ -98,6 +102,10 @@ class SettingsScenario:
         if self.flags:
             record["flags"] = list(self.flags)
         record["trust"] = self.trust
+        if self.cwd:
+            record["cwd"] = self.cwd
+        if self.git:
+            record["git"] = list(self.git)
         record["calls"] = [{"tool": tool, "input": given} for tool, given in self.calls]
         return record
 
@@ -235,6 +243,19 @@ def _scenarios() -> list[SettingsScenario]:
     add("trust-none-local-hooks", local=hook("local"), trust="none", calls=(MAKE,))
     add("trust-parent-project-allow", project=allow("Bash(make)", "Write"), trust="parent")
     add("trust-project-allow", project=allow("Bash(make)", "Write"))
+    # a folder inside a trusted one: is the trust record for the exact folder only?
+    make = (MAKE,)
+    add("trust-parent-subfolder-allow", project=allow("Bash(make)"), cwd="sub", calls=make)
+    add("trust-parent-git-subfolder-allow", project=allow("Bash(make)"), cwd="sub",
+        git=("project",), calls=make)  # fmt: skip
+    add("trust-parent-git-deep-subfolder-allow", project=allow("Bash(make)"), cwd="src/lib",
+        git=("project",), calls=make)  # fmt: skip
+    add("trust-parent-git-folder-allow", project=allow("Bash(make)"), trust="parent", git=("",),
+        calls=make)  # fmt: skip
+    add("trust-parent-git-clone-inside-allow", project=allow("Bash(make)"), trust="parent",
+        git=("", "project"), calls=make)  # fmt: skip
+    add("trust-parent-clone-inside-hooks", project=both(allow("Bash(make)"), hook("project")),
+        trust="parent", git=("project",), calls=make)  # fmt: skip
 
     # flags-: rules on the command line ----------------------------------------------------
     add("flags-allowedTools-joins-project-allow", project=allow("Write"),
@@ -274,17 +295,22 @@ def lay_out_settings(scenario: SettingsScenario) -> None:
         if not ROOT.exists() or not any(ROOT.iterdir()):
             break
         time.sleep(0.1)
-    project: dict[str, object] | None = scenario.project
-    lay_out(dict(FILES), project, scenario.trust == "project")
+    here = PROJECT / scenario.cwd
+    lay_out(dict(FILES), None, scenario.trust == "project")
+    if scenario.project is not None:
+        (here / ".claude").mkdir(parents=True, exist_ok=True)
+        (here / ".claude" / "settings.json").write_text(json.dumps(scenario.project, indent=2))
     if scenario.raw_project is not None:
-        (PROJECT / ".claude").mkdir(exist_ok=True)
-        (PROJECT / ".claude" / "settings.json").write_text(scenario.raw_project)
+        (here / ".claude").mkdir(parents=True, exist_ok=True)
+        (here / ".claude" / "settings.json").write_text(scenario.raw_project)
     if scenario.user is not None:
         (HOME / ".claude").mkdir(exist_ok=True)
         (HOME / ".claude" / "settings.json").write_text(json.dumps(scenario.user, indent=2))
     if scenario.local is not None:
-        (PROJECT / ".claude").mkdir(exist_ok=True)
-        (PROJECT / ".claude" / "settings.local.json").write_text(json.dumps(scenario.local))
+        (here / ".claude").mkdir(parents=True, exist_ok=True)
+        (here / ".claude" / "settings.local.json").write_text(json.dumps(scenario.local))
+    for folder in scenario.git:
+        subprocess.run(["git", "init", "-q", str(ROOT / folder)], check=True)
     if scenario.trust == "parent":
         state = json.loads((HOME / ".claude.json").read_text())
         state["projects"] = {str(ROOT): {"hasTrustDialogAccepted": True, "allowedTools": []}}
@@ -317,26 +343,6 @@ def scenario_sets_model(scenario: SettingsScenario) -> list[str]:
     ]
 
 
-def run_alone(line: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
-    """Run ``line`` in the project in a process group of its own; end what it left running.
-
-    A process Claude Code leaves behind would write into the next scenario's scratch home.
-    """
-    with subprocess.Popen(
-        line, cwd=PROJECT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
-    ) as process:  # fmt: skip
-        try:
-            out, err = process.communicate(timeout=timeout)
-            status = process.returncode
-        except subprocess.TimeoutExpired:
-            out, err, status = "", "timed out", -1
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-    return subprocess.CompletedProcess(line, status, out, err)
-
-
 def run_settings_scenario(
     scenario: SettingsScenario, claude: Path, prompt: PromptTool
 ) -> tuple[dict[str, Any], list[str]]:
@@ -350,7 +356,7 @@ def run_settings_scenario(
     prompt.script = script
     with RecordingModel(script) as server:
         line = settings_command(scenario, claude, prompt, server.base_url)
-        done = run_alone(line, 60 + 20 * len(calls))
+        done = run_alone(line, 60 + 20 * len(calls), cwd=PROJECT / scenario.cwd)
         bodies = server.bodies
     prompt.script = None
     try:

@@ -64,22 +64,31 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return home, project
 
 
-def lay_out(scenario: dict[str, Any], home: Path, project: Path) -> None:
-    """The scenario's files where claw reads them, replacing the last scenario's."""
+def lay_out(scenario: dict[str, Any], home: Path, project: Path) -> Path:
+    """The scenario's files where claw reads them, replacing the last scenario's; the folder
+    claw runs in (the project, or the scenario's ``cwd`` below it)."""
     texts = {layer: json.dumps(scenario[layer]) for layer in LAYER_FILES if layer in scenario}
     if "raw_project" in scenario:
         texts["project"] = scenario["raw_project"]
     trusted = {"project": [str(project)], "parent": [str(project.parent)], "none": []}
     if trusted[scenario["trust"]]:
         texts["trust"] = json.dumps({"trusted": trusted[scenario["trust"]]})
+    here = project / scenario.get("cwd", "")
+    (here / ".claw").mkdir(parents=True, exist_ok=True)
     for name, path in (("user", home / ".claw" / "settings.json"),
-                       ("project", project / ".claw" / "settings.json"),
-                       ("local", project / ".claw" / "settings.local.json"),
+                       ("project", here / ".claw" / "settings.json"),
+                       ("local", here / ".claw" / "settings.local.json"),
                        ("trust", home / ".claw" / TRUST_FILE)):  # fmt: skip
         if name in texts:  # a hook's matcher names claw's tool
             path.write_text(texts[name].replace('"matcher": "Bash"', '"matcher": "bash"'), "utf-8")
         else:
             path.unlink(missing_ok=True)
+    for folder, repository in (("", project.parent), ("project", project)):  # git init's mark
+        if folder in scenario.get("git", []):
+            (repository / ".git").mkdir(exist_ok=True)
+        elif (repository / ".git").exists():
+            (repository / ".git").rmdir()
+    return here
 
 
 def command_line(scenario: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -105,13 +114,13 @@ async def no_answer() -> str:
 async def claw_did(scenario: dict[str, Any], home: Path, project: Path) -> dict[str, Any] | str:
     """What claw does with the scenario, in the recording's shape, or why it does not start."""
     options, missing = command_line(scenario)
-    lay_out(scenario, home, project)
+    here = lay_out(scenario, home, project)
     store = home / ".claw" / TRUST_FILE
     trusted = await decide_trust(
-        project, flag=False, read_line=no_answer, out=io.StringIO(), err=io.StringIO(), store=store
+        here, flag=False, read_line=no_answer, out=io.StringIO(), err=io.StringIO(), store=store
     )
     try:
-        loaded = load_settings(project, home=home, environ={}, options=options,
+        loaded = load_settings(here, home=home, environ={}, options=options,
                                trusted=trusted, check_rule=rule_checker())  # fmt: skip
     except SettingsError:
         return "stops before the first request (exit 1)"
@@ -119,14 +128,14 @@ async def claw_did(scenario: dict[str, Any], home: Path, project: Path) -> dict[
         return f"has no {', '.join(missing)} option"
     settings = loaded.settings
     rules = settings.permissions
-    permissions = Permissions(project, allow=rules.allow, ask=rules.ask, deny=rules.deny,
+    permissions = Permissions(here, allow=rules.allow, ask=rules.ask, deny=rules.deny,
                               mode=Mode(rules.default_mode or "default"), home=home)  # fmt: skip
     calls = []
     for number, call in enumerate(scenario["calls"]):
         tool_call = ToolCall(id=f"c{number}", name=TOOLS[call["tool"]], arguments=call["input"])
         # claw's commands get claw's own environment: no setting adds a variable to it
         calls.append({"decision": str(permissions.decide(tool_call).decision), "marks": []})
-    Hooks.from_settings(settings.hooks, project)  # as the command checks them: no refusal
+    Hooks.from_settings(settings.hooks, here)  # as the command checks them: no refusal
     hooks = json.dumps(settings.hooks.get("PreToolUse", []))
     ran = [layer for layer in ("user", "project", "local", "flag") if f"hook-{layer}" in hooks]
     return {"calls": calls, "model": settings.model, "hooks": ran, "exit": 0}
@@ -142,11 +151,10 @@ DIFFERENCES: dict[str, str] = {
     **dict.fromkeys(
         ["trust-none-project-hooks", "trust-none-local-hooks",
          "trust-none-project-mode-acceptEdits", "trust-none-local-mode-acceptEdits",
-         "trust-none-project-model"],
+         "trust-none-project-model", "trust-parent-clone-inside-hooks"],
         "an untrusted folder's settings add only deny and ask rules",
     ),
     "trust-none-local-alone-allow": "`settings.local.json` alone waits for trust too",
-    "trust-parent-project-allow": "a folder inside a trusted one is trusted too",
     **dict.fromkeys(["env-user", "env-project", "env-project-untrusted"],
                     "no environment variable comes from a settings file"),
     **dict.fromkeys(["bad-project-not-json", "bad-project-allow-not-a-list",
