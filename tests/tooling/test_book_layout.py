@@ -46,7 +46,7 @@ CODE = "".join(
     for language in ("json", "python")
 )
 
-CONTRAST = """
+HELPERS = """
 function lum(c) { const m = c.match(/[\\d.]+/g).map(Number); const f = v => { v /= 255;
   return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
   return 0.2126 * f(m[0]) + 0.7152 * f(m[1]) + 0.0722 * f(m[2]); }
@@ -54,6 +54,10 @@ function bg(el) { for (; el; el = el.parentElement) {
   const b = getComputedStyle(el).backgroundColor; const a = b.match(/[\\d.]+/g);
   if (a.length < 4 || Number(a[3]) > 0) return b; }
   return 'rgb(255, 255, 255)'; }
+"""
+"""What every probe may call: a colour's relative luminance, the background under an element."""
+
+CONTRAST = """
 return {texts: [...document.querySelectorAll('[data-text]')].map(el => {
   const l = [lum(getComputedStyle(el).color), lum(bg(el))].sort();
   return [el.dataset.text, (l[1] + 0.05) / (l[0] + 0.05)]; })};
@@ -68,8 +72,25 @@ READ = """
 """
 
 
-def page(scheme: str, body: str, probe: str) -> str:
-    """A Material page in ``scheme`` holding ``body``; ``probe`` (a function body) reports."""
+DIAGRAM = """
+<pre class="clawbook-diagram">flowchart TD
+  A[tasks] -->|one job each| B[worker]</pre>
+"""
+
+EDGE = """
+const label = document.querySelector('.clawbook-diagram .edgeLabel p') ||
+  document.querySelector('.clawbook-diagram .edgeLabel');
+if (!label) return {texts: []};
+const l = [lum(getComputedStyle(label).color), lum(bg(label))].sort();
+return {texts: [[label.textContent, (l[1] + 0.05) / (l[0] + 0.05)]]};
+"""
+
+
+def page(scheme: str, body: str, probe: str, scripts: tuple[str, ...] = ("tables.js",)) -> str:
+    """A Material page in ``scheme`` holding ``body``; ``probe`` (a function body) reports.
+
+    It reports once the page has loaded and any diagram has been drawn (``svg`` in its frame).
+    """
     sheets = [*STYLESHEETS.glob("main.*.css"), *STYLESHEETS.glob("palette.*.css")]
     links = "".join(f'<link rel="stylesheet" href="{p.as_uri()}">' for p in sheets)
     return (
@@ -79,10 +100,16 @@ def page(scheme: str, body: str, probe: str) -> str:
         f'<body data-md-color-scheme="{scheme}" data-md-color-primary="deep-orange" '
         'data-md-color-accent="amber"><div class="md-content">'
         f'<article class="md-content__inner md-typeset">{body}</article></div>'
-        f'<script src="{(ASSETS / "javascripts" / "tables.js").as_uri()}"></script>'
-        "<script>addEventListener('load', () => setTimeout(() => {"
-        f"const seen = (() => {{{probe}}})(); seen.width = innerWidth;"
-        "parent.postMessage(JSON.stringify(seen), '*');}, 50));</script></body></html>"
+        + "".join(
+            f'<script src="{(ASSETS / "javascripts" / name).as_uri()}"></script>'
+            for name in scripts
+        )
+        + "<script>function report(tries) { const frame = document.querySelector("
+        "'.clawbook-diagram'); if (frame && !frame.querySelector('svg') && tries > 0) {"
+        "setTimeout(() => report(tries - 1), 100); return; }"
+        f"const seen = (() => {{{HELPERS}{probe}}})();"
+        "seen.width = innerWidth; parent.postMessage(JSON.stringify(seen), '*'); }"
+        "addEventListener('load', () => setTimeout(() => report(50), 50));</script></body></html>"
     )
 
 
@@ -138,3 +165,13 @@ def test_book_links_buttons_and_code_read_in_both_schemes(tmp_path, scheme):
     assert set(texts) == {"link", "button", "number", "built-in", "self"}, texts
     low = {name: round(ratio, 2) for name, ratio in texts.items() if ratio < AA}
     assert low == {}, (scheme, low)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed: the page is not opened")
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("scheme", ["default", "slate"], ids=["light", "dark"])
+def test_book_a_diagrams_arrow_labels_read_in_both_schemes(tmp_path, scheme):
+    scripts = ("mermaid.min.js", "diagrams.js")
+    seen = seen_in_chromium(tmp_path, page(scheme, DIAGRAM, EDGE, scripts), 390)
+    assert [text for text, _ in seen["texts"]] == ["one job each"], seen
+    assert seen["texts"][0][1] >= AA, (scheme, seen["texts"])
