@@ -15,8 +15,10 @@ names only:
 
 Sections: ``layer-`` (which layer's rule or value counts, lists joined, deny first), ``mode-``
 (``defaultMode`` from each layer, against the command line's), ``trust-`` (what an untrusted
-project's files still do), ``flags-`` (the command line's rules and ``--settings``), ``env-``
-(``env`` from settings) and ``bad-`` (a file Claude Code cannot use).
+project's files still do, and which folders a trust record covers: a folder below the trusted
+one, with and without git, and a clone inside a trusted folder), ``flags-`` (the command line's
+rules and ``--settings``), ``env-`` (``env`` from settings) and ``bad-`` (a file Claude Code
+cannot use).
 
 Run one scenario by hand, as root::
 
