@@ -117,12 +117,14 @@ class PromptBlocked:
 # --8<-- [end:types]
 
 
-# --8<-- [start:matches]
+# --8<-- [start:exact-matcher]
 EXACT_MATCHER = re.compile(r"[A-Za-z0-9_\- ,|]*")
 """A matcher made only of these characters is a list of exact tool names (Claude Code's rule);
 any other character makes it a regular expression."""
+# --8<-- [end:exact-matcher]
 
 
+# --8<-- [start:matches]
 def matches(matcher: str | None, tool_name: str) -> bool:
     """Whether ``matcher`` picks the claw tool ``tool_name``, as Claude Code's matchers pick.
 

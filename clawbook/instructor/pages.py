@@ -276,44 +276,10 @@ def hidden_given(page: Path, root: Path, regions: Sequence[stubgen.Region]) -> l
     return found
 
 
-NOT_YET_SPLIT = frozenset(
-    {
-        ("book/ch05b-openrouter.md", "ERRORS"),
-        ("book/ch08-system-prompt.md", "TOOL_GUIDANCE"),
-        ("book/ch08-system-prompt.md", "NO_TOOLS"),
-        ("book/ch10-bash-tool.md", "session_members"),
-        ("book/ch10-bash-tool.md", "session_of"),
-        ("book/ch10-bash-tool.md", "session_alive"),
-        ("book/ch10-bash-tool.md", "signal_session"),
-        ("book/ch10-bash-tool.md", "kill_session"),
-        ("book/ch11-search-tools.md", "show_line"),
-        ("book/ch13-permissions.md", "Rule"),
-        ("book/ch13-permissions.md", "SEPARATOR_CHARS"),
-        ("book/ch13-permissions.md", "UNSAFE"),
-        ("book/ch13-permissions.md", "KEYWORDS"),
-        ("book/ch13-permissions.md", "Unsplittable"),
-        ("book/ch14-safety-checks.md", "patch_paths"),
-        ("book/ch14-safety-checks.md", "SEPARATORS"),
-        ("book/ch14-safety-checks.md", "SHELLS"),
-        ("book/ch14-safety-checks.md", "WRAPPERS"),
-        ("book/ch14-safety-checks.md", "EVERYTHING"),
-        ("book/ch14-safety-checks.md", "SAFE_DEVICES"),
-        ("book/ch14-safety-checks.md", "PROTECTED_BRANCHES"),
-        ("book/ch14-safety-checks.md", "FORK_BOMB"),
-        ("book/ch14-safety-checks.md", "is_everything"),
-        ("book/ch14-safety-checks.md", "recursive"),
-        ("book/ch15-hooks.md", "EXACT_MATCHER"),
-    }
-)
-"""Given code of ch05b-ch15 still hidden in a fold (issue 39 split Parts IV-V first): each
-pair is a page and a definition; remove a pair when its section is split. The check fails on
-any pair not listed here."""
-
-
 def findings(root: Path, curriculum: Curriculum) -> list[PageFinding]:
     """Every broken page rule of the book under ``root``.
 
-    Answers shown, accidental headings, given code hidden in a fold (less ``NOT_YET_SPLIT``).
+    Answers shown, accidental headings, given code hidden in a fold.
     """
     book = root / "book"
     regions = stubgen.all_regions(root / "solution")
@@ -324,10 +290,6 @@ def findings(root: Path, curriculum: Curriculum) -> list[PageFinding]:
         if chapter is not None:
             own = [region for region in regions if region.chapter == chapter]
             found.extend(shown_answers(page, root, own))
-            found.extend(
-                finding
-                for finding in hidden_given(page, root, own)
-                if (finding.page, finding.message.split(" ")[2]) not in NOT_YET_SPLIT
-            )
+            found.extend(hidden_given(page, root, own))
         found.extend(accidental_headings(page, root))
     return found
