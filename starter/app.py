@@ -106,7 +106,7 @@ async def print_run(
         output.start(
             {"model": opened.settings.model, "cwd": str(Path.cwd()),
              "tools": list(agent.tools.names),
-             "permission_mode": opened.settings.permissions.default_mode or "default",
+             "permissionMode": opened.settings.permissions.default_mode or "default",
              **({"session_id": output.extra["session_id"]} if opened.recorder else {})}
         )
         finished: RunFinished | None = None

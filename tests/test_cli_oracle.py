@@ -95,10 +95,16 @@ def result_facts(
     return facts
 
 
+INIT_KEYS = {"model", "cwd", "tools", "permissionMode", "permission_mode"}
+"""The keys of stream-json's first line compared (``session_id`` is chapter 22's to check)."""
+
+
 def stream_facts(lines: list[dict[str, Any]]) -> dict[str, Any]:
-    """The facts of stream-json's lines: the first, the last, the results, the kinds between."""
+    """The facts of stream-json's lines: the first (and its keys), the last, the results, the
+    kinds between."""
     return {
         "stream first line": (lines[0]["type"], lines[0].get("subtype")) if lines else None,
+        "stream first line's keys": sorted(INIT_KEYS & set(lines[0]["keys"])) if lines else None,
         "stream last line": lines[-1]["type"] if lines else None,
         "stream result lines": sum(line["type"] == "result" for line in lines),
         "stream lines between": [line["type"] for line in lines[1:-1]],
@@ -190,7 +196,8 @@ def claw_did(
                    for denial in result.get("permission_denials") or []]  # fmt: skip
         facts.update(result_facts(result, values, result.get("usage") or {}, denials))
     if scenario["format"] == "stream-json":
-        kinds = [{"type": line.get("type"), "subtype": line.get("subtype")} for line in lines]
+        kinds = [{"type": line.get("type"), "subtype": line.get("subtype"), "keys": list(line)}
+                 for line in lines]  # fmt: skip
         facts.update(stream_facts(kinds))
     return facts
 
