@@ -564,7 +564,10 @@ addEventListener('load',()=>{const low=[];const w=document.createTreeWalker(docu
  const heads=[...document.querySelectorAll('.scroll th')].slice(0,5);
  const columns=Object.fromEntries(heads.map(h=>[h.textContent,h.getBoundingClientRect().right]));
  const box=document.querySelector('.scroll').getBoundingClientRect().right;
- parent.postMessage(JSON.stringify({width:innerWidth,columns:columns,box:box,
+ const wrap=document.querySelector('.scroll');const note=document.querySelector('.swipe');
+ const swipe={scrolls:wrap.scrollWidth>wrap.clientWidth+1,
+  said:!!note&&getComputedStyle(note).display!=='none'};
+ parent.postMessage(JSON.stringify({width:innerWidth,columns:columns,box:box,swipe:swipe,
   dark:matchMedia('(prefers-color-scheme: dark)').matches,charts:Math.max(0,...charts),
   scroll:document.documentElement.scrollWidth,low:low}),'*');});
 </script>"""
@@ -614,4 +617,6 @@ def test_grade_report_in_chromium_fits_the_screen_and_reads_in_both_schemes(tmp_
         # the window's, cuts them off): the chapters may scroll.
         assert list(seen["columns"]) == ["submission", "status", "passed", "todo", "failing"]
         assert max(seen["columns"].values()) <= seen["box"] <= width, (name, seen)
+        # A table that scrolls says so above it; one that fits says nothing.
+        assert seen["swipe"]["said"] == seen["swipe"]["scrolls"], (name, width, seen["swipe"])
         assert seen["low"] == [], (name, seen["low"])
