@@ -243,9 +243,7 @@ def render(course: Course, grades: Sequence[Grade], complete: bool = True) -> st
     # first must be on a phone's screen.
     # A phone always cuts the table (its "where they are" column alone is half the screen).
     narrow = "" if len(chapters) > WIDE_TABLE else " narrow"
-    out.append(
-        f'<p class="swipe{narrow}">↔ The table scrolls sideways.</p>'
-    )
+    out.append(f'<p class="swipe{narrow}">↔ The table scrolls sideways.</p>')
     out.append('<div class="scroll"><table><thead><tr><th class="who">submission</th>')
     out.append(
         '<th class="status">status</th><th>passed</th><th>todo</th><th>failing</th>'
