@@ -3,7 +3,9 @@
 A scenario is one run of ``claude -p`` in ``--output-format json`` or ``stream-json``: a scripted
 model that answers, asks for a Bash call (allowed by a rule, or not: an ask is a denial in
 print mode), is cut off by ``--max-turns``, or answers every request with an HTTP error; or a
-UserPromptSubmit hook that blocks the prompt. Its outcome is shapes and flags, never words:
+UserPromptSubmit hook that blocks the prompt; or a PreToolUse or PostToolUse hook that answers
+``{"continue": false, "stopReason": ...}`` (stopping the run). Its outcome is shapes and flags,
+never words:
 
 - ``exit``: the exit status;
 - ``result``: the result object's keys with the type of each (nested objects by their keys),
@@ -13,7 +15,8 @@ UserPromptSubmit hook that blocks the prompt. Its outcome is shapes and flags, n
 - ``stream``: per stream-json line, in order, its ``type``, ``subtype`` and key names (and, for
   a message, the types of its content blocks);
 - ``requests``: how many main-loop requests the scripted model received; ``ran``: whether
-  the Bash call ran; which of the blocking hook's marks reached stderr or the result;
+  the Bash call ran; which of the hooks' marks (the blocking hook's stderr, the stopping
+  hook's ``stopReason``) reached stderr or the result;
 - ``transcript``: the folder Claude Code made under ``~/.claude/projects``, and each kind of
   line of the session's ``.jsonl`` file (its ``type`` and key names), once, sorted.
 
@@ -53,6 +56,9 @@ UUID = re.compile(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}")
 VALUES = ("type", "subtype", "is_error", "num_turns", "stop_reason", "terminal_reason")
 """The result object's values that are not prose, recorded as they are."""
 TOUCH = {"command": "touch ran.txt", "timeout": BASH_TIMEOUT}
+MARKS = ("STDERR-MARK", "STOP-MARK")
+"""Words the hooks write (never Claude Code's): where each ends up is recorded."""
+STOP_MARK = "STOP-MARK"
 
 
 @dataclass(frozen=True)
@@ -69,13 +75,15 @@ class PrintScenario:
     """An HTTP status every main-loop request gets (with an error body), instead of a reply."""
     block_prompt: bool = False
     """A UserPromptSubmit hook exits 2 (blocking the prompt)."""
+    stop_hook: str = ""
+    """An event (PreToolUse, PostToolUse) whose hook answers ``"continue": false``."""
     cwd: str = ""
     """Where to run, below the project ("": the project itself); made before the run."""
 
     def as_record(self) -> dict[str, Any]:
         """The scenario as the data file stores it."""
         record: dict[str, Any] = {"format": self.output_format, "calls": list(self.calls)}
-        for key in ("allow", "max_turns", "status", "block_prompt", "cwd"):
+        for key in ("allow", "max_turns", "status", "block_prompt", "stop_hook", "cwd"):
             if getattr(self, key):
                 value = getattr(self, key)
                 record[key] = list(value) if isinstance(value, tuple) else value
@@ -98,6 +106,16 @@ def _scenarios() -> list[PrintScenario]:
             PrintScenario(f"print-{suffix}-server-500", output_format=form, status=500),
             PrintScenario(f"print-{suffix}-overloaded", output_format=form, status=529),
             PrintScenario(f"print-{suffix}-prompt-blocked", output_format=form, block_prompt=True),
+        ]
+        found += [
+            PrintScenario(
+                f"print-{suffix}-{event[:-7].lower()}-tool-stopped",
+                (TOUCH,),
+                ("Bash(touch *)",),
+                form,
+                stop_hook=event,
+            )
+            for event in ("PreToolUse", "PostToolUse")
         ]
     found += [
         PrintScenario("print-text-answer", output_format="text"),
@@ -163,6 +181,10 @@ def settings_of(scenario: PrintScenario) -> dict[str, object]:
     if scenario.block_prompt:
         hook = {"type": "command", "command": "echo STDERR-MARK >&2; exit 2"}
         settings["hooks"] = {"UserPromptSubmit": [{"hooks": [hook]}]}
+    if scenario.stop_hook:
+        answer = json.dumps({"continue": False, "stopReason": STOP_MARK})
+        hook = {"type": "command", "command": f"echo '{answer}'"}
+        settings["hooks"] = {scenario.stop_hook: [{"matcher": "Bash", "hooks": [hook]}]}
     return settings
 
 
@@ -273,17 +295,15 @@ def run_print_scenario(scenario: PrintScenario, claude: Path) -> Run:
         "stdout_lines": len(lines),
         "result": result_record(results[-1], path) if results else None,
         "requests": requests,
-        "stderr_marks": ["STDERR-MARK"] if "STDERR-MARK" in done.stderr else [],
-        "result_marks": ["STDERR-MARK"]
-        if results and "STDERR-MARK" in json.dumps(results[-1])
-        else [],
+        "stderr_marks": [mark for mark in MARKS if mark in done.stderr],
+        "result_marks": [mark for mark in MARKS if results and mark in json.dumps(results[-1])],
         "ran": (cwd / "ran.txt").exists(),
         "transcript": transcript,
     }
     if scenario.output_format == "stream-json":
         outcome["stream"] = [line_record(line) for line in lines]
     if scenario.output_format == "text":
-        outcome["stdout_marks"] = ["STDERR-MARK"] if "STDERR-MARK" in done.stdout else []
+        outcome["stdout_marks"] = [mark for mark in MARKS if mark in done.stdout]
     return Run(outcome, done.stdout, done.stderr)
 
 

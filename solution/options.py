@@ -19,7 +19,7 @@ OUTPUT_FORMATS = ("text", "json", "stream-json")
 """What ``--output-format`` takes: the answer alone, one JSON result, or a JSON line per event."""
 
 EXIT_DONE = 0
-"""The run ended ``done``: the model answered."""
+"""The run ended ``done`` (the model answered) or ``hook_stopped`` (a hook ended it on purpose)."""
 EXIT_FAILED = 1
 """The run ended for another reason: a limit (steps, stuck, denials), an error, a blocked prompt."""
 EXIT_USAGE = 2
@@ -29,7 +29,7 @@ EXIT_INTERRUPTED = 130
 
 EXIT_CODES = f"""\
 exit status:
-  {EXIT_DONE}    the run ended done (the model answered)
+  {EXIT_DONE}    the run ended done (the model answered) or a hook stopped it ("continue": false)
   {EXIT_FAILED}    the run ended by a limit or an error (max steps, stuck, denials, a server error)
   {EXIT_USAGE}    usage error: a wrong option or value; nothing ran
   {EXIT_INTERRUPTED}  interrupted by Ctrl-C; SIGTERM and SIGHUP give 143 and 129 (128 + signal)

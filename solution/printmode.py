@@ -24,13 +24,18 @@ from .agent import Finish
 from .display import arguments_text, one_line
 from .events import AssistantText, Event, RunFinished, StepUsage, ToolCalled, ToolResult
 from .permissions import Approval
+from .signals import ENDED_WELL
 from .streaming import TextDelta
 from .types import TokenUsage, ToolCall
 
 STDIN_PROMPT = "-"
 """The prompt that means: read the prompt from standard input."""
 
-SUBTYPES = {Finish.DONE: "success", Finish.MAX_TURNS: "error_max_turns"}
+SUBTYPES = {
+    Finish.DONE: "success",
+    Finish.HOOK_STOPPED: "success",
+    Finish.MAX_TURNS: "error_max_turns",
+}
 """Claude Code's ``subtype`` of the result object for a finish reason; others are
 ``error_during_execution``."""
 
@@ -153,12 +158,12 @@ def result_object(
     adds fields (a session id, say).
     """
     # region ch19: Claude Code's result fields from the RunFinished, plus finish_reason
-    # more: subtype from SUBTYPES.get(reason, "error_during_execution"); is_error: reason != DONE
+    # more: subtype: SUBTYPES.get(reason, "error_during_execution"); is_error: not in ENDED_WELL
     cost = total_cost(finished)
     return {
         "type": "result",
         "subtype": SUBTYPES.get(finished.reason, "error_during_execution"),
-        "is_error": finished.reason != Finish.DONE,
+        "is_error": finished.reason not in ENDED_WELL,
         "finish_reason": str(finished.reason),
         "result": finished.text,
         "num_turns": finished.steps,

@@ -21,18 +21,25 @@ from .options import EXIT_DONE, EXIT_FAILED
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """The signals that cancel a run: Ctrl-C, ``kill``, and the terminal going away."""
 
+# --8<-- [start:ended-well]
+ENDED_WELL = (Finish.DONE, Finish.HOOK_STOPPED)
+"""The finishes that are no failure: the model answered, or a hook ended the run on purpose
+(``"continue": false``, chapter 15), as Claude Code 2.1.332 treats them."""
+# --8<-- [end:ended-well]
+
 
 # --8<-- [start:exit-status]
 def exit_status(finished: RunFinished | None, signalled: int | None = None) -> int:
-    """Claw's exit status: 128 + the signal that stopped it, else 0 for ``done``, else 1.
+    """Claw's exit status: 128 + the signal that stopped it, else 0 if it ended well, else 1.
 
+    ``done`` and ``hook_stopped`` (a hook ended the run on purpose, chapter 15) ended well.
     ``finished`` is ``None`` when no run finished (a hook blocked the prompt): 1.
     """
-    # region ch19: a signal wins (128 + its number); then done is 0; anything else is 1
-    # more: EXIT_DONE if finished is not None and finished.reason == Finish.DONE else EXIT_FAILED
+    # region ch19: a signal wins (128 + its number); then done or hook_stopped is 0; else 1
+    # more: EXIT_DONE if finished is not None and finished.reason in ENDED_WELL else EXIT_FAILED
     if signalled is not None:
         return 128 + signalled
-    return EXIT_DONE if finished is not None and finished.reason == Finish.DONE else EXIT_FAILED
+    return EXIT_DONE if finished is not None and finished.reason in ENDED_WELL else EXIT_FAILED
     # endregion
 # --8<-- [end:exit-status]
 

@@ -24,6 +24,7 @@ from .agent import Finish
 from .display import arguments_text, one_line
 from .events import AssistantText, Event, RunFinished, StepUsage, ToolCalled, ToolResult
 from .permissions import Approval
+from .signals import ENDED_WELL
 from .streaming import TextDelta
 from .todo import Todo
 from .types import TokenUsage, ToolCall
@@ -31,7 +32,11 @@ from .types import TokenUsage, ToolCall
 STDIN_PROMPT = "-"
 """The prompt that means: read the prompt from standard input."""
 
-SUBTYPES = {Finish.DONE: "success", Finish.MAX_TURNS: "error_max_turns"}
+SUBTYPES = {
+    Finish.DONE: "success",
+    Finish.HOOK_STOPPED: "success",
+    Finish.MAX_TURNS: "error_max_turns",
+}
 """Claude Code's ``subtype`` of the result object for a finish reason; others are
 ``error_during_execution``."""
 

@@ -22,13 +22,18 @@ from .todo import Todo
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """The signals that cancel a run: Ctrl-C, ``kill``, and the terminal going away."""
 
+ENDED_WELL = (Finish.DONE, Finish.HOOK_STOPPED)
+"""The finishes that are no failure: the model answered, or a hook ended the run on purpose
+(``"continue": false``, chapter 15), as Claude Code 2.1.332 treats them."""
+
 
 def exit_status(finished: RunFinished | None, signalled: int | None = None) -> int:
-    """Claw's exit status: 128 + the signal that stopped it, else 0 for ``done``, else 1.
+    """Claw's exit status: 128 + the signal that stopped it, else 0 if it ended well, else 1.
 
+    ``done`` and ``hook_stopped`` (a hook ended the run on purpose, chapter 15) ended well.
     ``finished`` is ``None`` when no run finished (a hook blocked the prompt): 1.
     """
-    raise Todo("ch19", "a signal wins (128 + its number); then done is 0; anything else is 1")
+    raise Todo("ch19", "a signal wins (128 + its number); then done or hook_stopped is 0; else 1")
 
 
 class Stopper:

@@ -162,6 +162,10 @@ def claw_did(
     if scenario.get("block_prompt"):
         hook = {"type": "command", "command": "echo STDERR-MARK >&2; exit 2", "timeout": 10}
         settings["hooks"] = {"UserPromptSubmit": [{"hooks": [hook]}]}
+    if scenario.get("stop_hook"):  # a tool hook that stops the run, as the recorder's answers
+        answer = json.dumps({"continue": False, "stopReason": "STOP-MARK"})
+        hook = {"type": "command", "command": f"echo '{answer}'", "timeout": 10}
+        settings["hooks"] = {scenario["stop_hook"]: [{"matcher": "bash", "hooks": [hook]}]}
     if settings:
         (project / ".claw").mkdir()
         (project / ".claw" / "settings.json").write_text(json.dumps(settings))
