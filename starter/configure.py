@@ -60,6 +60,8 @@ def command_line_options(arguments: argparse.Namespace) -> dict[str, Any]:
         "summary": arguments.summary,
         "web": arguments.web,
         "permissions.defaultMode": arguments.permission_mode,
+        "permissions.allow": arguments.allowed_tools,
+        "permissions.deny": arguments.disallowed_tools,
     }
 
 
@@ -89,6 +91,7 @@ def configure(
             trusted=trusted,
             warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
             check_rule=check_rule,
+            settings_flag=arguments.settings,
         )
     except NotImplementedError:  # chapter 17's Todo: chapter 16's claw, options only
         given = {key: value for key, value in options.items() if value is not None}

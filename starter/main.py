@@ -46,6 +46,7 @@ from .options import (
     OneLineParser,
     add_app_arguments,
     add_session_arguments,
+    add_settings_arguments,
     check_session_arguments,
     http_url,
     model_id,
@@ -154,6 +155,7 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     add_app_arguments(parser)  # chapter 19: -p, --output-format
     add_session_arguments(parser)  # chapter 22: --continue, --resume, --fork-session
+    add_settings_arguments(parser)  # chapter 17: --allowed-tools, --disallowed-tools, --settings
     arguments = parser.parse_args(argv)
     check_session_arguments(parser, arguments)
     return arguments

@@ -76,6 +76,64 @@ def model_id(text: str) -> str:
     return text
 
 
+def rule_list(text: str) -> list[str]:
+    """``text`` as permission rules, for ``--allowed-tools`` and ``--disallowed-tools``.
+
+    Rules are separated by commas or spaces, as Claude Code takes them; a comma or space inside
+    a rule's parentheses belongs to the rule (``Bash(git log *)``). The rules themselves are
+    checked with the settings (chapter 13's parser), which names the one that is wrong.
+    """
+    rules: list[str] = []
+    rule, depth = "", 0
+    for character in text:
+        if character in ", \t\n" and depth == 0:
+            rules.append(rule)
+            rule = ""
+            continue
+        if character == "(":
+            depth += 1
+        elif character == ")" and depth:
+            depth -= 1
+        rule += character
+    rules.append(rule)
+    found = [item for item in rules if item]
+    if not found:
+        raise argparse.ArgumentTypeError(
+            f"expected rules such as 'Bash(make *),Read', not {text!r}"
+        )
+    return found
+
+
+def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
+    """Chapter 17's command-line layer: rules, and a settings file, spelled as Claude Code.
+
+    Each rule option may be given more than once; the camelCase spellings are Claude Code's.
+    """
+    parser.add_argument(
+        "--allowed-tools",
+        "--allowedTools",
+        dest="allowed_tools",
+        type=rule_list,
+        action="extend",
+        metavar="RULES",
+        help="allow rules for this run, comma- or space-separated: 'Bash(make *),Read'",
+    )
+    parser.add_argument(
+        "--disallowed-tools",
+        "--disallowedTools",
+        dest="disallowed_tools",
+        type=rule_list,
+        action="extend",
+        metavar="RULES",
+        help="deny rules for this run, comma- or space-separated",
+    )
+    parser.add_argument(
+        "--settings",
+        metavar="FILE_OR_JSON",
+        help="one more settings layer, above the files: a settings file, or its JSON text",
+    )
+
+
 def add_app_arguments(parser: argparse.ArgumentParser) -> None:
     """Add print mode (``-p``) and ``--output-format`` to ``claw``'s parser."""
     parser.add_argument(

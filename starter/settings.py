@@ -4,8 +4,10 @@ From lowest to highest, the layers are: the defaults written in ``Settings``; th
 ``settings.json`` in claw's own folder (``~/.claw``, or ``$CLAW_CONFIG_DIR``); the project's
 ``.claw/settings.json`` (committed, shared with the team); the project's
 ``.claw/settings.local.json`` (personal, ignored by git); ``CLAW_*`` environment variables; and
-the command line. A value set in a higher layer replaces the one below it; a list (permission
-rules, hooks) is merged across layers instead, so a ``deny`` rule from any layer still applies.
+the command line (the file or JSON text ``--settings`` gives, then the options over it, among
+them ``--allowed-tools`` and ``--disallowed-tools``). A value set in a higher layer replaces the
+one below it; a list (permission rules, hooks) is merged across layers instead, so a ``deny``
+rule from any layer still applies.
 The rule that shapes this module: every file is checked by the same model before anything runs,
 and a mistake is reported with the file, the key and what was expected, never silently ignored
 and never half-applied.
@@ -19,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -207,6 +209,24 @@ def read_layer(name: str, path: Path, shown: str) -> Layer | None:
     return Layer(name, shown, data)
 
 
+def flag_layer(value: str) -> Layer:
+    """``--settings``'s value as a layer: JSON text if it starts with ``{``, else a file's path.
+
+    Raises ``SettingsError`` for text that is not JSON and for a file that is missing or wrong.
+    """
+    if value.lstrip().startswith("{"):
+        try:
+            data = json.loads(value)
+        except json.JSONDecodeError as error:
+            raise SettingsError(f"--settings: not valid JSON: {error}") from error
+        return Layer("command line", "--settings", cast("dict[str, Any]", data))  # it began "{"
+    shown = f"--settings {value}"
+    layer = read_layer("command line", Path(value).expanduser(), shown)
+    if layer is None:
+        raise SettingsError(f"{shown}: no such file")
+    return layer
+
+
 def check_rules(layer: Layer, check_rule: Callable[[str, str], None]) -> None:
     """Check each permission rule of the (already validated) ``layer`` with ``check_rule``.
 
@@ -335,6 +355,7 @@ def load_settings(
     trusted: bool = True,
     warn: Callable[[str], None] | None = None,
     check_rule: Callable[[str, str], None] | None = None,
+    settings_flag: str | None = None,
 ) -> LoadedSettings:
     """The settings in force for the project at ``root``: every layer checked, then merged.
 
@@ -347,7 +368,9 @@ def load_settings(
     ``SettingsError`` at the first layer that is wrong; ``warn`` (and the result's ``warnings``)
     gets each unknown key. ``check_rule(list_name, rule)``, if given, checks each
     permission rule of each file, withheld ones too, and raises ``ValueError`` for a bad one
-    (chapter 13's parser, passed in by the ``claw`` command).
+    (chapter 13's parser, passed in by the ``claw`` command), and the command line's rules.
+    ``settings_flag`` is ``--settings``'s value (``flag_layer``): part of the command line,
+    under its options, trusted as they are.
     """
     user = claw_home(home) / USER_SETTINGS
     environ = environ if environ is not None else os.environ
@@ -377,8 +400,14 @@ def load_settings(
     if environment is not None:
         layers.append(environment)
     given = {key: value for key, value in (options or {}).items() if value is not None}
+    command = [flag_layer(settings_flag)] if settings_flag is not None else []
     if given:
-        layers.append(Layer("command line", "command line", nest(given)))
+        command.append(Layer("command line", "command line", nest(given)))
+    for layer in command:
+        check_layer(layer)
+        if check_rule is not None:
+            check_rules(layer, check_rule)
+        layers.append(layer)
     warnings: list[str] = refused
     merged: dict[str, Any] = {}
     for layer in layers:

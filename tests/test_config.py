@@ -401,3 +401,67 @@ def test_config_a_bad_rule_is_reported_even_where_it_would_be_withheld(home: Pat
             )
         assert str(caught.value).startswith(".claw/settings.json: permissions.allow[0]: ")
         assert "Bash(" in str(caught.value)
+
+
+def test_config_allowed_and_disallowed_tools_are_rules_of_the_command_line(
+    server: LoopbackServer,
+    home: Path,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+):
+    settings_loader_written(project, home)
+    # kebab case; rules split at commas and spaces, but not inside a rule's parentheses
+    touch = calls("bash", {"command": "touch made.txt"})
+    server.add(touch, says("Done."))
+    allowed = ("--allowed-tools", "Read, Bash(touch made.txt)")
+    assert run_claw(server, project, monkeypatch, "make it", *allowed) == 0
+    assert (project / "made.txt").exists(), tool_results(server)
+    # Claude Code's spelling; the command line's deny beats the trusted project's allow
+    (project / "made.txt").unlink()
+    write(project / ".claw" / "settings.json", {"permissions": {"allow": ["Bash(touch *)"]}})
+    server.add(touch, says("Done."))
+    denied = ("--trust-project", "--disallowedTools", "Bash(touch *)")
+    assert run_claw(server, project, monkeypatch, "make it", *denied) == 0
+    assert not (project / "made.txt").exists()
+    last = [m["content"] for m in server.requests[-1].json["messages"] if m["role"] == "tool"]
+    assert "denied" in last[-1]
+    # a rule claw cannot read stops it before the first request, naming the rule
+    sent = len(server.requests)
+    capsys.readouterr()
+    assert run_claw(server, project, monkeypatch, "make it", "--allowed-tools", "Read Bash(") == 1
+    assert "claw: command line: permissions.allow[1]: " in capsys.readouterr().err
+    assert len(server.requests) == sent
+
+
+def test_config_settings_flag_is_a_layer_from_json_text_or_a_file(
+    server: LoopbackServer,
+    home: Path,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+):
+    settings_loader_written(project, home)
+    touch = calls("bash", {"command": "touch made.txt"})
+    server.add(touch, says("Done."))
+    text = json.dumps({"permissions": {"allow": ["Bash(touch *)"]}})
+    assert run_claw(server, project, monkeypatch, "make it", "--settings", text) == 0
+    assert (project / "made.txt").exists(), tool_results(server)
+    # a file (the user's, outside the project, needs no trust): its deny beats the project's allow
+    (project / "made.txt").unlink()
+    write(project / ".claw" / "settings.json", {"permissions": {"allow": ["Bash(touch *)"]}})
+    strict = write(home / "strict.json", {"permissions": {"deny": ["Bash(touch *)"]}})
+    server.add(touch, says("Done."))
+    flags = ("--trust-project", "--settings", str(strict))
+    assert run_claw(server, project, monkeypatch, "make it", *flags) == 0
+    assert not (project / "made.txt").exists()
+    # text that is not JSON, a file that is not there: one line, no request, status 1
+    sent = len(server.requests)
+    for value, said in (("{not json", "claw: --settings: not valid JSON: "),
+                        ("gone.json", "claw: --settings gone.json: no such file\n")):  # fmt: skip
+        capsys.readouterr()
+        assert run_claw(server, project, monkeypatch, "make it", "--settings", value) == 1
+        error = capsys.readouterr().err
+        assert said in error, error
+        assert "Traceback" not in error
+    assert len(server.requests) == sent

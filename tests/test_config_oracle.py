@@ -17,6 +17,7 @@ checks that); a listed difference that stops being one fails too.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import io
 import json
@@ -26,8 +27,9 @@ from typing import Any
 import pytest
 from claude_code_recording import recording as recorded
 
-from claw.configure import rule_checker
+from claw.configure import command_line_options, rule_checker
 from claw.hooks import Hooks
+from claw.main import parse_arguments
 from claw.permissions import Mode, Permissions
 from claw.settings import SettingsError, load_settings
 from claw.trust import TRUST_FILE, decide_trust
@@ -44,8 +46,6 @@ LAYER_FILES = {"user": "home/.claw/settings.json", "project": "project/.claw/set
                "local": "project/.claw/settings.local.json"}  # fmt: skip
 """Where claw reads what Claude Code reads from ``~/.claude/settings.json``,
 ``.claude/settings.json`` and ``.claude/settings.local.json``."""
-OPTIONS = {"--permission-mode": "permissions.defaultMode", "--model": "model"}
-"""Claude Code's flags that claw's command line has too, as the settings keys they set."""
 
 
 def recording() -> dict[str, dict[str, Any]]:
@@ -91,19 +91,11 @@ def lay_out(scenario: dict[str, Any], home: Path, project: Path) -> Path:
     return here
 
 
-def command_line(scenario: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """The scenario's flags as claw's command-line options, and the flags claw does not have."""
+def command_line(scenario: dict[str, Any]) -> argparse.Namespace:
+    """The scenario's flags (Claude Code's spellings) read by claw's own command-line parser."""
     flags = list(scenario.get("flags", []))
-    options: dict[str, Any] = {}
-    missing = []
-    for flag, value in zip(flags[::2], flags[1::2], strict=True):
-        if flag in OPTIONS:
-            options[OPTIONS[flag]] = value
-        else:
-            missing.append(flag)
-    if not any("model" in scenario.get(layer, {}) for layer in LAYER_FILES):
-        options.setdefault("model", RECORDER_MODEL)
-    return options, missing
+    named = "--model" in flags or any("model" in scenario.get(layer, {}) for layer in LAYER_FILES)
+    return parse_arguments([*flags, *([] if named else ["--model", RECORDER_MODEL])])
 
 
 async def no_answer() -> str:
@@ -113,19 +105,19 @@ async def no_answer() -> str:
 
 async def claw_did(scenario: dict[str, Any], home: Path, project: Path) -> dict[str, Any] | str:
     """What claw does with the scenario, in the recording's shape, or why it does not start."""
-    options, missing = command_line(scenario)
+    arguments = command_line(scenario)
     here = lay_out(scenario, home, project)
     store = home / ".claw" / TRUST_FILE
     trusted = await decide_trust(
         here, flag=False, read_line=no_answer, out=io.StringIO(), err=io.StringIO(), store=store
     )
     try:
-        loaded = load_settings(here, home=home, environ={}, options=options,
-                               trusted=trusted, check_rule=rule_checker())  # fmt: skip
+        loaded = load_settings(here, home=home, environ={},
+                               options=command_line_options(arguments), trusted=trusted,
+                               check_rule=rule_checker(),
+                               settings_flag=arguments.settings)  # fmt: skip
     except SettingsError:
         return "stops before the first request (exit 1)"
-    if missing:
-        return f"has no {', '.join(missing)} option"
     settings = loaded.settings
     rules = settings.permissions
     permissions = Permissions(here, allow=rules.allow, ask=rules.ask, deny=rules.deny,
@@ -142,12 +134,6 @@ async def claw_did(scenario: dict[str, Any], home: Path, project: Path) -> dict[
 
 
 DIFFERENCES: dict[str, str] = {
-    **dict.fromkeys(
-        ["flags-allowedTools-joins-project-allow", "flags-allowedTools-under-user-deny",
-         "flags-disallowedTools-beats-local-allow", "flags-settings-allow",
-         "flags-settings-deny-beats-project-allow", "mode-settings-flag-bypass"],
-        "claw's command line sets no rules and reads no settings file",
-    ),
     **dict.fromkeys(
         ["trust-none-project-hooks", "trust-none-local-hooks",
          "trust-none-project-mode-acceptEdits", "trust-none-local-mode-acceptEdits",
