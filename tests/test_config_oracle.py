@@ -162,7 +162,10 @@ def test_config_oracle_claw_settles_settings_as_claude_code(
     the hooks and starts (or stops) as Claude Code did, or it is a listed difference that
     still holds; a failure names each scenario that does not."""
     home, project = folders
-    load_settings(project, home=home, environ={})  # chapter 17's loader, before the rest
+    # Chapter 17's loader first, so the untouched starter meets its stub; on empty folders,
+    # never on what the module's last scenario left (an unusable mode, in "bad").
+    nowhere = project / "nowhere"
+    load_settings(nowhere, home=nowhere, environ={})
     scenarios = recording()
     assert len(scenarios) >= 40
     assert {name.split("-")[0] for name in scenarios} == set(SECTIONS), "a section nobody checks"

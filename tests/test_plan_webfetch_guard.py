@@ -8,6 +8,7 @@ table (``localhost`` and ``evil.example`` are both 127.0.0.1, where the loopback
 import asyncio
 import io
 import json
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -210,3 +211,30 @@ async def test_plan_guard_ctrl_c_at_the_approval_question_ends_its_line(tmp_path
     shown = out.getvalue()
     assert "needs approval" in shown and "allow?" in shown.splitlines()[-1]
     assert shown.endswith("\n")  # the next output starts on a line of its own
+
+
+async def test_plan_guard_asks_when_a_hook_says_ask_though_an_allow_rule_matches(
+    tmp_path: Path,
+) -> None:
+    # Chapter 15's hooks in the whole chain (it runs chapter 16's plan check first): Claude
+    # Code 2.1.332 asks about a call a PreToolUse hook answers "ask" for, even where an allow
+    # rule matches; guard hands its hooks the permissions to ask through.
+    ask = json.dumps({"hookSpecificOutput": {"permissionDecision": "ask"}})
+    command = f"cat >/dev/null; echo {shlex.quote(ask)}"
+    hooks = {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}]
+    }
+    asked: list[str] = []
+
+    async def approve(call: ToolCall, reason: str) -> Approval:
+        asked.append(reason)
+        return Approval.DENY
+
+    agent = Agent(MockStreamProvider([]), default_tools(tmp_path))
+    settings = Settings(hooks=hooks, permissions={"allow": ["Bash(touch *)"]})
+    guarded = guard(agent, tmp_path, approve=approve, settings=settings)
+    touch = ToolCall(id="t1", name="bash", arguments={"command": "touch made.txt"})
+    output = await guarded.controls(touch)
+    assert output.is_error and "the user refused it" in output.content
+    assert asked == ["a PreToolUse hook asks for approval"]
+    assert not (tmp_path / "made.txt").exists()
