@@ -296,12 +296,18 @@ class BackgroundBashTool(ArgumentsTool[BackgroundBashArguments]):
         )
 
     async def call(self, args: BackgroundBashArguments) -> ToolOutput:
-        """In the foreground, chapter 10's call; in the background, start a job and say so.
+        """In the foreground, chapter 10's call; in the background, ``background``."""
+        if not args.run_in_background:
+            return await self.bash.call(BashArguments(command=args.command, timeout=args.timeout))
+        return await self.background(args.command)
 
-        The answer reads ``started job-1 in the background: CMD. ...`` (see ``started_text``); a
-        command that cannot start is an error result, as in chapter 10.
+    async def background(self, command: str) -> ToolOutput:
+        """Start ``command`` as a job of ``jobs`` and say so (``started_text``).
+
+        A command that cannot start is an error result, as in chapter 10:
+        ``could not run bash in WORKSPACE: ...``.
         """
-        raise Todo("ch26", "not in the background: bash.call with BashArguments; else jobs.start")
+        raise Todo("ch26", "await jobs.start with this tool's BashTool; OSError is an error result")
 
 
 def started_text(job: Job) -> str:
