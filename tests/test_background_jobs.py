@@ -96,7 +96,11 @@ async def test_background_unread_output_keeps_the_newest_bytes_and_counts_the_dr
     assert unread.take() == ""  # taken once, forgotten
     unread.feed(b"xyz")
     assert unread.take() == "xyz"  # no note: nothing was dropped since the last take
-    assert unread.total == 19
+    unread.feed(b"0123456789!")  # one byte too many
+    assert unread.take() == (
+        "[1 bytes of output dropped: only the newest 10 unread bytes are kept]\n123456789!"
+    )
+    assert unread.total == 30
 
 
 async def test_background_a_character_split_between_two_reads_is_decoded_whole() -> None:
@@ -206,6 +210,38 @@ async def test_background_a_job_printing_a_gigabyte_stays_under_the_cap(tmp_path
     assert dropped >= 16_000_000 - 20_000
     assert text.endswith("\nstate: killed")
     assert len(text.encode()) < 20_000 + 200
+
+
+async def test_background_what_a_finished_job_left_running_is_stopped(
+    tmp_path: Path, marker: str
+) -> None:
+    tools, jobs = tools_in(tmp_path)
+    await run(
+        tools,
+        "bash",
+        command=f"(exec -a {marker} sleep 300) & echo started",
+        run_in_background=True,
+    )
+    job = jobs.jobs["job-1"]
+    await asyncio.wait_for(job.done.wait(), CEILING)  # bash exited; its sleep was stopped
+    assert_none_marked(marker)
+    assert (await run(tools, "bash_output", job_id="job-1")).content == "started\nstate: exited 0"
+
+
+async def test_background_an_escapee_holding_the_output_does_not_keep_the_job_running(
+    tmp_path: Path, marker: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("claw.jobs.DRAIN_SECONDS", 0.05)  # the escapee never closes the pipe
+    tools, jobs = tools_in(tmp_path)
+    escape = f"setsid bash -c 'touch ready; exec -a {marker} sleep 300' &"
+    command = f"{escape} until [ -e ready ]; do sleep 0.01; done; echo started"
+    await run(tools, "bash", command=command, run_in_background=True)
+    job = jobs.jobs["job-1"]
+    await asyncio.wait_for(job.done.wait(), CEILING)
+    assert job.state() == "exited 0"
+    assert job.output.take() == "started\n"
+    await until(lambda: sleeping(marker) == 1, "the escapee")  # it left the session: it lives
+    # on (the fixture ends it), holding the pipe, and the job ended all the same
 
 
 # ------------------------------------------------------------------ killing
