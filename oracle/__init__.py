@@ -9,10 +9,16 @@ and ``-hooks.json``).
 
 - ``oracle.model``: the scripted Anthropic-compatible Messages server.
 - ``oracle.prompt``: the permission-prompt MCP tool that tells "ask" from "deny".
-- ``oracle.sandbox``: the namespace, the unprivileged user, the scratch folders.
-- ``oracle.runner``: runs one session of scenarios through Claude Code and reads the outcomes.
+- ``oracle.sandbox``: the namespaces, the unprivileged user, the scratch folders (a private tmpfs
+  at a fixed path, so two recorders can run at once).
+- ``oracle.runner``: runs one session of scenarios through Claude Code and reads the outcomes;
+  its ``run_alone`` is how every table runs Claude Code (and ends what it leaves running).
 - ``oracle.permissions``: the permission scenario table (chapter 13).
 - ``oracle.hooks``: the hook scenario table (chapter 15), and how one runs.
+- ``oracle.settings``: the settings and trust scenario table (chapters 17 and 16), and how
+  one runs.
+- ``oracle.printmode``: print mode's result and stream-json shapes (chapter 19), and the
+  transcript lines they leave; ``oracle.sessions``: the session folders' names (chapter 22).
 - ``oracle.record``: records them all and reports what changed.
 """
 

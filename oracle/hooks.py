@@ -21,22 +21,19 @@ flag says where a hook's answer went without recording any text of Claude Code's
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from clawbook.harness.loopback import RecordedRequest, Reply
-from oracle import CLAUDE
 from oracle.model import Call, Script, ScriptedModel
 from oracle.prompt import PromptTool
-from oracle.runner import BASH_TIMEOUT, FILES, command
+from oracle.runner import BASH_TIMEOUT, FILES, command, run_alone
 from oracle.runner import Scenario as PermissionScenario
-from oracle.sandbox import PROJECT, ROOT, USER, SandboxError, enter, lay_out
+from oracle.sandbox import PROJECT, ROOT, USER, lay_out
 
 HOOKS = ROOT / "hooks"
 """The hook script, its answers (one file per label) and its log of what it read."""
@@ -441,10 +438,7 @@ def run_hook_scenario(scenario: HookScenario, claude: Path, prompt: PromptTool) 
     with RecordingModel(script) as model:
         line = command(PermissionScenario("hooks", "Bash", {}), claude, prompt, model.base_url)
         line[line.index("Run the calls.")] = scenario.prompt
-        try:
-            done = subprocess.run(line, cwd=PROJECT, capture_output=True, text=True, timeout=120)
-        except subprocess.TimeoutExpired:
-            done = subprocess.CompletedProcess([], -1, "", "timed out")
+        done = run_alone(line, 120)
         bodies = model.bodies
         requests = model.seen
     prompt.script = None
@@ -520,32 +514,3 @@ def outcome(
         ),
         "stderr_marks": _marks(done.stderr),
     }
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run the named hook scenarios (or the first) and print their outcomes."""
-    parser = argparse.ArgumentParser(prog="python -m oracle.hooks")
-    parser.add_argument("names", nargs="*")
-    parser.add_argument("--show", action="store_true")
-    parser.add_argument("--claude", type=Path, default=CLAUDE)
-    arguments = parser.parse_args(argv)
-    try:
-        enter(["-m", "oracle.hooks", *(sys.argv[1:] if argv is None else argv)])
-    except SandboxError as error:
-        print(f"cannot run: {error}", file=sys.stderr)
-        return 2
-    chosen = [s for s in SCENARIOS if s.name in arguments.names] or SCENARIOS[:1]
-    prompt = PromptTool().start()
-    try:
-        for scenario in chosen:
-            run = run_hook_scenario(scenario, arguments.claude, prompt)
-            if arguments.show:
-                print("requests:", *run.requests, sep="\n    ")
-            print(f"{scenario.name}: {json.dumps(run.outcome, indent=1)}")
-    finally:
-        prompt.stop()
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

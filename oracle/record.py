@@ -28,6 +28,8 @@ DATA = REPOSITORY / "tests" / "data" / f"claude-code-{VERSION}-permissions.json"
 """The permission recording the chapter 13 test reads."""
 HOOK_DATA = REPOSITORY / "tests" / "data" / f"claude-code-{VERSION}-hooks.json"
 """The hook recording the chapter 15 test reads."""
+SETTINGS_DATA = REPOSITORY / "tests" / "data" / f"claude-code-{VERSION}-settings.json"
+"""The settings and trust recording the chapter 17 test reads."""
 
 
 def version(claude: Path) -> str:
@@ -103,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m oracle.record")
     parser.add_argument("--claude", type=Path, default=CLAUDE)
     parser.add_argument("--only", nargs="*", default=None, help="record only these scenarios")
-    parser.add_argument("--table", choices=["permissions", "hooks", "all"], default="all")
+    parser.add_argument(
+        "--table", choices=["permissions", "hooks", "settings", "print", "all"], default="all"
+    )
     arguments = parser.parse_args(argv)
     if not arguments.claude.exists():
         print(
@@ -148,6 +152,22 @@ def main(argv: list[str] | None = None) -> int:
                   "python -m oracle.record (network namespace with only loopback, scripted "
                   "Messages server, hook scripts that log their stdin and answer as the "
                   "scenario says)")  # fmt: skip
+    if arguments.table in ("settings", "all"):
+        from oracle.settings import SCENARIOS as SETTINGS_SCENARIOS
+        from oracle.settings import record_settings
+
+        layered = SETTINGS_SCENARIOS
+        if arguments.only:
+            layered = [s for s in SETTINGS_SCENARIOS if s.name in arguments.only]
+        if layered:
+            write(SETTINGS_DATA, record_settings(layered, arguments.claude), bool(arguments.only),
+                  "python -m oracle.record (network namespace with only loopback, scripted "
+                  "Messages server, permission-prompt MCP tool; settings files, flags and trust "
+                  "record per scenario)")  # fmt: skip
+    if arguments.table in ("print", "all"):  # print mode and the session folders (ch19, ch22)
+        from oracle.printmode import record_tables
+
+        record_tables(arguments.claude, arguments.only)
     return 0
 
 

@@ -16,6 +16,7 @@ gives no outcome: the recorder leaves it out and names it.
 Run one scenario by hand, as root::
 
     python -m oracle.runner permissions NAME [--show]
+    python -m oracle.runner hooks NAME [--show]
 
 (``--show`` prints each request the scripted server received, by path and offered tools, and
 the tool result Claude Code wrote, to look at; neither is ever recorded.)
@@ -24,7 +25,10 @@ the tool result Claude Code wrote, to look at; neither is ever recorded.)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -199,6 +203,30 @@ def command(scenario: Scenario, claude: Path, prompt: PromptTool, base_url: str)
     return as_user(["env", "-i", *(f"{k}={v}" for k, v in env.items()), *line])
 
 
+def run_alone(
+    line: list[str], timeout: float, cwd: Path = PROJECT
+) -> subprocess.CompletedProcess[str]:
+    """Run ``line`` in ``cwd`` in a process group of its own; end what it left running.
+
+    Every table runs Claude Code through this: a process it leaves behind would write into the
+    next scenario's scratch home (a first settings recording had 11 wrong outcomes from it).
+    A run past ``timeout`` seconds gives status -1 and stderr ``timed out``.
+    """
+    with subprocess.Popen(
+        line, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    ) as process:  # fmt: skip
+        try:
+            out, err = process.communicate(timeout=timeout)
+            status = process.returncode
+        except subprocess.TimeoutExpired:
+            out, err, status = "", "timed out", -1
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+    return subprocess.CompletedProcess(line, status, out, err)
+
+
 def run_session(session: Session, claude: Path, prompt: PromptTool) -> None:
     """Run ``session``'s scenarios through Claude Code; fill its outcomes."""
     first = session.scenarios[0]
@@ -223,16 +251,7 @@ def run_session(session: Session, claude: Path, prompt: PromptTool) -> None:
     script = Script(calls)
     prompt.script = script
     with ScriptedModel(script) as model:
-        try:
-            done = subprocess.run(
-                command(first, claude, prompt, model.base_url),
-                cwd=PROJECT,
-                capture_output=True,
-                text=True,
-                timeout=60 + 20 * len(calls),
-            )
-        except subprocess.TimeoutExpired:
-            done = subprocess.CompletedProcess([], -1, "", "timed out")
+        done = run_alone(command(first, claude, prompt, model.base_url), 60 + 20 * len(calls))
         session.requests = model.seen
     prompt.script = None
     try:
@@ -271,9 +290,13 @@ def run_session(session: Session, claude: Path, prompt: PromptTool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one named scenario (or a table's first ``--first N``) and print the outcomes."""
+    """Run a table's named scenarios (or its first) and print their outcomes, to debug one.
+
+    ``python -m oracle.runner permissions NAME...`` or ``python -m oracle.runner hooks NAME...``;
+    ``--show`` adds the requests Claude Code sent the scripted model.
+    """
     parser = argparse.ArgumentParser(prog="python -m oracle.runner")
-    parser.add_argument("table", choices=["permissions"])
+    parser.add_argument("table", choices=["permissions", "hooks"])
     parser.add_argument("names", nargs="*")
     parser.add_argument("--show", action="store_true")
     parser.add_argument("--claude", type=Path, default=CLAUDE)
@@ -283,22 +306,41 @@ def main(argv: list[str] | None = None) -> int:
     except SandboxError as error:
         print(f"cannot run: {error}", file=sys.stderr)
         return 2
-    from oracle.permissions import SCENARIOS
-
-    chosen = [s for s in SCENARIOS if s.name in arguments.names] or SCENARIOS[:1]
     prompt = PromptTool().start()
     try:
-        for session in sessions(chosen):
-            run_session(session, arguments.claude, prompt)
-            if arguments.show:
-                print("requests:", *session.requests, sep="\n    ")
-            for scenario in session.scenarios:
-                print(f"{scenario.name}: {session.outcomes[scenario.name]}")
-                if arguments.show:
-                    print("   ", session.shown[scenario.name][:300].replace("\n", " | "))
+        if arguments.table == "hooks":
+            show_hooks(arguments.names, arguments.claude, prompt, arguments.show)
+        else:
+            show_permissions(arguments.names, arguments.claude, prompt, arguments.show)
     finally:
         prompt.stop()
     return 0
+
+
+def show_permissions(names: list[str], claude: Path, prompt: PromptTool, show: bool) -> None:
+    """Run the named permission scenarios (or the first), in sessions; print each decision."""
+    from oracle.permissions import SCENARIOS
+
+    chosen = [s for s in SCENARIOS if s.name in names] or SCENARIOS[:1]
+    for session in sessions(chosen):
+        run_session(session, claude, prompt)
+        if show:
+            print("requests:", *session.requests, sep="\n    ")
+        for scenario in session.scenarios:
+            print(f"{scenario.name}: {session.outcomes[scenario.name]}")
+            if show:
+                print("   ", session.shown[scenario.name][:300].replace("\n", " | "))
+
+
+def show_hooks(names: list[str], claude: Path, prompt: PromptTool, show: bool) -> None:
+    """Run the named hook scenarios (or the first), one Claude Code each; print each outcome."""
+    from oracle.hooks import SCENARIOS, run_hook_scenario  # it imports this module
+
+    for scenario in [s for s in SCENARIOS if s.name in names] or SCENARIOS[:1]:
+        run = run_hook_scenario(scenario, claude, prompt)
+        if show:
+            print("requests:", *run.requests, sep="\n    ")
+        print(f"{scenario.name}: {json.dumps(run.outcome, indent=1)}")
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 
 The scratch folders are at fixed paths, so the rules of a scenario can name them.
 
-``enter`` re-executes the recorder under ``unshare -n`` (as root), brings ``lo`` up and checks
-that a connection to a public address fails before anything runs. Claude Code then runs as
+``enter`` re-executes the recorder under ``unshare --net --mount`` (as root), brings ``lo`` up and
+checks that a connection to a public address fails before anything runs, and mounts a tmpfs of
+its own on ``ROOT``: two recorders at once (two tables) each see their own scratch folders at
+the same fixed path, and neither can write into the other's. Claude Code then runs as
 ``nobody`` (it refuses ``bypassPermissions`` to root) through ``setpriv``, with a scratch
 ``HOME``, in the scratch project.
 """
@@ -36,21 +38,38 @@ class SandboxError(RuntimeError):
 
 
 def enter(argv: list[str]) -> None:
-    """Re-execute this program in a new network namespace unless already inside one.
+    """Re-execute this program in new network and mount namespaces unless already inside.
 
-    Returns only inside the namespace, with ``lo`` up and the outside unreachable; the outer
-    process exits with the inner one's status. Raises ``SandboxError`` when that cannot be.
+    Returns only inside the namespaces, with ``lo`` up, the outside unreachable and ``ROOT`` a
+    private tmpfs (``private_scratch``); the outer process exits with the inner one's status.
+    Raises ``SandboxError`` when that cannot be.
     """
     if os.environ.get(MARK) != "1":
         if os.geteuid() != 0:
             raise SandboxError("run it as root: it makes a network namespace (unshare --net)")
-        command = ["unshare", "--net", "--", sys.executable, *argv]
+        command = ["unshare", "--net", "--mount", "--", sys.executable, *argv]
         status = subprocess.call(command, env={**os.environ, MARK: "1"})
         raise SystemExit(status)
     up = subprocess.run(["ip", "link", "set", "lo", "up"], capture_output=True, text=True)
     if up.returncode:
         raise SandboxError(f"cannot bring loopback up in the namespace: {up.stderr.strip()}")
     check_isolated()
+    private_scratch()
+
+
+def private_scratch() -> None:
+    """Mount a tmpfs of this namespace's own on ``ROOT`` (``unshare --mount`` keeps it private).
+
+    Raises ``SandboxError`` when it cannot be mounted.
+    """
+    ROOT.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "mode=755,size=512m", "claw-oracle", str(ROOT)],
+        capture_output=True,
+        text=True,
+    )
+    if mounted.returncode:
+        raise SandboxError(f"cannot mount a private scratch folder: {mounted.stderr.strip()}")
 
 
 def check_isolated() -> None:

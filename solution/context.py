@@ -236,7 +236,7 @@ def trim_tool_results(
 # --8<-- [end:trim-results]
 
 
-# --8<-- [start:plan]
+# --8<-- [start:compaction-plan]
 @dataclass(frozen=True)
 class CompactionPlan:
     """Which messages a compaction keeps, and which it replaces by a summary (by position)."""
@@ -256,8 +256,10 @@ def turn_starts(messages: Sequence[Message]) -> list[int]:
         for index, message in enumerate(messages)
         if isinstance(message, (UserMessage, AssistantMessage))
     ]
+# --8<-- [end:compaction-plan]
 
 
+# --8<-- [start:plan]
 def plan_compaction(messages: Sequence[Message], keep: int = DEFAULT_KEEP) -> CompactionPlan:
     """Plan a compaction of ``messages`` that keeps the last ``keep`` turns word for word.
 

@@ -170,8 +170,10 @@ def format_cost(amount: Decimal) -> str:
         return f"<${CENT_PLACES}"
     return f"${rounded}"
     # endregion
+# --8<-- [end:money]
 
 
+# --8<-- [start:describe-cost]
 def describe_cost(tally: Tally, model: str) -> str:
     """The cost of ``tally`` in words that never pass an unknown cost off as $0."""
     if tally.unpriced == 0:
@@ -180,7 +182,7 @@ def describe_cost(tally: Tally, model: str) -> str:
         return f"unknown (no price for {model})"
     missing = f"{tally.unpriced} of {tally.calls} calls without a price"
     return f"at least {format_cost(tally.cost)} ({missing})"
-# --8<-- [end:money]
+# --8<-- [end:describe-cost]
 
 
 # --8<-- [start:summary]

@@ -237,6 +237,7 @@ def assemble(
     after: list[After] = []
     if hooks.registered:
         hooks.permission_mode = mode.value  # what each hook's payload says (Claude Code's names)
+        hooks.permissions = permissions  # a hook's "ask" asks through them (chapter 15)
         checks.append(hooks.pre_tool_use)
         after.append(hooks.post_tool_use)
     checks.append(presenting_a_plan_goes_on(permissions.check))

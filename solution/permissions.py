@@ -178,7 +178,7 @@ def is_mcp_server_rule(tool: str) -> bool:
     return tool.startswith("mcp__") and bool(server) and "__" not in server
 
 
-# --8<-- [start:rule]
+# --8<-- [start:rule-class]
 @dataclass(frozen=True)
 class Rule:
     """One parsed rule: ``Bash(git *)`` is ``Rule("Bash", "git *")``; ``Edit`` has no specifier."""
@@ -210,8 +210,10 @@ class Rule:
         if is_mcp_server_rule(self.tool) and name.startswith(self.tool + "__"):
             return True
         return name in TOOL_NAMES.get(self.tool, frozenset({self.tool}))
+# --8<-- [end:rule-class]
 
 
+# --8<-- [start:rule]
 def parse_rule(text: str) -> Rule:
     """Parse ``Tool`` or ``Tool(specifier)``; raise ``RuleError`` for anything else.
 
@@ -264,7 +266,7 @@ def command_matches(pattern: str, command: str) -> bool:
 # --8<-- [end:command-matches]
 
 
-# --8<-- [start:split]
+# --8<-- [start:split-syntax]
 SEPARATOR_CHARS = frozenset("&|;\n()")
 """A token made only of these separates commands: ``&&``, ``||``, ``;``, ``|``, ``&``, newline,
 ``|&``, and the parentheses of a subshell."""
@@ -289,8 +291,10 @@ KEYWORDS = frozenset(
 
 class Unsplittable(ValueError):
     """A command the splitter cannot take apart safely; the message says why."""
+# --8<-- [end:split-syntax]
 
 
+# --8<-- [start:split]
 def split_command(command: str) -> list[str]:
     """The simple commands in a shell ``command``, each as its words quoted by ``shlex.join``.
 

@@ -247,7 +247,7 @@ class PlanMode:
     # --8<-- [end:check]
 
 
-# --8<-- [start:exit-tool]
+# --8<-- [start:exit-tool-head]
 class ExitPlanModeArguments(ToolArguments):
     """The plan the model presents."""
 
@@ -274,7 +274,9 @@ class ExitPlanModeTool(ArgumentsTool[ExitPlanModeArguments]):
     def __init__(self, plan_mode: PlanMode) -> None:
         """The tool of ``plan_mode``."""
         self.plan_mode = plan_mode
+    # --8<-- [end:exit-tool-head]
 
+    # --8<-- [start:exit-tool]
     async def call(self, args: ExitPlanModeArguments) -> ToolOutput:
         """Hand the plan to plan mode; outside planning, an error result, never an exception."""
         # region ch16: submit the plan while planning; any other state is an error result
@@ -285,4 +287,4 @@ class ExitPlanModeTool(ArgumentsTool[ExitPlanModeArguments]):
             return ToolOutput.error(not_planning())
         return self.plan_mode.submit(args.plan)
         # endregion
-# --8<-- [end:exit-tool]
+    # --8<-- [end:exit-tool]

@@ -17,15 +17,17 @@ SCREENFUL = 40
 """How many lines of diff an approval question shows at most."""
 
 
-# --8<-- [start:preview]
+# --8<-- [start:cut-lines]
 def cut_lines(text: str, rows: int) -> str:
     """``text`` cut to its first ``rows`` lines, with a last line counting those left out."""
     lines = text.splitlines()
     if len(lines) <= rows:
         return text
     return "\n".join([*lines[:rows], f"… ({len(lines) - rows} more lines)"])
+# --8<-- [end:cut-lines]
 
 
+# --8<-- [start:preview]
 def change_preview(call: ToolCall, root: Path, rows: int = SCREENFUL) -> str | None:
     """The diff ``call`` would make to a file under ``root``, at most ``rows`` lines.
 

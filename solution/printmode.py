@@ -87,7 +87,7 @@ class NoTerminalApprover:
         return Approval.DENY
 
 
-# --8<-- [start:json]
+# --8<-- [start:usage-object]
 def usage_object(usage: TokenUsage) -> dict[str, int]:
     """``usage`` as the ``usage`` field of a JSON object."""
     return {
@@ -96,8 +96,10 @@ def usage_object(usage: TokenUsage) -> dict[str, int]:
         "cached_input_tokens": usage.cached_input_tokens,
         "reasoning_tokens": usage.reasoning_tokens,
     }
+# --8<-- [end:usage-object]
 
 
+# --8<-- [start:event-object]
 def event_object(event: Event) -> dict[str, Any] | None:
     """One line of ``stream-json`` for ``event``; ``None`` for the stream's own plumbing.
 
@@ -126,8 +128,10 @@ def event_object(event: Event) -> dict[str, Any] | None:
             return {"type": "usage", "step": step, "usage": usage_object(usage)}
     return None
     # endregion
+# --8<-- [end:event-object]
 
 
+# --8<-- [start:total-cost]
 def total_cost(finished: RunFinished) -> Decimal | None:
     """The run's cost in US dollars for the result object: what the provider reported.
 
@@ -135,8 +139,10 @@ def total_cost(finished: RunFinished) -> Decimal | None:
     is the one place that changes when it comes.
     """
     return finished.usage.cost
+# --8<-- [end:total-cost]
 
 
+# --8<-- [start:result-object]
 def result_object(
     finished: RunFinished, duration_ms: int, extra: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -162,7 +168,7 @@ def result_object(
         **(extra or {}),
     }
     # endregion
-# --8<-- [end:json]
+# --8<-- [end:result-object]
 
 
 class PrintOutput:

@@ -130,15 +130,17 @@ def identity_section() -> str:
 # --8<-- [end:identity]
 
 
-# --8<-- [start:tools]
+# --8<-- [start:tool-texts]
 TOOL_GUIDANCE = """\
 - Use a tool when it can settle a question; never guess what a file you can read says.
 - Read a file before you change it.
 - When a tool returns an error, read it and try something different, not the same call."""
 
 NO_TOOLS = "No tools are available in this session: answer from the conversation alone."
+# --8<-- [end:tool-texts]
 
 
+# --8<-- [start:tools]
 def tool_section(tools: Sequence[ToolDefinition]) -> str:
     """How to use the tools, naming each one the model can call, in the order given.
 

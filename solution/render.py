@@ -251,14 +251,16 @@ def diff_text(diff: str) -> Text:
     return text
 
 
-# --8<-- [start:waiting]
+# --8<-- [start:spinner]
 STILL_RUNNING_AFTER = 1.0
 """Seconds a tool runs before a line says that it still runs, and for how long."""
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 """The frames of that line's spinner, one a second."""
+# --8<-- [end:spinner]
 
 
+# --8<-- [start:still-running]
 def still_running(names: Sequence[str], seconds: float) -> str:
     """The line for tools ``names`` running ``seconds``: ``⠙ bash running · 1 s``.
 
@@ -270,8 +272,10 @@ def still_running(names: Sequence[str], seconds: float) -> str:
     what = names[0] if len(names) == 1 else f"{len(names)} tools"
     return f"{SPINNER[whole % len(SPINNER)]} {what} running · {whole} s"
     # endregion
+# --8<-- [end:still-running]
 
 
+# --8<-- [start:waiting]
 class Waiting:
     """A line that says which tool runs and for how long, once it has run a second.
 

@@ -236,8 +236,10 @@ def touched_paths(call: ToolCall) -> list[str]:
         paths.extend(patch_paths(patch))
     return paths
     # endregion
+# --8<-- [end:touched-paths]
 
 
+# --8<-- [start:patch-paths]
 def patch_paths(patch: str) -> list[str]:
     """Every path a patch names: through ``parse_patch``, or header by header if it fails."""
     try:
@@ -264,7 +266,7 @@ def patch_paths(patch: str) -> list[str]:
         if isinstance(operation, UpdateFile) and operation.move_to:
             found.append(operation.move_to)
     return found
-# --8<-- [end:touched-paths]
+# --8<-- [end:patch-paths]
 
 
 # --8<-- [start:protected]
@@ -296,7 +298,7 @@ def protected_reason(
 # --8<-- [end:protected]
 
 
-# --8<-- [start:split-commands]
+# --8<-- [start:split-constants]
 SEPARATORS = frozenset(";&|()\n")
 """Characters that end a simple command: ``;``, ``&&``, ``||``, ``|``, ``&``, ``(``, ``)``,
 newlines (a token made only of these is a separator)."""
@@ -306,8 +308,10 @@ SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish"})
 
 WRAPPERS = frozenset({"sudo", "env", "nohup", "time", "command", "exec", "nice", "doas"})
 """Programs that run the command after them: the filter looks past them."""
+# --8<-- [end:split-constants]
 
 
+# --8<-- [start:split-commands]
 def split_pipelines(command: str) -> list[list[list[str]]]:
     """``command`` as pipelines of simple commands, each a list of words (quotes removed).
 
@@ -384,7 +388,7 @@ def command_words(words: Sequence[str]) -> list[str]:
     return rest
 
 
-# --8<-- [start:command-rules]
+# --8<-- [start:command-targets]
 EVERYTHING = frozenset({"/", "/*", "~", "~/", "~/*", "$HOME", "${HOME}", "$HOME/", "$HOME/*",
                         ".", "./", "*", "./*", "..", "../", "../*"})
 """Targets that mean a whole disk, the home folder, or the whole workspace."""
@@ -414,8 +418,10 @@ def recursive(flags: Iterable[str]) -> bool:
                                   and ("r" in flag or "R" in flag))
         for flag in flags
     )
+# --8<-- [end:command-targets]
 
 
+# --8<-- [start:command-rules]
 def dangerous(words: Sequence[str], next_stage: Sequence[str] | None = None) -> str | None:
     """Why the simple command ``words`` is refused, or ``None``.
 

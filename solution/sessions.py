@@ -2,12 +2,13 @@
 
 Each run of ``claw`` is recorded, step by step, in a transcript (``transcript.py``) at
 ``~/.claw/projects/<project>/<session-id>.jsonl``, where ``<project>`` is the folder claw runs in
-with every character but ASCII letters and digits turned into ``-``, as Claude Code names its
-folders under ``~/.claude/projects``. ``SessionRecorder`` is an observer (chapter 7): it sees
-every event, appends what the history gained once a step is complete, and syncs it to disk,
-so a crash loses at most the step in flight. ``load_session`` rebuilds the history exactly as
-it was sent, ``fork_session`` copies it into a new session, ``list_sessions`` and
-``latest_session`` find them, and ``session_usage`` totals what a whole session cost.
+with every character but ASCII letters and digits turned into ``-`` (and a long one cut, with a
+short hash), as Claude Code names its folders under ``~/.claude/projects``. ``SessionRecorder``
+is an observer (chapter 7): it sees every event, appends what the history gained once a step is
+complete, and syncs it to disk, so a crash loses at most the step in flight. ``load_session``
+rebuilds the history exactly as it was sent, ``fork_session`` copies it into a new session,
+``list_sessions`` and ``latest_session`` find them, and ``session_usage`` totals what a whole
+session cost.
 """
 
 from __future__ import annotations
@@ -41,24 +42,55 @@ from .transcript import (
 )
 from .types import AssistantMessage, Message, TokenUsage
 
+# --8<-- [start:path-hash]
+LONGEST_NAME = 200
+"""The longest folder name kept whole; a longer one is cut here and ends in ``path_hash``."""
+
+
+def path_hash(path: str) -> str:
+    """Claude Code's short hash of a path: 31 * hash + each UTF-16 code unit, in 32 bits.
+
+    The signed 32-bit result's absolute value, in base 36 (digits, then a to z).
+    """
+    value = 0
+    encoded = path.encode("utf-16-le", "surrogatepass")
+    for start in range(0, len(encoded), 2):
+        value = (value * 31 + int.from_bytes(encoded[start : start + 2], "little")) & 0xFFFFFFFF
+    number = abs(value - (1 << 32) if value >= 1 << 31 else value)
+    digits = ""
+    while True:
+        number, digit = divmod(number, 36)
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[digit] + digits
+        if not number:
+            return digits
+# --8<-- [end:path-hash]
+
 
 # --8<-- [start:folder]
 def project_folder_name(cwd: Path) -> str:
     """The folder name of the project at ``cwd``, as Claude Code makes it.
 
     Its real absolute path, every character that is not an ASCII letter or digit replaced by
-    ``-``: ``/home/ada/my_app`` is ``-home-ada-my-app``.
+    ``-`` (two for a character beyond U+FFFF: one per UTF-16 code unit):
+    ``/home/ada/my_app`` is ``-home-ada-my-app``. A name longer than ``LONGEST_NAME`` is cut
+    there and gets ``-`` and the path's ``path_hash``: it stays a valid file name.
     """
-    # region ch22: the resolved absolute path with each non [A-Za-z0-9] character made "-"
-    # more: re.sub(r"[^A-Za-z0-9]", "-", str(cwd.resolve()))
-    return re.sub(r"[^A-Za-z0-9]", "-", str(cwd.resolve()))
+    # region ch22: the real path, each non [A-Za-z0-9] character "-" ("--" past U+FFFF); cut, hash
+    # more: re.sub with a function; past LONGEST_NAME: name[:LONGEST_NAME] + "-" + path_hash(path)
+    path = str(cwd.resolve())
+    name = re.sub(r"[^A-Za-z0-9]", lambda found: "--" if ord(found[0]) > 0xFFFF else "-", path)
+    if len(name) <= LONGEST_NAME:
+        return name
+    return f"{name[:LONGEST_NAME]}-{path_hash(path)}"
     # endregion
+# --8<-- [end:folder]
 
 
+# --8<-- [start:sessions-folder]
 def sessions_folder(cwd: Path, home: Path | None = None) -> Path:
     """Where the sessions of the project at ``cwd`` are kept: ``<home>/projects/<name>``."""
     return (home or claw_home()) / "projects" / project_folder_name(cwd)
-# --8<-- [end:folder]
+# --8<-- [end:sessions-folder]
 
 
 # --8<-- [start:recorder]
@@ -250,7 +282,7 @@ def session_usage(session: Session) -> TokenUsage:
 # --8<-- [end:usage]
 
 
-# --8<-- [start:list]
+# --8<-- [start:session-info]
 @dataclass(frozen=True)
 class SessionInfo:
     """One session in a list: what a person needs to pick it."""
@@ -293,8 +325,10 @@ def _text_of(content: object) -> str:
     if isinstance(content, list):
         return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
     return ""
+# --8<-- [end:session-info]
 
 
+# --8<-- [start:list]
 def list_sessions(cwd: Path, home: Path | None = None) -> list[SessionInfo]:
     """The sessions of the project at ``cwd``, the most recently written first."""
     # region ch22: every *.jsonl of sessions_folder, newest modification time first
@@ -312,8 +346,10 @@ def list_sessions(cwd: Path, home: Path | None = None) -> list[SessionInfo]:
         for mtime, path in found
     ]
     # endregion
+# --8<-- [end:list]
 
 
+# --8<-- [start:find-session]
 def latest_session(cwd: Path, home: Path | None = None) -> SessionInfo | None:
     """The session of the project at ``cwd`` written most recently, or ``None``."""
     sessions = list_sessions(cwd, home)
@@ -338,7 +374,7 @@ def find_session(cwd: Path, session_id: str, home: Path | None = None) -> Sessio
         )
     ids = ", ".join(info.id for info in matches)
     raise TranscriptError(f"session {session_id!r} is ambiguous: it could be {ids}")
-# --8<-- [end:list]
+# --8<-- [end:find-session]
 
 
 # --8<-- [start:fork]

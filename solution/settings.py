@@ -351,6 +351,27 @@ def home_relative(path: Path, home: Path | None = None) -> str:
     return f"~/{path.relative_to(home).as_posix()}" if path.is_relative_to(home) else str(path)
 
 
+BYPASS_REFUSED = (
+    "{source}: permissions.defaultMode 'bypassPermissions' is taken only from your own "
+    "settings or the command line (default instead)"
+)
+"""The warning for a project file that asks for ``bypassPermissions``."""
+
+
+def without_bypass(layer: Layer, refused: list[str]) -> Layer:
+    """``layer`` with a ``bypassPermissions`` default mode turned to ``default``.
+
+    A project's file (committed, or brought by whoever wrote the repository) does not choose
+    to skip every question, as in Claude Code; the warning goes to ``refused``.
+    """
+    permissions = layer.data.get("permissions")
+    if not isinstance(permissions, dict) or permissions.get("defaultMode") != "bypassPermissions":
+        return layer
+    refused.append(BYPASS_REFUSED.format(source=layer.source))
+    data = {**layer.data, "permissions": {**permissions, "defaultMode": "default"}}
+    return Layer(layer.name, layer.source, data)
+
+
 # --8<-- [start:load]
 def load_settings(
     root: Path,
@@ -368,7 +389,8 @@ def load_settings(
     (``$CLAW_CONFIG_DIR``, else ``~/.claw``; ``home/.claw`` for a given ``home``). ``options``
     are the command line's, as key paths (``{"model": "x"}``; ``None`` values are left out).
     While the folder is not ``trusted`` (chapter 16), the project and local files may only add
-    ``deny`` and ``ask`` rules: the rest of what a repository brings waits for trust. Raises
+    ``deny`` and ``ask`` rules: the rest of what a repository brings waits for trust. Their
+    ``bypassPermissions`` default mode is taken as ``default`` (``without_bypass``). Raises
     ``SettingsError`` at the first layer that is wrong; ``warn`` (and the result's ``warnings``)
     gets each unknown key. ``check_rule(list_name, rule)``, if given, checks each
     permission rule of each file, withheld ones too, and raises ``ValueError`` for a bad one
@@ -377,6 +399,7 @@ def load_settings(
     user = claw_home(home) / USER_SETTINGS
     environ = environ if environ is not None else os.environ
     layers = [Layer("default", "default", Settings().model_dump(by_alias=True, mode="json"))]
+    refused: list[str] = []
     for name, path, shown in (
         ("user", user, home_relative(user, home)),
         ("project", root / PROJECT_SETTINGS, PROJECT_SETTINGS.as_posix()),
@@ -393,6 +416,8 @@ def load_settings(
             if isinstance(permissions, dict):
                 kept = {k: v for k, v in permissions.items() if k in ("deny", "ask")}
             layer = Layer(name, layer.source, {"permissions": kept} if kept else {})
+        if layer is not None and name != "user":
+            layer = without_bypass(layer, refused)
         if layer is not None:
             layers.append(layer)
     environment = environment_layer(environ)
@@ -401,7 +426,7 @@ def load_settings(
     given = {key: value for key, value in (options or {}).items() if value is not None}
     if given:
         layers.append(Layer("command line", "command line", nest(given)))
-    warnings: list[str] = []
+    warnings: list[str] = refused
     merged: dict[str, Any] = {}
     for layer in layers:
         warnings += check_layer(layer)

@@ -177,7 +177,7 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-# --8<-- [start:discover]
+# --8<-- [start:skill-roots]
 def skill_roots(cwd: Path, home: Path | None = None, *, project: bool = True) -> list[Path]:
     """Where to look for skills: the project's ``.claw/skills`` first, then your own.
 
@@ -185,8 +185,10 @@ def skill_roots(cwd: Path, home: Path | None = None, *, project: bool = True) ->
     ``$CLAW_CONFIG_DIR``). ``project=False`` (an untrusted folder) leaves the project's out.
     """
     return ([cwd / SKILLS_FOLDER] if project else []) + [claw_home(home) / USER_SKILLS]
+# --8<-- [end:skill-roots]
 
 
+# --8<-- [start:discover]
 def discover_skills(
     roots: Iterable[Path], warn: Callable[[str], None] | None = None
 ) -> list[Skill]:
@@ -221,13 +223,15 @@ def discover_skills(
 # --8<-- [end:discover]
 
 
-# --8<-- [start:section]
+# --8<-- [start:skills-intro]
 SKILLS_INTRO = (
     "These skills hold instructions for particular tasks. When a task matches a skill's "
     "description, call the `skill` tool with its name to read the instructions first."
 )
+# --8<-- [end:skills-intro]
 
 
+# --8<-- [start:section]
 def skills_section(skills: Sequence[Skill]) -> str:
     """The system prompt's ``## Skills`` section: a line ``- `name`: description`` a skill.
 

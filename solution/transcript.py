@@ -232,8 +232,10 @@ class TranscriptWriter:
     def close(self) -> None:
         """Close the file (what was appended is already on disk)."""
         self.file.close()
+# --8<-- [end:writer]
 
 
+# --8<-- [start:torn-tail]
 def cut_torn_tail(file: BinaryIO) -> None:
     """Truncate ``file`` (open for appending) after its last newline, if it does not end in one."""
     size = file.seek(0, os.SEEK_END)
@@ -259,7 +261,7 @@ def _last_newline_end(reader: BinaryIO, size: int, block: int = 65536) -> int:
             return start + index + 1
         position = start
     return 0
-# --8<-- [end:writer]
+# --8<-- [end:torn-tail]
 
 
 # --8<-- [start:transcript]

@@ -9,8 +9,9 @@ reads as the project's rules. Written by whoever wrote the repository, they dese
 you give its code, no more. So, as Claude Code does with its "Do you trust the files in this
 folder?" question, the first time claw runs in a folder that brings any of them it asks, and
 remembers a yes for this user in ``trusted-folders.json`` in claw's own folder (``~/.claw``, or
-``$CLAW_CONFIG_DIR``), keyed by the folder's real path (a folder inside a trusted one is trusted
-too).
+``$CLAW_CONFIG_DIR``), keyed by the folder's real path. A yes trusts that folder and, when it is
+a git repository's root, the repository's own folders; never a folder merely inside a trusted
+one (a repository cloned into a trusted ``~/work`` is not trusted for it).
 
 Until the folder is trusted, claw uses none of them but the deny and ask rules of its settings
 (they can only make claw ask more, or refuse more), and says so on stderr. A run without a
@@ -28,7 +29,7 @@ from typing import TextIO
 
 from .display import terminal_text
 from .errors import ClawError
-from .instructions import discover_instructions
+from .instructions import discover_instructions, repository_root
 from .private import claw_home, private_folder
 from .settings_file import LOCAL_SETTINGS_FILE, SETTINGS_FILE
 from .skills import SKILLS_FOLDER
@@ -97,10 +98,15 @@ def trusted_folders(store: Path) -> list[str]:
 
 
 def is_trusted(folder: Path, store: Path) -> bool:
-    """Whether the user trusted ``folder``, or a folder that holds it (by real paths)."""
+    """Whether the user trusted ``folder`` itself, or the root of the git repository holding it.
+
+    By real paths, as Claude Code 2.1.332 decides: ``src/`` of a trusted repository is trusted,
+    but a folder inside a trusted one is not, unless it is part of the same repository (a clone
+    inside a trusted folder, or inside a trusted repository, has a ``.git`` and a root of its own).
+    """
     real = folder.resolve()
     trusted = {Path(path) for path in trusted_folders(store)}
-    return any(place in trusted for place in (real, *real.parents))
+    return real in trusted or repository_root(real) in trusted
 
 
 def remember_trust(folder: Path, store: Path) -> None:

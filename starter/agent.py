@@ -119,6 +119,8 @@ class Finish(StrEnum):
     """Calls were refused by the permission rules and the run was ended (chapter 13)."""
     PLAN_PENDING = "plan_pending"
     """The model finished a plan that waits for the user's approval (chapter 16)."""
+    HOOK_STOPPED = "hook_stopped"
+    """A hook answered ``"continue": false`` (chapter 15): the run ends after the step."""
     BUDGET = "budget"
     """The next call would take the session past its cost budget (chapter 17)."""
 

@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, TextIO, cast
 from .display import error_line, terminal_text
 from .errors import ClawError
 from .events import Event, RunFinished
-from .options import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
-from .permissions import Approver
+from .options import EXIT_DONE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
+from .permissions import Approval, Approver
 from .printmode import NoTerminalApprover, PrintOutput, UsageError, read_prompt
 from .signals import Stopper, exit_status
 from .terminal import ReadLine, at_terminal
 from .tools.ask import TerminalAsker
+from .types import TokenUsage, ToolCall
 
 if TYPE_CHECKING:
     from .hooks import PromptBlocked
@@ -79,16 +80,34 @@ async def run_print(
 async def print_run(
     arguments: argparse.Namespace, prompt: str, output: PrintOutput, err: TextIO
 ) -> int:
-    """``run_print``'s run: the agent, its events written to ``output``, the exit status."""
+    """``run_print``'s run: the agent, its events written to ``output``, the exit status.
+
+    The result object lists, as ``permission_denials``, each call refused for want of someone
+    to approve it; a prompt a UserPromptSubmit hook blocked is a result saying so, status 0
+    (as Claude Code 2.1.332 does).
+    """
+    from .agent import Finish
     from .hooks import PromptBlocked, run_with_hooks
 
-    async with open_agent(arguments, NoTerminalApprover(err), err) as opened:
+    refuse = NoTerminalApprover(err)
+    denials: list[dict[str, object]] = []
+    output.extra["permission_denials"] = denials
+
+    async def approve(call: ToolCall, why: str) -> Approval:
+        denials.append({"tool_name": call.name, "tool_use_id": call.id,
+                        "tool_input": call.arguments})  # fmt: skip
+        return await refuse(call, why)
+
+    async with open_agent(arguments, approve, err) as opened:
         agent, guarded = opened.agent, opened.guarded
         hooks = guarded.hooks if guarded is not None else None
+        if opened.recorder is not None:  # chapter 22: the session the run is recorded in
+            output.extra["session_id"] = opened.recorder.writer.path.stem
         output.start(
             {"model": opened.settings.model, "cwd": str(Path.cwd()),
              "tools": list(agent.tools.names),
-             "permission_mode": opened.settings.permissions.default_mode or "default"}
+             "permissionMode": opened.settings.permissions.default_mode or "default",
+             **({"session_id": output.extra["session_id"]} if opened.recorder else {})}
         )
         finished: RunFinished | None = None
         with Stopper(agent.cancel) as stopper:
@@ -103,7 +122,9 @@ async def print_run(
                     if isinstance(event, PromptBlocked):
                         reason = terminal_text(event.reason)
                         err.write(f"claw: a UserPromptSubmit hook blocked the prompt: {reason}\n")
-                        return exit_status(None)
+                        blocked = f"The prompt was blocked by a UserPromptSubmit hook: {reason}"
+                        output.finish(RunFinished(Finish.DONE, 0, blocked, TokenUsage()))
+                        return EXIT_DONE
                     output.event(event)
                     if isinstance(event, RunFinished):
                         finished = event

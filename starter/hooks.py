@@ -32,10 +32,10 @@ from typing import Any
 from .agent import Finish
 from .events import Event, RunFinished
 from .loop import Agent
-from .permissions import TOOL_NAMES, claude_code_name
+from .permissions import TOOL_NAMES, Approval, Decision, Permissions, claude_code_name
 from .todo import Todo
 from .tools.bash import DRAIN_SECONDS, OutputPipe, drain, scrubbed_env, started, stop_session
-from .types import DeveloperMessage, ToolCall, ToolOutput
+from .types import DeveloperMessage, Message, ToolCall, ToolOutput
 
 logger = logging.getLogger("claw.hooks")
 """Where hook failures (non-blocking errors) are reported."""
@@ -92,6 +92,8 @@ class Verdict:
     """``additionalContext`` (or plain stdout, for UserPromptSubmit and SessionStart)."""
     warnings: tuple[str, ...] = ()
     """Non-blocking errors: for the user, never for the model."""
+    stop: str | None = None
+    """``"continue": false``: why the session stops (``stopReason``); ``None`` goes on."""
 
 
 @dataclass(frozen=True)
@@ -141,7 +143,8 @@ def decide(event: str, data: Mapping[str, Any]) -> Verdict:
     ``"decision": "block"`` with ``"reason"`` blocks any event. In ``hookSpecificOutput``,
     ``permissionDecision`` ``"deny"`` blocks with ``permissionDecisionReason``, ``"allow"``
     and ``"ask"`` are kept in ``permission``; ``updatedInput`` (a JSON object) and
-    ``additionalContext`` (a string) are kept. Anything malformed is a warning.
+    ``additionalContext`` (a string) are kept. ``"continue": false`` stops the session, with
+    ``"stopReason"`` as its reason. Anything malformed is a warning.
     """
     raise Todo(
         "ch15",
@@ -152,7 +155,8 @@ def decide(event: str, data: Mapping[str, Any]) -> Verdict:
 def interpret(event: str, completed: Completed) -> Verdict:
     """What a command hook's exit code and output mean for ``event``.
 
-    Exit 2 blocks, with stderr as the reason. Any other code but 0 is a warning:
+    Exit 2 blocks, with stderr as the reason, unless stdout holds a JSON object that blocks:
+    then its reason. Any other code but 0 is a warning:
     ``exited with code N: <stderr>``. Exit 0 with a JSON object on stdout is read by
     ``decide``; stdout that starts with ``{`` but is not valid JSON is a warning
     (``invalid JSON on stdout``); other text on stdout is context for UserPromptSubmit and
@@ -249,6 +253,26 @@ def check_matcher(event: str, matcher: str | None, tools: Sequence[str]) -> None
             )
 
 
+ASKED = "a PreToolUse hook asks for approval"
+"""Why the user is asked about a call a hook answered ``ask`` for."""
+
+
+async def confirm(permissions: Permissions, call: ToolCall) -> ToolCall | ToolOutput:
+    """A PreToolUse hook's ``ask``: ask the user about ``call`` though the rules allow it.
+
+    A call the rules deny or ask about is left to them (the permission check comes next), so
+    a deny rule still refuses and nobody is asked twice. Without an approver, or when the user
+    says no, the call is refused as chapter 13 refuses (``Permission denied: ...``).
+    """
+    if permissions.decide(call).decision is not Decision.ALLOW:
+        return call
+    if permissions.approve is None:
+        return permissions.refuse(call, f"{ASKED}; it needs approval and none was given")
+    if await permissions.approve(call, ASKED) is Approval.DENY:
+        return permissions.refuse(call, f"{ASKED}; the user refused it")
+    return call
+
+
 @dataclass(frozen=True)
 class Registered:
     """One hook, the event it runs at and its matcher."""
@@ -290,6 +314,15 @@ class Hooks:
         self.warnings: list[str] = []
         """Every non-blocking error so far, for the terminal app to show the user."""
         self.session_started = False
+        self.prompt_id = str(uuid.uuid4())
+        """The prompt being worked on: ``run_with_hooks`` gives each prompt a fresh UUID."""
+        self.stopped: str | None = None
+        """Set when a hook answers ``"continue": false``: why the session stops."""
+        self.context: list[str] = []
+        """PreToolUse contexts not yet told: the model reads them after the tool results."""
+        self.permissions: Permissions | None = None
+        """Chapter 13's permissions, which a PreToolUse ``ask`` asks through (``guard`` sets
+        them); without them, ``ask`` is left to the permission check."""
 
     def add(self, event: str, hook: Hook, matcher: str | None = None) -> None:
         """Run ``hook`` at ``event`` (for PreToolUse/PostToolUse, on tools ``matcher`` picks).
@@ -338,7 +371,8 @@ class Hooks:
     def payload(self, event: str, **fields: Any) -> dict[str, Any]:
         """The JSON a hook of ``event`` reads: Claude Code's common fields, then ``fields``.
 
-        ``permission_mode`` is left out of SessionStart's, as Claude Code leaves it out.
+        ``permission_mode`` and ``prompt_id`` are left out of SessionStart's, as Claude Code
+        leaves them out: no prompt has been given yet.
         """
         common = {
             "hook_event_name": event,
@@ -348,6 +382,7 @@ class Hooks:
         }
         if event != "SessionStart":
             common["permission_mode"] = self.permission_mode
+            common["prompt_id"] = self.prompt_id
         return {**common, **fields}
 
     def warn(self, event: str, hook: Hook, problem: str) -> None:
@@ -371,18 +406,23 @@ class Hooks:
 
         The first that blocks ends the run: later hooks do not run. An ``updatedInput`` is
         the ``tool_input`` the next hook sees. Warnings are reported with ``warn``; the
-        contexts are joined with a newline; ``"ask"`` outranks ``"allow"``.
+        contexts are joined with a newline; ``"ask"`` outranks ``"allow"``. A hook's
+        ``"continue": false`` sets ``stopped``.
         """
-        raise Todo("ch15", "for each matching hook: run_one, warn, stop at a block, merge the rest")
+        raise Todo(
+            "ch15",
+            "for each matching hook: run_one, warn, note a stop, end at a block, merge",
+        )
 
     async def pre_tool_use(self, call: ToolCall) -> ToolCall | ToolOutput:
         """The PreToolUse ``Check``: block the call, change its arguments, or let it go on.
 
         A block answers the call with the error ``Blocked by a PreToolUse hook: <reason>``;
-        an ``updatedInput`` replaces its arguments; ``allow`` and ``ask`` go on to the next
-        check (permissions decide).
+        an ``additionalContext`` waits in ``context``; an ``updatedInput`` replaces its
+        arguments; ``ask`` asks the user even where an allow rule would not (``confirm``);
+        ``allow`` goes on to the next check (permissions decide).
         """
-        raise Todo("ch15", "payload with tool_name, tool_input, tool_use_id; run; block or update")
+        raise Todo("ch15", "payload with the call; run; block, keep context, update, ask (confirm)")
 
     async def post_tool_use(self, call: ToolCall, output: ToolOutput) -> ToolOutput:
         """The PostToolUse ``After``: the tool has run; hooks may add to what the model sees.
@@ -404,9 +444,14 @@ class Hooks:
         """Run the UserPromptSubmit hooks on ``prompt``."""
         return await self.run("UserPromptSubmit", self.payload("UserPromptSubmit", prompt=prompt))
 
-    async def stop(self, active: bool) -> Verdict:
-        """Run the Stop hooks; ``active`` tells them a Stop hook already sent the model back."""
-        return await self.run("Stop", self.payload("Stop", stop_hook_active=active))
+    async def stop(self, active: bool, last_message: str = "") -> Verdict:
+        """Run the Stop hooks.
+
+        ``active`` tells them a Stop hook already sent the model back; ``last_message`` is the
+        model's last answer.
+        """
+        payload = self.payload("Stop", stop_hook_active=active, last_assistant_message=last_message)
+        return await self.run("Stop", payload)
 
 
 async def run_with_hooks(
@@ -416,29 +461,48 @@ async def run_with_hooks(
 
     SessionStart runs before the first prompt of the session. UserPromptSubmit runs next: a
     block yields ``PromptBlocked(reason)`` and nothing is sent to the model. A context from
-    either is added to the history as a ``DeveloperMessage`` before the prompt. Once the run
+    either is added to the history as a ``DeveloperMessage`` before the prompt; a PreToolUse
+    context, after the step's tool results, before the model is asked again. Once the run
     finishes ``DONE``, Stop hooks run: a block sends the model back to work, with the prompt
-    ``A Stop hook asks you to go on: <reason>``, at most ``MAX_STOP_CONTINUATIONS`` times.
+    ``A Stop hook asks you to go on: <reason>``, at most ``MAX_STOP_CONTINUATIONS`` times. A
+    hook's ``"continue": false`` stops it all: before the prompt is sent, it is blocked with
+    the hook's ``stopReason``; during a step, the run ends ``HOOK_STOPPED`` after it.
     """
+    hooks.prompt_id, hooks.stopped = str(uuid.uuid4()), None
+    hooks.context.clear()
     on_start = await hooks.session_start()  # a SessionStart hook cannot block: nothing to stop
     submitted = await hooks.user_prompt_submit(prompt)
-    if submitted.block:
-        yield PromptBlocked(submitted.reason)
+    if hooks.stopped is not None or submitted.block:
+        yield PromptBlocked(hooks.stopped or submitted.reason)
         return
     for context in (on_start.context, submitted.context):
         if context:
             agent.history.append(DeveloperMessage(content=context))
-    for continuation in range(MAX_STOP_CONTINUATIONS + 1):
-        finished: RunFinished | None = None
-        async for event in agent.events(prompt):
-            if isinstance(event, RunFinished):
-                finished = event
-            yield event
-        if finished is None or finished.reason is not Finish.DONE:
-            return
-        if continuation == MAX_STOP_CONTINUATIONS:
-            return
-        verdict = await hooks.stop(active=continuation > 0)
-        if not verdict.block:
-            return
-        prompt = f"A Stop hook asks you to go on: {verdict.reason}"
+    prepare = agent.prepare
+
+    async def tell_context(history: list[Message]) -> Event | None:
+        """Before each model request: the PreToolUse contexts, then the agent's own prepare."""
+        history.extend(DeveloperMessage(content=context) for context in hooks.context)
+        hooks.context.clear()
+        return None if prepare is None else await prepare(history)
+
+    agent.prepare = tell_context
+    try:
+        for continuation in range(MAX_STOP_CONTINUATIONS + 1):
+            finished: RunFinished | None = None
+            async for event in agent.events(prompt):
+                if hooks.stopped is not None:
+                    agent.request_finish(Finish.HOOK_STOPPED)
+                if isinstance(event, RunFinished):
+                    finished = event
+                yield event
+            if finished is None or finished.reason is not Finish.DONE:
+                return
+            if continuation == MAX_STOP_CONTINUATIONS:
+                return
+            verdict = await hooks.stop(continuation > 0, finished.text)
+            if not verdict.block or hooks.stopped is not None:
+                return
+            prompt = f"A Stop hook asks you to go on: {verdict.reason}"
+    finally:
+        agent.prepare = prepare

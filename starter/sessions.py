@@ -2,12 +2,13 @@
 
 Each run of ``claw`` is recorded, step by step, in a transcript (``transcript.py``) at
 ``~/.claw/projects/<project>/<session-id>.jsonl``, where ``<project>`` is the folder claw runs in
-with every character but ASCII letters and digits turned into ``-``, as Claude Code names its
-folders under ``~/.claude/projects``. ``SessionRecorder`` is an observer (chapter 7): it sees
-every event, appends what the history gained once a step is complete, and syncs it to disk,
-so a crash loses at most the step in flight. ``load_session`` rebuilds the history exactly as
-it was sent, ``fork_session`` copies it into a new session, ``list_sessions`` and
-``latest_session`` find them, and ``session_usage`` totals what a whole session cost.
+with every character but ASCII letters and digits turned into ``-`` (and a long one cut, with a
+short hash), as Claude Code names its folders under ``~/.claude/projects``. ``SessionRecorder``
+is an observer (chapter 7): it sees every event, appends what the history gained once a step is
+complete, and syncs it to disk, so a crash loses at most the step in flight. ``load_session``
+rebuilds the history exactly as it was sent, ``fork_session`` copies it into a new session,
+``list_sessions`` and ``latest_session`` find them, and ``session_usage`` totals what a whole
+session cost.
 """
 
 from __future__ import annotations
@@ -42,14 +43,40 @@ from .transcript import (
 )
 from .types import AssistantMessage, Message, TokenUsage
 
+LONGEST_NAME = 200
+"""The longest folder name kept whole; a longer one is cut here and ends in ``path_hash``."""
+
+
+def path_hash(path: str) -> str:
+    """Claude Code's short hash of a path: 31 * hash + each UTF-16 code unit, in 32 bits.
+
+    The signed 32-bit result's absolute value, in base 36 (digits, then a to z).
+    """
+    value = 0
+    encoded = path.encode("utf-16-le", "surrogatepass")
+    for start in range(0, len(encoded), 2):
+        value = (value * 31 + int.from_bytes(encoded[start : start + 2], "little")) & 0xFFFFFFFF
+    number = abs(value - (1 << 32) if value >= 1 << 31 else value)
+    digits = ""
+    while True:
+        number, digit = divmod(number, 36)
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[digit] + digits
+        if not number:
+            return digits
+
 
 def project_folder_name(cwd: Path) -> str:
     """The folder name of the project at ``cwd``, as Claude Code makes it.
 
     Its real absolute path, every character that is not an ASCII letter or digit replaced by
-    ``-``: ``/home/ada/my_app`` is ``-home-ada-my-app``.
+    ``-`` (two for a character beyond U+FFFF: one per UTF-16 code unit):
+    ``/home/ada/my_app`` is ``-home-ada-my-app``. A name longer than ``LONGEST_NAME`` is cut
+    there and gets ``-`` and the path's ``path_hash``: it stays a valid file name.
     """
-    raise Todo("ch22", "the resolved absolute path with each non [A-Za-z0-9] character made \"-\"")
+    raise Todo(
+        "ch22",
+        "the real path, each non [A-Za-z0-9] character \"-\" (\"--\" past U+FFFF); cut, hash",
+    )
 
 
 def sessions_folder(cwd: Path, home: Path | None = None) -> Path:

@@ -10,11 +10,14 @@ types kept of a request body, or the error it raised. The SDK's objects never le
 process, and the test compares what they hold field by field.
 
 Run as a script, this file is the oracle; imported, it gives ``SdkOracle``, which starts it and
-asks it. The oracle installs the suite's network guard: it reaches 127.0.0.1 only.
+asks it, and starts one at once (``EARLY``): the first of chapter 24's files that pytest collects
+imports this one, so the SDK's import begins before claw's modules load; an oracle nobody asked
+is stopped at exit. The oracle installs the suite's network guard: it reaches 127.0.0.1 only.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import subprocess
@@ -53,7 +56,15 @@ class SdkOracle:
         self.answers: dict[int, dict[str, Any]] = {}
         self.ended = False
         self.arrived = threading.Condition()
+        self.asked = False
         threading.Thread(target=self._read, name="sdk-oracle", daemon=True).start()
+        atexit.register(self._stop_if_unasked)
+
+    def _stop_if_unasked(self) -> None:
+        """At exit: kill an oracle that no test asked (its import may still be running)."""
+        if not self.asked and self.owner == os.getpid() and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
 
     def usable(self) -> bool:
         """Whether this process may still ask: not closed, and not a copy left by a fork."""
@@ -74,6 +85,7 @@ class SdkOracle:
     def send(self, what: str, **arguments: Any) -> int:
         """Have the SDK do ``what`` (a function of the oracle's); the question's number."""
         number = next(self.numbers)
+        self.asked = True
         assert self.process.stdin is not None
         self.process.stdin.write(json.dumps({"n": number, "do": what, **arguments}) + "\n")
         self.process.stdin.flush()
@@ -111,6 +123,10 @@ class SdkOracle:
             self.process.kill()
             self.process.wait()
         self.errors.close()
+
+
+EARLY = SdkOracle() if __name__ != "__main__" else None
+"""Started as this module is imported, so that the SDK loads while chapter 24's other tests run."""
 
 
 # ---- the oracle's side (run as a script): nothing above imports the SDK

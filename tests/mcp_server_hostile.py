@@ -10,7 +10,8 @@ It needs nothing but the standard library (and ``mcp_json``), so the tests run i
 - ``wild``: lists tools as servers in the wild name them (``db.query``, as the specification
   allows, beside ``db_query``; ``files/read``, whose ``outputSchema`` is ``true``, not an
   object), and entries that are not tools at all: one without a name (whose description has
-  non-ASCII letters), one whose name is a number, one whose name is empty, a string;
+  non-ASCII letters), one whose name is a number, one whose name is empty, a string; and two
+  whose ``inputSchema`` no model could be offered (a list; a schema of type ``string``);
 - ``surrogate``: lists ``go``, whose description, and the result of a call, hold a lone
   surrogate (JSON's ``\\ud800``, half of a pair), and ``\\ud83d\\ude00``, a whole pair.
 """
@@ -26,6 +27,10 @@ ESCAPES = "\x1b[2J\x1b]0;pwned\x07\x1b[31m"
 NAMES = ["read", "read\n", "a__b", "my tool", "wr\u00efte", "x" * 200, "_evil"]
 WILD = ["db.query", "db_query", "files/read"]
 NAMELESS = [{"description": "no name, déjà"}, {"name": 42}, {"name": ""}, "a string"]
+UNCALLABLE = [
+    {"name": "listed", "inputSchema": ["path"]},
+    {"name": "text", "inputSchema": {"type": "string"}},
+]
 HALF = "\ud800"  # mcp_json writes it as JSON does: the escape \ud800
 
 
@@ -52,7 +57,7 @@ for line in sys.stdin:
         ]
         if mode == "wild":
             tools[2]["outputSchema"] = True  # type: ignore[index]  # a schema, but no object
-            tools[1:1] = NAMELESS  # among the others: they must be kept
+            tools[1:1] = NAMELESS + UNCALLABLE  # among the others: they must be kept
         if mode == "surrogate":
             tools = [{"name": "go", "description": f"half {HALF} here", "inputSchema": schema}]
         answer(message["id"], {"tools": tools})

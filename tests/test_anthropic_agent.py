@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anthropic_oracle  # noqa: F401 (starts test_anthropic_sdk's oracle: see its docstring)
 import pytest
 from anthropic_wire import stream, text, thinking, tool_use, usage
 

@@ -3,30 +3,27 @@
 The same local server sends the same bytes to both: the SDK's ``messages.stream(...)`` and
 claw's ``AnthropicProvider`` must assemble the same turn (text, tool calls with their parsed
 input, thinking with its signature, usage, stop reason). The SDK, the oracle, reads each stream
-whole; claw reads it cut into pieces, down to single bytes. The request claw sends must pass the
+whole; claw reads it whole and cut at every kind of place. The request claw sends must pass the
 SDK's own request types unchanged, and both must agree on which errors are worth a retry.
 
-The SDK runs in a process of its own (``anthropic_oracle.py``), started as this file is
-imported, so that its second-long import overlaps chapter 24's other tests: a test scripts the
-server, asks the oracle for the SDK's call, then makes claw's.
+The SDK runs in a process of its own (``anthropic_oracle.py``), started as the chapter's first
+test file imports it, so that its second-long import overlaps chapter 24's other tests: a test
+scripts a server for each side, asks the oracle for the SDK's call and makes claw's meanwhile.
 """
 
-import asyncio
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Any
 
 import pytest
-from anthropic_oracle import SdkOracle
+from anthropic_oracle import EARLY, SdkOracle
 from anthropic_wire import error, message, stream, text, thinking, tool_use, usage
 
 from claw.errors import ProviderError
 from claw.providers.anthropic import AnthropicProvider
 from claw.providers.openrouter import RetryPolicy
 from claw.types import AssistantTurn, CacheControl, Message, StopReason, ToolDefinition
-from clawbook.harness.loopback import JSONReply, LoopbackServer, StreamReply, split
-
-EARLY = SdkOracle()
-"""Started as this file is imported: the SDK loads while the other files' tests run."""
+from clawbook.harness.loopback import JSONReply, LoopbackServer, Reply, StreamReply
 
 # The first question waits for the SDK's import: seconds on a loaded machine.
 pytestmark = pytest.mark.timeout(30)
@@ -36,7 +33,7 @@ pytestmark = pytest.mark.timeout(30)
 def sdk() -> Iterator[SdkOracle]:
     """The oracle started at import, or a new one for a later session in the same process
     (mutmut runs several, in forks of one process)."""
-    oracle = EARLY if EARLY.usable() else SdkOracle()
+    oracle = EARLY if EARLY is not None and EARLY.usable() else SdkOracle()
     try:
         yield oracle
     finally:
@@ -119,18 +116,15 @@ def sdk_turn(answer: dict[str, Any]) -> dict[str, Any]:
     return {**answer["turn"], "stop": STOP_REASONS[answer["turn"]["stop"] or "end_turn"]}
 
 
-async def sdk_reads_first(
-    sdk: SdkOracle, server: LoopbackServer, what: str, **arguments: Any
+def sdk_reads(
+    sdk: SdkOracle, server: LoopbackServer, what: str, reply: Reply, **arguments: Any
 ) -> int:
-    """Put a question to the SDK and return once its request has reached ``server``.
+    """Script ``server`` with ``reply`` and put a question to the SDK against it; its number.
 
-    The server's first scripted reply is then the SDK's, and the SDK reads it while claw reads
-    the next. The question's number is returned, to read the answer by.
+    claw gets a server of its own (``LoopbackServer()``), so both read at the same time.
     """
-    asked = sdk.send(what, url=url(server), **arguments)
-    while not server.requests and not sdk.answered(asked):
-        await asyncio.sleep(0.001)
-    return asked
+    server.add(reply)
+    return sdk.send(what, url=url(server), **arguments)
 
 
 def claw_view(turn: AssistantTurn) -> dict[str, Any]:
@@ -151,27 +145,45 @@ def claw_view(turn: AssistantTurn) -> dict[str, Any]:
     }
 
 
-def piece_sizes(name: str) -> tuple[int, ...]:
-    """The sizes claw reads a turn's stream in: single bytes where that cuts characters.
+def cut_everywhere(body: bytes) -> list[bytes]:
+    """``body`` cut at every kind of place a reader can stumble over, each one many times.
 
-    A stream of ASCII only is cut every 3 bytes instead: with the cuts every 7, that lands on
-    every kind of place in its lines at a third of the cost (5,000 one-byte pieces take 0.1 s).
+    Each line is cut after its first byte (inside ``event``/``data``) and in its middle (inside
+    the JSON); every other line ends a piece, so the next piece starts a line (a blank line, the
+    end of an event, comes alone), and the others do not (a piece holds the end of a line and the
+    start of the next); each byte of a character of several bytes is a piece of its own. About
+    three pieces a line: cutting a stream into single bytes took ten times as many.
     """
-    blocks, reason, counts = TURNS[name]
-    first = 3 if stream(blocks, reason, counts, size=3).isascii() else 1
-    return (first, 7, 4096)
+    cuts: set[int] = set()
+    start = 0
+    for number, line in enumerate(body.splitlines(keepends=True)):
+        cuts |= {start + 1, start + len(line) // 2}
+        start += len(line)
+        if number % 2 == 0:
+            cuts.add(start)
+    for at, byte in enumerate(body):
+        if byte >= 0x80:  # a byte of a character of several bytes: a cut on both sides
+            cuts |= {at, at + 1}
+    edges = [0, *sorted(cut for cut in cuts if 0 < cut < len(body)), len(body)]
+    return [body[a:b] for a, b in pairwise(edges)]
 
 
-@pytest.mark.parametrize(("name", "size"), [(n, size) for n in TURNS for size in piece_sizes(n)])
+CUTS = {"everywhere": cut_everywhere, "whole": lambda body: [body]}
+
+
+@pytest.mark.parametrize("cut", list(CUTS))
+@pytest.mark.parametrize("name", list(TURNS))
 async def test_anthropic_sdk_and_claw_assemble_the_same_turn_from_one_stream(
-    server, sdk, name, size
+    server, sdk, name, cut
 ):
     blocks, reason, counts = TURNS[name]
     body = stream(blocks, reason, counts, size=3)
-    server.add(StreamReply([body]), StreamReply(split(body, size)))
-    asked = await sdk_reads_first(sdk, server, "stream", request=GO)
-    async with provider(server) as claw:
-        turn = await claw.stream_turn([Message.user("go")], [READ, GREP])
+    pieces = CUTS[cut](body)
+    assert b"".join(pieces) == body
+    asked = sdk_reads(sdk, server, "stream", StreamReply([body]), request=GO)
+    with LoopbackServer([StreamReply(pieces)]) as own:
+        async with provider(own) as claw:
+            turn = await claw.stream_turn([Message.user("go")], [READ, GREP])
 
     expected = sdk_turn(sdk.answer(asked))
     assert claw_view(turn) == expected
@@ -182,12 +194,11 @@ async def test_anthropic_sdk_and_claw_assemble_the_same_turn_from_one_stream(
 @pytest.mark.parametrize("name", list(TURNS))
 async def test_anthropic_sdk_and_claw_read_the_same_whole_message(server, sdk, name):
     blocks, reason, counts = TURNS[name]
-    server.add(
-        JSONReply(message(blocks, reason, counts)), JSONReply(message(blocks, reason, counts))
-    )
-    asked = await sdk_reads_first(sdk, server, "create", request=GO)
-    async with provider(server) as claw:
-        turn = await claw.complete([Message.user("go")], [READ])
+    whole = message(blocks, reason, counts)
+    asked = sdk_reads(sdk, server, "create", JSONReply(whole), request=GO)
+    with LoopbackServer([JSONReply(whole)]) as own:
+        async with provider(own) as claw:
+            turn = await claw.complete([Message.user("go")], [READ])
     assert claw_view(turn) == sdk_turn(sdk.answer(asked))
 
 
@@ -300,11 +311,11 @@ async def test_anthropic_sdk_and_claw_both_fail_on_an_error_event_mid_stream(ser
         events + 'event: error\ndata: {"type": "error", "error": {"type": '
         '"overloaded_error", "message": "Overloaded"}}\n\n'
     ).encode()
-    server.add(StreamReply([body]), StreamReply([body]))
-    asked = await sdk_reads_first(sdk, server, "stream", request=HI)
-    async with provider(server) as claw:
-        with pytest.raises(ProviderError, match="overloaded_error: Overloaded"):
-            await claw.stream_turn([Message.user("hi")], [])
+    asked = sdk_reads(sdk, server, "stream", StreamReply([body]), request=HI)
+    with LoopbackServer([StreamReply([body])]) as own:
+        async with provider(own) as claw:
+            with pytest.raises(ProviderError, match="overloaded_error: Overloaded"):
+                await claw.stream_turn([Message.user("hi")], [])
     raised = sdk.answer(asked).get("raised")
     assert raised is not None, "the SDK read the stream as a whole turn"
     assert raised["status_error"] and "overloaded_error" in raised["message"], raised

@@ -29,12 +29,14 @@ from claw.hooks import (
     Hooks,
     PromptBlocked,
     Verdict,
+    decide,
     interpret,
     matches,
     run_command,
     run_with_hooks,
 )
 from claw.loop import Agent
+from claw.permissions import Approval, Permissions
 from claw.registry import default_tools
 from claw.streaming import MockStreamProvider
 from claw.types import (
@@ -152,6 +154,32 @@ def test_hooks_invalid_json_on_stdout_is_a_warning_not_a_decision() -> None:
 
 
 # --- running command hooks ----------------------------------------------------------------
+
+
+def test_hooks_continue_false_is_a_stop_with_the_stop_reason() -> None:
+    stop = {"continue": False, "stopReason": "the build is broken"}
+    assert decide("PreToolUse", stop) == Verdict(stop="the build is broken")
+    assert decide("Stop", {"continue": False}).stop == "stopped by a Stop hook (no reason given)"
+    assert decide("Stop", {"continue": True, "stopReason": "x"}).stop is None
+    assert decide("Stop", {"stopReason": "x"}).stop is None
+    both = decide("PreToolUse", {**stop, "decision": "block", "reason": "no"})
+    assert (both.block, both.reason, both.stop) == (True, "no", "the build is broken")
+
+
+def test_hooks_exit_2_with_a_json_decision_takes_its_reason() -> None:
+    deny = {"hookSpecificOutput": {"permissionDecision": "deny",
+                                   "permissionDecisionReason": "not on main"}}  # fmt: skip
+    blocked = Verdict(block=True, reason="not on main", permission="deny")
+    assert interpret("PreToolUse", Completed(2, json.dumps(deny), "stderr says")) == blocked
+    block = json.dumps({"decision": "block", "reason": "lint first"})
+    assert interpret("Stop", Completed(2, block, "stderr says")).reason == "lint first"
+    unexplained = Completed(2, json.dumps({"decision": "block"}), "")
+    assert interpret("Stop", unexplained).reason == "blocked by a Stop hook (no reason given)"
+    # JSON that does not block, or is no object, or no JSON: stderr is the reason
+    context = json.dumps({"hookSpecificOutput": {"additionalContext": "fyi"}})
+    for stdout in (context, "[1, 2]", "{not json", "plain words", ""):
+        verdict = interpret("PreToolUse", Completed(2, stdout, "stderr says"))
+        assert verdict == Verdict(block=True, reason="stderr says", permission="deny"), stdout
 
 
 async def test_hooks_shell_hook_reads_the_event_as_json_on_stdin_in_the_project(
@@ -464,6 +492,7 @@ async def test_hooks_post_tool_use_sees_the_call_and_its_result(tmp_path: Path) 
             "transcript_path": "",
             "cwd": str(tmp_path),
             "permission_mode": "default",
+            "prompt_id": hooks.prompt_id,
             "tool_name": "echo",
             "tool_input": {"text": "hi"},
             "tool_use_id": "call-1",
@@ -552,9 +581,110 @@ async def test_hooks_a_stop_hook_can_send_the_model_back_to_work(tmp_path: Path)
     )
 
 
+async def test_hooks_continue_false_stops_the_session(tmp_path: Path) -> None:
+    stops = [{"continue": False, "stopReason": "quota reached"}]
+
+    def once(event: dict[str, Any]) -> dict[str, Any] | None:
+        return stops.pop() if stops else None
+
+    stopped_after: list[str] = []
+    hooks = Hooks(tmp_path)
+    hooks.add("PostToolUse", once)
+    hooks.add("Stop", lambda event: stopped_after.append(event["prompt_id"]))
+    echo = ("e1", "echo", {"text": "hi"})
+    provider = MockStreamProvider([turn(echo), "Hi.", "Hi again.", "Once more."])
+    agent = Agent(provider, [Echo()])
+    agent.gate = Controls(agent.tools, after=[hooks.post_tool_use])
+    events = [e async for e in run_with_hooks(agent, hooks, "first")]
+    # the call ran and is answered; then the run ends, the model is not asked again
+    assert isinstance(events[-1], RunFinished) and events[-1].reason is Finish.HOOK_STOPPED
+    assert len(provider.calls) == 1 and stopped_after == []
+    assert isinstance(agent.history[-1], ToolResultMessage) and agent.history[-1].text == "hi"
+    # the next prompt starts afresh
+    events = [e async for e in run_with_hooks(agent, hooks, "second")]
+    assert isinstance(events[-1], RunFinished) and events[-1].reason is Finish.DONE
+    assert len(stopped_after) == 1
+    # a prompt hook's stop blocks the prompt with its reason; a Stop hook's ends the run
+    prompt = Hooks(tmp_path)
+    prompt.add("UserPromptSubmit", lambda event: {"continue": False, "stopReason": "closed"})
+    assert [e async for e in run_with_hooks(agent, prompt, "third")] == [PromptBlocked("closed")]
+    late = Hooks(tmp_path)
+    late.add("Stop", lambda event: {"decision": "block", "reason": "go on", "continue": False})
+    events = [e async for e in run_with_hooks(agent, late, "fourth")]
+    assert [e.text for e in events if isinstance(e, RunFinished)] == ["Hi again."]
+
+
+async def test_hooks_pre_tool_use_context_reaches_the_model_after_the_results(
+    tmp_path: Path,
+) -> None:
+    said: list[str] = []
+
+    def note(event: dict[str, Any]) -> dict[str, Any] | None:
+        text = event["tool_input"]["text"]
+        return {"hookSpecificOutput": {"additionalContext": f"about {text}"}} if text else None
+
+    async def prepare(history: list[Any]) -> None:
+        said.append(history[-1].text)
+
+    hooks = Hooks(tmp_path)
+    hooks.add("PreToolUse", note)
+    calls = [("a", "echo", {"text": "a"}), ("b", "echo", {"text": "b"})]
+    provider = MockStreamProvider([turn(*calls), turn(("c", "echo", {"text": ""})), "Done."])
+    agent = Agent(provider, [Echo()], prepare=prepare)
+    agent.gate = Controls(agent.tools, checks=[hooks.pre_tool_use])
+    _ = [e async for e in run_with_hooks(agent, hooks, "go")]
+    second = list(provider.calls[1].messages)
+    # after both results, before the model is asked again: one message per call's hook
+    assert [(type(m), m.text) for m in second[-4:]] == [
+        (ToolResultMessage, "a"),
+        (ToolResultMessage, "b"),
+        (DeveloperMessage, "about a"),
+        (DeveloperMessage, "about b"),
+    ]
+    third = list(provider.calls[2].messages)
+    assert [m.text for m in third if isinstance(m, DeveloperMessage)] == [
+        m.text for m in second if isinstance(m, DeveloperMessage)
+    ], "told once"
+    assert said == ["go", "about b", ""] and agent.prepare is prepare
+
+
+async def test_hooks_pre_tool_use_ask_asks_even_where_a_rule_allows(tmp_path: Path) -> None:
+    asked: list[tuple[dict[str, Any], str]] = []
+    answers = [Approval.DENY, Approval.ONCE]
+
+    async def approve(call: ToolCall, reason: str) -> Approval:
+        asked.append((call.arguments, reason))
+        return answers.pop()
+
+    def ask(event: dict[str, Any]) -> dict[str, Any]:
+        return {"hookSpecificOutput": {"permissionDecision": "ask",
+                                       "updatedInput": {"command": "touch b"}}}  # fmt: skip
+
+    hooks = Hooks(tmp_path)
+    hooks.add("PreToolUse", ask)
+    touch = call("bash", command="touch a")
+    # no permissions: the ask is left to the permission check, as before
+    assert await hooks.pre_tool_use(touch) == call("bash", command="touch b")
+    hooks.permissions = Permissions(tmp_path, allow=["Bash(touch *)"], approve=approve)
+    assert await hooks.pre_tool_use(touch) == call("bash", command="touch b")
+    refused = await hooks.pre_tool_use(touch)
+    assert isinstance(refused, ToolOutput) and refused.is_error
+    assert "a PreToolUse hook asks for approval" in refused.content
+    assert "the user refused it" in refused.content
+    assert asked == [({"command": "touch b"}, "a PreToolUse hook asks for approval")] * 2
+    # a call the rules deny or ask about is theirs: nobody is asked twice
+    for rules in ({"deny": ["Bash(touch *)"]}, {"ask": ["Bash(touch *)"]}, {}):
+        hooks.permissions = Permissions(tmp_path, approve=approve, **rules)
+        assert await hooks.pre_tool_use(touch) == call("bash", command="touch b")
+    assert len(asked) == 2
+    hooks.permissions = Permissions(tmp_path, allow=["Bash(touch *)"])
+    unasked = await hooks.pre_tool_use(touch)
+    assert isinstance(unasked, ToolOutput) and "none was given" in unasked.content
+
+
 # --- end to end ---------------------------------------------------------------------------
 
-LOCK = "[[package]]\nname = \"serde\"\nversion = \"1.0.200\"\n"
+LOCK = '[[package]]\nname = "serde"\nversion = "1.0.200"\n'
 
 
 async def test_hooks_end_to_end_a_pre_tool_use_hook_blocks_editing_a_lock_file(
@@ -594,7 +724,6 @@ async def test_hooks_end_to_end_a_pre_tool_use_hook_blocks_editing_a_lock_file(
         m.tool_call_id: m for m in provider.calls[-1].messages if isinstance(m, ToolResultMessage)
     }
     assert results["edit-1"] == ToolOutput.error(
-        "Blocked by a PreToolUse hook: Cargo.lock is generated: run `cargo update -p serde` "
-        "instead"
+        "Blocked by a PreToolUse hook: Cargo.lock is generated: run `cargo update -p serde` instead"
     ).to_message(ToolCall(id="edit-1", name="edit", arguments=edit))
     assert "serde" in results["read-1"].text and hooks.warnings == []

@@ -18,7 +18,7 @@ from claw.control import Controls
 from claw.guard import BadSettings, guard
 from claw.hooks import Hooks, matches
 from claw.loop import Agent
-from claw.permissions import Mode, Permissions
+from claw.permissions import Approval, Mode, Permissions
 from claw.registry import default_tools
 from claw.safety import SafetyChecks
 from claw.settings import Settings
@@ -215,3 +215,27 @@ def test_hooks_claude_code_hooks_are_told_the_permission_mode(tmp_path: Path, mo
     assert guarded.hooks is not None
     assert guarded.hooks.payload("PreToolUse")["permission_mode"] == mode.value
     assert "permission_mode" not in guarded.hooks.payload("SessionStart")
+
+
+async def test_hooks_claude_code_ask_asks_though_an_allow_rule_matches(tmp_path: Path) -> None:
+    # issue 38: Claude Code 2.1.332 asks about a call a PreToolUse hook answers "ask" for, even
+    # where an allow rule matches; claw's guard hands its hooks the permissions to ask through
+    ask = json.dumps({"hookSpecificOutput": {"permissionDecision": "ask"}})
+    command = f"cat >/dev/null; echo {shlex.quote(ask)}"
+    hooks = {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}]
+    }
+    asked: list[str] = []
+
+    async def approve(call: ToolCall, reason: str) -> Approval:
+        asked.append(reason)
+        return Approval.DENY
+
+    agent = Agent(MockStreamProvider([]), default_tools(tmp_path))
+    settings = Settings(hooks=hooks, permissions={"allow": ["Bash(touch *)"]})
+    guarded = guard(agent, tmp_path, approve=approve, settings=settings)
+    touch = ToolCall(id="t1", name="bash", arguments={"command": "touch made.txt"})
+    output = await guarded.controls(touch)
+    assert output.is_error and "the user refused it" in output.content
+    assert asked == ["a PreToolUse hook asks for approval"]
+    assert not (tmp_path / "made.txt").exists()

@@ -11,7 +11,7 @@ with small tools that only remember what they were asked.
 
 A scenario where claw does otherwise fails its group unless it is a deliberate difference
 (``DIFFERENCES``, listed with its reason on the chapter 15 page: tests/tooling/test_book_lists.py
-checks that) or a known one not resolved yet (``UNRESOLVED``: one strict xfail per kind).
+checks that); so do the keys of the hooks' inputs.
 """
 
 from __future__ import annotations
@@ -182,6 +182,7 @@ async def claw_did(
     tools = ToolSet([Recorder("bash", ran), Recorder("read", ran)])
     agent = Agent(provider, tools)
     permissions = Permissions(project, allow=scenario["allow"], mode=Mode.DEFAULT, approve=approve)
+    hooks.permissions = permissions  # as claw's guard wires them: a hook's ask asks through them
     agent.gate = Controls(
         tools, checks=[hooks.pre_tool_use, permissions.check], after=[hooks.post_tool_use]
     )
@@ -228,7 +229,7 @@ def differences(scenario: dict[str, Any], project: Path) -> list[str]:
             for key, value in theirs.items() if mine[key] != value]  # fmt: skip
 
 
-DIFFERENCES: dict[str, str] = {
+SCENARIO_DIFFERENCES: dict[str, str] = {
     "matcher-lower": "claw's own tool names (`bash`) are matcher names too",
     "matcher-prefix": "a matcher that picks no tool is refused at start-up",
     "pre-json-allow-unruled": "a hook's `allow` does not skip the permissions",
@@ -237,28 +238,23 @@ DIFFERENCES: dict[str, str] = {
 """Scenarios where claw deliberately does otherwise, and the words the chapter 15 page's table
 of differences uses for each."""
 
-UNRESOLVED: dict[str, tuple[str, ...]] = {
-    "continue-false": (
-        '`"continue": false` ends the session after the hook (the call is not answered, the '
-        "prompt not sent); claw ignores it",
-        "pre-json-continue-false", "post-json-continue-false", "ups-json-continue-false",
-    ),
-    "ask-outranks-rules": (
-        "a PreToolUse `ask` asks even when an allow rule matches; claw lets the rules decide",
-        "pre-json-ask-allowed",
-    ),
-    "pre-tool-context": (
-        "a PreToolUse `additionalContext` reaches the model beside the tool result; claw drops it",
-        "pre-json-additional-context",
-    ),
-    "exit-2-with-json": (
-        "a hook that exits 2 with a JSON decision on stdout: the JSON's reason reaches the "
-        "model, not stderr",
-        "pre-json-deny-exit2",
-    ),
-}  # fmt: skip
-"""Known disagreements not resolved yet (issue 38), by kind: what Claude Code does, then the
-scenarios that show it."""
+UNSENT_KEYS: dict[str, str] = {
+    "duration_ms": "no `duration_ms` in PostToolUse's input",
+    "background_tasks": "no `background_tasks` or `session_crons` in Stop's input",
+    "session_crons": "no `background_tasks` or `session_crons` in Stop's input",
+}
+"""Keys of Claude Code 2.1.332's hook inputs that claw deliberately does not send, and the
+page's words for each."""
+
+TOOL_RESPONSE = "`tool_response` is what the model read: `content` and `is_error`"
+"""The page's words for the deliberate difference in PostToolUse's ``tool_response``."""
+
+DIFFERENCES: dict[str, str] = {
+    **SCENARIO_DIFFERENCES,
+    **{f"payload key {key}": why for key, why in UNSENT_KEYS.items()},
+    "payload tool_response": TOOL_RESPONSE,
+}
+"""Every deliberate difference (scenarios, then payload keys): the page's table lists each."""
 
 GROUPS = ["pre", "matcher", "post", "ups", "start", "stop", "several"]
 """The sections of the table (a scenario's name starts with its section)."""
@@ -277,13 +273,10 @@ def test_hooks_oracle_claw_reacts_as_claude_code(group: str, project: Path) -> N
     scenarios = recording()
     assert len(scenarios) >= 40
     assert {name.split("-")[0] for name in scenarios} == set(GROUPS), "a section nobody checks"
-    unresolved = {name for _why, *names in UNRESOLVED.values() for name in names}
     mine = {name: s for name, s in scenarios.items() if name.split("-")[0] == group}
     assert mine, f"no recorded scenario in {group!r}"
     wrong = []
     for name, scenario in mine.items():
-        if name in unresolved:
-            continue
         found = differences(scenario, project)
         if name in DIFFERENCES and not found:
             wrong.append(f"{name}: claw now does as Claude Code: not a difference any more")
@@ -292,27 +285,7 @@ def test_hooks_oracle_claw_reacts_as_claude_code(group: str, project: Path) -> N
     assert not wrong, "\n".join(wrong)
 
 
-@pytest.mark.parametrize(
-    "kind",
-    [
-        pytest.param(kind, marks=pytest.mark.xfail(strict=True, reason=f"issue 38: {why}"))
-        for kind, (why, *_names) in UNRESOLVED.items()
-    ],
-)
-def test_hooks_oracle_unresolved(kind: str, project: Path) -> None:
-    """A known disagreement, not resolved yet: expected to fail until claw does as Claude Code
-    does (then remove it from ``UNRESOLVED``)."""
-    _why, *names = UNRESOLVED[kind]
-    wrong = [f"{name}: {d}" for name in names for d in differences(recording()[name], project)]
-    if wrong:
-        pytest.fail("\n".join(wrong), pytrace=False)
-
-
 # --- the payloads -----------------------------------------------------------------------------
-
-ADDED_KEYS = {"prompt_id", "duration_ms", "last_assistant_message", "background_tasks",
-              "session_crons"}  # fmt: skip
-"""Keys of Claude Code 2.1.332's hook inputs that claw does not send yet (issue 38)."""
 
 
 def claude_code_payloads(event: str) -> list[dict[str, Any]]:
@@ -342,17 +315,20 @@ def json_type(value: object) -> str:
 
 EVENTS = ["PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart", "Stop"]
 
+UUID = re.compile(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}")
+
 
 def test_hooks_oracle_payloads_carry_claude_codes_keys(project: Path) -> None:
-    """Each event's hook input has Claude Code's keys (but the newer ones in ``ADDED_KEYS``),
-    with values of the same JSON types, the project as ``cwd``, the same ``permission_mode``
-    and a session id that is a UUID, as Claude Code's are."""
+    """Each event's hook input has Claude Code's keys (but those in ``UNSENT_KEYS``), with
+    values of the same JSON types, the project as ``cwd``, the same ``permission_mode``, a
+    session id that is a UUID, as Claude Code's are, one prompt id (a UUID) for the prompt's
+    hooks, and the model's last answer in Stop's ``last_assistant_message``."""
     mine = claw_payloads(project)
     wrong = []
     for event in EVENTS:
         recorded = claude_code_payloads(event)
         assert recorded, f"no recorded input of {event}"
-        keys = set().union(*(set(p["keys"]) for p in recorded)) - ADDED_KEYS
+        keys = set().union(*(set(p["keys"]) for p in recorded)) - set(UNSENT_KEYS)
         ours = mine[event]
         sent = set(ours) - {"label"}
         if sent != keys:
@@ -366,36 +342,31 @@ def test_hooks_oracle_payloads_carry_claude_codes_keys(project: Path) -> None:
             wrong.append(f"{event}: permission_mode {ours.get('permission_mode')!r}")
         if ours["cwd"] != str(project) or not all(p["cwd_is_project"] for p in recorded):
             wrong.append(f"{event}: cwd is not the project")
-        if not re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", ours["session_id"]):
+        if not UUID.fullmatch(ours["session_id"]):
             wrong.append(f"{event}: session_id {ours['session_id']!r} is not a UUID")
     assert len({payload["session_id"] for payload in mine.values()}) == 1, "one session, one id"
+    prompt_ids = {payload.get("prompt_id") for payload in mine.values()} - {None}
+    assert len(prompt_ids) == 1 and UUID.fullmatch(prompt_ids.pop()), "one prompt, one UUID"
+    assert mine["Stop"]["last_assistant_message"] == "done", "the model's last answer"
     assert not wrong, "\n".join(wrong)
 
 
-NEWER_KEYS = (
-    "issue 38: Claude Code's newer input keys (prompt_id, duration_ms, last_assistant_message, "
-    "background_tasks, session_crons)"
-)
-RESPONSE_SHAPE = (
-    "issue 38: tool_response is the tool's own record in Claude Code (Bash: stdout, stderr, "
-    "interrupted...), content and is_error in claw"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=NEWER_KEYS)
-def test_hooks_oracle_unresolved_newer_payload_keys(project: Path) -> None:
-    """Not sent yet: the keys Claude Code 2.1.332 added to its hook inputs."""
+def test_hooks_oracle_payload_differences_still_hold(project: Path) -> None:
+    """The deliberate differences in the hooks' inputs are still differences: Claude Code sent
+    each key of ``UNSENT_KEYS`` and claw does not; PostToolUse's ``tool_response`` is the tool's
+    own record there (a Bash call's ``stdout``, ``stderr``, ``interrupted``...) and what the
+    model read in claw: ``content`` and ``is_error``."""
     mine = claw_payloads(project)
-    missing = [f"{event}: {key}" for event in EVENTS for p in claude_code_payloads(event)[:1]
-               for key in p["keys"] if key not in mine[event]]  # fmt: skip
-    if missing:
-        pytest.fail("\n".join(missing), pytrace=False)
-
-
-@pytest.mark.xfail(strict=True, reason=RESPONSE_SHAPE)
-def test_hooks_oracle_unresolved_tool_response_shape(project: Path) -> None:
-    """Not settled yet: the shape of PostToolUse's ``tool_response`` for a Bash call."""
-    ours = claw_payloads(project)["PostToolUse"]["tool_response"]
+    stale = []
+    for key in UNSENT_KEYS:
+        events = {p["values"]["hook_event_name"] for e in EVENTS for p in claude_code_payloads(e)
+                  if key in p["keys"]}  # fmt: skip
+        if not events:
+            stale.append(f"{key}: Claude Code sent it in no recorded input")
+        stale += [f"{key}: claw sends it in {event}'s input now" for event in events
+                  if key in mine[event]]  # fmt: skip
+    assert not stale, "\n".join(stale)
+    ours = mine["PostToolUse"]["tool_response"]
     theirs = claude_code_payloads("PostToolUse")[0]["keys"]["tool_response"]
-    if set(ours) != set(theirs):
-        pytest.fail(f"claw {sorted(ours)}, Claude Code {sorted(theirs)}", pytrace=False)
+    assert ours == {"content": "ok", "is_error": False}
+    assert set(theirs) != set(ours), "the same shape: not a difference any more"

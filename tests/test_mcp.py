@@ -239,7 +239,7 @@ async def test_mcp_a_tool_name_claw_cannot_use_is_mapped_and_called_by_its_own()
     assert own.endswith("called db_query") and path.endswith("called files/read")
     (files,) = [tool for tool in client.tools if tool.name == "files/read"]
     assert files.output_schema is None  # its outputSchema, true, is not an object: none
-    assert len(warnings) == 4  # the entries without a name (the attack tests check them)
+    assert len(warnings) == 6  # the entries without a name or object schema (see the attacks)
 
 
 async def test_mcp_lines_before_the_servers_first_message_are_kept_with_its_stderr(

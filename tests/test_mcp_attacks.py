@@ -140,7 +140,7 @@ def mcp_project(root: Path, name: str, script: Path, *args: str) -> None:
     (root / ".claw" / "settings.json").write_text(json.dumps(rules))
 
 
-def test_mcp_attack_tool_entries_without_a_name_are_skipped_and_the_rest_kept(
+def test_mcp_attack_tool_entries_without_a_name_or_schema_are_skipped_and_the_rest_kept(
     server: LoopbackServer,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -164,6 +164,13 @@ def test_mcp_attack_tool_entries_without_a_name_are_skipped_and_the_rest_kept(
     assert all("MCP server 'wild': tool skipped: " in line for line in skipped)
     assert any('{"name": 42}' in line for line in skipped)  # each shows the entry
     assert any("no name, déjà" in line for line in skipped)  # as the server wrote it
+    # A schema no model could be offered would make the provider refuse every request: the
+    # tool is skipped, named, and the run goes on.
+    unfit = [line for line in err.splitlines() if "an inputSchema not of type object" in line]
+    assert len(unfit) == 2, err
+    assert all("MCP server 'wild': tool skipped: " in line for line in unfit)
+    assert any('"inputSchema": ["path"]' in line for line in unfit)
+    assert any('"type": "string"' in line for line in unfit)
     (called,) = tool_results(server)
     assert called.endswith("called files/read")
 

@@ -191,9 +191,13 @@ def test_plan_any_sequence_of_events_follows_the_table() -> None:
                 perform(plan, event)
                 expected = target
                 kept = event in ("submit", "approve")  # only a plan presented or approved stays
-            else:
-                with pytest.raises(PlanModeError, match=f"cannot {event} while {expected.value}"):
+            else:  # refused, saying why (no pytest.raises: 9,883 of them took 40% of the time)
+                try:
                     perform(plan, event)
+                except PlanModeError as refused:
+                    assert f"cannot {event} while {expected.value}" in str(refused), events
+                else:
+                    raise AssertionError(f"{event} was allowed while {expected.value}: {events}")
             assert plan.state is expected, events
             assert (plan.plan is not None) == kept, events
 

@@ -220,6 +220,67 @@ def test_plan_trust_the_flag_trusts_the_folder_for_one_run(
     assert not (claw_config_dir / "trusted-folders.json").exists()  # for this run only
 
 
+def test_plan_trust_a_repository_cloned_inside_a_trusted_folder_is_not_trusted(
+    server: LoopbackServer,
+    tmp_path: Path,
+    home: Path,
+    claw_config_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # You trusted ~/work once; a hostile repository cloned into it later is someone else's.
+    work = tmp_path / "work"
+    project = hostile(work)
+    store = claw_config_dir / "trusted-folders.json"
+    store.write_text(json.dumps({"trusted": [str(work.resolve())]}))
+    server.add(calls("bash", {"command": "echo pwned > pwned.txt"}), says("It was refused."))
+
+    assert run_claw(server, project, monkeypatch, "Set it up.") == 0
+
+    assert not (project / "stolen.txt").exists()  # its SessionStart hook did not run
+    assert not (project / "pwned.txt").exists()  # its allow rule did not allow
+    error = capsys.readouterr().err
+    assert NOT_TRUSTED in error and "needs approval" in error
+    assert "install.sh" not in json.dumps(server.requests[0].json["messages"])
+
+    # ~/work a git repository too: the clone has a .git, and a root, of its own. At a terminal
+    # the question names the clone's folder, and a no leaves the list as it was.
+    (work / ".git").mkdir()
+    server.add(says("Hello."))
+    assert claw_at_a_terminal(server, project, monkeypatch, "Hi.", answers="n\n") == 0
+    out, error = capsys.readouterr()
+    assert f"This folder brings its own files for claw ({project.resolve()}):\n" in out
+    assert QUESTION in out and "You answered no" in error
+    assert not (project / "stolen.txt").exists()
+    assert json.loads(store.read_text()) == {"trusted": [str(work.resolve())]}
+
+
+def test_plan_trust_a_folder_of_a_trusted_repository_is_trusted_with_it(
+    server: LoopbackServer,
+    tmp_path: Path,
+    home: Path,
+    claw_config_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A yes for a repository's root covers its own folders: src/ is part of what was trusted.
+    project = repository(tmp_path, {}, "Answer in one word.\n")
+    inner = project / "src"
+    (inner / ".claw").mkdir(parents=True)
+    (inner / ".claw" / "settings.json").write_text(json.dumps(starts_and_makes(">")))
+    trusted = {"trusted": [str(project.resolve())]}
+    (claw_config_dir / "trusted-folders.json").write_text(json.dumps(trusted))
+    server.add(calls("bash", {"command": "echo made > made.txt"}), says("Made it."))
+
+    assert run_claw(server, inner, monkeypatch, "Make it.") == 0
+
+    out, error = capsys.readouterr()
+    assert NOT_TRUSTED not in error and "needs approval" not in out + error
+    assert (inner / "started.txt").read_text() == "started\n"  # its hook ran
+    assert (inner / "made.txt").read_text() == "made\n"  # its allow rule applied
+    assert "Answer in one word." in json.dumps(server.requests[0].json["messages"])
+
+
 def test_plan_trust_a_folder_that_brings_nothing_asks_nothing(
     server: LoopbackServer,
     tmp_path: Path,

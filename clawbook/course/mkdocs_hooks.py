@@ -26,6 +26,8 @@ from clawbook.harness.runner import chapter_test_files, pytest_command
 ROOT = Path(__file__).resolve().parents[2]
 BOOK_SOURCE = ROOT / ".cache" / "book-src"
 CHAPTER_MAP = "<!-- clawbook:chapter-map -->"
+CLOSING = "where-next.md"
+"""The page after the last chapter: where a learner goes from here."""
 ROMAN = ["0", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X"]
 
 
@@ -54,6 +56,8 @@ def build_nav(curriculum: Curriculum, docs_dir: Path) -> list[Any]:
     """Home, one section per part with its written chapters, then the appendices.
 
     An appendix is any page ``appendix-*.md``; it is not a chapter, so it writes its own title.
+    ``CLOSING`` ends the learner's path between the last part and the appendices, so the last
+    chapter's "Next" leads there and not to an appendix written for instructors.
     The notebooks are not in the navigation: each is a companion of its chapter, linked from
     the chapter's card, and listing them again doubled the menu.
     """
@@ -63,6 +67,8 @@ def build_nav(curriculum: Curriculum, docs_dir: Path) -> list[Any]:
         if written:
             title = f"Part {ROMAN[part.number]} · {part.title}"
             nav.append({title: [{f"{number(c)} · {c.title}": c.page} for c in written]})
+    if (docs_dir / CLOSING).exists():
+        nav.append({_heading(docs_dir / CLOSING): CLOSING})
     appendices = [{_heading(p): p.name} for p in sorted(docs_dir.glob("appendix-*.md"))]
     if appendices:
         nav.append({"Appendices": appendices})
@@ -140,8 +146,24 @@ def test_files_text(chapter: Chapter) -> str:
     return ", ".join(sorted(shown))
 
 
-def chapter_card(chapter: Chapter, docs_dir: Path, page_path: str) -> str:
+def kicker(chapter: Chapter, curriculum: Curriculum) -> str:
+    """The line above a chapter's title: its number and its part, ``Chapter 5a · Part I``.
+
+    The number sits in its own span: the line is set in capitals, and ``5A`` is not the
+    chapter's name. The part's title follows on a wide screen only.
+    """
+    part = next(p for p in curriculum.parts if p.number == chapter.part)
+    where = "Start here" if part.number == 0 else f"Part {ROMAN[part.number]}"
+    return f'Chapter <span class="chapter-number">{number(chapter)}</span> · {where}' + (
+        "" if part.number == 0 else f'<span class="part-title"> · {part.title}</span>'
+    )
+
+
+def chapter_card(
+    chapter: Chapter, docs_dir: Path, page_path: str, curriculum: Curriculum | None = None
+) -> str:
     """The header of a chapter page: the title and a card of facts from ``chapters.toml``."""
+    curriculum = curriculum or load()
     rows: list[tuple[str, str]] = []
     if chapter.files:
         rows.append(("You edit", ", ".join(f"`starter/{f}`" for f in chapter.files)))
@@ -159,7 +181,7 @@ def chapter_card(chapter: Chapter, docs_dir: Path, page_path: str) -> str:
         rows.append(("Notebook", f"[try it interactively]({'../' * depth}{notebook})"))
     table = "\n".join(f"| {key} | {value} |" for key, value in rows)
     return (
-        f'<p class="chapter-kicker">Chapter {number(chapter)} · {chapter.id}</p>\n\n'
+        f'<p class="chapter-kicker">{kicker(chapter, curriculum)}</p>\n\n'
         f"# {chapter.title}\n\n"
         f'<div class="chapter-card" markdown>\n\n| | |\n|---|---|\n{table}\n\n</div>\n\n'
     )
@@ -213,7 +235,7 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     curriculum = load()
     for chapter in curriculum.written:
         if chapter.page == src:
-            markdown = chapter_card(chapter, docs_dir, src) + markdown
+            markdown = chapter_card(chapter, docs_dir, src, curriculum) + markdown
             break
     if CHAPTER_MAP in markdown:
         markdown = markdown.replace(CHAPTER_MAP, chapter_map(curriculum))

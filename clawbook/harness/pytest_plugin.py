@@ -103,6 +103,8 @@ class _Session:
     """This process's file of the chapters whose stubs the running test reached."""
     unawaited: list[tuple[str, tuple[tuple[str, int, str], ...]]] = field(default_factory=list)
     """The coroutines the running test made and dropped unawaited: name, where made."""
+    chapters: dict[str, str | None] = field(default_factory=dict)
+    """The chapter of each test file seen so far (``_chapter_of``)."""
 
 
 _session = _Session()
@@ -667,8 +669,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 
 def _chapter_of(path: str) -> str | None:
-    chapter = load_curriculum().chapter_for_test_file(path)
-    return chapter.id if chapter else None
+    """The chapter of a test file, found once per file (every test's report asks again)."""
+    if path not in _session.chapters:
+        chapter = load_curriculum().chapter_for_test_file(path)
+        _session.chapters[path] = chapter.id if chapter else None
+    return _session.chapters[path]
 
 
 def pytest_collectstart(collector: pytest.Collector) -> None:

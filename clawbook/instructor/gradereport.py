@@ -44,6 +44,7 @@ td.failing { color: var(--failing-fg); font-weight: 600; }
 .status-ok { color: var(--ok); } .status-bad { color: var(--bad); font-weight: 600; }
 .status-idle { color: var(--muted); }
 .scroll { overflow-x: auto; max-width: 100%; }
+.swipe { color: var(--muted); margin: 1rem 0 -0.6rem; } .swipe.narrow { display: none; }
 .chart { display: flex; flex-wrap: wrap; align-items: flex-start; column-gap: 2rem; }
 .chart svg { max-width: 100%; height: auto; }
 .legend .entry { display: inline-block; margin-right: 1rem; }
@@ -55,13 +56,16 @@ pre { background: var(--pre); padding: 0.4rem 0.6rem; white-space: pre-wrap; mar
   border-left: 4px solid var(--warning-edge); }
 @media (max-width: 40rem) { body { margin: 1rem auto; padding: 0 0.6rem; font-size: 14px; }
   table { font-size: 13px; } th, td { padding: 0.25rem 0.35rem; }
-  td.who { white-space: normal; max-width: 7rem; }
-  th.where, td.where { min-width: 12rem; } }
+  td.who { white-space: normal; max-width: 5rem; overflow-wrap: anywhere; }
+  td.status { white-space: normal; overflow-wrap: normal; }
+  th.where, td.where { min-width: 12rem; } .swipe.narrow { display: block; } }
 """
 """Every colour is a variable of ``:root``, set once per scheme: the rules below use only
 the variables, so no rule can bring a light background into the dark page by coming later."""
 
 MAX_FAILURES_SHOWN = 25
+WIDE_TABLE = 8
+"""More chapters than this make the table wider than a 1280 px screen: it says that it scrolls."""
 
 
 def _e(text: object) -> str:
@@ -237,9 +241,12 @@ def render(course: Course, grades: Sequence[Grade], complete: bool = True) -> st
     # Who, the status, the totals and where they are first: with thirty chapters the table
     # scrolls sideways in its box (the learner's name stays put), and what an instructor reads
     # first must be on a phone's screen.
+    # A phone always cuts the table (its "where they are" column alone is half the screen).
+    narrow = "" if len(chapters) > WIDE_TABLE else " narrow"
+    out.append(f'<p class="swipe{narrow}">↔ The table scrolls sideways.</p>')
     out.append('<div class="scroll"><table><thead><tr><th class="who">submission</th>')
     out.append(
-        "<th>status</th><th>passed</th><th>todo</th><th>failing</th>"
+        '<th class="status">status</th><th>passed</th><th>todo</th><th>failing</th>'
         '<th class="where">where they are</th>'
     )
     out += [f"<th>{_e(c)}</th>" for c in chapters]
@@ -249,7 +256,7 @@ def render(course: Course, grades: Sequence[Grade], complete: bool = True) -> st
         broken = _broken(course, grade)
         out.append(
             f'<tr><td class="who"><a href="#{_anchor(grade.submission)}">'
-            f"{_e(grade.submission)}</a></td><td>{_status(grade)}</td>"
+            f'{_e(grade.submission)}</a></td><td class="status">{_status(grade)}</td>'
             f"<td>{grade.passed}/{grade.total}</td><td>{grade.todo}</td>"
             f'<td>{grade.failing}</td><td class="where">{_e(grade.standing)}</td>'
         )

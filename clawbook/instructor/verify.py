@@ -10,7 +10,9 @@ Each check proves one promise of DESIGN.md and says, when it fails, what to fix:
 5. every test command quoted in the book selects at least one test, and every word a test
    demands of the learner's code is stated in the lesson text (``clawbook/instructor/demands.py``),
    and the pages keep their rules: no answer shown outside a solution fold, no heading made by
-   accident (``clawbook/instructor/pages.py``), and every quiz question offers three options or
+   accident (``clawbook/instructor/pages.py``), one book's conventions: titles, section and
+   column names, chapters and cited docs as links, times from one estimate
+   (``clawbook/instructor/consistency.py``), and every quiz question offers three options or
    more while the right answers are spread over the positions (``clawbook/instructor/quizzes.py``);
 6. the book builds with ``mkdocs build --strict``;
 7. the notebooks pass nbval;
@@ -47,7 +49,7 @@ from clawbook.course.chapters import (
     test_functions,
 )
 from clawbook.harness.runner import ROOT, Run, chapter_test_files, pytest_command, run_pytest
-from clawbook.instructor import demands, pages, quizzes
+from clawbook.instructor import consistency, demands, pages, quizzes
 
 PARALLEL_ENV = "CLAWBOOK_PARALLEL"
 """How many pytest runs (or workers) verify runs at once; default: one per CPU."""
@@ -431,12 +433,14 @@ def book_commands(book: Path) -> list[tuple[str, str]]:
     """Every ``pytest ...`` and ``clawbook check ...`` command quoted in the book, with its page.
 
     Commands are found on the lines of code blocks (after an optional ``$`` prompt) and in
-    inline code spans.
+    inline code spans. A line that ends in a backslash goes on on the next, as in the shell: a
+    long command is broken so that a phone shows it whole, and is checked whole.
     """
     found: set[tuple[str, str]] = set()
     for page in sorted(book.rglob("*.md")):
         text = page.read_text(encoding="utf-8")
-        candidates = [line.strip() for line in text.splitlines()]
+        joined = re.sub(r"[ \t]*\\\n[ \t]*", " ", text)
+        candidates = [line.strip() for line in joined.splitlines()]
         candidates += [m.group(1).strip() for m in INLINE_CODE.finditer(text)]
         for candidate in candidates:
             command = candidate.removeprefix("$ ").split(" #")[0].strip()
@@ -569,14 +573,18 @@ def check_test_demands(project: Project) -> Outcome:
 
 
 def check_page_rules(project: Project) -> Outcome:
-    """The pages keep their rules (``instructor.pages``): no answer unfolded, no stray heading."""
-    found = [str(finding) for finding in pages.findings(project.root, project.curriculum)]
+    """The pages keep their rules (``instructor.pages``, ``instructor.consistency``)."""
+    found = [
+        str(finding)
+        for rules in (pages, consistency)
+        for finding in rules.findings(project.root, project.curriculum)
+    ]
     if found:
         return _fail(f"{len(found)} page rules broken: fix each line named", found)
     return Outcome(
         True,
-        "no page shows its chapter's answer outside a solution fold, and no line turns into a "
-        "heading by accident",
+        "no page shows its chapter's answer outside a solution fold, no line turns into a "
+        "heading by accident, and the pages keep the book's consistency rules",
     )
 
 

@@ -388,14 +388,16 @@ def run_all(
 # --8<-- [end:run-all]
 
 
-# --8<-- [start:jsonl]
+# --8<-- [start:write-results]
 def write_results(path: Path, results: Iterable[RunResult]) -> None:
     """Write ``results`` to ``path`` as JSONL: one run a line."""
     with path.open("w", encoding="utf-8") as out:
         for result in results:
             out.write(result.model_dump_json() + "\n")
+# --8<-- [end:write-results]
 
 
+# --8<-- [start:jsonl]
 def read_results(path: Path) -> list[RunResult]:
     """The runs of a JSONL results file; a bad line raises ``ValueError`` naming it."""
     # region ch25: one RunResult per non-blank line; a bad line's error names path:line

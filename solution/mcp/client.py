@@ -224,6 +224,7 @@ class McpClient:
             why = f"cannot start {self.spec.command!r}: {error}"
             raise McpError(f"MCP server {self.name!r}: {why}") from None
         # endregion
+
     # --8<-- [end:launch]
 
     def spawn(self, work: Any) -> asyncio.Task[None]:
@@ -310,6 +311,7 @@ class McpClient:
         elif method == "notifications/tools/list_changed":
             self.tools_changed()
         # endregion
+
     # --8<-- [end:read]
 
     async def read_stderr(self) -> None:
@@ -379,6 +381,7 @@ class McpClient:
         """Forget request ``id`` and tell the server it may stop working on it."""
         self.pending.pop(id, None)
         self.send(notification("notifications/cancelled", {"requestId": id, "reason": reason}))
+
     # --8<-- [end:request]
 
     # --8<-- [start:initialize]
@@ -407,6 +410,7 @@ class McpClient:
         self.protocol_version = str(version)
         self.send(notification("notifications/initialized"))
         # endregion
+
     # --8<-- [end:initialize]
 
     # --8<-- [start:list]
@@ -426,12 +430,19 @@ class McpClient:
                     shown = json.dumps(tool, ensure_ascii=False)[:MAX_SHOWN]
                     self.warn(self.explain(f"tool skipped: a tool without a name: {shown}"))
                     continue
+                schema = tool.get("inputSchema") or {"type": "object"}
+                if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+                    shown = json.dumps(tool, ensure_ascii=False)[:MAX_SHOWN]
+                    self.warn(
+                        self.explain(f"tool skipped: an inputSchema not of type object: {shown}")
+                    )
+                    continue
                 output = tool.get("outputSchema")
                 tools.append(
                     RemoteTool(
                         name=name,
                         description=str(tool.get("description") or ""),
-                        input_schema=dict(tool.get("inputSchema") or {"type": "object"}),
+                        input_schema=dict(schema),
                         output_schema=output if isinstance(output, dict) else None,
                     )
                 )
@@ -443,6 +454,7 @@ class McpClient:
             seen.add(cursor)
         raise McpError(self.explain("tools/list keeps sending cursors (a loop?)"))
         # endregion
+
     # --8<-- [end:list]
 
     def tools_changed(self) -> None:
@@ -498,4 +510,5 @@ class McpClient:
         for task in others:
             task.cancel()
         await asyncio.gather(*others, return_exceptions=True)
+
     # --8<-- [end:close]

@@ -262,8 +262,10 @@ ERROR_TYPES: dict[str, int] = {
     "overloaded_error": 529,
 }
 """The HTTP status that goes with each error ``type`` of the Messages API."""
+# --8<-- [end:error-types]
 
 
+# --8<-- [start:error-from]
 def error_from_anthropic(
     body: Any, status: int | None, *, retry_after: float | None = None
 ) -> ProviderHTTPError:
@@ -285,7 +287,7 @@ def error_from_anthropic(
     exception = ServerError if status >= 500 else ERRORS.get(status, BadRequestError)
     return exception(status, message, retry_after=retry_after)
     # endregion
-# --8<-- [end:error-types]
+# --8<-- [end:error-from]
 
 
 # --8<-- [start:reader-state]

@@ -220,7 +220,7 @@ def turn_from_wire(body: Any) -> AssistantTurn:
 # --8<-- [end:turn-from-wire]
 
 
-# --8<-- [start:errors]
+# --8<-- [start:error-classes]
 ERRORS: dict[int, type[ProviderHTTPError]] = {
     400: BadRequestError,
     401: AuthenticationError,
@@ -230,8 +230,10 @@ ERRORS: dict[int, type[ProviderHTTPError]] = {
     429: RateLimitError,
 }
 """The exception for each client-error status; 5xx statuses raise ``ServerError``."""
+# --8<-- [end:error-classes]
 
 
+# --8<-- [start:errors]
 def error_from_body(
     body: Any, status: int | None, *, retry_after: float | None = None
 ) -> ProviderHTTPError:

@@ -185,7 +185,7 @@ async def read_stream(
 # --8<-- [end:read-stream]
 
 
-# --8<-- [start:session]
+# --8<-- [start:session-helpers]
 def session_members(sid: int) -> list[int] | None:
     """The pids of the processes of session ``sid`` that still run; ``None`` without ``/proc``.
 
@@ -271,8 +271,10 @@ async def kill_session(sid: int) -> None:
             return
         signal_session(sid, signal.SIGKILL)
         await asyncio.sleep(POLL_SECONDS)
+# --8<-- [end:session-helpers]
 
 
+# --8<-- [start:session]
 async def stop_session(process: asyncio.subprocess.Process, grace: float) -> None:
     """Stop every process of ``process``'s session: ``SIGTERM``, up to ``grace`` s, ``SIGKILL``.
 

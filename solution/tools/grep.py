@@ -193,14 +193,16 @@ def search_file(
 # --8<-- [end:search-file]
 
 
-# --8<-- [start:format-matches]
+# --8<-- [start:show-line]
 def show_line(path: str, line: Line, max_line_chars: int) -> str:
     """``path:7: text`` for a match, ``path-7- text`` for context; a long text cut with ``…``."""
     text = line.text if len(line.text) <= max_line_chars else line.text[:max_line_chars] + "…"
     mark = ":" if line.is_match else "-"
     return f"{path}{mark}{line.number}{mark} {text}"
+# --8<-- [end:show-line]
 
 
+# --8<-- [start:format-matches]
 def format_matches(
     results: Iterable[tuple[str, list[Line]]],
     max_matches: int,

@@ -69,11 +69,13 @@ def list_problem(items: Sequence[TodoItem]) -> str | None:
 # --8<-- [end:problem]
 
 
-# --8<-- [start:render]
+# --8<-- [start:marks]
 MARKS = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
 """How each status is shown."""
+# --8<-- [end:marks]
 
 
+# --8<-- [start:render]
 def render(items: Sequence[TodoItem]) -> str:
     """The list as text, one item a line: ``[x] done``, ``[>] Doing it now``, ``[ ] to do``.
 

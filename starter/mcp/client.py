@@ -211,6 +211,7 @@ class McpClient:
             "create_subprocess_exec with stdin, stdout, stderr PIPE and a new session",
         )
 
+
     def spawn(self, work: Any) -> asyncio.Task[None]:
         """Run ``work`` in the background, holding a reference until it ends; its task.
 
@@ -253,6 +254,7 @@ class McpClient:
             "ch23",
             "a response resolves its future; a request gets an answer; a notification",
         )
+
 
     async def read_stderr(self) -> None:
         """Keep the end of the server's standard error.
@@ -301,6 +303,7 @@ class McpClient:
         self.pending.pop(id, None)
         self.send(notification("notifications/cancelled", {"requestId": id, "reason": reason}))
 
+
     async def initialize(self) -> None:
         """The handshake: offer claw's newest version, accept the server's if claw speaks it.
 
@@ -312,12 +315,14 @@ class McpClient:
             "request \"initialize\"; check result[\"protocolVersion\"]; notify \"initialized\"",
         )
 
+
     async def list_tools(self) -> list[RemoteTool]:
         """Every tool the server has, following ``nextCursor`` from page to page."""
         raise Todo(
             "ch23",
             "loop: params {\"cursor\": c} after the first page; stop when no nextCursor",
         )
+
 
     def tools_changed(self) -> None:
         """The server said its tools changed: list them again in the background, coalesced.
@@ -371,3 +376,4 @@ class McpClient:
         for task in others:
             task.cancel()
         await asyncio.gather(*others, return_exceptions=True)
+

@@ -22,6 +22,9 @@ def test_every_deliberate_difference_from_codex_is_listed_on_the_ch09b_page():
     [
         ("ch13-permissions.md", "test_permissions_oracle"),
         ("ch15-hooks.md", "test_hooks_oracle"),
+        ("ch17-settings-and-cost.md", "test_config_oracle"),
+        ("ch19-terminal-app.md", "test_cli_oracle"),
+        ("ch22-sessions.md", "test_session_oracle"),
     ],
 )
 def test_each_table_of_differences_from_claude_code_matches_its_oracle_test(page, module):

@@ -561,7 +561,13 @@ addEventListener('load',()=>{const low=[];const w=document.createTreeWalker(docu
   const l=[lum(fg),lum(bg(el))].sort();const r=(l[1]+0.05)/(l[0]+0.05);
   if(r<4.5)low.push([t.textContent.trim().slice(0,30),fg,bg(el),r.toFixed(2)]);}
  const charts=[...document.querySelectorAll('svg')].map(s=>s.getBoundingClientRect().right);
- parent.postMessage(JSON.stringify({width:innerWidth,
+ const heads=[...document.querySelectorAll('.scroll th')].slice(0,5);
+ const columns=Object.fromEntries(heads.map(h=>[h.textContent,h.getBoundingClientRect().right]));
+ const box=document.querySelector('.scroll').getBoundingClientRect().right;
+ const wrap=document.querySelector('.scroll');const note=document.querySelector('.swipe');
+ const swipe={scrolls:wrap.scrollWidth>wrap.clientWidth+1,
+  said:!!note&&getComputedStyle(note).display!=='none'};
+ parent.postMessage(JSON.stringify({width:innerWidth,columns:columns,box:box,swipe:swipe,
   dark:matchMedia('(prefers-color-scheme: dark)').matches,charts:Math.max(0,...charts),
   scroll:document.documentElement.scrollWidth,low:low}),'*');});
 </script>"""
@@ -607,4 +613,10 @@ def test_grade_report_in_chromium_fits_the_screen_and_reads_in_both_schemes(tmp_
         assert seen["width"] == width and seen["dark"] == dark, seen
         assert seen["scroll"] <= width, (name, seen)  # nothing makes the page scroll sideways
         assert seen["charts"] <= width, (name, seen)  # every chapter's bar is on the screen
+        # Who and the status columns show in the table's box before any swipe (its edge, not
+        # the window's, cuts them off): the chapters may scroll.
+        assert list(seen["columns"]) == ["submission", "status", "passed", "todo", "failing"]
+        assert max(seen["columns"].values()) <= seen["box"] <= width, (name, seen)
+        # A table that scrolls says so above it; one that fits says nothing.
+        assert seen["swipe"]["said"] == seen["swipe"]["scrolls"], (name, width, seen["swipe"])
         assert seen["low"] == [], (name, seen["low"])

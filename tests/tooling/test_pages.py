@@ -177,3 +177,57 @@ def test_a_hash_line_wrapped_into_a_paragraph_is_named_and_real_headings_pass(co
         """,
     )
     assert [line.split(": '")[0] for line in found(course)] == ["book/ch01.md:6"]
+
+
+TRIPLE_WITH_A_GIVEN_HELPER = '''\
+"""Tripling."""
+
+from .double import double
+
+# --8<-- [start:triple]
+def as_whole_number(x: object) -> int:
+    """``x`` if it is a whole number; TypeError naming it otherwise."""
+    if not isinstance(x, int):
+        raise TypeError(f"expected a whole number, got {x!r}")
+    return x
+
+
+def triple(x: int) -> int:
+    """Three times x."""
+    # region ch02: check with as_whole_number, then double plus one more
+    x = as_whole_number(x)
+    return double(x) + x
+    # endregion
+# --8<-- [end:triple]
+'''
+
+
+def test_given_code_that_shares_the_folded_section_is_named(course):
+    (course.solution / "triple.py").write_text(TRIPLE_WITH_A_GIVEN_HELPER)
+    write_page(course, "ch02.md", FOLDED)
+    assert found(course) == [
+        "book/ch02.md:9: the given as_whole_number (solution/triple.py:6) shows only inside "
+        "this solution fold, through section 'triple'; split the section so that the given "
+        "code is its own section, shown unfolded where the page introduces it"
+    ]
+    assert not verify.check_page_rules(course).ok
+
+
+def test_given_code_in_its_own_section_shown_unfolded_passes(course):
+    split = TRIPLE_WITH_A_GIVEN_HELPER.replace(
+        "    return x\n\n\n", "    return x\n# --8<-- [end:given]\n\n\n"
+    ).replace("# --8<-- [start:triple]\n", "# --8<-- [start:given]\n")
+    split = split.replace("def triple", "# --8<-- [start:triple]\ndef triple")
+    (course.solution / "triple.py").write_text(split)
+    given = """\
+        `as_whole_number` is given:
+
+        ```python title="solution/triple.py"
+        --8<-- "solution/triple.py:given"
+        ```
+
+        """
+    page = FOLDED.replace("**Contract.**", textwrap.dedent(given) + "**Contract.**")
+    write_page(course, "ch02.md", page)
+    assert found(course) == []
+    assert verify.check_page_rules(course).ok

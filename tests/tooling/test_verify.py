@@ -157,6 +157,23 @@ def test_book_commands_are_found_in_code_blocks_and_inline_code(course):
     ]
 
 
+def test_a_book_command_continued_over_lines_is_read_whole(course):
+    # a phone shows about 45 characters of a shell line: long commands go on after a backslash
+    page = course.book / "ch02.md"
+    continued = (
+        "```bash\npytest tests/test_double_basic.py \\\n    tests/test_tripple_typo.py\n```\n"
+    )
+    page.write_text(page.read_text() + "\n" + continued)
+    commands = verify.book_commands(course.book)
+    assert ("ch02.md", "pytest tests/test_double_basic.py tests/test_tripple_typo.py") in commands
+    assert not [command for _, command in commands if "\\" in command]
+    outcome = verify.check_book_commands(course)
+    assert outcome.details == [
+        "book/ch02.md: `pytest tests/test_double_basic.py tests/test_tripple_typo.py` selects "
+        "no test"
+    ]
+
+
 def test_a_region_in_a_file_its_chapter_does_not_list_is_caught(course):
     (course.solution / "extra.py").write_text(
         "def f():\n    # region ch01: something\n    return 1\n    # endregion\n"
