@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from .events import Event, RunFinished
     from .guard import Guarded
     from .hooks import Hooks
+    from .jobs import JobTable
     from .loop import Agent, Limits
     from .mcp.config import McpServers
     from .permissions import Approver
@@ -221,6 +222,7 @@ def build_agent(
     warn: Callable[[str], None] | None = None,
     ask: AskHandler | None = None,
     user_file: Path | None = None,
+    jobs: JobTable | None = None,
 ) -> Agent:
     """The agent ``claw`` runs: claw's tools in ``cwd``, chapter 8's prompt and instructions.
 
@@ -229,7 +231,9 @@ def build_agent(
     but not the user's; ``warn`` is told about an instruction file cut or left out. Chapter
     20's tools come too: ``ask_user`` asks through ``ask`` (default: a ``TerminalAsker`` on
     stderr), the memory is ``~/.claw/memory.db`` seen from ``cwd``, and the todo list's
-    changes go to the observers.
+    changes go to the observers. With ``jobs`` (chapter 26), ``bash`` can run a command in the
+    background as a job of that table, ``bash_output`` and ``kill_shell`` come too, and the
+    agent tells the model of each job that ended before its next request.
     """
     from .instructions import format_instructions, load_instructions, read_instruction_file
     from .loop import Limits
@@ -245,6 +249,10 @@ def build_agent(
     from .types import DeveloperMessage
 
     tools = default_tools(cwd, web=web)
+    if jobs is not None:  # chapter 26: bash with run_in_background, bash_output, kill_shell
+        from .jobs import with_background
+
+        tools = with_background(tools, jobs)
     todos = TodoList()
     memory = MemoryStore(claw_home() / MEMORY_FILE, project=cwd)
     for tool in assistant_tools(ask or TerminalAsker(), memory, todos):
@@ -273,6 +281,8 @@ def build_agent(
     )
     todos.subscribe(agent.sink.emit)
     task.bind(agent)
+    if jobs is not None:
+        agent.notices.append(jobs.notices)
     return agent
 # --8<-- [end:build]
 
@@ -302,6 +312,8 @@ class Opened:
     """Chapter 18's window keeper; ``None`` when no window is known (or 18 is not written)."""
     recorder: SessionRecorder | None = None
     """Chapter 22's transcript writer; ``None`` while chapter 22 is not written."""
+    jobs: JobTable | None = None
+    """Chapter 26's background jobs, every one stopped when the block ends."""
 
 
 @contextlib.asynccontextmanager
@@ -324,6 +336,7 @@ async def open_claw(
     ``ask`` the model's questions (default: at the terminal, on ``err``).
     """
     from .configure import USER_INSTRUCTIONS, configure, rule_checker, start_context, start_costs
+    from .jobs import JobTable
     from .loop import Limits
     from .private import claw_home
     from .providers.openrouter import API_KEY_VARIABLE, OpenRouterProvider
@@ -349,6 +362,7 @@ async def open_claw(
         provider = anthropic_provider(settings.model, settings.base_url)
     else:
         provider = OpenRouterProvider(settings.model, base_url=settings.base_url, api_key=key)
+    jobs = JobTable()  # chapter 26: stopped in the finally below, however claw exits
     async with provider:
         limits = Limits() if settings.max_steps is None else Limits(settings.max_steps)
         agent = build_agent(
@@ -360,6 +374,7 @@ async def open_claw(
             warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
             ask=ask or TerminalAsker(err, read_line),
             user_file=claw_home() / USER_INSTRUCTIONS,
+            jobs=jobs,
         )
         costs, context = None, None
         if configured.loaded is not None:
@@ -399,8 +414,9 @@ async def open_claw(
         try:
             if trusted:  # an untrusted folder's .mcp.json starts nothing, even with --mcp
                 servers = await start_mcp_servers(cwd, agent, arguments.mcp, err)  # chapter 23
-            yield Opened(agent, guarded, settings, costs, context, recorder)
+            yield Opened(agent, guarded, settings, costs, context, recorder, jobs)
         finally:
+            await jobs.close()
             if servers is not None:
                 await servers.close()
             if recorder is not None:

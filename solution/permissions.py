@@ -122,6 +122,8 @@ TOOL_NAMES: dict[str, frozenset[str]] = {
     "Task": frozenset({"task"}),
     "Agent": frozenset({"task"}),
     "Skill": frozenset({"skill"}),
+    "BashOutput": frozenset({"bash_output"}),
+    "KillShell": frozenset({"kill_shell"}),
 }
 """The one table of tool names: each Claude Code tool name, and the claw tools that are that
 tool (``apply_patch`` edits files, so it is an ``Edit``). Permission rules and hook matchers
@@ -136,11 +138,15 @@ covers all of them, and a ``Read`` deny rule blocks them too."""
 PATH_TOOLS = LOOKING_TOOLS | EDIT_TOOLS
 """Tools whose rule specifier is a path pattern."""
 
-UNASKED_TOOLS = frozenset({"ask_user", "todo_write", "recall", "task", "skill"})
+UNASKED_TOOLS = frozenset(
+    {"ask_user", "todo_write", "recall", "task", "skill", "bash_output", "kill_shell"}
+)
 """Chapter 20's tools that need no approval in any mode, as Claude Code's AskUserQuestion and
 TodoWrite: asking the user, keeping the model's own list, reading its memory. A deny or ask
 rule that names them still applies. Chapter 21's ``task`` (whose child's calls each pass the
-gate) and ``skill`` (which reads only the skills' own folders) join them."""
+gate) and ``skill`` (which reads only the skills' own folders) join them, and chapter 26's
+``bash_output`` and ``kill_shell``, which only read or stop a job a ``bash`` call (asked about
+like any other) started."""
 MEMORY_TOOLS = frozenset({"remember"})
 """Chapter 20's tool that writes the memory later sessions read: the modes treat it as an
 edit (it asks in ``default``, runs in ``acceptEdits``, is denied in ``plan``)."""

@@ -21,6 +21,10 @@ from .types import Message
 Preflight = Callable[[Sequence[Message]], Finish | None]
 """Looks at the history about to be sent: a ``Finish`` ends the run instead, ``None`` sends it."""
 
+Notices = Callable[[], list[Message]]
+"""Gives the messages to add to the history before the next provider call (chapter 26's job
+notices), each exactly once; usually none."""
+
 
 class StopBeforeRequest(Exception):
     """A preflight check ended the run before the provider call: ``reason`` says why."""
@@ -35,19 +39,24 @@ class PreflightAgent(Agent):
     """An ``Agent`` that asks each of its ``preflight`` checks before every provider call.
 
     One ordered seam, ``before_request``: first chapter 18's ``prepare`` (which may compact
-    the history), then the checks, on the history that will really be sent.
+    the history), then the ``notices`` (chapter 26: a message for each background job that
+    ended), then the checks, on the history that will really be sent.
     """
 
     def __init__(self, *args: Any, preflight: Iterable[Preflight] = (), **options: Any) -> None:
         """``Agent``'s arguments, and the checks to ask, in order."""
         super().__init__(*args, **options)
         self.preflight: list[Preflight] = list(preflight)
+        self.notices: list[Notices] = []
+        """Asked after ``prepare``, before the checks: what they give joins the history."""
 
     async def before_request(self) -> AsyncIterator[Event]:
         """``prepare`` first (its event is reported), then each check; a ``Finish`` stops here."""
         async with aclosing(super().before_request()) as prepared:  # type: ignore[type-var]
             async for event in prepared:
                 yield event
+        for notices in self.notices:
+            self.history.extend(notices())
         for check in self.preflight:
             reason = check(self.history)
             if reason is not None:

@@ -227,7 +227,7 @@ def default_commands() -> SlashCommands:
 
 
 def session_commands(commands: SlashCommands) -> None:
-    """``/cost`` (chapter 17) and ``/compact`` (chapter 18), on the session in ``extras``.
+    """``/cost`` (chapter 17), ``/compact`` (18), ``/resume`` (22) and ``/jobs`` (26).
 
     ``state.extras["session"]`` is the ``main.Opened`` the REPL runs; without it (a test that
     builds an ``AppState`` by hand), or before those chapters are written, each says so.
@@ -276,6 +276,14 @@ def session_commands(commands: SlashCommands) -> None:
             state.out.write(
                 f"(compacted: {event.tokens_before:,} → {event.tokens_after:,} tokens)\n"
             )
+
+    @commands.register("/jobs", "list the background jobs and their states")
+    async def jobs(state: AppState, rest: str) -> None:
+        table = getattr(state.extras.get("session"), "jobs", None)  # chapter 26
+        if table is None:
+            state.out.write("no background jobs (this claw runs none)\n")
+            return
+        state.out.write(terminal_text(table.listing()) + "\n")
 
     @commands.register("/resume", "list this project's sessions, or continue one: /resume ID")
     async def resume(state: AppState, rest: str) -> None:
