@@ -366,7 +366,7 @@ class JobTable:
     # --8<-- [end:close]
 
 
-# --8<-- [start:tools]
+# --8<-- [start:background-arguments]
 class BackgroundBashArguments(BashArguments):
     """Chapter 10's arguments and ``run_in_background``."""
 
@@ -377,7 +377,10 @@ class BackgroundBashArguments(BashArguments):
         "output later with bash_output; stop it with kill_shell. You are told when it ends.",
     )
 
+# --8<-- [end:background-arguments]
 
+
+# --8<-- [start:tools]
 class BackgroundBashTool(ArgumentsTool[BackgroundBashArguments]):
     """``bash``, with ``run_in_background``: chapter 10's tool, or a job in ``jobs``."""
 
@@ -421,8 +424,10 @@ class BackgroundBashTool(ArgumentsTool[BackgroundBashArguments]):
             return ToolOutput.error(f"could not run bash in {self.bash.root}: {error}")
         return ToolOutput.ok(started_text(job))
         # endregion
+# --8<-- [end:tools]
 
 
+# --8<-- [start:job-tools]
 def started_text(job: Job) -> str:
     """What ``bash`` answers for a job it started in the background."""
     return (
@@ -499,4 +504,4 @@ def with_background(tools: ToolSet, jobs: JobTable) -> ToolSet:
     return changed
 
 
-# --8<-- [end:tools]
+# --8<-- [end:job-tools]

@@ -182,7 +182,6 @@ class JobTable:
         ``job.returncode`` and ``job.done`` set: a job that reads as ended has all its output
         in ``job.output``.
         """
-
         raise Todo(
             "ch26",
             "a reader task feeding job.output chunk by chunk; wait; in finally stop, drain",
@@ -270,6 +269,7 @@ class BackgroundBashArguments(BashArguments):
         "id, instead of waiting for it (for servers, watchers and long builds). Read its "
         "output later with bash_output; stop it with kill_shell. You are told when it ends.",
     )
+
 
 
 class BackgroundBashTool(ArgumentsTool[BackgroundBashArguments]):

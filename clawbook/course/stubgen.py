@@ -246,6 +246,10 @@ def ensure_todo_import(source: str, path: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+QUOTES = ('"""', "'''")
+"""How a docstring ends."""
+
+
 def render(source: str, path: str, keep: Collection[str] = (), *, for_book: bool = False) -> str:
     """Render one solution file.
 
@@ -273,6 +277,15 @@ def render(source: str, path: str, keep: Collection[str] = (), *, for_book: bool
             replacement[region.start] = stub
             for index in range(region.start + 1, region.end + 1):
                 replacement[index] = []
+            # ruff format puts a blank line between a docstring and a nested function, which
+            # may open a region; a stub right under a docstring must not keep it (D202).
+            above = region.start - 1
+            if (
+                above >= 1
+                and not lines[above].strip()
+                and lines[above - 1].rstrip().endswith(QUOTES)
+            ):
+                replacement.setdefault(above, [])
         else:
             replacement[region.start] = []
             replacement[region.end] = []

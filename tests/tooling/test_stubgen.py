@@ -156,3 +156,23 @@ def test_differences_reports_stale_missing_and_extra_files(tmp_path):
         {"a.py": "A = 1\n", "b.py": "B = 1\n", "c.py": ""}, tmp_path / "starter"
     )
     assert problems == ["out of date: a.py", "missing: c.py", "not in solution/: extra.py"]
+
+
+NESTED_AFTER_DOCSTRING = '''async def watch(items: list[int]) -> int:
+    """Sum the items through a helper."""
+
+    # region ch26: a helper that sums; call it
+    def total() -> int:
+        return sum(items)
+
+    return total()
+    # endregion
+'''
+
+
+def test_a_stub_right_under_a_docstring_keeps_no_blank_line_between():
+    """ruff format wants a blank line between a docstring and a nested function that opens a
+    region; the stub that replaces the region must not keep it (ruff's D202 in the starter)."""
+    out = stubgen.render(NESTED_AFTER_DOCSTRING, "watch.py")
+    assert '"""Sum the items through a helper."""\n    raise Todo(' in out
+    ast.parse(out)
