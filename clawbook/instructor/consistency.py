@@ -272,10 +272,12 @@ def stated_times(root: Path, curriculum: Curriculum) -> list[PageFinding]:
 
 
 MENTION = re.compile(
-    r"(?<![-\w./\[])(?:(?P<word>[Cc]hapter) (?P<number>\d{1,2}[ab]?)|ch(?P<id>\d{2}[ab]?))"
+    r"(?<![-\w./\[])(?:(?P<word>[Cc]hapter)(?: |[ \t]*\n[ \t]*)(?P<number>\d{1,2}[ab]?)"
+    r"|ch(?P<id>\d{2}[ab]?))"
     r"(?![-\w/]|\.\w)"
 )
-"""A chapter named in prose: ``chapter 13``, ``Chapter 5b``, ``ch17``."""
+"""A chapter named in prose: ``chapter 13``, ``Chapter 5b``, ``ch17``; a line may end between
+the word and the number."""
 NOT_PROSE = [
     re.compile(r"<!--[\s\S]*?-->"),
     re.compile(r"<quiz>[\s\S]*?</quiz>"),

@@ -235,3 +235,16 @@ def test_documentation_cited_as_plain_text_is_named_and_a_link_passes(course):
         "book/ch01.md:4: 'the hooks reference' is cited as plain text; make it a link to the "
         "page it means"
     ]
+
+
+def test_a_chapter_mention_a_line_break_cuts_is_named_and_linked_whole(course):
+    """Prose wrapped at 100 characters often ends a line between "chapter" and its number."""
+    write_page(
+        course, "ch02.md", "# Two\n\nAs the loop of chapter\n1 showed, and [chapter 1](ch01.md).\n"
+    )
+    (finding,) = found(course)
+    assert finding.startswith("book/ch02.md:3: 'chapter\\n1' in prose is a link")
+    page = course.book / "ch02.md"
+    assert consistency.main([str(page)]) == 0
+    assert "As the loop of [chapter\n1](ch01.md) showed" in page.read_text()
+    assert found(course) == []
