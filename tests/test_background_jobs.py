@@ -11,6 +11,7 @@ never on the clock.
 
 import asyncio
 import contextlib
+import errno
 import os
 import tracemalloc
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
@@ -30,6 +31,7 @@ from claw.types import (
     ToolCall,
     ToolDefinition,
     ToolOutput,
+    ToolResultMessage,
     ToolSet,
     UserMessage,
 )
@@ -77,8 +79,28 @@ def fifo(folder: Path, name: str = "go") -> Path:
 
 
 async def release(path: Path, text: str = "go\n") -> None:
-    """Write ``text`` into the fifo ``path`` (blocks until the job opens it: off the loop)."""
-    await asyncio.to_thread(path.write_text, text)
+    """Write ``text`` into the fifo ``path`` once a job has opened it to read.
+
+    Opened non-blocking, a fifo with no reader answers ENXIO: a job that never started fails
+    the test within ``CEILING`` with a message, instead of leaving a thread stuck in ``open``
+    that keeps the whole run from ending.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + CEILING
+    while True:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as error:
+            if error.errno != errno.ENXIO:
+                raise
+        if loop.time() > deadline:
+            raise AssertionError(f"no job read the fifo {path.name!r}: did it start?")
+        await asyncio.sleep(0.005)  # the job's shell opens it as soon as it runs
+    try:
+        os.write(fd, text.encode())  # a few bytes: the pipe takes them at once
+    finally:
+        os.close(fd)
 
 
 # ------------------------------------------------------------------ the unread buffer
@@ -334,6 +356,8 @@ async def test_background_a_job_that_ends_while_the_model_is_mid_turn_is_reporte
     go = fifo(tmp_path)
 
     async def end_the_job() -> None:  # while the model is "thinking" its second turn
+        started = [m.content for m in agent.history if isinstance(m, ToolResultMessage)]
+        assert "job-1" in jobs.jobs, f"no job-1 was started; the model read {started}"
         await release(go)
         await asyncio.wait_for(jobs.jobs["job-1"].done.wait(), CEILING)
 
