@@ -742,14 +742,10 @@ GIVEN_HELPER = (
 )
 
 
-@pytest.mark.parametrize("caught", [False, True])
-def test_a_forgotten_await_points_at_the_learners_line_that_made_the_coroutine(
-    suite, monkeypatch, tmp_path, caught
-):
-    """The learner's `work()` lacks its `await`; the coroutine fails later, in given code
-    (``caught=False``: the traceback ends in given.py) or in a message the learner's code
-    caught (``caught=True``: the traceback never enters the package). Either way the failure
-    is shown at the line that made the coroutine, and the note names that line."""
+def forgotten_await_result(suite, monkeypatch, tmp_path, caught: bool, check: str):
+    """Run a suite whose learner's ``use()`` calls ``work()`` without ``await`` and hands it to
+    given code (caught in the learner's code when ``caught``); ``check`` is the test's line
+    about ``asyncio.run(use())``. The one result, as ``clawbook`` reads it."""
     monkeypatch.setenv("CLAW_IMPL", "starter")
     report = tmp_path / "report.jsonl"
     monkeypatch.setenv("CLAWBOOK_REPORT", str(report))
@@ -771,8 +767,7 @@ def test_a_forgotten_await_points_at_the_learners_line_that_made_the_coroutine(
             "test_demo_waits": (
                 "import asyncio\n"
                 "from claw.waits import use\n"
-                "def test_demo_waits():\n"
-                "    assert asyncio.run(use()) == 'done'\n"
+                "def test_demo_waits():\n" + check
             ),
         }
     )
@@ -780,6 +775,19 @@ def test_a_forgotten_await_points_at_the_learners_line_that_made_the_coroutine(
     reader = ReportReader(report)
     reader.poll()
     (result,) = reader.report.results.values()
+    return result
+
+
+@pytest.mark.parametrize("caught", [False, True])
+def test_a_forgotten_await_points_at_the_learners_line_that_made_the_coroutine(
+    suite, monkeypatch, tmp_path, caught
+):
+    """The learner's `work()` lacks its `await`; the coroutine fails later, in given code
+    (``caught=False``: the traceback ends in given.py) or in a message the learner's code
+    caught (``caught=True``: the traceback never enters the package). Either way the failure
+    is shown at the line that made the coroutine, and the note names that line."""
+    check = "    assert asyncio.run(use()) == 'done'\n"
+    result = forgotten_await_result(suite, monkeypatch, tmp_path, caught, check)
     assert result.outcome == "failed"
     line = 6 if caught else 5
     assert result.where is not None
@@ -796,34 +804,12 @@ def test_the_forgotten_await_note_stands_under_the_first_line_above_a_long_diff(
     """A comparison of long lists makes pytest print many diff lines (all of them when the
     ``CI`` variable is set), and ``clawbook check`` shows only a failure's first lines: the
     note naming the learner's line comes right after the first line, never after the diff."""
-    monkeypatch.setenv("CLAW_IMPL", "starter")
     monkeypatch.setenv("CI", "true")  # pytest then prints the whole diff
-    report = tmp_path / "report.jsonl"
-    monkeypatch.setenv("CLAWBOOK_REPORT", str(report))
-    suite.makepyfile(
-        **{
-            "starter/given": GIVEN_HELPER,
-            "starter/waits": (
-                "from .given import describe\n"
-                "async def work():\n"
-                "    return 'done'\n"
-                "async def use():\n"
-                "    try:\n        return describe(work())\n"
-                "    except AttributeError as error:\n        return f'failed: {error}'\n"
-            ),
-            "test_demo_waits": (
-                "import asyncio\n"
-                "from claw.waits import use\n"
-                "def test_demo_waits():\n"
-                "    got = [asyncio.run(use()), *range(30)]\n"
-                "    assert got == ['done', *range(1, 31)]\n"
-            ),
-        }
+    check = (
+        "    got = [asyncio.run(use()), *range(30)]\n"
+        "    assert got == ['done', *range(1, 31)]\n"
     )
-    run(suite, "-W", "ignore::RuntimeWarning")
-    reader = ReportReader(report)
-    reader.poll()
-    (result,) = reader.report.results.values()
+    result = forgotten_await_result(suite, monkeypatch, tmp_path, True, check)
     lines = (result.message or "").splitlines()
     assert len(lines) > 10, lines  # the diff is long
     assert lines[0].startswith("AssertionError")
