@@ -50,7 +50,7 @@ from clawbook.harness.loopback import JSONReply, LoopbackServer, RecordedRequest
 from oracle import CLAUDE, REPOSITORY, VERSION
 from oracle.hooks import shape
 from oracle.runner import BASH_TIMEOUT, FILES, run_alone
-from oracle.sandbox import HOME, PROJECT, USER, SandboxError, as_user, enter, lay_out
+from oracle.sandbox import HOME, PROJECT, USER, as_user, entered, lay_out
 
 UUID = re.compile(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}")
 VALUES = ("type", "subtype", "is_error", "num_turns", "stop_reason", "terminal_reason")
@@ -348,10 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record", action="store_true")
     parser.add_argument("--claude", type=Path, default=CLAUDE)
     arguments = parser.parse_args(argv)
-    try:
-        enter(["-m", "oracle.printmode", *(sys.argv[1:] if argv is None else argv)])
-    except SandboxError as failure:
-        print(f"cannot run: {failure}", file=sys.stderr)
+    if not entered("oracle.printmode", argv):
         return 2
     if arguments.record:
         record_tables(arguments.claude, arguments.names or None)

@@ -22,7 +22,7 @@ from oracle import CLAUDE, REPOSITORY, VERSION
 from oracle.hooks import HookScenario, run_hook_scenario
 from oracle.prompt import PromptTool
 from oracle.runner import Scenario, run_session, sessions
-from oracle.sandbox import SandboxError, enter
+from oracle.sandbox import entered
 
 DATA = REPOSITORY / "tests" / "data" / f"claude-code-{VERSION}-permissions.json"
 """The permission recording the chapter 13 test reads."""
@@ -122,10 +122,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{arguments.claude} is Claude Code {found}, not the pinned {VERSION}", file=sys.stderr
         )
         return 2
-    try:
-        enter(["-m", "oracle.record", *(sys.argv[1:] if argv is None else argv)])
-    except SandboxError as error:
-        print(f"cannot record: {error}", file=sys.stderr)
+    if not entered("oracle.record", argv, "record"):
         return 2
     logging.disable(logging.INFO)
     from oracle.hooks import SCENARIOS as HOOK_SCENARIOS

@@ -30,7 +30,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -38,7 +37,7 @@ from typing import Any, Literal
 from oracle import CLAUDE
 from oracle.model import Call, Script, ScriptedModel, result_text
 from oracle.prompt import PROMPT_TOOL, PromptTool
-from oracle.sandbox import HOME, PROJECT, ROOT, SandboxError, as_user, enter, lay_out
+from oracle.sandbox import HOME, PROJECT, ROOT, as_user, entered, lay_out
 
 Outcome = Literal["allow", "ask", "deny"]
 
@@ -301,10 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", action="store_true")
     parser.add_argument("--claude", type=Path, default=CLAUDE)
     arguments = parser.parse_args(argv)
-    try:
-        enter(["-m", "oracle.runner", *(sys.argv[1:] if argv is None else argv)])
-    except SandboxError as error:
-        print(f"cannot run: {error}", file=sys.stderr)
+    if not entered("oracle.runner", argv):
         return 2
     prompt = PromptTool().start()
     try:

@@ -57,6 +57,20 @@ def enter(argv: list[str]) -> None:
     private_scratch()
 
 
+def entered(module: str, argv: list[str] | None, doing: str = "run") -> bool:
+    """``enter`` for ``python -m module ARGV`` (``sys.argv``'s when ``argv`` is ``None``).
+
+    ``False`` once it has said on stderr why it cannot (``cannot run: ...``), for the caller's
+    ``main`` to return 2.
+    """
+    try:
+        enter(["-m", module, *(sys.argv[1:] if argv is None else argv)])
+    except SandboxError as error:
+        print(f"cannot {doing}: {error}", file=sys.stderr)
+        return False
+    return True
+
+
 def private_scratch() -> None:
     """Mount a tmpfs of this namespace's own on ``ROOT`` (``unshare --mount`` keeps it private).
 

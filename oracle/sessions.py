@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from oracle import CLAUDE
 from oracle.printmode import PrintScenario, run_print_scenario
-from oracle.sandbox import PROJECT, SandboxError, enter
+from oracle.sandbox import PROJECT, entered
 
 BASE = len(str(PROJECT)) + 1
 """The characters of the project's path and the slash before a scenario's folder."""
@@ -72,10 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*")
     parser.add_argument("--claude", type=Path, default=CLAUDE)
     arguments = parser.parse_args(argv)
-    try:
-        enter(["-m", "oracle.sessions", *(sys.argv[1:] if argv is None else argv)])
-    except SandboxError as failure:
-        print(f"cannot run: {failure}", file=sys.stderr)
+    if not entered("oracle.sessions", argv):
         return 2
     for name in arguments.names or list(FOLDERS):
         print(f"{name}: {json.dumps(record_folder(name, arguments.claude), ensure_ascii=False)}")

@@ -43,7 +43,7 @@ from oracle.hooks import RecordingModel
 from oracle.model import Call, Script, result_text
 from oracle.prompt import PromptTool
 from oracle.runner import FILES, Scenario, claude_input, command, run_alone
-from oracle.sandbox import HOME, PROJECT, ROOT, USER, SandboxError, enter, lay_out
+from oracle.sandbox import HOME, PROJECT, ROOT, USER, entered, lay_out
 
 MARKS = ("ENV-MARK",)
 """Words a scenario's commands may print: where they arrive is part of the outcome."""
@@ -416,10 +416,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*")
     parser.add_argument("--claude", type=Path, default=CLAUDE)
     arguments = parser.parse_args(argv)
-    try:
-        enter(["-m", "oracle.settings", *(sys.argv[1:] if argv is None else argv)])
-    except SandboxError as error:
-        print(f"cannot run: {error}", file=sys.stderr)
+    if not entered("oracle.settings", argv):
         return 2
     chosen = [s for s in SCENARIOS if s.name in arguments.names] or SCENARIOS[:1]
     prompt = PromptTool().start()
