@@ -49,6 +49,10 @@ from .types import Message, ToolDefinition, ToolOutput, ToolSet, UserMessage
 UNREAD_BYTES = 20_000
 """The most output of one job kept for the model between two reads (the newest bytes)."""
 
+MOST_RUNNING = 16
+"""How many jobs may run at once: a model that starts one in every turn must not fill the
+machine (claw's own number)."""
+
 CHUNK_BYTES = 65_536
 """How much of a job's output one read of its pipe takes at most."""
 
@@ -169,14 +173,18 @@ def notice_text(job: Job) -> str:
 class JobTable:
     """The background jobs of one claw session, by id, in the order they started."""
 
-    def __init__(self, limit: int = UNREAD_BYTES, grace: float = 2.0) -> None:
+    def __init__(
+        self, limit: int = UNREAD_BYTES, grace: float = 2.0, most: int = MOST_RUNNING
+    ) -> None:
         """An empty table; each job keeps at most ``limit`` unread bytes.
 
         A job that is killed has ``grace`` seconds to exit after ``SIGTERM`` (chapter 10's
-        ``stop_session``).
+        ``stop_session``). At most ``most`` jobs run at once (``BackgroundBashTool`` refuses
+        another).
         """
         self.limit = limit
         self.grace = grace
+        self.most = most
         self.jobs: dict[str, Job] = {}
         self.started = 0
         """How many jobs this table has started: the next id is ``job-{started + 1}``."""
@@ -377,6 +385,7 @@ class BackgroundBashArguments(BashArguments):
         "output later with bash_output; stop it with kill_shell. You are told when it ends.",
     )
 
+
 # --8<-- [end:background-arguments]
 
 
@@ -408,6 +417,12 @@ class BackgroundBashTool(ArgumentsTool[BackgroundBashArguments]):
         """In the foreground, chapter 10's call; in the background, ``background``."""
         if not args.run_in_background:
             return await self.bash.call(BashArguments(command=args.command, timeout=args.timeout))
+        running = sum(not job.done.is_set() for job in self.jobs.jobs.values())
+        if running >= self.jobs.most:
+            return ToolOutput.error(
+                f"not started: {running} background jobs are running, the most claw runs at "
+                "once; stop one with kill_shell, or wait for one to end"
+            )
         return await self.background(args.command)
 
     async def background(self, command: str) -> ToolOutput:
@@ -424,6 +439,8 @@ class BackgroundBashTool(ArgumentsTool[BackgroundBashArguments]):
             return ToolOutput.error(f"could not run bash in {self.bash.root}: {error}")
         return ToolOutput.ok(started_text(job))
         # endregion
+
+
 # --8<-- [end:tools]
 
 

@@ -50,6 +50,10 @@ from .types import Message, ToolDefinition, ToolOutput, ToolSet, UserMessage
 UNREAD_BYTES = 20_000
 """The most output of one job kept for the model between two reads (the newest bytes)."""
 
+MOST_RUNNING = 16
+"""How many jobs may run at once: a model that starts one in every turn must not fill the
+machine (claw's own number)."""
+
 CHUNK_BYTES = 65_536
 """How much of a job's output one read of its pipe takes at most."""
 
@@ -147,14 +151,18 @@ def notice_text(job: Job) -> str:
 class JobTable:
     """The background jobs of one claw session, by id, in the order they started."""
 
-    def __init__(self, limit: int = UNREAD_BYTES, grace: float = 2.0) -> None:
+    def __init__(
+        self, limit: int = UNREAD_BYTES, grace: float = 2.0, most: int = MOST_RUNNING
+    ) -> None:
         """An empty table; each job keeps at most ``limit`` unread bytes.
 
         A job that is killed has ``grace`` seconds to exit after ``SIGTERM`` (chapter 10's
-        ``stop_session``).
+        ``stop_session``). At most ``most`` jobs run at once (``BackgroundBashTool`` refuses
+        another).
         """
         self.limit = limit
         self.grace = grace
+        self.most = most
         self.jobs: dict[str, Job] = {}
         self.started = 0
         """How many jobs this table has started: the next id is ``job-{started + 1}``."""
@@ -272,6 +280,7 @@ class BackgroundBashArguments(BashArguments):
 
 
 
+
 class BackgroundBashTool(ArgumentsTool[BackgroundBashArguments]):
     """``bash``, with ``run_in_background``: chapter 10's tool, or a job in ``jobs``."""
 
@@ -299,6 +308,12 @@ class BackgroundBashTool(ArgumentsTool[BackgroundBashArguments]):
         """In the foreground, chapter 10's call; in the background, ``background``."""
         if not args.run_in_background:
             return await self.bash.call(BashArguments(command=args.command, timeout=args.timeout))
+        running = sum(not job.done.is_set() for job in self.jobs.jobs.values())
+        if running >= self.jobs.most:
+            return ToolOutput.error(
+                f"not started: {running} background jobs are running, the most claw runs at "
+                "once; stop one with kill_shell, or wait for one to end"
+            )
         return await self.background(args.command)
 
     async def background(self, command: str) -> ToolOutput:
@@ -308,6 +323,8 @@ class BackgroundBashTool(ArgumentsTool[BackgroundBashArguments]):
         ``could not run bash in WORKSPACE: ...``.
         """
         raise Todo("ch26", "await jobs.start with this tool's BashTool; OSError is an error result")
+
+
 
 
 def started_text(job: Job) -> str:

@@ -311,6 +311,34 @@ async def test_background_a_job_that_cannot_start_is_an_error_and_no_job(tmp_pat
     assert jobs.listing() == "no background jobs"
 
 
+async def test_background_a_model_cannot_run_more_jobs_at_once_than_the_most(
+    tmp_path: Path,
+) -> None:
+    # A misled model that starts a job in every turn: the third of a table of two is refused.
+    jobs = JobTable(most=2)
+    tools = with_background(default_tools(tmp_path), jobs)
+    gates = [fifo(tmp_path, name) for name in ("a", "b")]
+    try:
+        for gate in gates:
+            answer = await run(
+                tools, "bash", command=f"read x < {gate.name}", run_in_background=True
+            )
+            assert not answer.is_error, answer.content
+        refused = await run(tools, "bash", command="touch third", run_in_background=True)
+        assert refused.is_error
+        assert refused.content == (
+            "not started: 2 background jobs are running, the most claw runs at once; stop one "
+            "with kill_shell, or wait for one to end"
+        )
+        assert list(jobs.jobs) == ["job-1", "job-2"] and not (tmp_path / "third").exists()
+        await release(gates[0])  # one ends: there is room again
+        await asyncio.wait_for(jobs.jobs["job-1"].done.wait(), CEILING)
+        again = await run(tools, "bash", command="true", run_in_background=True)
+        assert again.content.startswith("started job-3 in the background")
+    finally:
+        await jobs.close()
+
+
 # ------------------------------------------------------------------ telling the model
 
 
