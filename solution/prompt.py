@@ -14,12 +14,14 @@ alone asks the real world (the clock, ``platform``, ``git``).
 from __future__ import annotations
 
 import datetime
+import os
 import platform
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .instructions import repository_root
 from .types import CacheControl, DeveloperMessage, Message, SystemMessage, ToolDefinition
 
 # --8<-- [start:facts]
@@ -77,7 +79,13 @@ def run_git(arguments: Sequence[str], cwd: Path, timeout: float = GIT_TIMEOUT) -
 
 
 def gather_git_facts(cwd: Path, timeout: float = GIT_TIMEOUT) -> GitFacts | None:
-    """Ask git about ``cwd``: ``None`` if it is not in a work tree (or git cannot say)."""
+    """Ask git about ``cwd``: ``None`` if it is not in a work tree (or git cannot say).
+
+    git finds a repository only through a ``.git`` in ``cwd`` or a folder above it, or the one
+    ``GIT_DIR`` names: with neither, the answer is known without starting git.
+    """
+    if "GIT_DIR" not in os.environ and repository_root(cwd.resolve()) is None:
+        return None
     inside = run_git(["rev-parse", "--is-inside-work-tree"], cwd, timeout)
     if inside is None or inside.strip() != "true":
         return None

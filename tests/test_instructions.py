@@ -201,6 +201,31 @@ def test_instructions_gathered_facts_come_from_a_real_repository(tmp_path):
     )
 
 
+def test_instructions_outside_a_repository_git_is_not_even_started(tmp_path, monkeypatch):
+    # claw starts in many folders that are no repository (a test suite, hundreds of times):
+    # with no .git in the folder or above it, and no GIT_DIR, git cannot find one.
+    started: list[list[str]] = []
+
+    def run(arguments, **_):
+        started.append(arguments)
+        return subprocess.CompletedProcess(arguments, 0, "true\n", "")
+
+    monkeypatch.setattr(subprocess, "run", run)
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    plain = tmp_path / "plain" / "deep"
+    plain.mkdir(parents=True)
+    assert gather_environment(plain, today=DAY).git is None
+    assert started == []
+    write(tmp_path / "plain" / ".git", "gitdir: elsewhere\n")  # a worktree's .git file, above
+    assert gather_environment(plain, today=DAY).git is not None
+    assert started[0] == ["git", "rev-parse", "--is-inside-work-tree"]
+    (tmp_path / "plain" / ".git").unlink()
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "elsewhere.git"))  # git looks there instead
+    started.clear()
+    assert gather_environment(plain, today=DAY).git is not None
+    assert started[0][:2] == ["git", "rev-parse"]
+
+
 # --- discovery ---------------------------------------------------------------------------
 
 
