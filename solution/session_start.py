@@ -138,7 +138,8 @@ async def open_session(
 
     A loaded session's history replaces the agent's (with its system prompt, as it was sent);
     its notices (a torn last line) are printed on ``err``. Returns the recorder to add to the
-    agent's observers, or ``None`` when sessions cannot be kept (chapter 22 not written yet).
+    agent's observers, or ``None`` when sessions cannot be kept (chapter 22 not written yet, or
+    its folder cannot be made: the run goes on unsaved, after a warning that says why).
     """
     session = await pick(arguments, cwd, read_line, err)
     if session is None:
@@ -146,6 +147,12 @@ async def open_session(
             _, writer = start_session(cwd)
         except Todo as todo:
             err.write(f"claw: warning: this run is not saved as a session yet ({todo})\n")
+            return None
+        except OSError as error:  # a file where a folder should be, a full or read-only disk
+            where = f"{error.filename}: " if error.filename else ""
+            err.write(
+                f"claw: warning: this run is not saved as a session: {where}{error.strerror}\n"
+            )
             return None
         return SessionRecorder(agent, writer)
     for notice in session.notices:

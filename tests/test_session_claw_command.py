@@ -10,7 +10,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from claw_command import calls, no_fsync, run_claw, says
+from claw_command import calls, converse, no_fsync, run_claw, says
 
 from claw.sessions import (
     fork_session,
@@ -72,6 +72,32 @@ def test_session_every_run_is_recorded_in_the_projects_folder(
     kinds = {record.get("event") for record in records if record["type"] == "event"}
     assert {"StepUsage", "ToolCalled", "ToolResult", "RunFinished"} <= kinds
     assert capsys.readouterr().out.endswith("[done after 2 step(s)]\n")  # nothing else on stdout
+
+
+def test_session_a_folder_that_cannot_be_made_is_one_warning_and_the_run_goes_on(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    claw_config_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A file where the sessions' folder should be: each front end says so in one line, runs
+    # unsaved, and shows no traceback.
+    (claw_config_dir / "projects").write_text("not a folder\n")
+    folder = sessions_folder(tmp_path)
+    for mode in ([], ["-p"], ["-p", "--output-format", "json"]):
+        server.add(says("Still here."))
+        assert run_claw(server, tmp_path, monkeypatch, "Hello?", *mode) == 0, mode
+        out, err = capsys.readouterr()
+        assert "Still here." in out, mode
+        warning = f"claw: warning: this run is not saved as a session: {folder}: Not a directory"
+        assert err.splitlines()[0] == warning, mode  # then only the run's own lines
+        assert err.count("claw: warning") == 1 and "Traceback" not in err, (mode, err)
+    server.add(says("Still here."))
+    talk = converse(server, tmp_path, monkeypatch, keys="Hello?\r")  # and the REPL
+    assert talk.status == 0 and "Still here." in talk.out
+    assert talk.err.count(warning) == 1 and "Traceback" not in talk.err, talk.err
+    assert (claw_config_dir / "projects").read_text() == "not a folder\n"  # left as it was
 
 
 def test_session_continue_sends_exactly_the_history_of_the_last_run(
