@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 
-from claw.providers.openrouter import tls_context
+from claw.providers.http import tls_context
 from clawbook.harness.loopback import Reply
 
 _END = None

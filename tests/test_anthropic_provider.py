@@ -44,7 +44,7 @@ from claw.providers.anthropic import (
     error_from_anthropic,
     to_wire,
 )
-from claw.providers.openrouter import RetryPolicy
+from claw.providers.http import HTTPLimits, RetryPolicy
 from claw.streaming import (
     BlockDone,
     Done,
@@ -65,7 +65,14 @@ from claw.types import (
     ToolCall,
     ToolDefinition,
 )
-from clawbook.harness.loopback import DropReply, JSONReply, LoopbackServer, StreamReply, split
+from clawbook.harness.loopback import (
+    DropReply,
+    EndlessReply,
+    JSONReply,
+    LoopbackServer,
+    StreamReply,
+    split,
+)
 
 KEY = "sk-ant-api03-0123456789abcdef-test-key"
 READ = ToolDefinition(name="read", description="Read a file.").param("path", "string", "The file.")
@@ -436,7 +443,10 @@ async def test_anthropic_idle_limit_counts_events_with_data_never_pings(server):
     async with (
         watch.client,
         make(
-            server, client=watch.client, idle_timeout=250.0, deadline=3600.0, clock=clock.time
+            server,
+            client=watch.client,
+            limits=HTTPLimits(idle_timeout=250.0, deadline=3600.0),
+            clock=clock.time,
         ) as provider,
     ):
 
@@ -504,7 +514,7 @@ async def test_anthropic_gives_up_after_the_retries_with_the_last_error(server):
         DropReply(),
         JSONReply(error("rate_limit_error", "slow down"), 429, headers={"retry-after": "1"}),
     )
-    async with make(server, retry=RetryPolicy(max_retries=2)) as provider:
+    async with make(server, limits=HTTPLimits(retry=RetryPolicy(max_retries=2))) as provider:
         with pytest.raises(RateLimitError, match="rate_limit_error: slow down") as raised:
             await provider.complete([Message.user("hi")], [])
     assert raised.value.retry_after == 1
@@ -667,8 +677,26 @@ def test_anthropic_reader_gives_nothing_for_empty_pieces_and_keeps_signatures():
     assert read({"type": "message_stop"}) == [] and reader.finished
 
 
+async def test_anthropic_refuses_a_whole_answer_larger_than_max_body_bytes(server):
+    # A hostile server sends a Message without end: the provider stops reading at its limit.
+    huge = EndlessReply(
+        head=b'{"type": "message", "content": [{"type": "text", "text": "',
+        piece=b"a" * 65536,
+        size=256 * 2**20,
+        content_type="application/json",
+    )
+    server.add(huge)
+    async with make(server, limits=HTTPLimits(max_body_bytes=2**20)) as provider:
+        with pytest.raises(ResponseTooLargeError) as caught:
+            await provider.complete([Message.user("hi")], [])
+    assert (caught.value.setting, caught.value.limit) == ("max_body_bytes", 2**20)
+    assert "max_body_bytes" in str(caught.value)
+    assert huge.finished.wait(30.0)
+    assert huge.sent < 64 * 2**20, f"the client went on reading: {huge.sent} bytes sent"
+
+
 async def test_anthropic_a_stream_event_over_max_event_chars_is_refused(server):
     server.add(StreamReply([stream([text("x" * 500)], size=500)]))
-    async with make(server, max_event_chars=300) as provider:
+    async with make(server, limits=HTTPLimits(max_event_chars=300)) as provider:
         with pytest.raises(ResponseTooLargeError, match="max_event_chars"):
             await provider.stream_turn([Message.user("hi")], [])

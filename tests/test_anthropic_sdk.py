@@ -21,7 +21,7 @@ from anthropic_wire import error, message, stream, text, thinking, tool_use, usa
 
 from claw.errors import ProviderError
 from claw.providers.anthropic import AnthropicProvider
-from claw.providers.openrouter import RetryPolicy
+from claw.providers.http import HTTPLimits, RetryPolicy
 from claw.types import AssistantTurn, CacheControl, Message, StopReason, ToolDefinition
 from clawbook.harness.loopback import JSONReply, LoopbackServer, Reply, StreamReply
 
@@ -282,7 +282,7 @@ async def test_anthropic_sdk_and_claw_agree_on_which_errors_to_retry(server, sdk
     asked = sdk.send("stream", url=url(server), request=HI, max_retries=1)
     with LoopbackServer() as fresh:  # the same script, for claw, while the SDK reads its own
         script(fresh)
-        async with provider(fresh, retry=RetryPolicy(max_retries=1)) as claw:
+        async with provider(fresh, limits=HTTPLimits(retry=RetryPolicy(max_retries=1))) as claw:
             try:
                 turn = await claw.stream_turn([Message.user("hi")], [])
                 assert turn.text == "second try"

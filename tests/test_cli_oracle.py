@@ -222,7 +222,7 @@ def test_cli_oracle_print_mode_prints_what_claude_code_printed(
     """Every recorded print-mode run in ``form``: claw's exit status, result object and
     stream-json lines agree with Claude Code's on every fact, but the listed differences; and
     each listed difference of a fact this format has still shows in some run."""
-    from claw.providers.openrouter import RetryPolicy
+    from claw.providers.http import RetryPolicy
 
     monkeypatch.setattr(RetryPolicy, "delay", lambda *_: None)  # as CLAUDE_CODE_MAX_RETRIES=0
     scenarios = {n: s for n, s in recording("print").items() if s["format"] == form}

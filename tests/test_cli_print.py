@@ -235,7 +235,7 @@ def without_warnings(err: str) -> str:
 def test_cli_an_error_is_one_harmless_line_in_every_front_end_and_a_result_in_json(
     server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, claw_config_dir: Path
 ) -> None:
-    from claw.providers.openrouter import RetryPolicy
+    from claw.providers.http import RetryPolicy
 
     # A refused connection is not retried here: the retries are chapter 5b's subject.
     monkeypatch.setattr(RetryPolicy, "delay", lambda *_: None)

@@ -98,7 +98,7 @@ def test_cli_terminal_a_server_error_is_one_harmless_line_and_the_conversation_g
 ) -> None:
     # A real terminal is the subject: what a hostile server's error text would make it do.
     # The attack: an OSC 52 clipboard write ("pwned") and a clear-screen in the error body.
-    from claw.providers.openrouter import RetryPolicy
+    from claw.providers.http import RetryPolicy
 
     monkeypatch.setattr(RetryPolicy, "delay", lambda *_: None)  # forked claw: no retries
     hostile = "\x1b]52;c;cHduZWQ=\x07\x1b[2J"

@@ -35,7 +35,8 @@ from claw.errors import (
     ServerError,
     StreamError,
 )
-from claw.providers.openrouter import OpenRouterProvider, RetryPolicy, turn_from_wire
+from claw.providers.http import HTTPLimits, RetryPolicy
+from claw.providers.openrouter import OpenRouterProvider, turn_from_wire
 from claw.streaming import (
     Done,
     ReasoningDelta,
@@ -109,8 +110,8 @@ def hello() -> list[UserMessage]:
     return [UserMessage(content="hello")]
 
 
-def no_retries() -> RetryPolicy:
-    return RetryPolicy(max_retries=0)
+def no_retries() -> HTTPLimits:
+    return HTTPLimits(retry=RetryPolicy(max_retries=0))
 
 
 async def events_of(provider: OpenRouterProvider, tools: list[ToolDefinition] | None = None):
@@ -335,7 +336,7 @@ async def test_openrouter_drops_tool_calls_cut_off_by_the_token_limit(server):
 
 async def test_openrouter_raises_the_servers_error_from_a_200_body_with_an_error_object(server):
     server.add(JSONReply(error_body(502, "Upstream provider returned an error"), status=200))
-    async with provider_for(server, retry=no_retries()) as provider:
+    async with provider_for(server, limits=no_retries()) as provider:
         with pytest.raises(ServerError) as caught:
             await provider.complete(hello(), [])
     assert caught.value.status == 502
@@ -579,7 +580,7 @@ async def test_openrouter_maps_error_statuses_to_typed_errors_with_the_servers_m
 ):
     message = f"the server says no ({status})"
     server.add(JSONReply(error_body(status, message, provider_name="Example"), status=status))
-    async with provider_for(server, retry=no_retries()) as provider:
+    async with provider_for(server, limits=no_retries()) as provider:
         with pytest.raises(error_type) as caught:
             await provider.complete(hello(), [])
     assert type(caught.value) is error_type
@@ -595,7 +596,7 @@ async def test_openrouter_gives_a_clear_error_for_an_html_error_page(server):
     server.add(TextReply(page, status=502, content_type="text/html"))
     server.add(TextReply(proxy, status=502, content_type="text/html; charset=utf-8"))
     server.add(TextReply("", status=503))
-    async with provider_for(server, retry=no_retries()) as provider:
+    async with provider_for(server, limits=no_retries()) as provider:
         with pytest.raises(ServerError) as html:
             await provider.complete(hello(), [])
         with pytest.raises(ServerError) as headless:
@@ -617,7 +618,7 @@ async def test_openrouter_an_html_error_page_becomes_its_status_and_a_few_redact
         f"<p>request: Authorization: Bearer {KEY}</p><script>track()</script></body></html>"
     )
     server.add(TextReply(page, status=502, content_type="text/html"))
-    async with provider_for(server, retry=no_retries()) as provider:
+    async with provider_for(server, limits=no_retries()) as provider:
         with pytest.raises(ServerError) as caught:
             await provider.stream_turn(hello(), [])
     assert str(caught.value) == (
@@ -636,7 +637,7 @@ async def test_openrouter_an_html_page_instead_of_a_stream_is_not_reported_as_a_
         TextReply(portal, content_type="text/html; charset=utf-8"),
         TextReply(portal, content_type="text/html; charset=utf-8"),
     )
-    async with provider_for(server, retry=no_retries()) as provider:
+    async with provider_for(server, limits=no_retries()) as provider:
         with pytest.raises(MalformedResponseError) as streamed:
             await provider.stream_turn(hello(), [])
         with pytest.raises(MalformedResponseError) as whole:
@@ -651,7 +652,7 @@ async def test_openrouter_an_html_page_instead_of_a_stream_is_not_reported_as_a_
 async def test_openrouter_an_error_page_that_is_not_utf8_is_still_a_typed_error(server):
     page = "<html><body>Erreur interne du serveur, réessayez</body></html>".encode("latin-1")
     server.add(TextReply(page, status=500, content_type="text/html"))
-    async with provider_for(server, retry=no_retries()) as provider:
+    async with provider_for(server, limits=no_retries()) as provider:
         with pytest.raises(ServerError) as caught:
             await provider.complete(hello(), [])
     assert "Erreur interne du serveur" in caught.value.message
@@ -662,7 +663,7 @@ async def test_openrouter_any_other_4xx_is_a_bad_request_and_the_status_beats_th
 ):
     server.add(JSONReply(error_body(404, "No endpoints found for this model"), status=404))
     server.add(JSONReply(error_body(429, "the body's code is not the status"), status=400))
-    async with provider_for(server, retry=no_retries()) as provider:
+    async with provider_for(server, limits=no_retries()) as provider:
         with pytest.raises(BadRequestError) as missing:
             await provider.complete(hello(), [])
         with pytest.raises(BadRequestError) as bad:
@@ -674,7 +675,7 @@ async def test_openrouter_any_other_4xx_is_a_bad_request_and_the_status_beats_th
 async def test_openrouter_an_error_object_under_200_without_an_integer_code_is_a_500(server):
     server.add(JSONReply({"error": {"message": "Internal error"}}, status=200))
     server.add(JSONReply({"error": {"message": "overloaded", "code": "overloaded"}}, status=200))
-    async with provider_for(server, retry=no_retries()) as provider:
+    async with provider_for(server, limits=no_retries()) as provider:
         for message in ("Internal error", "overloaded"):
             with pytest.raises(ServerError) as caught:
                 await provider.complete(hello(), [])
@@ -684,7 +685,7 @@ async def test_openrouter_an_error_object_under_200_without_an_integer_code_is_a
 async def test_openrouter_an_error_body_of_another_shape_still_gives_the_servers_words(server):
     server.add(JSONReply("model is required", status=400))
     server.add(JSONReply({"detail": "Not Found: no such model"}, status=404))
-    async with provider_for(server, retry=no_retries()) as provider:
+    async with provider_for(server, limits=no_retries()) as provider:
         with pytest.raises(BadRequestError) as text:
             await provider.complete(hello(), [])
         with pytest.raises(BadRequestError) as detail:
@@ -700,7 +701,11 @@ async def test_openrouter_raises_a_connection_error_when_nothing_listens():
     sleep = FakeSleep()
     base_url = f"http://127.0.0.1:{port}/v1"
     async with OpenRouterProvider(
-        MODEL, base_url=base_url, api_key=KEY, sleep=sleep, retry=RetryPolicy(max_retries=1)
+        MODEL,
+        base_url=base_url,
+        api_key=KEY,
+        sleep=sleep,
+        limits=HTTPLimits(retry=RetryPolicy(max_retries=1)),
     ) as provider:
         with pytest.raises(ProviderConnectionError) as caught:
             await provider.complete(hello(), [])
@@ -751,7 +756,7 @@ async def test_openrouter_falls_back_to_backoff_for_a_retry_after_it_cannot_read
         JSONReply(completion("ok")),
     )
     policy = RetryPolicy(max_retries=1, base_delay=0.5)
-    async with provider_for(server, sleep=sleep, retry=policy) as provider:
+    async with provider_for(server, sleep=sleep, limits=HTTPLimits(retry=policy)) as provider:
         await provider.complete(hello(), [])
     (delay,) = sleep.delays
     assert 0.25 <= delay <= 0.5
@@ -780,7 +785,7 @@ async def test_openrouter_does_not_retry_when_retry_after_exceeds_the_limit(serv
         JSONReply(completion("should not be fetched")),
     )
     policy = RetryPolicy(max_retries=3, max_retry_after=60.0)
-    async with provider_for(server, sleep=sleep, retry=policy) as provider:
+    async with provider_for(server, sleep=sleep, limits=HTTPLimits(retry=policy)) as provider:
         with pytest.raises(RateLimitError) as caught:
             await provider.complete(hello(), [])
     assert caught.value.retry_after == 3600.0
@@ -812,7 +817,9 @@ async def test_openrouter_retries_timeouts_and_server_errors_with_growing_jitter
         server.add(JSONReply(error_body(status, f"failure {attempt}"), status=status))
     server.add(JSONReply(completion("finally")))
     policy = RetryPolicy(max_retries=3, base_delay=0.5, max_delay=20.0)
-    async with provider_for(server, sleep=sleep, retry=policy, rng=random.Random(7)) as provider:
+    async with provider_for(
+        server, sleep=sleep, limits=HTTPLimits(retry=policy), rng=random.Random(7)
+    ) as provider:
         turn = await provider.complete(hello(), [])
     assert turn.text == "finally"
     assert len(server.requests) == 4
@@ -829,7 +836,9 @@ async def test_openrouter_jitters_backoff_with_the_injected_random_generator(ser
         sleep = FakeSleep()
         server.add(JSONReply(error_body(500, "boom"), status=500), JSONReply(completion("ok")))
         policy = RetryPolicy(max_retries=1, base_delay=1.0)
-        async with provider_for(server, sleep=sleep, retry=policy, rng=random.Random(seed)) as p:
+        async with provider_for(
+            server, sleep=sleep, limits=HTTPLimits(retry=policy), rng=random.Random(seed)
+        ) as p:
             await p.complete(hello(), [])
         delays.append(sleep.delays[0])
     assert delays[0] != delays[1], "the wait must be random, not always the same"
@@ -842,7 +851,7 @@ async def test_openrouter_never_waits_longer_than_max_delay(server):
         server.add(JSONReply(error_body(503, "overloaded"), status=503))
     server.add(JSONReply(completion("ok")))
     policy = RetryPolicy(max_retries=4, base_delay=1.0, max_delay=1.5)
-    async with provider_for(server, sleep=sleep, retry=policy) as provider:
+    async with provider_for(server, sleep=sleep, limits=HTTPLimits(retry=policy)) as provider:
         await provider.complete(hello(), [])
     assert len(sleep.delays) == 4
     assert all(delay <= 1.5 for delay in sleep.delays)
@@ -876,7 +885,7 @@ async def test_openrouter_retries_a_connection_that_drops_while_an_error_is_read
 
 async def test_openrouter_reports_a_body_cut_off_mid_answer_as_a_connection_error(server):
     server.add(JSONReply(completion("a whole answer that never fully arrives"), cut_off=True))
-    async with provider_for(server, retry=no_retries()) as provider:
+    async with provider_for(server, limits=no_retries()) as provider:
         with pytest.raises(ProviderConnectionError, match="mid-response"):
             await provider.complete(hello(), [])
 
@@ -889,7 +898,9 @@ async def test_openrouter_gives_up_after_max_retries_with_the_last_error(server)
         JSONReply(error_body(503, "last failure"), status=503),
         JSONReply(completion("never reached")),
     )
-    async with provider_for(server, sleep=sleep, retry=RetryPolicy(max_retries=2)) as provider:
+    async with provider_for(
+        server, sleep=sleep, limits=HTTPLimits(retry=RetryPolicy(max_retries=2))
+    ) as provider:
         with pytest.raises(ServerError) as caught:
             await provider.complete(hello(), [])
     assert (caught.value.status, caught.value.message) == (503, "last failure")
@@ -901,7 +912,9 @@ async def test_openrouter_gives_up_after_max_retries_with_the_last_error(server)
 async def test_openrouter_gives_up_on_connections_that_keep_dropping(server):
     sleep = FakeSleep()
     server.add(DropReply(), DropReply())
-    async with provider_for(server, sleep=sleep, retry=RetryPolicy(max_retries=1)) as provider:
+    async with provider_for(
+        server, sleep=sleep, limits=HTTPLimits(retry=RetryPolicy(max_retries=1))
+    ) as provider:
         with pytest.raises(ProviderConnectionError):
             await provider.complete(hello(), [])
     assert len(server.requests) == 2
@@ -927,7 +940,9 @@ async def test_openrouter_never_retries_a_request_that_would_fail_the_same_way(
         JSONReply(error_body(status, "no"), status=status, headers={"Retry-After": "1"}),
         JSONReply(completion("a retry would have got this")),
     )
-    async with provider_for(server, sleep=sleep, retry=RetryPolicy(max_retries=3)) as provider:
+    async with provider_for(
+        server, sleep=sleep, limits=HTTPLimits(retry=RetryPolicy(max_retries=3))
+    ) as provider:
         with pytest.raises(error_type):
             await provider.complete(hello(), [])
         with pytest.raises(error_type):
@@ -976,7 +991,7 @@ async def test_openrouter_never_reveals_the_key_in_malformed_answers_it_quotes(s
         TextReply(f"proxy says: bad key {KEY}", status=200),
         StreamReply(pieces=[f"data: echo {KEY}\n\n".encode()]),
     )
-    async with provider_for(server, retry=no_retries()) as provider:
+    async with provider_for(server, limits=no_retries()) as provider:
         with pytest.raises(MalformedResponseError) as whole:
             await provider.complete(hello(), [])
         with pytest.raises(MalformedResponseError) as streamed:
@@ -1046,7 +1061,9 @@ async def test_openrouter_names_a_timeout_waiting_for_headers_and_does_not_retry
     clock = LoopClock.install()
     sleep = FakeSleep()
     server.add(StallReply(), JSONReply(completion("a retry would have got this")))
-    async with provider_for(server, timeout=30.0, sleep=sleep, clock=clock.time) as provider:
+    async with provider_for(
+        server, limits=HTTPLimits(timeout=30.0), sleep=sleep, clock=clock.time
+    ) as provider:
         call = asyncio.ensure_future(provider.complete(hello(), []))
         await requests_reach(server, 1, call)
         await clock.advance(31.0)
@@ -1070,7 +1087,9 @@ async def test_openrouter_idle_limit_counts_only_events_that_carry_data(server):
     received: list[StreamEvent] = []
     async with (
         watch.client,
-        provider_for(server, client=watch.client, idle_timeout=250.0, clock=clock.time) as provider,
+        provider_for(
+            server, client=watch.client, limits=HTTPLimits(idle_timeout=250.0), clock=clock.time
+        ) as provider,
     ):
 
         async def read_the_stream() -> None:
@@ -1104,7 +1123,9 @@ async def test_openrouter_idle_limit_starts_again_with_each_event_that_carries_d
     rest = [(KEEP_ALIVE + sse(chunk(word), done=False).decode()).encode() for word in "bcde"]
     rest.append(sse(chunk(finish_reason="stop")))
     texts: list[str] = []
-    async with provider_for(server, idle_timeout=150.0, clock=clock.time) as provider:
+    async with provider_for(
+        server, limits=HTTPLimits(idle_timeout=150.0), clock=clock.time
+    ) as provider:
         async for event in provider.stream(hello(), []):
             if isinstance(event, TextDelta):
                 texts.append(event.text)
@@ -1119,7 +1140,9 @@ async def test_openrouter_deadline_ends_a_stream_that_never_stops_sending_data(s
     server.add(reply)
     reply.send(sse(chunk("", role="assistant"), chunk("more "), done=False))
     received: list[StreamEvent] = []
-    async with provider_for(server, deadline=450.0, clock=clock.time) as provider:
+    async with provider_for(
+        server, limits=HTTPLimits(deadline=450.0), clock=clock.time
+    ) as provider:
         with pytest.raises(ProviderTimeoutError) as caught:
             async for event in provider.stream(hello(), []):
                 received.append(event)
@@ -1136,7 +1159,9 @@ async def test_openrouter_deadline_bounds_a_whole_answer_and_a_stream_that_never
     server.add(StallReply(), StallReply(b"HTTP/1.1 200 OK\r\n"))
     errors: list[ProviderTimeoutError] = []
     # httpx's read timeout is an hour: only the deadline can end these calls.
-    async with provider_for(server, deadline=30.0, timeout=3600.0, clock=clock.time) as provider:
+    async with provider_for(
+        server, limits=HTTPLimits(deadline=30.0, timeout=3600.0), clock=clock.time
+    ) as provider:
         for count, call in enumerate((provider.complete, provider.stream_turn), start=1):
             running = asyncio.ensure_future(call(hello(), []))
             await requests_reach(server, count, running)
@@ -1155,7 +1180,7 @@ async def test_openrouter_names_a_read_timeout_in_the_middle_of_a_stream(server)
     reply = PacedReply()  # the start of a turn, then silence
     server.add(reply)
     reply.send(sse(chunk("", role="assistant"), chunk("Hel"), done=False))
-    async with provider_for(server, timeout=30.0, clock=clock.time) as provider:
+    async with provider_for(server, limits=HTTPLimits(timeout=30.0), clock=clock.time) as provider:
         events = provider.stream(hello(), [])
         assert await anext(events) == TextDelta("Hel")
         rest = asyncio.ensure_future(anext(events))
@@ -1177,7 +1202,7 @@ async def test_openrouter_deadline_stops_retries_whose_wait_would_pass_it(server
     )
     policy = RetryPolicy(max_retries=5, base_delay=4.0, max_delay=100.0)
     async with provider_for(
-        server, retry=policy, deadline=5.0, clock=clock, sleep=clock.sleep
+        server, limits=HTTPLimits(retry=policy, deadline=5.0), clock=clock, sleep=clock.sleep
     ) as provider:
         with pytest.raises(ServerError) as overloaded:
             await provider.complete(hello(), [])
@@ -1199,7 +1224,7 @@ async def test_openrouter_refuses_a_body_larger_than_max_body_bytes_without_read
         content_type="application/json",
     )
     server.add(huge)
-    async with provider_for(server, max_body_bytes=2**20) as provider:
+    async with provider_for(server, limits=HTTPLimits(max_body_bytes=2**20)) as provider:
         with pytest.raises(ResponseTooLargeError) as caught:
             await provider.complete(hello(), [])
     assert caught.value.limit == 2**20
@@ -1218,7 +1243,7 @@ async def test_openrouter_reads_only_the_start_of_a_huge_error_body(server):
         content_type="text/html",
     )
     server.add(huge)
-    async with provider_for(server, retry=no_retries()) as provider:
+    async with provider_for(server, limits=no_retries()) as provider:
         with pytest.raises(ServerError) as caught:
             await provider.complete(hello(), [])
     assert caught.value.status == 502
@@ -1234,7 +1259,7 @@ async def test_openrouter_refuses_a_stream_event_larger_than_max_event_chars(ser
         StreamReply(pieces=split(sse(*many, chunk(finish_reason="stop")), 16384)),
         StreamReply(pieces=split(sse(chunk("x" * 200_000)), 16384)),
     )
-    async with provider_for(server, max_event_chars=65536) as provider:
+    async with provider_for(server, limits=HTTPLimits(max_event_chars=65536)) as provider:
         turn = await provider.stream_turn(hello(), [])
         with pytest.raises(ResponseTooLargeError) as caught:
             await provider.stream_turn(hello(), [])
@@ -1333,7 +1358,7 @@ async def test_openrouter_never_reveals_the_key_in_connection_errors():
         port = probe.getsockname()[1]
     base_url = f"http://127.0.0.1:{port}/v1/{KEY}"  # a gateway that takes the key in its path
     async with OpenRouterProvider(
-        MODEL, base_url=base_url, api_key=KEY, retry=RetryPolicy(max_retries=0)
+        MODEL, base_url=base_url, api_key=KEY, limits=HTTPLimits(retry=RetryPolicy(max_retries=0))
     ) as provider:
         with pytest.raises(ProviderConnectionError) as caught:
             await provider.complete(hello(), [])
@@ -1349,7 +1374,7 @@ async def test_openrouter_reports_a_garbled_gzip_body_as_malformed(server):
         StreamReply(pieces=[b"neither is this"], headers=gzip),
         TextReply(b"nor this", status=503, headers=gzip),
     )
-    async with provider_for(server, retry=no_retries()) as provider:
+    async with provider_for(server, limits=no_retries()) as provider:
         with pytest.raises(MalformedResponseError, match="gzip") as whole:
             await provider.complete(hello(), [])
         with pytest.raises(MalformedResponseError, match="gzip"):

@@ -22,7 +22,8 @@ from pydantic import Field, ValidationError
 
 from claw.agent import Finish, SimpleAgent
 from claw.mock import MockProvider
-from claw.providers.openrouter import OpenRouterProvider, RetryPolicy
+from claw.providers.http import HTTPLimits, RetryPolicy
+from claw.providers.openrouter import OpenRouterProvider
 from claw.tools.base import (
     MAX_INPUT_CHARS,
     MAX_PROBLEMS,
@@ -537,7 +538,7 @@ async def test_tool_the_explanation_travels_to_the_wire_as_error_text(
         MODEL,
         base_url=server.base_url,
         api_key="sk-or-v1-test",
-        retry=RetryPolicy(max_retries=0),
+        limits=HTTPLimits(retry=RetryPolicy(max_retries=0)),
         rng=random.Random(0),
     )
     agent = SimpleAgent(provider, [ReadTool(tmp_path)])

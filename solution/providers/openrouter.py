@@ -5,49 +5,36 @@ One class speaks the OpenAI chat-completions wire format over HTTP with httpx:
 that format, reads answers whole or streamed, captures token usage (and OpenRouter's
 ``cost``) in both modes, turns error statuses into typed exceptions that carry the server's
 message, and retries what is worth retrying. Point ``base_url`` at Ollama
-(``http://localhost:11434/v1``), vLLM or LM Studio and the same code talks to them.
+(``http://localhost:11434/v1``), vLLM or LM Studio and the same code talks to them. The HTTP
+defences it shares with chapter 24's ``AnthropicProvider`` (limits, retries, the key's safety,
+garbled answers) are in ``providers/http.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import functools
-import ipaddress
 import json
 import os
 import random
-import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from html.parser import HTMLParser
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Self
 
 import httpx
 import orjson
-import pydantic
 
 from ..errors import (
     AuthenticationError,
     BadRequestError,
-    InsufficientCreditsError,
     MalformedResponseError,
-    PermissionDeniedError,
     ProviderConnectionError,
-    ProviderError,
     ProviderHTTPError,
-    ProviderTimeoutError,
-    RateLimitError,
-    RequestTimeoutError,
-    ResponseTooLargeError,
     ServerError,
     StreamError,
 )
 from ..instructions import keep_developer_role
 from ..streaming import (
-    MAX_EVENT_CHARS,
     Done,
     SSEDecoder,
     StreamAccumulator,
@@ -67,30 +54,24 @@ from ..types import (
     ToolResultMessage,
     UserMessage,
 )
+from .http import (
+    CONNECT_TIMEOUT,
+    ERROR_BODY_BYTES,
+    ERRORS,
+    CallLimits,
+    HTTPLimits,
+    check_header,
+    check_key_transport,
+    clean_api_key,
+    page_text,
+    parse_retry_after,
+    read_at_most,
+    server_shape,
+    tls_context,
+)
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
 API_KEY_VARIABLE = "OPENROUTER_API_KEY"
-
-T = TypeVar("T")
-
-# --8<-- [start:limits]
-READ_TIMEOUT = 120.0
-"""httpx's read timeout: the longest silence between two pieces of an answer, in seconds."""
-CONNECT_TIMEOUT = 10.0
-"""The longest wait for a connection to be set up."""
-DEADLINE = 600.0
-"""The longest a whole call may take, its retries and their waits included: ten minutes."""
-IDLE_TIMEOUT = 300.0
-"""The longest a stream may go without an event that carries data; comments do not count."""
-MAX_BODY_BYTES = 16 * 2**20
-"""The largest whole (non-streamed) answer read: 16 MiB, some thirty times the longest one."""
-ERROR_BODY_BYTES = 64 * 2**10
-"""How much of an error's body is read: claw quotes at most ``QUOTED_CHARS`` of its text."""
-QUOTED_CHARS = 300
-"""The most characters of a body that is not JSON (an error page) an error message quotes."""
-PAGE_CHARS = 8_192
-"""How much of an HTML page is searched for its words: parsing costs more than reading."""
-# --8<-- [end:limits]
 
 
 # --8<-- [start:content-to-wire]
@@ -220,17 +201,6 @@ def turn_from_wire(body: Any) -> AssistantTurn:
 # --8<-- [end:turn-from-wire]
 
 
-# --8<-- [start:error-classes]
-ERRORS: dict[int, type[ProviderHTTPError]] = {
-    400: BadRequestError,
-    401: AuthenticationError,
-    402: InsufficientCreditsError,
-    403: PermissionDeniedError,
-    408: RequestTimeoutError,
-    429: RateLimitError,
-}
-"""The exception for each client-error status; 5xx statuses raise ``ServerError``."""
-# --8<-- [end:error-classes]
 
 
 # --8<-- [start:errors]
@@ -262,426 +232,6 @@ def error_from_body(
 # --8<-- [end:errors]
 
 
-# --8<-- [start:retry-after]
-def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header: a number of seconds or an HTTP date."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-# --8<-- [end:retry-after]
-
-
-# --8<-- [start:retry-policy]
-@dataclass(frozen=True)
-class RetryPolicy:
-    """When and how long to wait before sending a failed request again."""
-
-    max_retries: int = 2
-    """Retries after the first attempt; 0 turns retrying off."""
-    base_delay: float = 0.5
-    """The wait before the first retry, doubled for each one after it."""
-    max_delay: float = 20.0
-    """The longest wait between attempts, however many retries came before."""
-    max_retry_after: float = 60.0
-    """The longest ``Retry-After`` honoured; a server asking for more gets its error raised."""
-
-    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float | None:
-        """Seconds to wait before retry number ``attempt`` (0 for the first); ``None``: give up.
-
-        A ``Retry-After`` from the server wins over the computed backoff.
-        """
-        # region ch05b: give up after max_retries; trust Retry-After up to a limit; else back off
-        # more: min(max_delay, base_delay * 2**attempt), half of it fixed and half rng.uniform
-        if attempt >= self.max_retries:
-            return None
-        if retry_after is not None:
-            return retry_after if retry_after <= self.max_retry_after else None
-        backoff = min(self.max_delay, self.base_delay * 2.0**attempt)
-        # "Equal jitter": half fixed, half random, so clients that failed together spread out.
-        return backoff / 2 + rng.uniform(0, backoff / 2)
-        # endregion
-# --8<-- [end:retry-policy]
-
-
-@functools.cache
-def tls_context() -> ssl.SSLContext:
-    """The TLS settings every provider shares: loading the CA certificates once per process.
-
-    Building a context reads the whole certificate bundle, which costs tens of milliseconds;
-    a program (or a test suite) that makes many providers should pay that once, not each time.
-    """
-    return httpx.create_ssl_context()
-
-
-# --8<-- [start:api-key]
-def clean_api_key(key: str) -> str:
-    """``key`` without the whitespace around it; ``AuthenticationError`` if it cannot be sent.
-
-    A trailing newline is the usual copy-paste slip, and never part of a key. Anything else
-    that is not printable ASCII (a space inside, a control character, an accented letter) could
-    not travel in an HTTP header: it is refused here, before any request, with an error that
-    says where it is without quoting the key.
-    """
-    key = key.strip()
-    for position, character in enumerate(key, start=1):
-        if "!" <= character <= "~":
-            continue
-        if character.isspace():
-            kind = "white space"
-        elif character.isprintable():
-            kind = "a character that is not ASCII"
-        else:
-            kind = "a control character"
-        raise AuthenticationError(
-            401,
-            f"the API key has {kind} (U+{ord(character):04X}) at position {position}; an API "
-            "key is printable ASCII only: check it for a copy-paste slip",
-        )
-    return key
-# --8<-- [end:api-key]
-
-
-# --8<-- [start:key-transport]
-class PlainHTTPError(ProviderError):
-    """An API key would travel unencrypted (plain ``http``) to another machine: refused."""
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is this machine: ``localhost``, or an address in 127.0.0.0/8 or ``::1``."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def check_key_transport(base_url: str, api_key: str) -> None:
-    """Raise ``PlainHTTPError`` if ``api_key`` would go over plain ``http`` off this machine.
-
-    Anyone on the way (the café's Wi-Fi, a proxy) could read a key sent in clear. A local
-    server (Ollama on ``http://localhost:11434``) is fine: the key never leaves the machine.
-    """
-    url = httpx.URL(base_url)
-    if api_key and url.scheme == "http" and not is_loopback(url.host):
-        raise PlainHTTPError(
-            f"refusing to send the API key over plain http to {url.host}: use an https URL, "
-            "or a server on this machine (localhost), or no key for a server that needs none"
-        )
-# --8<-- [end:key-transport]
-
-
-def _check_header(name: str, value: str | None) -> None:
-    """Raise ``ValueError`` naming ``name`` if ``value`` cannot be sent as an HTTP header."""
-    if value is not None and not (value.isascii() and value.isprintable()):
-        raise ValueError(f"{name} must be printable ASCII to travel in an HTTP header: {value!r}")
-
-
-# --8<-- [start:server-shape]
-class server_shape:  # lower case: used like a function, ``with server_shape("the answer"):``
-    """Report JSON of the wrong shape as ``MalformedResponseError``, saying what was read.
-
-    Reading a server's JSON assumes its shape: a list where an object was expected raises
-    ``AttributeError``, a count that is text a pydantic ``ValidationError``. Whatever the
-    server sent, the caller gets claw's error. ``sample``, the text that was read, is quoted
-    after ``what`` (its first 200 characters), and only when there is an error to report: a
-    stream reads tens of thousands of events, and quoting each in advance would cost more
-    than reading it.
-    """
-
-    def __init__(self, what: str, sample: str | None = None) -> None:
-        self.what = what
-        self.sample = sample
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, _: object
-    ) -> None:
-        if error is None:
-            return
-        what = self.what if self.sample is None else f"{self.what} {self.sample[:200]!r}"
-        if isinstance(error, pydantic.ValidationError):
-            problems = "; ".join(problem["msg"] for problem in error.errors())
-            raise MalformedResponseError(f"{what} is not valid: {problems}") from error
-        if isinstance(error, (AttributeError, KeyError, TypeError, ValueError, ArithmeticError)):
-            raise MalformedResponseError(
-                f"{what} does not have the shape of a chat completion "
-                f"({type(error).__name__}: {error})"
-            ) from error
-# --8<-- [end:server-shape]
-
-
-def garbled(response: httpx.Response, error: httpx.DecodingError) -> MalformedResponseError:
-    """The error for a body that does not decode the way its ``Content-Encoding`` says."""
-    encoding = response.headers.get("Content-Encoding", "none")
-    return MalformedResponseError(
-        f"the server sent a body that is not what its Content-Encoding header ({encoding}) "
-        f"says: {error}"
-    )
-
-
-async def read_at_most(response: httpx.Response, limit: int) -> bytes:
-    """The first ``limit`` bytes of the body, or all of it if shorter; no more is read.
-
-    For error bodies: a garbled one gives what could be decoded, since the status already
-    says what went wrong.
-    """
-    pieces: list[bytes] = []
-    size = 0
-    try:
-        async for piece in response.aiter_bytes():
-            pieces.append(piece)
-            size += len(piece)
-            if size >= limit:
-                break
-    except httpx.DecodingError:
-        pass
-    return b"".join(pieces)[:limit]
-
-
-# --8<-- [start:page-text]
-class PageWords(HTMLParser):
-    """The words of an HTML page: its title, and its text outside scripts and styles."""
-
-    HIDDEN = frozenset({"script", "style", "head", "template", "noscript"})
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.title: list[str] = []
-        self.words: list[str] = []
-        self._open: list[str] = []  # the hidden or title elements we are inside
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        """Note that a hidden element, or the title, starts."""
-        if tag in self.HIDDEN or tag == "title":
-            self._open.append(tag)
-
-    def handle_endtag(self, tag: str) -> None:
-        """Close the innermost element of that name that was noted."""
-        if tag in self._open:
-            while self._open.pop() != tag:
-                pass
-
-    def handle_data(self, data: str) -> None:
-        """Keep text that is shown: the title's apart, the rest unless it is hidden."""
-        if self._open and self._open[-1] == "title":
-            self.title.append(data)
-        elif not self._open:
-            self.words.append(data)
-
-
-def is_html(content_type: str | None, text: str) -> bool:
-    """Whether a body is an HTML page: by its ``Content-Type``, or by how it starts."""
-    start = text.lstrip()[:15].lower()
-    return "html" in (content_type or "").lower() or start.startswith(("<!doctype", "<html"))
-
-
-def page_text(text: str, content_type: str | None = None, limit: int = QUOTED_CHARS) -> str:
-    """A body that is not JSON, short enough to quote in one line of an error message.
-
-    An HTML page (a proxy's ``502 Bad Gateway``, a login portal) becomes its title and the
-    words of its body, without tags, scripts or styles. White space is collapsed, and the
-    result is cut to ``limit`` characters (``…`` marks the cut). Empty if there are no words.
-    """
-    if is_html(content_type, text):
-        page = PageWords()
-        page.feed(text[:PAGE_CHARS])
-        page.close()
-        title = " ".join(" ".join(page.title).split())
-        body = " ".join(" ".join(page.words).split())
-        if title and body.startswith(title):  # the same words as a heading: once is enough
-            body = body[len(title) :].lstrip()
-        text = f"{title}: {body}" if title and body else title or body
-    words = " ".join(text.split())
-    return words if len(words) <= limit else words[: limit - 1] + "…"
-# --8<-- [end:page-text]
-
-
-# --8<-- [start:call-limits]
-class CallLimits:
-    """The time limits of one call (``complete`` or ``stream``), and the waiting that keeps them.
-
-    httpx's read timeout (``timeout``) is the longest silence between two pieces; any byte, a
-    keep-alive comment too, starts it again. Two limits are claw's own, measured on ``clock``:
-    the ``deadline`` for the whole call, retries and their waits included, and, for a stream,
-    ``idle_timeout``, the longest time between two events that carry data. Every time-out
-    raises ``ProviderTimeoutError`` naming the setting that ran out.
-    """
-
-    def __init__(
-        self,
-        *,
-        where: str,
-        deadline: float,
-        idle_timeout: float,
-        timeout: float,
-        clock: Callable[[], float],
-        redact: Callable[[str], str] = str,
-    ) -> None:
-        """Start the call now; ``where`` names the server in messages (without the key).
-
-        ``redact`` blanks the key out of a body quoted in an error.
-        """
-        self.where = where
-        self.redact = redact
-        self.deadline = deadline
-        self.idle_timeout = idle_timeout
-        self.timeout = timeout
-        self._clock = clock
-        self._ends = clock() + deadline
-        self._last_data = self._ends
-        self._quiet = 0  # pieces since the last event with data
-
-    def left(self) -> float:
-        """Seconds until the deadline."""
-        return self._ends - self._clock()
-
-    def allows(self, delay: float, failure: Exception) -> bool:
-        """Whether waiting ``delay`` seconds to retry still leaves time before the deadline.
-
-        If not, a note on ``failure`` says why it was not retried.
-        """
-        if delay < self.left():
-            return True
-        failure.add_note(
-            f"not retried: waiting {delay:g} s would pass the call's deadline of "
-            f"{self.deadline:g} s (deadline)"
-        )
-        return False
-
-    async def within(self, awaitable: Awaitable[T], waiting_for: str) -> T:
-        """Await ``awaitable``, which waits for ``waiting_for``, keeping to the time limits."""
-        try:
-            async with asyncio.timeout(self.left()):
-                return await awaitable
-        except TimeoutError:
-            raise self._past_deadline(waiting_for) from None
-        except httpx.ReadTimeout:
-            raise self._silent(waiting_for) from None
-
-    async def not_a_page(self, response: httpx.Response, expected: str) -> None:
-        """Raise ``MalformedResponseError`` if ``response`` is an HTML page, not ``expected``.
-
-        A proxy or a captive portal in the way answers a request with a page of its own,
-        even with status 200. Read as a stream, it would look like a stream cut short;
-        instead, claw says what came: the status and the page's words, redacted.
-        """
-        if not is_html(response.headers.get("Content-Type"), ""):
-            return
-        raw = await self.within(read_at_most(response, ERROR_BODY_BYTES), "the page's body")
-        words = page_text(self.redact(raw.decode(errors="replace")), "text/html")
-        raise MalformedResponseError(
-            f"{self.where} answered HTTP {response.status_code} with an HTML page, not "
-            f"{expected} (is a proxy or a login page in the way?): {words or 'an empty page'}"
-        )
-
-    async def body(self, response: httpx.Response, limit: int) -> bytes:
-        """The whole body of ``response``, within the limits; past ``limit`` bytes, an error.
-
-        An HTML page is refused first (``not_a_page``), with what it says.
-        """
-        await self.not_a_page(response, "JSON")
-
-        async def read() -> bytes:
-            pieces: list[bytes] = []
-            size = 0
-            try:
-                async for piece in response.aiter_bytes():
-                    size += len(piece)
-                    if size > limit:
-                        raise ResponseTooLargeError(
-                            f"the answer from {self.where} is larger than {limit:,} bytes "
-                            "(max_body_bytes)",
-                            setting="max_body_bytes",
-                            limit=limit,
-                        )
-                    pieces.append(piece)
-            except httpx.DecodingError as error:
-                raise garbled(response, error) from None
-            return b"".join(pieces)
-
-        return await self.within(read(), "the rest of the answer")
-
-    async def pieces(self, response: httpx.Response) -> AsyncIterator[bytes]:
-        """The body of a streamed response as it arrives, within the deadline and idle limit.
-
-        Call ``data_arrived`` for every event that carries data: nothing else (no keep-alive
-        comment, no piece of an unfinished event) starts the idle limit again. An HTML page is
-        refused first (``not_a_page``), with what it says.
-        """
-        await self.not_a_page(response, "an event stream")
-        self._last_data = self._clock()
-        chunks = response.aiter_bytes()
-        try:
-            while True:
-                now = self._clock()
-                to_deadline = self._ends - now
-                to_idle = self._last_data + self.idle_timeout - now
-                if min(to_deadline, to_idle) <= 0:
-                    raise self._too_slow(to_deadline, to_idle)
-                try:
-                    async with asyncio.timeout(min(to_deadline, to_idle)):
-                        piece = await anext(chunks)
-                except StopAsyncIteration:
-                    return
-                except TimeoutError:
-                    raise self._too_slow(to_deadline, to_idle) from None
-                except httpx.ReadTimeout:
-                    raise self._silent("the rest of the stream") from None
-                except httpx.DecodingError as error:
-                    raise garbled(response, error) from None
-                self._quiet += 1
-                yield piece
-        finally:
-            close = getattr(chunks, "aclose", None)
-            if close is not None:
-                await close()
-
-    def data_arrived(self) -> None:
-        """An event that carries data has arrived: the idle limit starts again."""
-        self._last_data = self._clock()
-        self._quiet = 0
-
-    def _too_slow(self, to_deadline: float, to_idle: float) -> ProviderTimeoutError:
-        if to_deadline <= to_idle:
-            return self._past_deadline("the rest of the stream")
-        what = "only keep-alive comments or part of an event" if self._quiet else "nothing at all"
-        return ProviderTimeoutError(
-            f"the stream from {self.where} sent no event with data for "
-            f"{self.idle_timeout:g} s (idle_timeout), {what}; the turn is incomplete",
-            setting="idle_timeout",
-            seconds=self.idle_timeout,
-        )
-
-    def _past_deadline(self, waiting_for: str) -> ProviderTimeoutError:
-        return ProviderTimeoutError(
-            f"the call's deadline of {self.deadline:g} s (deadline) passed while claw waited "
-            f"for {waiting_for} from {self.where}",
-            setting="deadline",
-            seconds=self.deadline,
-        )
-
-    def _silent(self, waiting_for: str) -> ProviderTimeoutError:
-        return ProviderTimeoutError(
-            f"{self.where} sent nothing for {self.timeout:g} s (timeout) while claw waited for "
-            f"{waiting_for}; not sent again, since the server has the request and may still be "
-            "working on it (and billing for it)",
-            setting="timeout",
-            seconds=self.timeout,
-        )
-# --8<-- [end:call-limits]
-
-
 # --8<-- [start:provider]
 class OpenRouterProvider:
     """A ``StreamProvider`` for OpenRouter and any other OpenAI-compatible server.
@@ -701,13 +251,8 @@ class OpenRouterProvider:
         app_title: str | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
-        timeout: float = READ_TIMEOUT,
-        deadline: float = DEADLINE,
-        idle_timeout: float = IDLE_TIMEOUT,
-        max_body_bytes: int = MAX_BODY_BYTES,
-        max_event_chars: int = MAX_EVENT_CHARS,
-        retry: RetryPolicy | None = None,
         developer_role: bool = False,
+        limits: HTTPLimits | None = None,
         client: httpx.AsyncClient | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
@@ -718,11 +263,10 @@ class OpenRouterProvider:
         ``api_key`` defaults to the ``OPENROUTER_API_KEY`` environment variable; pass ``""`` for a
         local server that needs no key. A key is never sent over plain ``http`` to another machine:
         that raises ``PlainHTTPError`` here, before any request. ``app_url`` and ``app_title`` are
-        OpenRouter's optional attribution headers. ``timeout``, ``deadline`` and ``idle_timeout``
-        are in seconds (see ``CallLimits``); ``max_body_bytes`` caps a whole answer and
-        ``max_event_chars`` one stream event. ``developer_role`` sends developer messages with their
-        own role, for models that know it; off, they go as system messages, which every server
-        accepts (chapter 8). ``client``, ``sleep``, ``rng`` and ``clock`` are there for tests.
+        OpenRouter's optional attribution headers. ``developer_role`` sends developer messages
+        with their own role, for models that know it; off, they go as system messages, which
+        every server accepts (chapter 8). ``limits`` holds the time limits, size caps and retry
+        policy (``HTTPLimits``). ``client``, ``sleep``, ``rng`` and ``clock`` are for tests.
         """
         if api_key is None:
             api_key = os.environ.get(API_KEY_VARIABLE, "")
@@ -738,23 +282,22 @@ class OpenRouterProvider:
         self.base_url = base_url.rstrip("/")
         self.max_tokens = max_tokens
         self.temperature = temperature
-        self.retry = retry or RetryPolicy()
         self.developer_role = developer_role
-        self.timeout, self.deadline, self.idle_timeout = timeout, deadline, idle_timeout
-        self.max_body_bytes, self.max_event_chars = max_body_bytes, max_event_chars
+        self.limits = limits or HTTPLimits()
         self._api_key = api_key
         self._headers = {"Content-Type": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
-        _check_header("app_url", app_url)
-        _check_header("app_title", app_title)
+        check_header("app_url", app_url)
+        check_header("app_title", app_title)
         if app_url:
             self._headers["HTTP-Referer"] = app_url
         if app_title:
             self._headers["X-OpenRouter-Title"] = app_title
             self._headers["X-Title"] = app_title  # the older name, still read
         self._client = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout, connect=CONNECT_TIMEOUT), verify=tls_context()
+            timeout=httpx.Timeout(self.limits.timeout, connect=CONNECT_TIMEOUT),
+            verify=tls_context(),
         )
         self._owns_client = client is None
         self._sleep = sleep
@@ -829,7 +372,7 @@ class OpenRouterProvider:
         if not detail and isinstance(error, httpx.ConnectTimeout):
             detail = f"no connection within {CONNECT_TIMEOUT:g} s"
         elif not detail and isinstance(error, httpx.TimeoutException):
-            detail = f"nothing moved for {self.timeout:g} s"
+            detail = f"nothing moved for {self.limits.timeout:g} s"
         return self._redact(f"{type(error).__name__}: {detail or 'no details given'}")
 
     def _connection_error(self, error: httpx.TransportError) -> ProviderConnectionError:
@@ -843,12 +386,7 @@ class OpenRouterProvider:
     def _limits(self) -> CallLimits:
         """The time limits of a call that starts now."""
         return CallLimits(
-            where=self._redact(self.base_url),
-            deadline=self.deadline,
-            idle_timeout=self.idle_timeout,
-            timeout=self.timeout,
-            clock=self._clock,
-            redact=self._redact,
+            self.limits, where=self._redact(self.base_url), clock=self._clock, redact=self._redact
         )
     # --8<-- [end:describe]
 
@@ -884,7 +422,7 @@ class OpenRouterProvider:
     async def _send(self, body: dict[str, Any], limits: CallLimits) -> httpx.Response:
         """POST ``body`` and return the response with its headers read and a 2xx status.
 
-        Retries 408, 429, 5xx and failed connections, following ``self.retry`` and as long as
+        Retries 408, 429, 5xx and failed connections, following ``self.limits.retry`` and as long as
         the wait fits before the deadline; never retries 400, 401, 402 or 403, which would fail
         the same way again, nor a time-out. The caller reads the body and must close the
         response.
@@ -909,7 +447,7 @@ class OpenRouterProvider:
                 if not error.retryable:
                     raise
                 failure, retry_after = error, error.retry_after
-            delay = self.retry.delay(attempt, retry_after, self._rng)
+            delay = self.limits.retry.delay(attempt, retry_after, self._rng)
             if delay is None or not limits.allows(delay, failure):
                 raise failure
             attempt += 1
@@ -927,7 +465,7 @@ class OpenRouterProvider:
         limits = self._limits()
         response = await self._send(self.request_body(messages, tools, stream=False), limits)
         try:
-            raw = await limits.body(response, self.max_body_bytes)
+            raw = await limits.body(response)
         except httpx.TransportError as error:
             raise ProviderConnectionError(
                 f"the connection failed mid-response: {self._describe(error)}"
@@ -961,7 +499,7 @@ class OpenRouterProvider:
         # more: limits.pieces; data_arrived per piece; orjson.loads; [DONE] ends it; decoder.close()
         limits = self._limits()
         response = await self._send(self.request_body(messages, tools, stream=True), limits)
-        decoder = SSEDecoder(self.max_event_chars)
+        decoder = SSEDecoder(self.limits.max_event_chars)
         stopped = False  # whether a Done event has been yielded
         try:
             async for piece in limits.pieces(response):

@@ -36,7 +36,7 @@ import html_text
 import httpx
 from pydantic import Field
 
-from ..providers.openrouter import tls_context
+from ..providers.http import tls_context
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
 from .read import looks_binary

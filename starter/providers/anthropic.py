@@ -8,7 +8,8 @@ each kind of event (``message_start``, ``content_block_delta``, ...), read with 
 ``SSEDecoder``. A model that thinks signs its thinking: the block goes back verbatim, signature
 and all, on the next request, kept in claw's turns as a ``ProviderBlock``.
 
-Time limits, size caps, retries and the key's safety are chapter 5b's, reused as they are.
+Time limits, size caps, retries and the key's safety are chapter 5b's, shared through
+``providers/http.py`` and reused as they are.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from ..errors import (
     StreamError,
 )
 from ..streaming import (
-    MAX_EVENT_CHARS,
     BlockDone,
     Done,
     ReasoningDelta,
@@ -65,16 +65,12 @@ from ..types import (
     ToolResultMessage,
     UserMessage,
 )
-from .openrouter import (
+from .http import (
     CONNECT_TIMEOUT,
-    DEADLINE,
     ERROR_BODY_BYTES,
     ERRORS,
-    IDLE_TIMEOUT,
-    MAX_BODY_BYTES,
-    READ_TIMEOUT,
     CallLimits,
-    RetryPolicy,
+    HTTPLimits,
     check_key_transport,
     clean_api_key,
     page_text,
@@ -333,12 +329,7 @@ class AnthropicProvider:
         base_url: str = ANTHROPIC_URL,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         thinking_budget: int | None = None,
-        timeout: float = READ_TIMEOUT,
-        deadline: float = DEADLINE,
-        idle_timeout: float = IDLE_TIMEOUT,
-        max_body_bytes: int = MAX_BODY_BYTES,
-        max_event_chars: int = MAX_EVENT_CHARS,
-        retry: RetryPolicy | None = None,
+        limits: HTTPLimits | None = None,
         client: httpx.AsyncClient | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
@@ -369,15 +360,14 @@ class AnthropicProvider:
         self.base_url = base_url.rstrip("/")
         self.max_tokens = max_tokens
         self.thinking_budget = thinking_budget
-        self.retry = retry or RetryPolicy()
-        self.timeout, self.deadline, self.idle_timeout = timeout, deadline, idle_timeout
-        self.max_body_bytes, self.max_event_chars = max_body_bytes, max_event_chars
+        self.limits = limits or HTTPLimits()
         self._api_key = api_key
         self._headers = {"Content-Type": "application/json", "anthropic-version": ANTHROPIC_VERSION}
         if api_key:
             self._headers["x-api-key"] = api_key
         self._client = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout, connect=CONNECT_TIMEOUT), verify=tls_context()
+            timeout=httpx.Timeout(self.limits.timeout, connect=CONNECT_TIMEOUT),
+            verify=tls_context(),
         )
         self._owns_client = client is None
         self._sleep = sleep
@@ -424,12 +414,7 @@ class AnthropicProvider:
     def _limits(self) -> CallLimits:
         """The time limits of a call that starts now."""
         return CallLimits(
-            where=self._redact(self.base_url),
-            deadline=self.deadline,
-            idle_timeout=self.idle_timeout,
-            timeout=self.timeout,
-            clock=self._clock,
-            redact=self._redact,
+            self.limits, where=self._redact(self.base_url), clock=self._clock, redact=self._redact
         )
 
     async def _raise_for_status(self, response: httpx.Response) -> None:
@@ -479,7 +464,7 @@ class AnthropicProvider:
                 if not error.retryable:
                     raise
                 failure, retry_after = error, error.retry_after
-            delay = self.retry.delay(attempt, retry_after, self._rng)
+            delay = self.limits.retry.delay(attempt, retry_after, self._rng)
             if delay is None or not limits.allows(delay, failure):
                 raise failure
             attempt += 1
@@ -506,7 +491,7 @@ class AnthropicProvider:
         """Ask for one whole Message; yield its events, read by ``reader``."""
         response = await self._send(self.request_body(messages, tools, stream=False), limits)
         try:
-            raw = await limits.body(response, self.max_body_bytes)
+            raw = await limits.body(response)
         except httpx.TransportError as error:
             raise ProviderConnectionError(
                 f"the connection failed mid-response: {self._describe(error)}"
