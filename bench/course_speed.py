@@ -40,6 +40,7 @@ from pathlib import Path
 from clawbook.course import stubgen
 from clawbook.course.chapters import load
 from clawbook.instructor import grade as grading
+from clawbook.instructor import intake, reference
 
 from .common import Result
 from .feedback import environment, fresh_copy, time_command
@@ -312,8 +313,8 @@ def grade(quick: bool) -> list[Result]:
     """``clawbook grade`` of complete submissions: one alone, then several on two workers."""
     count = 2 if quick else 4
     curriculum = load()
-    chapters = grading.gradable_chapters(curriculum)
-    course = grading.Course(curriculum, chapters)
+    chapters = reference.gradable_chapters(curriculum)
+    course = reference.Course(curriculum, chapters)
     course.prepare()
     with tempfile.TemporaryDirectory(prefix="clawbook-bench-grade-") as scratch:
         paths = []
@@ -322,7 +323,7 @@ def grade(quick: bool) -> list[Result]:
             finished = stubgen.render_tree(ROOT / "solution", keep=all_chapters())
             stubgen.write_tree(finished, path / "starter")
             paths.append(path)
-        work = grading.submissions(paths)
+        work = intake.submissions(paths)
         began = time.perf_counter()
         [alone] = grading.grade_class(course, work[:1], 1)
         one = time.perf_counter() - began

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from clawbook.course import stubgen
-from clawbook.instructor.grade import copy_repository
+from clawbook.instructor.reference import copy_repository
 
 from .common import Result
 

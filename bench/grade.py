@@ -22,7 +22,7 @@ from pathlib import Path
 from clawbook.course import stubgen
 from clawbook.course.chapters import load
 from clawbook.harness.runner import run_pytest
-from clawbook.instructor import grade, sandbox
+from clawbook.instructor import grade, intake, reference, sandbox
 
 from .common import Result
 
@@ -42,7 +42,9 @@ def build_class(folder: Path, size: int, curriculum_chapters: list[str]) -> list
     return paths
 
 
-def _time(course: grade.Course, work: list[grade.Submission], workers: int) -> tuple[float, int]:
+def _time(
+    course: reference.Course, work: list[intake.Submission], workers: int
+) -> tuple[float, int]:
     started = time.perf_counter()
     rows = grade.grade_class(course, work, workers)
     seconds = time.perf_counter() - started
@@ -57,8 +59,8 @@ def run(quick: bool) -> list[Result]:
     size = QUICK_SIZE if quick else CLASS_SIZE
     cpus = os.cpu_count() or 1
     curriculum = load()
-    chapters = grade.gradable_chapters(curriculum)
-    course = grade.Course(curriculum, chapters)
+    chapters = reference.gradable_chapters(curriculum)
+    course = reference.Course(curriculum, chapters)
     course.prepare()
     # The floor: one plain run of the same tests against the solution, as `make verify` does.
     began = time.perf_counter()
@@ -67,7 +69,7 @@ def run(quick: bool) -> list[Result]:
     with_stubs = [c.id for c in chapters if c.has_stubs]
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="clawbook-bench-grade-") as scratch:
-        work = grade.submissions(build_class(Path(scratch), size, with_stubs))
+        work = intake.submissions(build_class(Path(scratch), size, with_stubs))
         serial, _ = _time(course, work, 1)
         plain = None
         if course.isolation.program is not None:  # right after, under the same load

@@ -85,20 +85,22 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    from clawbook.instructor import grade
+    from clawbook.instructor import grade, gradebook, intake
+    from clawbook.instructor.reference import Course, SubmissionLimits, select_chapters
+    from clawbook.instructor.rows import Grade
 
     curriculum = load()
     try:
-        chapters = grade.select_chapters(curriculum, args.chapters)
+        chapters = select_chapters(curriculum, args.chapters)
     except ValueError as error:
         return usage_error(str(error))
-    limits = grade.Limits(
+    limits = SubmissionLimits(
         wall_time=args.wall_time,
         test_timeout=args.timeout or default_timeout(),
         memory=int(args.memory * 1024**3),
     )
-    course = grade.Course(curriculum, chapters, limits=limits)
-    work = grade.submissions(Path(p) for p in args.submissions)
+    course = Course(curriculum, chapters, limits=limits)
+    work = intake.submissions(Path(p) for p in args.submissions)
     isolation = course.isolation
     if isolation.program is None:  # the first line, where no one can miss it
         console.print(f"[yellow]Warning:[/] {escape(isolation.summary())}.", soft_wrap=True)
@@ -122,7 +124,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
             f"[yellow]Warning:[/] {len(wrong)} test(s) do not pass against solution/ either "
             f"(first: {escape(wrong[0].nodeid)}); no learner can pass them."
         )
-    done: list[grade.Grade] = []
+    done: list[Grade] = []
     cancel = threading.Event()
     complete = True
     columns = (
@@ -132,7 +134,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     with Progress(*columns, console=console, transient=False) as bar:
         task = bar.add_task("grading", total=len(work), last="")
 
-        def finished(row: grade.Grade) -> None:
+        def finished(row: Grade) -> None:
             done.append(row)
             bar.update(
                 task,
@@ -146,7 +148,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
             complete = False
             names = [s.name for s in work]
             rows = sorted(done, key=lambda r: names.index(r.submission))
-    written = grade.write_all(args.out, course, rows, complete=complete, gradescope=args.gradescope)
+    written = gradebook.write_all(
+        args.out, course, rows, complete=complete, gradescope=args.gradescope
+    )
     if not complete:
         console.print(
             f"[yellow]Interrupted:[/] {len(rows)} of {len(work)} submission(s) finished and "
@@ -161,7 +165,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def _print_grades(rows: Sequence[object]) -> None:
-    from clawbook.instructor.grade import Grade
+    from clawbook.instructor.rows import Grade
 
     table = Table(title="gradebook", title_style="bold")
     for column in ("submission", "passed", "todo", "failing", "status", "seconds"):

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from clawbook.instructor.grade import ChapterScore, Course, Failure, Grade
+    from clawbook.instructor.reference import Course
+    from clawbook.instructor.rows import ChapterScore, Failure, Grade
 
 STYLE = """
 :root { color-scheme: light dark;

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -44,6 +45,21 @@ SYSTEM_FILES = (
     "/etc/nsswitch.conf", "/etc/hosts",
 )  # fmt: skip
 """The few files of ``/etc`` a Python program needs; no other file of ``/etc`` is visible."""
+KEPT_VARIABLES = re.compile(r"^(PATH|LANG|LANGUAGE|LC_[A-Z]+|TZ|TERM|VIRTUAL_ENV|PYTHONPATH)$")
+"""The only variables a submission's test process inherits: nothing secret, no proxies."""
+SECRET_WORDS = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PROXY|AUTH)", re.I)
+"""A variable whose name holds one of these is secret: never passed on, blanked out of rows."""
+
+
+def scrubbed_environment(home: Path, tmp: Path) -> dict[str, str]:
+    """The environment of a submission's tests: a short allow-list, nothing secret."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if KEPT_VARIABLES.match(k) and not SECRET_WORDS.search(k)
+    }
+    env.update(HOME=str(home), TMPDIR=str(tmp), PYTHONHASHSEED="0", NO_COLOR="1")
+    return env
 
 
 def _limit(which: int, value: int) -> None:

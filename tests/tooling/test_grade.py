@@ -25,7 +25,8 @@ import pytest
 
 from clawbook.course import stubgen
 from clawbook.course.chapters import load
-from clawbook.instructor import grade
+from clawbook.instructor import grade, gradebook, intake, reference
+from clawbook.instructor.rows import ChapterScore, Failure, Grade
 
 REPO = Path(__file__).resolve().parents[2]
 CHAPTERS = ("ch01", "ch02", "ch03")
@@ -349,13 +350,13 @@ def test_grade_the_tests_see_no_secret_no_proxy_and_a_scratch_home(tmp_path):
     """A submission that reads its environment: what it sees is what the grader passed on."""
     sub = filled(tmp_path / "spy", *CHAPTERS)
     plant(sub, BODY, "        import os\n        assert 0, sorted(os.environ)\n")
-    course = grade.Course(load(), [load().get("ch01")],
-                          limits=grade.Limits(test_timeout=5))  # fmt: skip
+    course = reference.Course(load(), [load().get("ch01")],
+                          limits=reference.SubmissionLimits(test_timeout=5))  # fmt: skip
     course.prepare()
     os.environ["CLAWBOOK_TEST_API_KEY"] = "sk-secret"
     os.environ["http_proxy"] = "http://127.0.0.1:9"
     try:
-        result = grade.grade_submission(course, grade.Submission("spy", sub))
+        result = grade.grade_submission(course, intake.Submission("spy", sub))
     finally:
         del os.environ["CLAWBOOK_TEST_API_KEY"], os.environ["http_proxy"]
     messages = " ".join(f.message for f in result.failures)
@@ -365,11 +366,13 @@ def test_grade_the_tests_see_no_secret_no_proxy_and_a_scratch_home(tmp_path):
 
 def test_grade_every_submission_gets_the_unicode_tables_the_reference_built(tmp_path):
     """Hypothesis builds them once (seconds); a submission's run must not pay for them again."""
-    course = grade.Course(load(), [load().get("ch01")], limits=grade.Limits(test_timeout=5))
+    course = reference.Course(
+        load(), [load().get("ch01")], limits=reference.SubmissionLimits(test_timeout=5)
+    )
     course.prepare()
     assert any(name.endswith("charmap.json.gz") for name in course.tables)
     sub = filled(tmp_path / "learner", *CHAPTERS)
-    work = grade._set_up(course, grade.Submission("learner", sub), tmp_path / "scratch")
+    work = grade._set_up(course, intake.Submission("learner", sub), tmp_path / "scratch")
     for name, content in course.tables.items():
         assert (work / name).read_bytes() == content
 
@@ -378,9 +381,11 @@ def test_grade_a_network_call_fails_the_tests_that_make_it(tmp_path):
     sub = filled(tmp_path / "chatty", *CHAPTERS)
     call = "        socket.create_connection(('192.0.2.1', 80))\n"
     line = plant(sub, BODY, "        import socket\n" + call + BODY) + 1
-    course = grade.Course(load(), [load().get("ch01")], limits=grade.Limits(test_timeout=5))
+    course = reference.Course(
+        load(), [load().get("ch01")], limits=reference.SubmissionLimits(test_timeout=5)
+    )
     course.prepare()
-    result = grade.grade_submission(course, grade.Submission("chatty", sub))
+    result = grade.grade_submission(course, intake.Submission("chatty", sub))
     assert result.status == "ok"
     assert result.failures
     for failure in result.failures:
@@ -394,7 +399,9 @@ def test_grade_a_cancel_stops_the_class_and_keeps_the_rows_that_finished(tmp_pat
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # this test's runs, no one else's
     subs = [filled(tmp_path / f"s{i}", "ch01") for i in range(4)]
     plant(subs[1], BODY, "        while True:\n            pass\n")
-    course = grade.Course(load(), [load().get("ch01")], limits=grade.Limits(test_timeout=30))
+    course = reference.Course(
+        load(), [load().get("ch01")], limits=reference.SubmissionLimits(test_timeout=30)
+    )
     course.prepare()
     cancel = threading.Event()
     done = []
@@ -405,9 +412,10 @@ def test_grade_a_cancel_stops_the_class_and_keeps_the_rows_that_finished(tmp_pat
 
     started = time.monotonic()
     # Two workers: s1 is looping (for up to 30 s a test) when s0 finishes and cancels.
-    rows = grade.grade_class(course, grade.submissions(subs), 2, on_done, cancel)
+    rows = grade.grade_class(course, intake.submissions(subs), 2, on_done, cancel)
     assert time.monotonic() - started < 20  # the looping one was stopped, not waited for
     assert [r.submission for r in rows] == ["s0"]
+
     def leftover() -> list[str]:
         return [
             pid for pid in os.listdir("/proc") if pid.isdigit()
@@ -431,9 +439,11 @@ def _cwd(pid: str) -> str:
 def test_grade_memory_is_limited_for_the_tests(tmp_path):
     sub = filled(tmp_path / "greedy", *CHAPTERS)
     plant(sub, BODY, "        bytearray(3 * 1024**3)\n" + BODY)
-    course = grade.Course(load(), [load().get("ch01")], limits=grade.Limits(memory=1024**3))
+    course = reference.Course(
+        load(), [load().get("ch01")], limits=reference.SubmissionLimits(memory=1024**3)
+    )
     course.prepare()
-    result = grade.grade_submission(course, grade.Submission("greedy", sub))
+    result = grade.grade_submission(course, intake.Submission("greedy", sub))
     assert result.failures
     assert all("MemoryError" in f.message for f in result.failures)
 
@@ -447,7 +457,7 @@ def test_grade_memory_is_limited_for_the_tests(tmp_path):
     ],
 )
 def test_grade_chapters_accepts_ids_and_ranges_in_book_order(spec, ids):
-    assert [c.id for c in grade.select_chapters(load(), spec)] == ids
+    assert [c.id for c in reference.select_chapters(load(), spec)] == ids
 
 
 @pytest.mark.parametrize(
@@ -456,12 +466,12 @@ def test_grade_chapters_accepts_ids_and_ranges_in_book_order(spec, ids):
 )
 def test_grade_chapters_refuses_what_names_no_chapter_with_tests(spec, message):
     with pytest.raises(ValueError, match=message):
-        grade.select_chapters(load(), spec)
+        reference.select_chapters(load(), spec)
 
 
 def test_grade_default_chapters_come_from_chapters_toml():
     curriculum = load()
-    chosen = [c.id for c in grade.select_chapters(curriculum, None)]
+    chosen = [c.id for c in reference.select_chapters(curriculum, None)]
     assert chosen[:3] == list(CHAPTERS)
     assert all(curriculum.get(c).written for c in chosen)
 
@@ -510,16 +520,16 @@ def test_grade_run_autograder_never_reports_a_silent_zero(tmp_path):
     assert "could not grade" in data["output"]
 
 
-def handmade() -> tuple[grade.Course, grade.Grade]:
+def handmade() -> tuple[reference.Course, Grade]:
     """A course of ch01 and ch02 and one graded row, built by hand (no test run)."""
     curriculum = load()
-    course = grade.Course(curriculum, [curriculum.get("ch01"), curriculum.get("ch02")])
-    row = grade.Grade(
+    course = reference.Course(curriculum, [curriculum.get("ch01"), curriculum.get("ch02")])
+    row = Grade(
         "<b>mallory</b>",
         "ok",
-        chapters=[grade.ChapterScore("ch01", 3, 4, 0, 1), grade.ChapterScore("ch02", 0, 5, 5, 0)],
+        chapters=[ChapterScore("ch01", 3, 4, 0, 1), ChapterScore("ch02", 0, 5, 5, 0)],
         failures=[
-            grade.Failure(
+            Failure(
                 "tests/test_mock_provider.py::test_mock_x", "ch01", "failed",
                 "ValueError: <script>alert(1)</script>", "starter/mock.py:7",
             )
@@ -531,7 +541,7 @@ def handmade() -> tuple[grade.Course, grade.Grade]:
 
 def test_grade_gradescope_results_score_one_point_per_passing_test():
     course, row = handmade()
-    data = grade.gradescope_results(row, course)
+    data = gradebook.gradescope_results(row, course)
     assert data["score"] == 3
     assert data["execution_time"] == 2  # whole seconds, rounded half to even
     ch01, ch02 = data["tests"]
@@ -556,19 +566,19 @@ def test_grade_report_escapes_everything_a_learner_wrote():
 
 def test_grade_report_tells_not_started_broken_stubs_left_and_stuck_apart():
     course, mallory = handmade()  # ch01: 3/4 with 1 failing; ch02: all todo
-    idle = grade.Grade(
+    idle = Grade(
         "idle", "ok",
-        chapters=[grade.ChapterScore("ch01", 0, 4, 4, 0), grade.ChapterScore("ch02", 0, 5, 5, 0)],
+        chapters=[ChapterScore("ch01", 0, 4, 4, 0), ChapterScore("ch02", 0, 5, 5, 0)],
     )  # fmt: skip
-    broken = grade.Grade(
+    broken = Grade(
         "broken", "cannot-import", "cannot import starter/mock.py:3: SyntaxError",
-        chapters=[grade.ChapterScore("ch01", 0, 4, 0, 4), grade.ChapterScore("ch02", 0, 5, 0, 5)],
-        failures=[grade.Failure("tests/test_mock_provider.py::test_mock_x", "ch01", "error",
+        chapters=[ChapterScore("ch01", 0, 4, 0, 4), ChapterScore("ch02", 0, 5, 0, 5)],
+        failures=[Failure("tests/test_mock_provider.py::test_mock_x", "ch01", "error",
                                 "SyntaxError: invalid syntax", "starter/mock.py:3")],
     )  # fmt: skip
-    halfway = grade.Grade(
+    halfway = Grade(
         "halfway", "ok",
-        chapters=[grade.ChapterScore("ch01", 4, 4, 0, 0), grade.ChapterScore("ch02", 2, 5, 3, 0)],
+        chapters=[ChapterScore("ch01", 4, 4, 0, 0), ChapterScore("ch02", 2, 5, 3, 0)],
     )  # fmt: skip
     from clawbook.instructor.gradereport import render
 
@@ -593,9 +603,9 @@ def test_grade_json_says_where_each_learner_is():
 
 def test_grade_passing_only_a_reading_chapters_tests_is_not_started():
     # A reading chapter's tests pass on the untouched starter: they say nothing of the learner.
-    reading = grade.ChapterScore("ch04", 38, 38, 0, 0, stubs=False)
-    untouched = grade.Grade("ada", "ok", chapters=[grade.ChapterScore("ch01", 0, 4, 4, 0), reading])
+    reading = ChapterScore("ch04", 38, 38, 0, 0, stubs=False)
+    untouched = Grade("ada", "ok", chapters=[ChapterScore("ch01", 0, 4, 4, 0), reading])
     assert not untouched.started
     assert untouched.standing.startswith("not started")
-    begun = grade.Grade("bo", "ok", chapters=[grade.ChapterScore("ch01", 1, 4, 3, 0), reading])
+    begun = Grade("bo", "ok", chapters=[ChapterScore("ch01", 1, 4, 3, 0), reading])
     assert begun.started

@@ -26,7 +26,8 @@ import pytest
 
 from clawbook.course import stubgen
 from clawbook.course.chapters import load
-from clawbook.instructor import grade, sandbox
+from clawbook.instructor import grade, gradebook, intake, reference, sandbox
+from clawbook.instructor.rows import Failure, Grade
 
 REPO = Path(__file__).resolve().parents[2]
 BODY = "        return len(self._script)\n"
@@ -92,8 +93,10 @@ TIMEOUT = 15
 def course():
     """ch01, its reference run done once."""
     curriculum = load()
-    prepared = grade.Course(
-        curriculum, [curriculum.get("ch01")], limits=grade.Limits(test_timeout=TIMEOUT)
+    prepared = reference.Course(
+        curriculum,
+        [curriculum.get("ch01")],
+        limits=reference.SubmissionLimits(test_timeout=TIMEOUT),
     )
     prepared.prepare()
     return prepared
@@ -276,10 +279,10 @@ def test_grade_attack_probe_sees_only_its_own_scratch_copy(attacked):
 def test_grade_attack_a_formula_as_a_name_is_text_in_gradebook_csv(tmp_path):
     names = [FORMULA_NAME, "+1+1", "-1+1", "@SUM(1)", "\tx", "\rx"]
     rows = [
-        grade.Grade(s.name, "error", detail="=1+1 in the detail too")
-        for s in grade.submissions(tmp_path / name for name in names)
+        Grade(s.name, "error", detail="=1+1 in the detail too")
+        for s in intake.submissions(tmp_path / name for name in names)
     ]
-    grade.write_csv(tmp_path / "gradebook.csv", [], rows)
+    gradebook.write_csv(tmp_path / "gradebook.csv", [], rows)
     with (tmp_path / "gradebook.csv").open(newline="") as file:
         read = list(csv.reader(file))
     cells = [cell for row in read[1:] for cell in row]
@@ -299,16 +302,16 @@ COPY = """
 import sys
 from pathlib import Path
 from clawbook.course import stubgen
-from clawbook.instructor import grade
+from clawbook.instructor import grade, intake, reference
 from clawbook.course.chapters import load
 curriculum = load()
-course = grade.Course(curriculum, [curriculum.get("ch01")])
+course = reference.Course(curriculum, [curriculum.get("ch01")])
 course.starter = stubgen.render_tree(course.root / "solution")
 scratch = Path(sys.argv[2])
 try:
-    grade._set_up(course, grade.Submission("x", Path(sys.argv[1])), scratch)
+    grade._set_up(course, intake.Submission("x", Path(sys.argv[1])), scratch)
     print("copied", sum(1 for _ in scratch.rglob("*")))
-except grade.InvalidSubmission as error:
+except intake.InvalidSubmission as error:
     print("invalid", error)
 """
 
@@ -377,8 +380,8 @@ def test_grade_attack_chained_links_in_an_archive_write_nothing_outside(tmp_path
     into = tmp_path / "scratch" / "unpacked"
     into.parent.mkdir()
     before = sorted(tmp_path.iterdir())
-    with pytest.raises(grade.InvalidSubmission, match="outside"):
-        grade.extract(archive, into)
+    with pytest.raises(intake.InvalidSubmission, match="outside"):
+        intake.extract(archive, into)
     assert sorted(tmp_path.iterdir()) == before
     assert not (tmp_path / "escaped").exists() and not (tmp_path / "made").exists()
 
@@ -401,7 +404,7 @@ def test_grade_attack_printing_keeps_only_a_bounded_tail_in_memory(course, tmp_p
         return run
 
     monkeypatch.setattr(grade, "run_pytest", recorded)
-    result = grade.grade_submission(course, grade.Submission("loud", sub))
+    result = grade.grade_submission(course, intake.Submission("loud", sub))
     assert result.status == "ok", result
     assert result.passed == result.total
     assert outputs and max(outputs) <= 2**20, outputs
@@ -415,15 +418,15 @@ def test_grade_attack_a_connection_at_import_time_is_refused(course, tmp_path):
         "    _s.create_connection(('192.0.2.1', 9), timeout=0.5).close()\n"
         "except Exception:\n    pass\n",
     )
-    result = grade.grade_submission(course, grade.Submission("early", sub))
+    result = grade.grade_submission(course, intake.Submission("early", sub))
     assert result.status == "cannot-import", result
     assert "network" in result.detail and "192.0.2.1" in result.detail
 
 
 def test_grade_attack_a_hang_at_import_is_a_timeout_not_ok(course, tmp_path):
     sub = append(filled(tmp_path / "stuck", "ch01"), "__init__.py", "while True:\n    pass\n")
-    quick = dataclasses.replace(course, limits=grade.Limits(test_timeout=5))
-    result = grade.grade_submission(quick, grade.Submission("stuck", sub))
+    quick = dataclasses.replace(course, limits=reference.SubmissionLimits(test_timeout=5))
+    result = grade.grade_submission(quick, intake.Submission("stuck", sub))
     assert result.status == "timeout", result
     assert "import" in result.detail
     assert "starter/__init__.py" in result.detail
@@ -457,12 +460,12 @@ def test_grade_without_bwrap_says_so_first_and_in_the_report(tmp_path):
 def test_grade_attack_a_key_read_without_bwrap_is_blanked_in_the_gradebook(tmp_path, monkeypatch):
     """The fallback's second line of defence: the key's value never reaches what is written."""
     monkeypatch.setenv("CLAWBOOK_TEST_API_KEY", SECRET)
-    course = grade.Course(load(), [load().get("ch01")])
-    row = grade.Grade(
+    course = reference.Course(load(), [load().get("ch01")])
+    row = Grade(
         f"spy-{SECRET}", "ok", detail=f"OPENROUTER_API_KEY={SECRET}",
-        failures=[grade.Failure("t", "ch01", "failed", f"AssertionError: {SECRET}", "x:1")],
+        failures=[Failure("t", "ch01", "failed", f"AssertionError: {SECRET}", "x:1")],
     )  # fmt: skip
     out = tmp_path / "out"
-    grade.write_all(out, course, [row], gradescope=True)
+    gradebook.write_all(out, course, [row], gradescope=True)
     assert SECRET not in "".join(p.read_text() for p in out.rglob("*") if p.is_file())
     assert "[redacted]" in (out / "gradebook.json").read_text()

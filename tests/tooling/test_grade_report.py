@@ -20,18 +20,19 @@ import pytest
 from clawbook.course.chapters import load
 from clawbook.harness.report import Location, Problem, TestResult
 from clawbook.harness.runner import Run
-from clawbook.instructor import grade, sandbox
+from clawbook.instructor import grade, gradebook, reference, sandbox
 from clawbook.instructor.gradereport import STYLE, render
+from clawbook.instructor.rows import ChapterScore, Failure, Grade
 
 AA = 4.5
 """WCAG's least contrast for body text (level AA)."""
 
 
-def course(*ids: str, bwrap: bool = True) -> grade.Course:
+def course(*ids: str, bwrap: bool = True) -> reference.Course:
     """A course of the chapters ``ids`` with the expected tests left to the test."""
     curriculum = load()
     isolation = sandbox.Isolation("bwrap" if bwrap else None, None if bwrap else "not installed")
-    return grade.Course(curriculum, [curriculum.get(i) for i in ids], isolation=isolation)
+    return reference.Course(curriculum, [curriculum.get(i) for i in ids], isolation=isolation)
 
 
 def result(
@@ -44,7 +45,7 @@ def result(
     )  # fmt: skip
 
 
-def scored(c: grade.Course, name: str, results: list[TestResult], problems=()) -> grade.Grade:
+def scored(c: reference.Course, name: str, results: list[TestResult], problems=()) -> Grade:
     """The row ``clawbook grade`` writes for a run that said ``results``."""
     run = Run(tuple(results), 1, "", problems=tuple(problems), collected=())
     return grade._score(c, name, [run], {r.nodeid: r for r in results})
@@ -54,11 +55,11 @@ SYNTAX = "SyntaxError: unmatched ']'"
 MOCK = "tests/test_mock_provider.py"
 AGENT = "tests/test_simple_agent.py"
 AGENT_LINE = "starter/agent.py:40"
-READING = grade.ChapterScore("ch04", 38, 38, 0, 0, stubs=False)
+READING = ChapterScore("ch04", 38, 38, 0, 0, stubs=False)
 """A reading chapter: its tests pass on the untouched starter."""
 
 
-def broken(c: grade.Course) -> grade.Grade:
+def broken(c: reference.Course) -> Grade:
     """ch01's mock.py does not import: ch01's and ch03's tests stop there, ch02's do not."""
     c.expected = {
         "ch01": [f"{MOCK}::test_mock_a", f"{MOCK}::test_mock_b"],
@@ -118,7 +119,7 @@ def test_grade_report_one_import_error_is_one_cause_shown_once():
 
 def test_grade_gradescope_names_one_import_error_once_per_chapter():
     c = course("ch01", "ch02", "ch03")
-    data = grade.gradescope_results(broken(c), c)
+    data = gradebook.gradescope_results(broken(c), c)
     ch01, ch02, ch03 = (t["output"] for t in data["tests"])
     stuck = "cannot run: stuck at ch01: cannot import starter/mock.py (line 53)"
     assert f"2 test(s) {stuck}." in ch01 and f"2 test(s) {stuck}." in ch03
@@ -161,7 +162,7 @@ def test_grade_report_two_modules_that_do_not_import_are_each_named_once():
 def test_grade_report_a_redacted_row_keeps_its_one_cause():
     """The gradebook is written from redacted rows: the cause must survive, cleaned too."""
     row = broken(course("ch01", "ch02", "ch03"))
-    clean = grade.redact(row, ["mock.py"])
+    clean = gradebook.redact(row, ["mock.py"])
     assert clean.standing == "stuck at ch01: cannot import starter/[redacted] (line 53)"
     assert [c.blocked for c in clean.chapters] == [2, 0, 2]
     assert {f.cause for f in clean.failures} == {"cannot import starter/[redacted] (line 53)"}
@@ -220,13 +221,13 @@ def test_grade_report_a_failure_of_its_own_is_not_hidden_behind_an_import_error(
 
 def test_grade_report_a_reading_chapter_is_not_completed_by_a_learner_who_has_not_started():
     c = course("ch01", "ch04")
-    idle = grade.Grade(
+    idle = Grade(
         "idle", "ok",
-        chapters=[grade.ChapterScore("ch01", 0, 4, 4, 0), READING],
+        chapters=[ChapterScore("ch01", 0, 4, 4, 0), READING],
     )  # fmt: skip
-    begun = grade.Grade(
+    begun = Grade(
         "begun", "ok",
-        chapters=[grade.ChapterScore("ch01", 4, 4, 0, 0), READING],
+        chapters=[ChapterScore("ch01", 4, 4, 0, 0), READING],
     )  # fmt: skip
     assert idle.completed == [] and begun.completed == ["ch01", "ch04"]
     page = render(c, [idle, begun])
@@ -459,31 +460,27 @@ def colours(page: str, dark: bool, narrow: bool) -> list[tuple[str, str, str, fl
     return seen
 
 
-def class_of_four() -> tuple[grade.Course, list[grade.Grade]]:
+def class_of_four() -> tuple[reference.Course, list[Grade]]:
     """Done, stuck (a loop), broken (an import error) and not started, graded without bwrap
     and interrupted: every kind of cell, status and warning the page has."""
     c = course("ch01", "ch02", "ch03", bwrap=False)
     linus = broken(c)
     scores = {cid: len(ids) for cid, ids in c.expected.items()}
-    done = grade.Grade(
-        "ada", "ok", chapters=[grade.ChapterScore(k, n, n, 0, 0) for k, n in scores.items()]
-    )
-    stuck = grade.Grade(
+    done = Grade("ada", "ok", chapters=[ChapterScore(k, n, n, 0, 0) for k, n in scores.items()])
+    stuck = Grade(
         "grace", "timeout", "test_agent_d: seems to loop forever at starter/agent.py:40",
-        chapters=[grade.ChapterScore("ch01", 2, 2, 0, 0), grade.ChapterScore("ch02", 1, 1, 0, 0),
-                  grade.ChapterScore("ch03", 0, 2, 1, 1)],
-        failures=[grade.Failure(f"{AGENT}::test_agent_d", "ch03", "hung",
+        chapters=[ChapterScore("ch01", 2, 2, 0, 0), ChapterScore("ch02", 1, 1, 0, 0),
+                  ChapterScore("ch03", 0, 2, 1, 1)],
+        failures=[Failure(f"{AGENT}::test_agent_d", "ch03", "hung",
                                 "seems to loop forever", "starter/agent.py:40")],
         stuck_in="ch03", cause="timeout: test_agent_d loops",
     )  # fmt: skip
-    idle = grade.Grade(
-        "barbara", "ok", chapters=[grade.ChapterScore(k, 0, n, n, 0) for k, n in scores.items()]
-    )
-    half = grade.Grade(
+    idle = Grade("barbara", "ok", chapters=[ChapterScore(k, 0, n, n, 0) for k, n in scores.items()])
+    half = Grade(
         "edsger", "ok",
-        chapters=[grade.ChapterScore("ch01", 2, 2, 0, 0), grade.ChapterScore("ch02", 0, 1, 0, 1),
-                  grade.ChapterScore("ch03", 1, 2, 1, 0)],
-        failures=[grade.Failure("tests/test_read_tool.py::test_read_c", "ch02", "failed",
+        chapters=[ChapterScore("ch01", 2, 2, 0, 0), ChapterScore("ch02", 0, 1, 0, 1),
+                  ChapterScore("ch03", 1, 2, 1, 0)],
+        failures=[Failure("tests/test_read_tool.py::test_read_c", "ch02", "failed",
                                 "AssertionError: 'a' != 'b'", "starter/tools/read.py:9")],
     )  # fmt: skip
     return c, [done, stuck, linus, idle, half]
@@ -510,11 +507,9 @@ def test_grade_report_every_text_is_readable_in_both_colour_schemes(dark, narrow
 
 def test_grade_report_the_chart_shows_every_chapter_and_fits_a_phone():
     curriculum = load()
-    chapters = grade.gradable_chapters(curriculum)
-    c = grade.Course(curriculum, chapters, isolation=sandbox.Isolation("bwrap"))
-    done = grade.Grade(
-        "ada", "ok", chapters=[grade.ChapterScore(ch.id, 3, 3, 0, 0) for ch in chapters]
-    )
+    chapters = reference.gradable_chapters(curriculum)
+    c = reference.Course(curriculum, chapters, isolation=sandbox.Isolation("bwrap"))
+    done = Grade("ada", "ok", chapters=[ChapterScore(ch.id, 3, 3, 0, 0) for ch in chapters])
     page = render(c, [done])
     charts = re.findall(r"<svg [^>]*>.*?</svg>", page, flags=re.S)
     widths = [int(re.search(r'width="(\d+)"', svg)[1]) for svg in charts]
@@ -573,17 +568,13 @@ addEventListener('load',()=>{const low=[];const w=document.createTreeWalker(docu
 </script>"""
 
 
-def whole_course() -> tuple[grade.Course, list[grade.Grade]]:
+def whole_course() -> tuple[reference.Course, list[Grade]]:
     """Every gradable chapter, one learner done and one not started: the widest chart."""
     curriculum = load()
-    chapters = grade.gradable_chapters(curriculum)
-    c = grade.Course(curriculum, chapters, isolation=sandbox.Isolation("bwrap"))
-    done = grade.Grade(
-        "ada", "ok", chapters=[grade.ChapterScore(k.id, 3, 3, 0, 0) for k in chapters]
-    )
-    idle = grade.Grade(
-        "bo", "ok", chapters=[grade.ChapterScore(k.id, 0, 3, 3, 0) for k in chapters]
-    )
+    chapters = reference.gradable_chapters(curriculum)
+    c = reference.Course(curriculum, chapters, isolation=sandbox.Isolation("bwrap"))
+    done = Grade("ada", "ok", chapters=[ChapterScore(k.id, 3, 3, 0, 0) for k in chapters])
+    idle = Grade("bo", "ok", chapters=[ChapterScore(k.id, 0, 3, 3, 0) for k in chapters])
     return c, [done, idle]
 
 

@@ -20,7 +20,7 @@ from clawbook.course import stubgen
 from clawbook.course.chapters import load
 from clawbook.harness.report import Location, TestResult
 from clawbook.harness.runner import Progress, Run
-from clawbook.instructor.grade import copy_repository
+from clawbook.instructor.reference import copy_repository
 from clawbook.learner import check, console
 
 REPO = Path(__file__).resolve().parents[2]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from clawbook.instructor.grade import copy_repository
+from clawbook.instructor.reference import copy_repository
 
 REPO = Path(__file__).resolve().parents[2]
 HOGS = 4
