@@ -20,7 +20,7 @@ from .streaming import StreamEvent
 from .types import TokenUsage
 
 if TYPE_CHECKING:
-    from .tools.todo_write import TodoItem
+    from .todo_item import TodoItem
 
 logger = logging.getLogger("claw.events")
 """Where a failing observer is reported (once per observer)."""

@@ -21,7 +21,7 @@ from .todo import Todo
 from .types import TokenUsage
 
 if TYPE_CHECKING:
-    from .tools.todo_write import TodoItem
+    from .todo_item import TodoItem
 
 logger = logging.getLogger("claw.events")
 """Where a failing observer is reported (once per observer)."""

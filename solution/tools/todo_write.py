@@ -16,39 +16,24 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ..events import Observer, TodosChanged
+from ..todo_item import TodoItem
 from ..types import ToolOutput, ToolSet
 from .base import ArgumentsTool, ToolArguments
 
 TODO_WRITE = "todo_write"
 """The tool's name, as the model calls it."""
 
-Status = Literal["pending", "in_progress", "completed"]
-"""Where an item stands."""
 
-
-# --8<-- [start:item]
-class TodoItem(BaseModel):
-    """One task of the list, as Claude Code's ``TodoWrite`` has it."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    content: str = Field(min_length=1, description="The task, said as an order: 'Run the tests'.")
-    status: Status = Field(description="pending, in_progress (at most one) or completed.")
-    activeForm: str = Field(
-        min_length=1, description="The task as it is being done: 'Running the tests'."
-    )
-
-
+# --8<-- [start:arguments]
 class TodoWriteArguments(ToolArguments):
     """The whole new list."""
 
     todos: list[TodoItem] = Field(description="The complete list; it replaces the old one.")
-# --8<-- [end:item]
+# --8<-- [end:arguments]
 
 
 # --8<-- [start:problem]
