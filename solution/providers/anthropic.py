@@ -15,17 +15,15 @@ Time limits, size caps, retries and the key's safety are chapter 5b's, shared th
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import Any, Self
 
 import httpx
-import pydantic
 
 from ..errors import (
     AuthenticationError,
@@ -75,6 +73,7 @@ from .http import (
     page_text,
     parse_retry_after,
     read_at_most,
+    server_shape,
     tls_context,
 )
 
@@ -90,19 +89,9 @@ MAX_PAUSES = 5
 """How many times in a row claw continues a turn the server paused (``pause_turn``)."""
 
 
-@contextlib.contextmanager
-def message_shape(what: str) -> Iterator[None]:
+def message_shape(what: str) -> server_shape:
     """Chapter 5b's ``server_shape`` for this API: JSON of the wrong shape is malformed."""
-    try:
-        yield
-    except pydantic.ValidationError as error:
-        problems = "; ".join(problem["msg"] for problem in error.errors())
-        raise MalformedResponseError(f"{what} is not valid: {problems}") from error
-    except (AttributeError, KeyError, TypeError, ValueError, ArithmeticError) as error:
-        raise MalformedResponseError(
-            f"{what} does not have the shape of a Messages API event or message "
-            f"({type(error).__name__}: {error})"
-        ) from error
+    return server_shape(what, shape="a Messages API event or message")
 
 
 # --8<-- [start:text-blocks]

@@ -219,12 +219,15 @@ class server_shape:  # lower case: used like a function, ``with server_shape("th
     server sent, the caller gets claw's error. ``sample``, the text that was read, is quoted
     after ``what`` (its first 200 characters), and only when there is an error to report: a
     stream reads tens of thousands of events, and quoting each in advance would cost more
-    than reading it.
+    than reading it. ``shape`` is what the JSON should have been, for the message.
     """
 
-    def __init__(self, what: str, sample: str | None = None) -> None:
+    def __init__(
+        self, what: str, sample: str | None = None, *, shape: str = "a chat completion"
+    ) -> None:
         self.what = what
         self.sample = sample
+        self.shape = shape
 
     def __enter__(self) -> None:
         return None
@@ -240,7 +243,7 @@ class server_shape:  # lower case: used like a function, ``with server_shape("th
             raise MalformedResponseError(f"{what} is not valid: {problems}") from error
         if isinstance(error, (AttributeError, KeyError, TypeError, ValueError, ArithmeticError)):
             raise MalformedResponseError(
-                f"{what} does not have the shape of a chat completion "
+                f"{what} does not have the shape of {self.shape} "
                 f"({type(error).__name__}: {error})"
             ) from error
 
