@@ -43,7 +43,7 @@ from claw.evals.harness import (
     write_results,
 )
 from claw.evals.report import COLOURS, Spread, html_report, summarize, svg_chart, wilson
-from claw.evals.scratch import Verdict, check, make_repo, run_tests
+from claw.evals.scratch import CheckResult, check, make_repo, run_tests
 from claw.evals.shipped import REFUSAL, bash, edit, read, script, tasks
 from claw.evals.tasks import Task, TaskError, load_tasks
 from claw.main import main
@@ -332,7 +332,7 @@ def test_eval_checker_runs_the_tests_and_guards_files_that_must_not_change(
     (repo / "calc.py").write_text("def double(x):\n    return 2 * x\n")
     (repo / "notes.txt").write_text("a new file counts as a change\n")
     fixed = check(task, repo, base, "")
-    assert fixed == Verdict(True, "passed", ("calc.py", "notes.txt")), fixed.reason
+    assert fixed == CheckResult(True, "passed", ("calc.py", "notes.txt")), fixed.reason
 
     # The tests get timeout seconds, no more: a test that never ends is stopped.
     given: list[float] = []

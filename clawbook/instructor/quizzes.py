@@ -40,7 +40,7 @@ FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 
 
 @dataclass(frozen=True)
-class Question:
+class QuizQuestion:
     """One quiz question as the plugin draws it."""
 
     page: str
@@ -56,9 +56,9 @@ class Question:
     them, as explanation text."""
 
 
-def questions(page: str, text: str) -> list[Question]:
+def questions(page: str, text: str) -> list[QuizQuestion]:
     """The quiz questions of one page, outside code blocks, in page order."""
-    found: list[Question] = []
+    found: list[QuizQuestion] = []
     lines = text.splitlines()
     fence: str | None = None
     index = 0
@@ -80,7 +80,7 @@ def questions(page: str, text: str) -> list[Question]:
     return found
 
 
-def _question(page: str, line: int, body: list[str]) -> Question:
+def _question(page: str, line: int, body: list[str]) -> QuizQuestion:
     """Read one block's lines as mkdocs-quiz does: the options end at the first other line."""
     first = next((i for i, text in enumerate(body) if OPTION.match(text)), len(body))
     options = 0
@@ -102,12 +102,12 @@ def _question(page: str, line: int, body: list[str]) -> Question:
         elif text.strip() and not FEEDBACK.match(text):
             reading = False
         previous_is_option = bool(option) or (previous_is_option and bool(FEEDBACK.match(text)))
-    return Question(page, line, options, tuple(right), tuple(wrapped))
+    return QuizQuestion(page, line, options, tuple(right), tuple(wrapped))
 
 
-def book_questions(book: Path, curriculum: Curriculum) -> dict[int, list[Question]]:
+def book_questions(book: Path, curriculum: Curriculum) -> dict[int, list[QuizQuestion]]:
     """Every question of the book's written chapters, by part number, in book order."""
-    by_part: dict[int, list[Question]] = {}
+    by_part: dict[int, list[QuizQuestion]] = {}
     for chapter in curriculum.chapters:
         if chapter.page is None or not (book / chapter.page).is_file():
             continue
@@ -116,7 +116,7 @@ def book_questions(book: Path, curriculum: Curriculum) -> dict[int, list[Questio
     return by_part
 
 
-def fair_shares(found: list[Question]) -> dict[int, float]:
+def fair_shares(found: list[QuizQuestion]) -> dict[int, float]:
     """Each position's fair share of the right answers of these questions (see the module)."""
     shares: dict[int, float] = {}
     for question in found:
@@ -125,7 +125,7 @@ def fair_shares(found: list[Question]) -> dict[int, float]:
     return shares
 
 
-def imbalance(found: list[Question]) -> list[str]:
+def imbalance(found: list[QuizQuestion]) -> list[str]:
     """Positions holding less than half or more than one and a half times their fair share."""
     held: dict[int, int] = {}
     for question in found:
@@ -150,7 +150,7 @@ def problems(book: Path, curriculum: Curriculum) -> list[str]:
     """Everything wrong with the book's quizzes, one line each, naming page and line."""
     by_part = book_questions(book, curriculum)
     found: list[str] = []
-    every: list[Question] = []
+    every: list[QuizQuestion] = []
     for part in sorted(by_part):
         for question in by_part[part]:
             where = f"book/{question.page}:{question.line}"

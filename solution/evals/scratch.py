@@ -99,7 +99,7 @@ def changed_files(repo: Path, base: str) -> list[str]:
 
 # --8<-- [start:verdict]
 @dataclass(frozen=True)
-class Verdict:
+class CheckResult:
     """What ``check`` found: passed or not, the first reason why not, the files changed."""
 
     passed: bool
@@ -133,36 +133,36 @@ def run_tests(task: Task, repo: Path, timeout: float) -> tuple[bool, str]:
 
 
 # --8<-- [start:check]
-def check(task: Task, repo: Path, base: str, answer: str, timeout: float = 60.0) -> Verdict:
+def check(task: Task, repo: Path, base: str, answer: str, timeout: float = 60.0) -> CheckResult:
     """Did the run solve ``task``? Checked in order; the first rule broken is the reason.
 
     1. ``no_changes``: no file differs from ``base``; 2. no file of ``unchanged`` differs;
     3. ``answer_pattern`` is found in ``answer``; 4. ``test_patch`` applies and the tests
     pass (when the task lists any).
     """
-    # region ch25: changed_files first; then each rule in order, returning Verdict(False, why)
+    # region ch25: changed_files first; then each rule in order, returning CheckResult(False, why)
     # more: re.search(pattern, answer, re.IGNORECASE); git apply the test_patch; run_tests
     changed = tuple(changed_files(repo, base))
     if task.no_changes and changed:
-        return Verdict(False, f"changed {', '.join(changed)}; nothing should change", changed)
+        return CheckResult(False, f"changed {', '.join(changed)}; nothing should change", changed)
     touched = [name for name in task.unchanged if name in changed]
     if touched:
-        return Verdict(False, f"changed {', '.join(touched)}, which must not change", changed)
+        return CheckResult(False, f"changed {', '.join(touched)}, which must not change", changed)
     if task.answer_pattern and not re.search(task.answer_pattern, answer, re.IGNORECASE):
-        return Verdict(False, f"the answer does not match {task.answer_pattern!r}", changed)
+        return CheckResult(False, f"the answer does not match {task.answer_pattern!r}", changed)
     if task.test_patch:
         patch = repo / ".claw-test.patch"
         patch.write_text(task.test_patch, encoding="utf-8")
         try:
             git(repo, "apply", str(patch))
         except TaskError as error:
-            return Verdict(False, f"the test patch does not apply: {error}", changed)
+            return CheckResult(False, f"the test patch does not apply: {error}", changed)
         finally:
             patch.unlink()
     if task.FAIL_TO_PASS or task.PASS_TO_PASS:
         passed, output = run_tests(task, repo, timeout)
         if not passed:
-            return Verdict(False, f"tests failed: {output}", changed)
-    return Verdict(True, "passed", changed)
+            return CheckResult(False, f"tests failed: {output}", changed)
+    return CheckResult(True, "passed", changed)
     # endregion
 # --8<-- [end:check]

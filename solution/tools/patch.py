@@ -411,7 +411,7 @@ def parse_patch(text: str) -> list[Operation]:
 
 
 # --8<-- [start:file-lines]
-class Line(str):
+class EndedLine(str):
     r"""A line of a file without its line end; ``end`` is the end it had (``"\r\n"``, ``"\n"``).
 
     It compares as the plain text, so finding chunks is unchanged; a context line copied from
@@ -420,7 +420,7 @@ class Line(str):
 
     end: str
 
-    def __new__(cls, text: str, end: str) -> Line:
+    def __new__(cls, text: str, end: str) -> EndedLine:
         """``text``, remembering ``end``."""
         line = super().__new__(cls, text)
         line.end = end
@@ -432,8 +432,8 @@ class FileLines:
     r"""A file's text as lines without their ends, and what it takes to put the text back.
 
     ``"a\r\nb\r\n"`` is ``FileLines(["a", "b"], "\r\n", True)``. Each line split from the
-    file is a ``Line`` and keeps its own end; ``join`` ends a line the patch added with the
-    file's usual one (``line_ending``, from the edit tool), and ends the text with a line end
+    file is an ``EndedLine`` and keeps its own end; ``join`` ends a line the patch added with
+    the file's usual one (``line_ending``, from the edit tool), and ends the text with a line end
     only if it ended with one: CRLF stays CRLF, a lone LF in a CRLF file stays LF, a missing
     final newline stays missing.
     """
@@ -444,7 +444,7 @@ class FileLines:
 
     @classmethod
     def split(cls, text: str) -> FileLines:
-        """The lines of ``text`` (each a ``Line``), its usual line end, and its final newline."""
+        """The lines of ``text`` (each an ``EndedLine``), its usual line end, its final newline."""
         pieces = text.split("\n")
         final_newline = pieces[-1] == ""
         if final_newline:
@@ -453,9 +453,9 @@ class FileLines:
         for index, piece in enumerate(pieces):
             last = index == len(pieces) - 1 and not final_newline
             if piece.endswith("\r") and not last:
-                lines.append(Line(piece[:-1], "\r\n"))
+                lines.append(EndedLine(piece[:-1], "\r\n"))
             else:
-                lines.append(Line(piece, "" if last else "\n"))
+                lines.append(EndedLine(piece, "" if last else "\n"))
         return cls(lines, line_ending(text), final_newline)
 
     def join(self) -> str:

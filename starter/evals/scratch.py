@@ -75,7 +75,7 @@ def changed_files(repo: Path, base: str) -> list[str]:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class CheckResult:
     """What ``check`` found: passed or not, the first reason why not, the files changed."""
 
     passed: bool
@@ -107,7 +107,7 @@ def run_tests(task: Task, repo: Path, timeout: float) -> tuple[bool, str]:
     return done.returncode == 0, one_line(" / ".join(failures + lines[-1:]), REASON_CHARS)
 
 
-def check(task: Task, repo: Path, base: str, answer: str, timeout: float = 60.0) -> Verdict:
+def check(task: Task, repo: Path, base: str, answer: str, timeout: float = 60.0) -> CheckResult:
     """Did the run solve ``task``? Checked in order; the first rule broken is the reason.
 
     1. ``no_changes``: no file differs from ``base``; 2. no file of ``unchanged`` differs;
@@ -116,5 +116,5 @@ def check(task: Task, repo: Path, base: str, answer: str, timeout: float = 60.0)
     """
     raise Todo(
         "ch25",
-        "changed_files first; then each rule in order, returning Verdict(False, why)",
+        "changed_files first; then each rule in order, returning CheckResult(False, why)",
     )

@@ -91,17 +91,21 @@ def test_quiz_check_refuses_right_answers_that_are_never_the_last_option(course)
 
 def test_quiz_rule_bounds_are_half_and_one_and_a_half_fair_shares():
     rights = (1, 1, 1, 2, 2, 3, 4, 4)
-    at = [quizzes.Question("p.md", n, 4, (right,)) for n, right in enumerate(rights)]
+    at = [quizzes.QuizQuestion("p.md", n, 4, (right,)) for n, right in enumerate(rights)]
     # Fair share 2 each: position 1 holds 3 (the most allowed), 3 holds 1 (the fewest).
     assert quizzes.imbalance(at) == []
-    more = [*at, quizzes.Question("p.md", 9, 4, (1,)), quizzes.Question("p.md", 10, 4, (3,))]
+    more = [
+        *at,
+        quizzes.QuizQuestion("p.md", 9, 4, (1,)),
+        quizzes.QuizQuestion("p.md", 10, 4, (3,)),
+    ]
     assert quizzes.imbalance(more) == [
         "option 1 is the right answer 4 times; its fair share is 2.5 (allowed 1.25 to 3.75)"
     ]
 
 
 def test_quiz_rule_leaves_a_rare_position_unjudged():
-    few = [quizzes.Question("p.md", n, 4, (1,)) for n in range(7)]
+    few = [quizzes.QuizQuestion("p.md", n, 4, (1,)) for n in range(7)]
     # Fair share 1.75 a position: too few questions to judge any of them.
     assert quizzes.imbalance(few) == []
 
