@@ -33,8 +33,8 @@ from pathlib import Path, PurePosixPath
 
 # Chapter 13 already finds the bodies of $(...), <(...), >(...) and backticks; the filter
 # looks inside the same ones (a process substitution runs its command too).
-from .permissions import substitution_bodies as substitutions
-from .permissions import take_redirections
+from .shell_syntax import substitution_bodies as substitutions
+from .shell_syntax import take_redirections
 from .todo import Todo
 from .tools.fs import OutsideRoot, Root
 from .tools.patch import AddFile, DeleteFile, PatchError, UpdateFile, file_header, parse_patch

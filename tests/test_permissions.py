@@ -22,13 +22,12 @@ from claw.permissions import (
     Permissions,
     Rule,
     RuleError,
-    Unsplittable,
     command_matches,
     parse_rule,
     path_matches,
-    split_command,
 )
 from claw.settings_file import SettingsError, add_rule
+from claw.shell_syntax import Unsplittable, split_command
 from claw.streaming import MockStreamProvider
 from claw.tools.bash import BashTool
 from claw.types import AssistantTurn, StopReason, ToolCall, ToolOutput, ToolResultMessage
