@@ -16,12 +16,13 @@ from contextlib import aclosing, asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, cast
 
+from .approvers import NoTerminalApprover
 from .display import error_line, terminal_text
 from .errors import ClawError
 from .events import Event, RunFinished
 from .options import EXIT_DONE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 from .permissions import Approval, Approver
-from .printmode import NoTerminalApprover, PrintOutput, UsageError, read_prompt
+from .printmode import PrintOutput, UsageError, read_prompt
 from .signals import Stopper, exit_status
 from .terminal import ReadLine, at_terminal
 from .tools.ask import TerminalAsker

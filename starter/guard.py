@@ -4,7 +4,7 @@
 command runs and makes it the agent's gate, in the order ``control.py`` explains: plan mode
 (planning only when the run starts in it), the safety checks, the project's ``PreToolUse`` and
 ``PostToolUse`` hooks, and the permission rules, whose "ask" goes to the person at the
-terminal (``TerminalApprover``).
+terminal (``approvers.TerminalApprover``).
 
 It uses your chapters 13 to 16. Until they are written, their stubs raise ``Todo`` the first
 time claw needs them; ``claw --unguarded`` runs without any of them, as chapter 12's claw did.
@@ -12,17 +12,16 @@ time claw needs them; ``claw --unguarded`` runs without any of them, as chapter 
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from .control import After, Check, Controls
-from .display import arguments_text, terminal_text
+from .display import terminal_text
 from .errors import ClawError
 from .hooks import Hooks
 from .loop import Agent
-from .permissions import Approval, Approver, Decision, Mode, Permissions
+from .permissions import Approver, Decision, Mode, Permissions
 from .plan import EXIT_PLAN_MODE, PlanMode, PlanState, plan_mode_message
 from .safety import SafetyChecks
 from .search_guard import guard_searches
@@ -34,65 +33,11 @@ from .types import ToolCall, ToolOutput
 if TYPE_CHECKING:
     from .settings import Settings
 
-ANSWERS = {
-    "y": Approval.ONCE,
-    "yes": Approval.ONCE,
-    "a": Approval.SESSION,
-    "always": Approval.SESSION,
-    "p": Approval.PROJECT,
-    "project": Approval.PROJECT,
-    "n": Approval.DENY,
-    "no": Approval.DENY,
-}
-"""What the user may type at an approval question, and what it means."""
-
 APPROVE_PLAN = "Approve this plan? [y] yes, or type what to change (Enter: stop here): "
 """The question after the model presented its plan in plan mode."""
 
-QUESTION = "  allow? [y] once, [a] always this session, [p] always in this project, [n] no: "
-"""The question after the call that needs approval."""
-
-
 class BadSettings(ClawError):
     """The project's settings file is not usable: claw stops before it runs anything."""
-
-
-class TerminalApprover:
-    """Chapter 13's ``Approver`` for the ``claw`` command: asks at the terminal.
-
-    It writes the call and why it needs approval to ``out`` and reads the answer with
-    ``read_line``. Only ``ANSWERS`` count and anything else is asked again, but an empty
-    answer, or the end of input (stdin closed, or ``/dev/null``), is a no.
-    """
-
-    def __init__(self, out: TextIO, read_line: ReadLine | None = None) -> None:
-        """Ask on ``out``; read the answers with ``read_line`` (default: standard input)."""
-        self.out = out
-        self.read_line = read_line or read_stdin_line
-        self._one_at_a_time = asyncio.Lock()  # calls running together must not ask together
-
-    async def __call__(self, call: ToolCall, why: str) -> Approval:
-        """Ask about ``call``, which needs approval because of ``why``."""
-        async with self._one_at_a_time:
-            shown = f"{call.name}({arguments_text(call.arguments)})"
-            self.out.write(f"? {shown} needs approval: {why}\n")
-            while True:
-                self.out.write(QUESTION)
-                self.out.flush()
-                try:
-                    line = await self.read_line()
-                except asyncio.CancelledError:  # Ctrl-C at the question: end its line
-                    self.out.write("\n")
-                    raise
-                if not line:
-                    self.out.write("\n  (no answer: not allowed)\n")
-                    return Approval.DENY
-                echo_answer(self.out, line)
-                answer = ANSWERS.get(line.strip().lower())
-                if answer is not None:
-                    return answer
-
-
 
 
 def presenting_a_plan_goes_on(check: Check) -> Check:

@@ -382,7 +382,8 @@ async def open_claw(
         if not arguments.unguarded:
             # Chapters 13-16 are imported only here: with --unguarded, claw runs (and chapter
             # 12's tests pass) even while one of those modules does not import yet.
-            from .guard import TerminalApprover, guard
+            from .approvers import TerminalApprover
+            from .guard import guard
             from .permissions import Mode
 
             mode = Mode(settings.permissions.default_mode or "default")
@@ -453,7 +454,7 @@ async def run(
     # on ``err`` with how to allow the call; an answer is never read from piped data (ch19).
     approve: Approver | None = None
     if read_line is None and not interactive():
-        from .printmode import NoTerminalApprover
+        from .approvers import NoTerminalApprover
 
         approve = NoTerminalApprover(err)
     async with open_claw(

@@ -8,8 +8,8 @@ context (``git diff | claw -p "review this"``); the prompt ``-`` is standard inp
 line for each event and then that result object, as Claude Code does.
 
 Nobody can answer a question in print mode: a call that needs approval is refused, with a
-line on stderr saying how to allow it (``NoTerminalApprover``). Never is an answer read from
-the piped input, which is the user's data, not the user.
+line on stderr saying how to allow it (``approvers.NoTerminalApprover``). Never is an answer
+read from the piped input, which is the user's data, not the user.
 """
 
 from __future__ import annotations
@@ -21,13 +21,11 @@ from decimal import Decimal
 from typing import Any, TextIO
 
 from .agent import Finish
-from .display import arguments_text, one_line
 from .events import AssistantText, Event, RunFinished, StepUsage, ToolCalled, ToolResult
-from .permissions import Approval
 from .signals import ENDED_WELL
 from .streaming import TextDelta
 from .todo import Todo
-from .types import TokenUsage, ToolCall
+from .types import TokenUsage
 
 STDIN_PROMPT = "-"
 """The prompt that means: read the prompt from standard input."""
@@ -39,13 +37,6 @@ SUBTYPES = {
 }
 """Claude Code's ``subtype`` of the result object for a finish reason; others are
 ``error_during_execution``."""
-
-HOW_TO_ALLOW = (
-    "allow it with an allow rule in .claw/settings.json, a --permission-mode such as "
-    "acceptEdits or bypassPermissions, or run claw at a terminal to be asked"
-)
-"""What the refusal of a question nobody can answer tells the user to do."""
-
 
 class UsageError(Exception):
     """The command line cannot work (no prompt, say): claw exits with status 2."""
@@ -62,24 +53,6 @@ def read_prompt(prompt: str | None, stdin: TextIO) -> str:
         "ch19",
         "\"-\" or None reads the prompt from stdin; else piped stdin goes after the prompt",
     )
-
-
-class NoTerminalApprover:
-    """Chapter 13's ``Approver`` where nobody can answer: each question is a no, told on ``err``."""
-
-    def __init__(self, err: TextIO) -> None:
-        """Tell the refusals on ``err``."""
-        self.err = err
-
-    async def __call__(self, call: ToolCall, why: str) -> Approval:
-        """Refuse ``call`` and say on ``err`` why, and how to allow it next time."""
-        shown = one_line(f"{call.name}({arguments_text(call.arguments)})")
-        self.err.write(
-            f"claw: {shown} needs approval ({one_line(why)}), but there is no terminal to ask, "
-            f"so it was not allowed ({HOW_TO_ALLOW})\n"
-        )
-        self.err.flush()
-        return Approval.DENY
 
 
 def usage_object(usage: TokenUsage) -> dict[str, int]:

@@ -34,12 +34,11 @@ from rich.console import Console
 
 from .agent import Finish
 from .app import open_agent
-from .display import arguments_text, error_line, one_line, terminal_text
+from .approvers import ReplApprover
+from .display import error_line, terminal_text
 from .errors import ClawError
 from .events import Event, RunFinished, StepUsage, SubagentEvent
 from .options import EXIT_DONE
-from .permissions import Approval
-from .preview import change_preview
 from .private import claw_home, private_file, private_folder
 from .render import RunView
 from .signals import Stopper
@@ -54,7 +53,7 @@ from .slash import (
 )
 from .streaming import TextDelta
 from .todo import Todo
-from .types import AssistantMessage, DeveloperMessage, Message, SystemMessage, ToolCall
+from .types import AssistantMessage, DeveloperMessage, Message, SystemMessage
 
 if TYPE_CHECKING:
     from .hooks import Hooks, PromptBlocked
@@ -64,9 +63,6 @@ PROMPT = "claw> "
 
 HISTORY_FILE = Path("history")
 """Where, in claw's own folder (``claw_home``), the prompts typed in earlier sessions are kept."""
-
-QUESTION = "  allow? [y] once, [a] always this session, [p] always in this project, [n] no: "
-"""The approval question, as chapter 13's ``TerminalApprover`` asks it."""
 
 EXIT_HINT = "(press Ctrl-C again to exit, or Ctrl-D)"
 """What a Ctrl-C at an empty prompt says."""
@@ -180,51 +176,6 @@ class Asker:
         with self.quiet():
             # handle_sigint=False: the REPL's own SIGINT handler stays in place (see Repl.run).
             return await self.session.prompt_async(question, handle_sigint=False)
-
-
-class ReplApprover:
-    """Chapter 13's ``Approver`` for the REPL: the call, its diff, the question, on ``err``.
-
-    Ctrl-C at the question cancels the run (and refuses the call); Ctrl-D is a no.
-    """
-
-    def __init__(self, err: TextIO, ask: Asker, root: Path, cancel: Callable[[], None]) -> None:
-        """Ask on ``err`` with ``ask``; ``root`` is the project; ``cancel`` stops the run."""
-        from .guard import ANSWERS
-
-        self.answers = ANSWERS
-        self.err, self.ask, self.root, self.cancel = err, ask, root, cancel
-        self._one_at_a_time = asyncio.Lock()
-
-    async def __call__(self, call: ToolCall, why: str) -> Approval:
-        """Show ``call`` (as a diff when it changes a file), then ask until a valid answer."""
-        async with self._one_at_a_time:
-            preview = change_preview(call, self.root)
-            arguments = "" if preview is not None else arguments_text(call.arguments)
-            shown = f"{call.name}({one_line(arguments)})" if arguments else call.name
-            path = call.arguments.get("path") if preview is not None else None
-            where = f" {path}" if path is not None else ""
-            shown = terminal_text(shown + where)
-            self.err.write(f"? {shown} needs approval: {why}\n")
-            if preview:
-                self.err.write(terminal_text(preview) + "\n")
-            self.err.flush()
-            while True:
-                try:
-                    line = await self.ask(QUESTION)
-                except KeyboardInterrupt:
-                    self.err.write("  (Ctrl-C: the run is cancelled)\n")
-                    self.cancel()
-                    return Approval.DENY
-                except EOFError:
-                    self.err.write("  (no answer: not allowed)\n")
-                    return Approval.DENY
-                if not line.strip():
-                    self.err.write("  (no answer: not allowed)\n")
-                    return Approval.DENY
-                answer = self.answers.get(line.strip().lower())
-                if answer is not None:
-                    return answer
 
 
 class Repl:

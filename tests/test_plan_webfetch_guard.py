@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from claw.agent import Finish
-from claw.guard import TerminalApprover, guard
+from claw.approvers import TerminalApprover
+from claw.guard import guard
 from claw.loop import Agent
 from claw.permissions import Approval, Mode
 from claw.plan import PlanState, plan_mode_message
