@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, TextIO
 
 from .control import After, Check, Controls
 from .display import terminal_text
-from .errors import ClawError
+from .errors import SettingsError
 from .hooks import Hooks
 from .loop import Agent
 from .permissions import Approver, Decision, Mode, Permissions
 from .plan import EXIT_PLAN_MODE, PlanMode, PlanState, plan_mode_message
 from .safety import SafetyChecks
 from .search_guard import guard_searches
-from .settings_file import LOCAL_SETTINGS_FILE, SETTINGS_FILE, SettingsError, read_settings
+from .settings_file import LOCAL_SETTINGS_FILE, SETTINGS_FILE, read_settings
 from .terminal import ReadLine, echo_answer, read_stdin_line
 from .tools.web_fetch import WebFetchTool
 from .types import ToolCall, ToolOutput
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 APPROVE_PLAN = "Approve this plan? [y] yes, or type what to change (Enter: stop here): "
 """The question after the model presented its plan in plan mode."""
 
-class BadSettings(ClawError):
+class BadSettings(SettingsError):
     """The project's settings file is not usable: claw stops before it runs anything."""
 
 

@@ -31,6 +31,7 @@ import httpx
 import pathspec
 
 from .agent import Finish
+from .errors import SettingsError
 from .settings_file import LOCAL_SETTINGS_FILE, SETTINGS_FILE, add_rule, permission_rules
 from .shell_syntax import (
     FS_COMMANDS,
@@ -183,7 +184,7 @@ MAX_SAVED_RULES = 5
 """The most allow rules one "always" answer saves for a compound command (Claude Code's)."""
 
 
-class RuleError(ValueError):
+class RuleError(SettingsError):
     """A permission rule that is not ``Tool`` or ``Tool(specifier)``."""
 
 

@@ -25,7 +25,7 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .errors import ClawError
+from .errors import SettingsError
 from .private import claw_home
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
@@ -110,10 +110,6 @@ ENVIRONMENT: dict[str, str] = {
     "CLAW_CONTEXT_WINDOW": "context.window",
 }
 """The environment variables claw reads, and the key each one sets."""
-
-
-class SettingsError(ClawError):
-    """A settings layer is not what the model expects: claw stops before any request."""
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 from pydantic import Field
 
+from .errors import ClawError
 from .private import claw_home
 from .prompt import section
 from .tools.base import ArgumentsTool, ToolArguments
@@ -58,7 +59,7 @@ SKILL = "skill"
 """The tool's name, as the model calls it."""
 
 
-class SkillError(ValueError):
+class SkillError(ClawError, ValueError):
     """A ``SKILL.md`` that cannot be used; the message says what is wrong with it."""
 
 

@@ -108,7 +108,7 @@ class SlashCommand:
     handler: Handler
 
 
-class UnknownCommand(Exception):
+class UnknownCommand(ClawError):
     """A line names a command that is not in the table."""
 
 

@@ -21,13 +21,13 @@ import httpx
 
 from .cost import Budget, CostTracker
 from .display import terminal_text
+from .errors import SettingsError
 from .models import CACHE_FILE, ModelCatalog
 from .private import claw_home
 from .settings import (
     OPENROUTER_URL,
     LoadedSettings,
     Settings,
-    SettingsError,
     effective,
     explain,
     load_settings,

@@ -1,4 +1,35 @@
-"""The exceptions claw raises. Every one of them says what went wrong and what to do about it."""
+"""The exceptions claw raises. Every one of them says what went wrong and what to do about it.
+
+Everything a user of claw can meet, at its command line or from Python, is a ``ClawError``, so
+one ``except ClawError`` catches it all::
+
+    ClawError
+    ├── ProviderError                 the model could not give a turn (chapters 5a, 5b, 24)
+    │   ├── ProviderConnectionError, MalformedResponseError, StreamError,
+    │   │   ProviderTimeoutError, ResponseTooLargeError
+    │   ├── ProviderHTTPError         BadRequestError, AuthenticationError,
+    │   │                             InsufficientCreditsError, PermissionDeniedError,
+    │   │                             RequestTimeoutError, RateLimitError, ServerError
+    │   ├── MockProviderExhausted     (mock.py)      PlainHTTPError (providers/http.py)
+    ├── ToolError                     a tool call that cannot be done; the model reads why
+    │   ├── OutsideRoot (tools/fs.py) and SandboxError (safety.py), both PermissionErrors too
+    │   ├── EditError, PatchError, ApplyError, FetchError, RipgrepFailed, NoAnswer
+    │   └── WorktreeError             (subagents.py)
+    ├── SettingsError                 a settings file or layer that cannot be used (a ValueError)
+    │   ├── RuleError                 a permission rule that is not Tool or Tool(specifier)
+    │   └── BadSettings               the project's settings, found by guard.py
+    ├── UsageError                    the command line cannot work: exit status 2 (printmode.py)
+    ├── UnknownCommand                a slash command that is not in the table (slash.py)
+    ├── BadTrustFile, TranscriptError, SkillError, TaskError
+    └── McpError, ProtocolError, RemoteError, ConfigError    an MCP server and its settings
+
+Not ``ClawError``s, since no user meets them: ``Todo`` (a stub of the learner's, not written
+yet), the signals the loop passes to itself (``Interrupted``, ``StopBeforeRequest``), the
+refusals the permission rules turn into a question (``Unsplittable``, ``BadSubject``,
+``Unusable``), a hook that failed (``HookFailed``, a warning), an evaluation's blocked prompt
+(``PromptBlockedError``, a result) and ``PlanModeError`` (a transition the table forbids: a
+bug). ``tests/tooling/test_error_tree.py`` keeps the tree true.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +40,14 @@ class ClawError(Exception):
 
 class ProviderError(ClawError):
     """A model provider could not produce a turn."""
+
+
+class ToolError(ClawError):
+    """A tool call that cannot be done; the message is written for the model, which reads it."""
+
+
+class SettingsError(ClawError, ValueError):
+    """A settings file or layer that is not what it should be: claw stops before any request."""
 
 
 class ProviderConnectionError(ProviderError):

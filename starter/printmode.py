@@ -21,6 +21,7 @@ from decimal import Decimal
 from typing import Any, TextIO
 
 from .agent import Finish
+from .errors import ClawError
 from .events import AssistantText, Event, RunFinished, StepUsage, ToolCalled, ToolResult
 from .signals import ENDED_WELL
 from .streaming import TextDelta
@@ -38,7 +39,7 @@ SUBTYPES = {
 """Claude Code's ``subtype`` of the result object for a finish reason; others are
 ``error_during_execution``."""
 
-class UsageError(Exception):
+class UsageError(ClawError):
     """The command line cannot work (no prompt, say): claw exits with status 2."""
 
 

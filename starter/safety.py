@@ -33,6 +33,7 @@ from pathlib import Path, PurePosixPath
 
 # Chapter 13 already finds the bodies of $(...), <(...), >(...) and backticks; the filter
 # looks inside the same ones (a process substitution runs its command too).
+from .errors import ToolError
 from .shell_syntax import substitution_bodies as substitutions
 from .shell_syntax import take_redirections
 from .todo import Todo
@@ -63,7 +64,7 @@ MAGIC = re.compile(r"[*?\[]")
 """The characters that make a glob pattern's component a pattern rather than a name."""
 
 
-class SandboxError(PermissionError):
+class SandboxError(ToolError, PermissionError):
     """A path the sandbox refuses: outside the workspace, or changed between check and open."""
 
 

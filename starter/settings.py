@@ -25,7 +25,7 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .errors import ClawError
+from .errors import SettingsError
 from .private import claw_home
 from .todo import Todo
 
@@ -109,10 +109,6 @@ ENVIRONMENT: dict[str, str] = {
     "CLAW_CONTEXT_WINDOW": "context.window",
 }
 """The environment variables claw reads, and the key each one sets."""
-
-
-class SettingsError(ClawError):
-    """A settings layer is not what the model expects: claw stops before any request."""
 
 
 @dataclass(frozen=True)

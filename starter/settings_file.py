@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .errors import SettingsError
 from .todo import Todo
 from .tools.write import atomic_write
 
@@ -28,10 +29,6 @@ LOCAL_SETTINGS_FILE = Path(".claw") / "settings.local.json"
 
 LISTS = ("allow", "ask", "deny")
 """The three rule lists under ``"permissions"``."""
-
-
-class SettingsError(ValueError):
-    """The settings file exists but is not the JSON object it should be."""
 
 
 def read_settings(path: Path) -> dict[str, Any]:

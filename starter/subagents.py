@@ -35,6 +35,7 @@ from pydantic import Field
 
 from .agent import Finish
 from .cost import estimate_prompt_tokens, format_cost
+from .errors import ToolError
 from .events import Event, RunFinished, StepUsage, SubagentEvent
 from .registry import is_read_only
 from .todo import Todo
@@ -324,7 +325,7 @@ class TaskTool(ArgumentsTool[TaskArguments]):
         )
 
 
-class WorktreeError(Exception):
+class WorktreeError(ToolError):
     """git could not make, read or remove a child's worktree; the message is git's."""
 
 

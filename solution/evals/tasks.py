@@ -26,13 +26,14 @@ from pydantic import (
     field_validator,
 )
 
+from ..errors import ClawError
 from ..types import AssistantTurn
 
 DEFAULT_TEST_COMMAND = ("python", "-m", "pytest", "-q", "-p", "no:cacheprovider")
 """How a task's tests run when it names no command: pytest, given the test ids."""
 
 
-class TaskError(ValueError):
+class TaskError(ClawError, ValueError):
     """A task file or task that cannot be used; the message names where and which field."""
 
 

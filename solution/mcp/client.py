@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import ClawError
 from ..tools.bash import started, stop_session
 from .jsonrpc import (
     MAX_SHOWN,
@@ -85,7 +86,7 @@ async def exit_code(process: asyncio.subprocess.Process, seconds: float) -> int 
     return process.returncode
 
 
-class McpError(Exception):
+class McpError(ClawError):
     """Something went wrong with an MCP server; the message says which server and what."""
 
 

@@ -20,6 +20,7 @@ from typing import TextIO
 from pydantic import Field, field_validator
 
 from ..display import terminal_text
+from ..errors import ToolError
 from ..terminal import ReadLine, interactive, read_stdin_line
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
@@ -79,7 +80,7 @@ class Question:
     choices: tuple[str, ...] = ()
 
 
-class NoAnswer(Exception):
+class NoAnswer(ToolError):
     """No answer can be had; the message says why (no terminal, no reply, no script left)."""
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from ..errors import ToolError
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
 from .fs import Root, as_root
@@ -40,7 +41,7 @@ MIN_SIMILARITY = 0.5
 """How alike (difflib's ratio, 0 to 1) lines must be to be shown as "the most similar"."""
 
 
-class EditError(Exception):
+class EditError(ToolError):
     """An edit that cannot be made; the message is written for the model."""
 
 

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from ..errors import ToolError
+
 MAX_LINKS = 40
 """How many symbolic links one walk follows before giving up, as Linux does (``ELOOP``)."""
 
@@ -36,7 +38,7 @@ FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLO
 """How each folder on the way is opened: a folder, never through a link."""
 
 
-class OutsideRoot(PermissionError):
+class OutsideRoot(ToolError, PermissionError):
     """A path that leads out of the root (by ``..``, an absolute path or a symbolic link)."""
 
 

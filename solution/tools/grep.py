@@ -35,6 +35,7 @@ from typing import IO
 
 from pydantic import Field
 
+from ..errors import ToolError
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
 from .glob import glob_regex
@@ -254,7 +255,7 @@ def find_ripgrep() -> str | None:
     return shutil.which("rg") or shutil.which("rg", path=sysconfig.get_path("scripts"))
 
 
-class RipgrepFailed(Exception):
+class RipgrepFailed(ToolError):
     """``rg`` could not do the search (most often: a pattern it does not understand)."""
 
 

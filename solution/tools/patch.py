@@ -26,6 +26,7 @@ from pathlib import Path, PurePath
 
 from pydantic import Field
 
+from ..errors import ToolError
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
 from .edit import TextFile, line_ending
@@ -105,7 +106,7 @@ Operation = AddFile | DeleteFile | UpdateFile
 
 
 # --8<-- [start:errors]
-class PatchError(ValueError):
+class PatchError(ToolError, ValueError):
     """A patch that does not follow the format; ``line`` is the patch's line (1 is the first)."""
 
     def __init__(self, line: int, message: str) -> None:
@@ -114,7 +115,7 @@ class PatchError(ValueError):
         self.line = line
 
 
-class ApplyError(ValueError):
+class ApplyError(ToolError, ValueError):
     """A well-formed patch that does not fit the files: a chunk not found, a file missing."""
 
 

@@ -36,6 +36,7 @@ import html_text
 import httpx
 from pydantic import Field
 
+from ..errors import ToolError
 from ..providers.http import tls_context
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
@@ -231,7 +232,7 @@ async def read_body(response: httpx.Response, max_bytes: int) -> tuple[bytes, bo
 # --8<-- [end:read-body]
 
 
-class FetchError(Exception):
+class FetchError(ToolError):
     """A fetch that cannot go on; the message is for the model."""
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import ClawError
 from ..todo import Todo
 from ..tools.bash import started, stop_session
 from .jsonrpc import (
@@ -86,7 +87,7 @@ async def exit_code(process: asyncio.subprocess.Process, seconds: float) -> int 
     return process.returncode
 
 
-class McpError(Exception):
+class McpError(ClawError):
     """Something went wrong with an MCP server; the message says which server and what."""
 
 

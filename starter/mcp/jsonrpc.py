@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..errors import ClawError
 from ..todo import Todo
 
 JSONRPC = "2.0"
@@ -24,11 +25,11 @@ MAX_SHOWN = 120
 """How much of a bad line an error message quotes."""
 
 
-class ProtocolError(Exception):
+class ProtocolError(ClawError):
     """The server broke the protocol: a line that is not a JSON-RPC message, say."""
 
 
-class RemoteError(Exception):
+class RemoteError(ClawError):
     """The server answered a request with a JSON-RPC error object."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from ..errors import ToolError
 from ..todo import Todo
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
@@ -41,7 +42,7 @@ MIN_SIMILARITY = 0.5
 """How alike (difflib's ratio, 0 to 1) lines must be to be shown as "the most similar"."""
 
 
-class EditError(Exception):
+class EditError(ToolError):
     """An edit that cannot be made; the message is written for the model."""
 
 

@@ -26,6 +26,7 @@ from pathlib import Path, PurePath
 
 from pydantic import Field
 
+from ..errors import ToolError
 from ..todo import Todo
 from ..types import ToolOutput
 from .base import ArgumentsTool, ToolArguments
@@ -103,7 +104,7 @@ Operation = AddFile | DeleteFile | UpdateFile
 """One file section of a patch."""
 
 
-class PatchError(ValueError):
+class PatchError(ToolError, ValueError):
     """A patch that does not follow the format; ``line`` is the patch's line (1 is the first)."""
 
     def __init__(self, line: int, message: str) -> None:
@@ -112,7 +113,7 @@ class PatchError(ValueError):
         self.line = line
 
 
-class ApplyError(ValueError):
+class ApplyError(ToolError, ValueError):
     """A well-formed patch that does not fit the files: a chunk not found, a file missing."""
 
 

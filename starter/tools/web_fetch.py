@@ -36,6 +36,7 @@ import html_text
 import httpx
 from pydantic import Field
 
+from ..errors import ToolError
 from ..providers.http import tls_context
 from ..todo import Todo
 from ..types import ToolOutput
@@ -170,7 +171,7 @@ async def read_body(response: httpx.Response, max_bytes: int) -> tuple[bytes, bo
     raise Todo("ch12", "collect chunks from aiter_bytes until max_bytes; stop early, say if cut")
 
 
-class FetchError(Exception):
+class FetchError(ToolError):
     """A fetch that cannot go on; the message is for the model."""
 
 

@@ -1,7 +1,7 @@
 """One name, one class: no two classes of ``solution/`` or ``clawbook/`` share a name.
 
 Two classes with one name make a reader (and an import) guess which is meant. The classes are
-read with ``ast``, never imported. Two names are still shared, in modules other engineers are
+read with ``ast``, never imported. One name is still shared, in modules other engineers are
 changing on branches (issue 42 renames them): the comparison with that list is exact, so a new
 shared name fails, and so does a rename that is not taken off the list.
 """
@@ -19,7 +19,6 @@ TREES = ("solution", "clawbook")
 
 KNOWN_SHARED = {
     # Issue 42: renamed once the branches changing these modules are merged.
-    "SettingsError": ("solution/settings.py", "solution/settings_file.py"),
     "Verdict": ("solution/hooks.py", "solution/permissions.py"),
 }
 """The names still shared today, with the files that define them."""
