@@ -32,7 +32,8 @@ from typing import Any
 from .agent import Finish
 from .events import Event, RunFinished
 from .loop import Agent
-from .permissions import TOOL_NAMES, Approval, Decision, Permissions, claude_code_name
+from .permissions import Approval, Decision, Permissions
+from .tool_names import TOOL_NAMES, claude_code_name
 from .tools.bash import DRAIN_SECONDS, OutputPipe, drain, scrubbed_env, started, stop_session
 from .types import DeveloperMessage, Message, ToolCall, ToolOutput
 
