@@ -33,7 +33,7 @@ from .settings import (
     load_settings,
     nest,
 )
-from .todo import Todo
+from .todo import Todo, if_written
 
 if TYPE_CHECKING:
     from .context import ContextWindow
@@ -82,8 +82,9 @@ def configure(
     """
     environ = environ if environ is not None else os.environ
     options = command_line_options(arguments)
-    try:
-        loaded = load_settings(
+    loaded = if_written(
+        "ch17",
+        lambda: load_settings(
             root,
             home=home,
             environ=environ,
@@ -92,8 +93,9 @@ def configure(
             warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
             check_rule=check_rule,
             settings_flag=arguments.settings,
-        )
-    except NotImplementedError:  # chapter 17's Todo: chapter 16's claw, options only
+        ),
+    )
+    if isinstance(loaded, Todo):  # chapter 16's claw: the options only
         given = {key: value for key, value in options.items() if value is not None}
         given.setdefault("base_url", environ.get("CLAW_BASE_URL") or OPENROUTER_URL)
         return Configured(Settings.model_validate(nest(given)), None)
@@ -168,10 +170,8 @@ def start_context(
     from .context import ContextWindow, message_chars, summarize_with
     from .types import UserMessage
 
-    try:
-        message_chars(UserMessage(content="?"))  # chapter 18's first step
-    except Todo:
-        return None  # chapter 18 is not written yet: claw behaves as chapter 17's did
+    if isinstance(if_written("ch18", lambda: message_chars(UserMessage(content="?"))), Todo):
+        return None  # claw behaves as chapter 17's did
     info = costs.tracker.info()
     window = settings.context.window or (info.context_length if info is not None else None)
     if window is None:

@@ -52,7 +52,7 @@ from .options import (
     model_id,
     positive_int,
 )
-from .todo import Todo
+from .todo import Todo, if_written
 
 # ``claw --help`` and a wrong option answer before the agent's modules load: the tools, the
 # providers, the pydantic models, rich and prompt_toolkit cost most of claw's start-up (bench:
@@ -519,11 +519,10 @@ async def start_mcp_servers(
     def warn(note: str) -> None:
         print(f"claw: warning: {terminal_text(note)}", file=err)
 
-    try:
-        specs = project_servers(cwd, enabled=enabled, warn=warn)
-    except Todo:
+    specs = if_written("ch23", lambda: project_servers(cwd, enabled=enabled, warn=warn))
+    if isinstance(specs, Todo):
         if enabled:
-            raise
+            raise specs
         warn(".mcp.json left alone: claw's MCP client (chapter 23) is not written yet")
         return None
     servers = McpServers(cwd, warn)
@@ -599,9 +598,9 @@ def main(
         from .printmode import UsageError, read_prompt
 
         try:
-            arguments.prompt = read_prompt(arguments.prompt, sys.stdin)
-        except Todo:
-            pass  # chapter 19 is not written yet: the prompt alone, as in chapter 12
+            prompt = if_written("ch19", lambda: read_prompt(arguments.prompt, sys.stdin))
+            if not isinstance(prompt, Todo):  # else the prompt alone, as in chapter 12
+                arguments.prompt = prompt
         except UsageError as error:  # a blank prompt
             print(f"claw: error: {error} (see claw --help)", file=sys.stderr)
             return 2

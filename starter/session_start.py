@@ -32,7 +32,7 @@ from .sessions import (
     start_session,
 )
 from .terminal import ReadLine, interactive
-from .todo import Todo
+from .todo import Todo, if_written
 from .types import ToolCall
 
 if TYPE_CHECKING:  # chapter 13, imported when it is used: --unguarded claw runs without it
@@ -139,16 +139,17 @@ async def open_session(
     session = await pick(arguments, cwd, read_line, err)
     if session is None:
         try:
-            _, writer = start_session(cwd)
-        except Todo as todo:
-            err.write(f"claw: warning: this run is not saved as a session yet ({todo})\n")
-            return None
+            started = if_written("ch22", lambda: start_session(cwd))
         except OSError as error:  # a file where a folder should be, a full or read-only disk
             where = f"{error.filename}: " if error.filename else ""
             err.write(
                 f"claw: warning: this run is not saved as a session: {where}{error.strerror}\n"
             )
             return None
+        if isinstance(started, Todo):
+            err.write(f"claw: warning: this run is not saved as a session yet ({started})\n")
+            return None
+        _, writer = started
         return SessionRecorder(agent, writer)
     for notice in session.notices:
         err.write(f"claw: warning: {terminal_text(notice)}\n")
