@@ -1,9 +1,10 @@
 """The agent loop: ask the model, run the tools it asks for, hand back the results, repeat.
 
-``single_turn`` is one round: one provider call and, if the model asked for tools, one round
-of tool calls. ``SimpleAgent`` repeats rounds until the model answers without asking for a
-tool, or a limit on turns is reached. ``StreamingAgent`` runs the same loop over a streaming
-provider and yields every event as it happens, so a terminal can show text as it is typed.
+``single_turn`` is one step: one provider call (the model's turn) and, if the model asked for
+tools, the calls it asked for. ``SimpleAgent`` repeats steps until the model answers without
+asking for a tool, or its limit of steps is reached. ``StreamingAgent`` runs the same loop over
+a streaming provider and yields every event as it happens, so a terminal can show text as it
+is typed.
 
 Nothing a tool does can end the loop: an unknown tool, arguments that do not fit the tool's
 schema and a tool that raises all become error results the model reads and can react to.
@@ -33,7 +34,7 @@ from .types import (
     UserMessage,
 )
 
-DEFAULT_MAX_TURNS = 25
+DEFAULT_MAX_STEPS = 25
 
 # --8<-- [start:json-types]
 # Python types that satisfy each JSON Schema type. bool is a subclass of int, so it is
@@ -114,14 +115,14 @@ async def run_tool(tools: ToolSet, call: ToolCall) -> ToolOutput:
 # --8<-- [start:step]
 @dataclass(frozen=True)
 class Step:
-    """One round of the loop: the model's turn and the results of the tools it called."""
+    """One step of the loop: the model's turn and the results of the tools it called."""
 
     turn: AssistantTurn
     results: tuple[ToolResultMessage, ...] = ()
 
     @property
     def messages(self) -> list[Message]:
-        """What this round adds to the history: the assistant message, then one result per call."""
+        """What this step adds to the history: the assistant message, then one result per call."""
         return [self.turn.to_message(), *self.results]
 # --8<-- [end:step]
 
@@ -158,8 +159,8 @@ class Finish(StrEnum):
 
     DONE = "done"
     """The model answered without asking for a tool."""
-    MAX_TURNS = "max_turns"
-    """The run used all of its turns while the model still wanted tools."""
+    MAX_STEPS = "max_steps"
+    """The run made its last allowed step while the model still wanted tools."""
     MAX_TOKENS = "max_tokens"
     """The model's answer was cut off by the output-token limit."""
     CONTENT_FILTER = "content_filter"
@@ -168,7 +169,7 @@ class Finish(StrEnum):
     """The provider reported an error instead of an answer."""
     STUCK = "stuck"
     """The model made the same failing tool call (same name, same arguments) too often in a row."""
-    TRANSCRIPT_LIMIT = "transcript_limit"
+    HISTORY_LIMIT = "history_limit"
     """The history grew past its size limit; going on would overflow the model's context."""
     CANCELLED = "cancelled"
     """Someone stopped the run from outside (Ctrl-C, ``Agent.cancel()``, a cancelled task)."""
@@ -180,6 +181,11 @@ class Finish(StrEnum):
     """A hook answered ``"continue": false`` (chapter 15): the run ends after the step."""
     BUDGET = "budget"
     """The next call would take the session past its cost budget (chapter 17)."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> Finish | None:
+        """The spellings before the glossary (December 2026): transcripts written then load."""
+        return {"max_turns": cls.MAX_STEPS, "transcript_limit": cls.HISTORY_LIMIT}.get(str(value))
 
     @classmethod
     def after(cls, stop_reason: StopReason) -> Finish:
@@ -198,16 +204,16 @@ class AgentResult:
     text: str
     """The model's last text: its answer."""
     finish: Finish
-    turns: int
-    """How many times the provider was called."""
+    steps: int
+    """How many steps ran: how many times the provider was called."""
     usage: TokenUsage
-    """The tokens (and cost, when known) of all of this run's turns together."""
+    """The tokens (and cost, when known) of all of this run's steps together."""
 # --8<-- [end:finish]
 
 
 # --8<-- [start:agent-base]
 class AgentBase:
-    """What every agent keeps: its tools, its history and its budget of turns."""
+    """What every agent keeps: its tools, its history and its budget of steps."""
 
     def __init__(
         self,
@@ -215,17 +221,17 @@ class AgentBase:
         *,
         system: str | None = None,
         context: Sequence[Message] = (),
-        max_turns: int = DEFAULT_MAX_TURNS,
+        max_steps: int = DEFAULT_MAX_STEPS,
     ) -> None:
         """Hold ``tools``; ``system``, if given, starts the history, and ``context`` follows it.
 
         ``context`` is for messages every run should see, such as chapter 8's project
         instructions.
         """
-        if max_turns < 1:
-            raise ValueError(f"max_turns must be at least 1, not {max_turns}")
+        if max_steps < 1:
+            raise ValueError(f"max_steps must be at least 1, not {max_steps}")
         self.tools = tools if isinstance(tools, ToolSet) else ToolSet(tools)
-        self.max_turns = max_turns
+        self.max_steps = max_steps
         self.history: list[Message] = [SystemMessage(content=system)] if system else []
         """Every message so far, oldest first."""
         self.history += context
@@ -247,28 +253,28 @@ class SimpleAgent(AgentBase):
         *,
         system: str | None = None,
         context: Sequence[Message] = (),
-        max_turns: int = DEFAULT_MAX_TURNS,
+        max_steps: int = DEFAULT_MAX_STEPS,
     ) -> None:
         """An agent that asks ``provider`` and can use ``tools``."""
-        super().__init__(tools, system=system, context=context, max_turns=max_turns)
+        super().__init__(tools, system=system, context=context, max_steps=max_steps)
         self.provider = provider
     # --8<-- [end:simple-agent-init]
 
     # --8<-- [start:run]
     async def run(self, prompt: str) -> AgentResult:
         """Add ``prompt`` to the conversation and loop until the model is done."""
-        # region ch03: add the prompt, then run rounds until no tool is asked for or turns run out
-        # more: history.extend(step.messages); usage + usage; count turns from 1; Finish.after
+        # region ch03: add the prompt, then run steps until no tool is asked for or steps run out
+        # more: history.extend(step.messages); usage + usage; count steps from 1; Finish.after
         self.history.append(UserMessage(content=prompt))
         usage = TokenUsage()
         turn = AssistantTurn()
-        for turns in range(1, self.max_turns + 1):
+        for steps in range(1, self.max_steps + 1):
             step = await single_turn(self.provider, self.history, self.tools)
             self.history.extend(step.messages)
             turn, usage = step.turn, usage + step.turn.usage
             if not turn.tool_calls:
-                return AgentResult(turn.text, Finish.after(turn.stop_reason), turns, usage)
-        return AgentResult(turn.text, Finish.MAX_TURNS, self.max_turns, usage)
+                return AgentResult(turn.text, Finish.after(turn.stop_reason), steps, usage)
+        return AgentResult(turn.text, Finish.MAX_STEPS, self.max_steps, usage)
         # endregion
     # --8<-- [end:run]
 # --8<-- [end:simple-agent]
@@ -341,10 +347,10 @@ class StreamingAgent(AgentBase):
         *,
         system: str | None = None,
         context: Sequence[Message] = (),
-        max_turns: int = DEFAULT_MAX_TURNS,
+        max_steps: int = DEFAULT_MAX_STEPS,
     ) -> None:
         """An agent that streams from ``provider`` and can use ``tools``."""
-        super().__init__(tools, system=system, context=context, max_turns=max_turns)
+        super().__init__(tools, system=system, context=context, max_steps=max_steps)
         self.provider = provider
     # --8<-- [end:streaming-agent-head]
 
@@ -356,7 +362,7 @@ class StreamingAgent(AgentBase):
         self.history.append(UserMessage(content=prompt))
         usage = TokenUsage()
         turn = AssistantTurn()
-        for turns in range(1, self.max_turns + 1):
+        for steps in range(1, self.max_steps + 1):
             accumulator = StreamAccumulator()
             async for event in self.provider.stream(list(self.history), self.tools.definitions()):
                 accumulator.add(event)
@@ -370,7 +376,7 @@ class StreamingAgent(AgentBase):
             yield TurnFinished(turn)
             if not turn.tool_calls:
                 yield AgentFinished(
-                    AgentResult(turn.text, Finish.after(turn.stop_reason), turns, usage)
+                    AgentResult(turn.text, Finish.after(turn.stop_reason), steps, usage)
                 )
                 return
             for index, call in enumerate(turn.tool_calls, start=first):
@@ -378,7 +384,7 @@ class StreamingAgent(AgentBase):
                 output = await run_tool(self.tools, call)
                 self.history[index] = output.to_message(call)
                 yield ToolFinished(call, output)
-        yield AgentFinished(AgentResult(turn.text, Finish.MAX_TURNS, self.max_turns, usage))
+        yield AgentFinished(AgentResult(turn.text, Finish.MAX_STEPS, self.max_steps, usage))
         # endregion
     # --8<-- [end:streaming-run]
 # --8<-- [end:streaming-agent]

@@ -106,7 +106,7 @@ class CostTracker:
         """A tracker for calls to ``model``."""
         self.model = model
         self.catalog = catalog
-        self.turns: list[Tally] = []
+        self.steps: list[Tally] = []
         """One tally per step, oldest first, over the whole session."""
         self.run = Tally()
         """The run in progress (a fresh one starts after each ``RunFinished``)."""
@@ -123,14 +123,14 @@ class CostTracker:
 
     def __call__(self, event: Event) -> None:
         """Count a ``StepUsage``; close the run at ``RunFinished``; ignore other events."""
-        # region ch17: StepUsage: cost_of, then add to a new turn, the run, the session, the model
+        # region ch17: StepUsage: cost_of, then add to a new step, the run, the session, the model
         # more: by_model.setdefault(self.model, Tally()); RunFinished: last_run = run; run = Tally()
         if isinstance(event, StepUsage):
             cost = cost_of(event.usage, self.info())
-            turn = Tally()
-            self.turns.append(turn)
+            step = Tally()
+            self.steps.append(step)
             model = self.by_model.setdefault(self.model, Tally())
-            for tally in (turn, self.run, self.session, model):
+            for tally in (step, self.run, self.session, model):
                 tally.add(event.usage, cost)
             if event.usage.input_tokens:
                 self.last_prompt_tokens = event.usage.input_tokens
@@ -144,7 +144,7 @@ class CostTracker:
         The child's ``StepUsage`` reaches the parent's observers inside a ``SubagentEvent``.
         Its money is the parent's (same provider, same key, same model), so it is added to the
         tallies of the run, the session and the model, as a ``delegated`` call; it is not a
-        step of the parent's own (``turns``), and its prompt says nothing of the parent's next
+        step of the parent's own (``steps``), and its prompt says nothing of the parent's next
         one (``last_prompt_tokens``).
         """
         if not (isinstance(event, SubagentEvent) and isinstance(event.event, StepUsage)):
@@ -311,7 +311,7 @@ class Budget:
         info = self.tracker.info()
         if info is not None and info.prompt is not None:
             return tokens * info.prompt
-        last = self.tracker.turns[-1] if self.tracker.turns else None
+        last = self.tracker.steps[-1] if self.tracker.steps else None
         if last is not None and last.known_cost is not None and last.input_tokens:
             # No list price: the last call's dollars per prompt token, an upper bound of the
             # prompt price since that call's cost includes its answer.

@@ -352,7 +352,7 @@ class TaskTool(ArgumentsTool[TaskArguments]):
         its children's together (``calls``); not when ``money``, if there is any, says the call
         would take the session past its budget. A call let through counts in ``calls``, and
         its estimate goes into ``reserved``; the call that takes the last step asks the parent
-        to finish ``MAX_TURNS`` once its turn's calls are answered.
+        to finish ``MAX_STEPS`` once its turn's calls are answered.
         """
         # region ch21: the run's steps used up? the money refused? else count, reserve, maybe finish
         # more: self.calls >= parent.limits.max_steps; self.money.reserve(history); request_finish
@@ -366,7 +366,7 @@ class TaskTool(ArgumentsTool[TaskArguments]):
             reserved.append(estimate)
         self.calls += 1
         if self.calls >= limit:
-            parent.request_finish(Finish.MAX_TURNS)
+            parent.request_finish(Finish.MAX_STEPS)
         return None
         # endregion
     # --8<-- [end:admit]

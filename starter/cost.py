@@ -78,7 +78,7 @@ class CostTracker:
         """A tracker for calls to ``model``."""
         self.model = model
         self.catalog = catalog
-        self.turns: list[Tally] = []
+        self.steps: list[Tally] = []
         """One tally per step, oldest first, over the whole session."""
         self.run = Tally()
         """The run in progress (a fresh one starts after each ``RunFinished``)."""
@@ -97,7 +97,7 @@ class CostTracker:
         """Count a ``StepUsage``; close the run at ``RunFinished``; ignore other events."""
         raise Todo(
             "ch17",
-            "StepUsage: cost_of, then add to a new turn, the run, the session, the model",
+            "StepUsage: cost_of, then add to a new step, the run, the session, the model",
         )
 
     def count_subagents(self, event: Event) -> None:
@@ -106,7 +106,7 @@ class CostTracker:
         The child's ``StepUsage`` reaches the parent's observers inside a ``SubagentEvent``.
         Its money is the parent's (same provider, same key, same model), so it is added to the
         tallies of the run, the session and the model, as a ``delegated`` call; it is not a
-        step of the parent's own (``turns``), and its prompt says nothing of the parent's next
+        step of the parent's own (``steps``), and its prompt says nothing of the parent's next
         one (``last_prompt_tokens``).
         """
         if not (isinstance(event, SubagentEvent) and isinstance(event.event, StepUsage)):
@@ -260,7 +260,7 @@ class Budget:
         info = self.tracker.info()
         if info is not None and info.prompt is not None:
             return tokens * info.prompt
-        last = self.tracker.turns[-1] if self.tracker.turns else None
+        last = self.tracker.steps[-1] if self.tracker.steps else None
         if last is not None and last.known_cost is not None and last.input_tokens:
             # No list price: the last call's dollars per prompt token, an upper bound of the
             # prompt price since that call's cost includes its answer.

@@ -24,7 +24,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from .agent import CANCELLED, DEFAULT_MAX_TURNS, AgentBase, Finish, run_tool
+from .agent import CANCELLED, DEFAULT_MAX_STEPS, AgentBase, Finish, run_tool
 from .events import (
     AssistantText,
     Event,
@@ -56,8 +56,8 @@ T = TypeVar("T")
 class Limits:
     """How far one run may go before the loop ends it."""
 
-    max_steps: int = DEFAULT_MAX_TURNS
-    """Provider calls per run; a run still asking for tools after this many ends MAX_TURNS."""
+    max_steps: int = DEFAULT_MAX_STEPS
+    """Steps (provider calls) per run; a run still asking for tools after them ends MAX_STEPS."""
     stuck_after: int = 3
     """The same call (same name, same arguments) failing this many times in a row ends STUCK."""
     max_output_bytes: int = 30_000
@@ -191,7 +191,7 @@ class Agent(AgentBase):
         ``concurrent=True`` runs consecutive read-only calls at the same time (chapter 12).
         ``prepare`` runs before each provider call (chapter 18).
         """
-        super().__init__(tools, system=system, context=context, max_turns=limits.max_steps)
+        super().__init__(tools, system=system, context=context, max_steps=limits.max_steps)
         self.provider = provider
         self.limits = limits
         self.sink = EventSink(observers)

@@ -34,7 +34,7 @@ STDIN_PROMPT = "-"
 SUBTYPES = {
     Finish.DONE: "success",
     Finish.HOOK_STOPPED: "success",
-    Finish.MAX_TURNS: "error_max_turns",
+    Finish.MAX_STEPS: "error_max_turns",  # Claude Code's word for its --max-turns
 }
 """Claude Code's ``subtype`` of the result object for a finish reason; others are
 ``error_during_execution``."""

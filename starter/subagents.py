@@ -303,7 +303,7 @@ class TaskTool(ArgumentsTool[TaskArguments]):
         its children's together (``calls``); not when ``money``, if there is any, says the call
         would take the session past its budget. A call let through counts in ``calls``, and
         its estimate goes into ``reserved``; the call that takes the last step asks the parent
-        to finish ``MAX_TURNS`` once its turn's calls are answered.
+        to finish ``MAX_STEPS`` once its turn's calls are answered.
         """
         raise Todo(
             "ch21",

@@ -329,7 +329,7 @@ async def test_agent_max_steps_ends_a_run_that_still_wants_tools():
     )
     agent = Agent(provider, [Echo()], limits=Limits(max_steps=3))
     finished = await agent.run("Loop.")
-    assert (finished.reason, finished.steps, finished.text) == (Finish.MAX_TURNS, 3, "Step 3.")
+    assert (finished.reason, finished.steps, finished.text) == (Finish.MAX_STEPS, 3, "Step 3.")
     assert len(provider.calls) == 3
     assert_valid_history(agent.history)
 
@@ -372,7 +372,7 @@ async def test_agent_stuck_counts_identical_failing_calls_within_one_turn():
     assert len(provider.calls) == 1
 
 
-async def test_agent_transcript_limit_ends_the_run_past_the_size_limit():
+async def test_agent_history_limit_ends_the_run_past_the_size_limit():
     def script() -> MockStreamProvider:
         return MockStreamProvider([calls_turn(call("c1", "echo", text="x" * 500)), "Done."])
 
@@ -387,7 +387,7 @@ async def test_agent_transcript_limit_ends_the_run_past_the_size_limit():
     provider = script()
     over = Agent(provider, [Echo()], limits=Limits(max_history_chars=size - 1))
     finished = await over.run("Echo.")
-    assert (finished.reason, finished.steps, len(provider.calls)) == (Finish.TRANSCRIPT_LIMIT, 1, 1)
+    assert (finished.reason, finished.steps, len(provider.calls)) == (Finish.HISTORY_LIMIT, 1, 1)
     assert_valid_history(over.history)
 
 

@@ -198,7 +198,7 @@ def test_cli_exit_status_follows_the_documented_table() -> None:
 
     assert exit_status(finished(Finish.DONE)) == 0
     assert exit_status(finished(Finish.HOOK_STOPPED)) == 0  # a hook ended it on purpose
-    for reason in (Finish.MAX_TURNS, Finish.STUCK, Finish.ERROR, Finish.PERMISSION_DENIALS):
+    for reason in (Finish.MAX_STEPS, Finish.STUCK, Finish.ERROR, Finish.PERMISSION_DENIALS):
         assert exit_status(finished(reason)) == 1
     assert exit_status(None) == 1  # a hook blocked the prompt
     assert exit_status(finished(Finish.CANCELLED), 2) == 130  # Ctrl-C

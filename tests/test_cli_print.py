@@ -122,7 +122,7 @@ def test_cli_print_mode_json_is_one_result_object_with_the_finish_reason_and_usa
     )
     assert code == 1
     result = json.loads(capsys.readouterr().out)
-    assert result["subtype"] == "error_max_turns" and result["finish_reason"] == "max_turns"
+    assert result["subtype"] == "error_max_turns" and result["finish_reason"] == "max_steps"
     assert result["is_error"] is True
 
 

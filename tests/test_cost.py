@@ -388,7 +388,7 @@ async def test_cost_tracker_adds_up_reported_usage_per_step_run_session_and_mode
         assert (run.calls, run.input_tokens, run.output_tokens) == (2, 2500, 52)
         assert (run.cached_tokens, run.reasoning_tokens) == (2200, 30)
         assert run.cost == Decimal("0.00123") + Decimal("0.000456")
-        assert [turn.cost for turn in tracker.turns] == [Decimal("0.00123"), Decimal("0.000456")]
+        assert [step.cost for step in tracker.steps] == [Decimal("0.00123"), Decimal("0.000456")]
         await agent.run("And now?")
     assert tracker.last_run.calls == 1 and tracker.last_run.cost == Decimal("0.0007")
     assert tracker.session.calls == 3

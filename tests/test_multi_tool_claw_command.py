@@ -63,9 +63,9 @@ def test_multi_tool_claw_options_from_flags_and_environment(
     monkeypatch.setenv("CLAW_BASE_URL", server.base_url)
     monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-test")
     server.add(calls("read", {"path": "notes.txt"}))
-    # it still wanted a tool after its one step: max_turns, exit status 1
+    # it still wanted a tool after its one step: max_steps, exit status 1
     assert main(["hello", "--unguarded", "--web", "--max-steps", "1"]) == 1
-    assert capsys.readouterr().out.endswith("[max_turns after 1 step(s)]\n")
+    assert capsys.readouterr().out.endswith("[max_steps after 1 step(s)]\n")
     request = server.requests[0].json
     assert "web_fetch" in [tool["function"]["name"] for tool in request["tools"]]
     monkeypatch.setenv("CLAW_BASE_URL", "https://openrouter.ai/api/v1")

@@ -159,6 +159,17 @@ def test_session_any_event_is_recorded_under_its_type_name() -> None:
     assert finished is not None and finished["data"]["reason"] == "done"
 
 
+def test_session_finish_reasons_spelt_before_the_glossary_still_load() -> None:
+    # The glossary renamed two finish reasons (max_turns is max_steps, transcript_limit is
+    # history_limit); a transcript written before says them the old way, and still resumes.
+    renamed = (("max_turns", Finish.MAX_STEPS), ("transcript_limit", Finish.HISTORY_LIMIT))
+    for old, reason in renamed:
+        record = event_record(RunFinished(reason, 2, "last words", TokenUsage()))
+        assert record is not None and record["data"]["reason"] == reason.value  # the new word
+        record["data"]["reason"] = old
+        assert decode_event(record) == RunFinished(reason, 2, "last words", TokenUsage())
+
+
 def test_session_a_todo_list_change_is_recorded_with_its_items(tmp_path: Path) -> None:
     # Chapter 20's event holds pydantic models its module imports only for type checkers.
     items = (

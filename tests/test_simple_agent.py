@@ -1,4 +1,4 @@
-"""ch03 · SimpleAgent: loop single turns until the model answers without asking for a tool."""
+"""ch03 · SimpleAgent: run steps until the model answers without asking for a tool."""
 
 from decimal import Decimal
 
@@ -40,7 +40,7 @@ async def test_simple_agent_returns_the_answer_of_a_turn_without_tool_calls():
     provider = MockProvider(["Hello there."])
     result = await SimpleAgent(provider).run("Hi")
     assert result == AgentResult(
-        text="Hello there.", finish=Finish.DONE, turns=1, usage=TokenUsage()
+        text="Hello there.", finish=Finish.DONE, steps=1, usage=TokenUsage()
     )
     assert list(provider.calls[0].messages) == [UserMessage(content="Hi")]
 
@@ -52,7 +52,7 @@ async def test_simple_agent_loops_until_the_model_stops_calling_tools():
     assert echo.seen == ["one", "two"]
     assert result.text == "Both echoed."
     assert result.finish is Finish.DONE
-    assert result.turns == 3
+    assert result.steps == 3
     assert len(provider.calls) == 3
     assert provider.remaining == 0
 
@@ -89,7 +89,7 @@ async def test_simple_agent_history_holds_every_message_in_order():
     ]
 
 
-async def test_simple_agent_sums_usage_and_cost_across_all_turns():
+async def test_simple_agent_sums_usage_and_cost_across_all_steps():
     provider = MockProvider(
         [
             echo_turn("c1", "x", usage=used(100, 10, "0.001")),
@@ -101,32 +101,32 @@ async def test_simple_agent_sums_usage_and_cost_across_all_turns():
     assert result.usage == used(450, 60, "0.003")
 
 
-async def test_simple_agent_max_turns_stops_a_model_that_keeps_calling_tools():
+async def test_simple_agent_max_steps_stops_a_model_that_keeps_calling_tools():
     echo = Echo()
     provider = MockProvider([echo_turn(f"c{n}", str(n), said=f"Try {n}.") for n in range(1, 6)])
-    result = await SimpleAgent(provider, ToolSet([echo]), max_turns=3).run("Loop forever.")
-    assert result.finish is Finish.MAX_TURNS
-    assert result.turns == 3
+    result = await SimpleAgent(provider, ToolSet([echo]), max_steps=3).run("Loop forever.")
+    assert result.finish is Finish.MAX_STEPS
+    assert result.steps == 3
     assert result.text == "Try 3."
     assert len(provider.calls) == 3
     assert provider.remaining == 2
     assert echo.seen == ["1", "2", "3"]
 
 
-async def test_simple_agent_rejects_max_turns_below_one_and_allows_exactly_one():
+async def test_simple_agent_rejects_max_steps_below_one_and_allows_exactly_one():
     for bad in (0, -1):
-        with pytest.raises(ValueError, match="max_turns"):
-            SimpleAgent(MockProvider(), max_turns=bad)
+        with pytest.raises(ValueError, match="max_steps"):
+            SimpleAgent(MockProvider(), max_steps=bad)
     provider = MockProvider([echo_turn("c1", "x"), "never reached"])
-    result = await SimpleAgent(provider, ToolSet([Echo()]), max_turns=1).run("Go.")
-    assert (result.finish, result.turns, len(provider.calls)) == (Finish.MAX_TURNS, 1, 1)
+    result = await SimpleAgent(provider, ToolSet([Echo()]), max_steps=1).run("Go.")
+    assert (result.finish, result.steps, len(provider.calls)) == (Finish.MAX_STEPS, 1, 1)
 
 
-async def test_simple_agent_max_turns_still_sums_the_usage_of_every_turn():
+async def test_simple_agent_max_steps_still_sums_the_usage_of_every_step():
     turns = [echo_turn(f"c{n}", str(n), usage=used(100, 10, "0.001")) for n in range(1, 4)]
     provider = MockProvider(turns)
-    result = await SimpleAgent(provider, ToolSet([Echo()]), max_turns=2).run("Loop forever.")
-    assert result.finish is Finish.MAX_TURNS
+    result = await SimpleAgent(provider, ToolSet([Echo()]), max_steps=2).run("Loop forever.")
+    assert result.finish is Finish.MAX_STEPS
     assert result.usage == used(200, 20, "0.002")
 
 
@@ -140,7 +140,7 @@ async def test_simple_agent_keeps_the_history_across_two_runs():
         *first_conversation,
         UserMessage(content="What did I ask?"),
     ]
-    assert result.turns == 1
+    assert result.steps == 1
     assert result.text == "You asked me to say hi."
 
 
@@ -181,7 +181,7 @@ async def test_simple_agent_reports_max_tokens_when_the_answer_is_cut_off():
     result = await SimpleAgent(provider).run("Explain everything.")
     assert result.finish is Finish.MAX_TOKENS
     assert result.text == "The answer is"
-    assert result.turns == 1
+    assert result.steps == 1
 
 
 async def test_simple_agent_errors_from_the_provider_propagate():
@@ -202,7 +202,7 @@ async def test_simple_agent_goes_on_after_an_unknown_tool_or_a_tool_that_raises(
     )
     result = await SimpleAgent(provider, ToolSet([Echo(), Broken()])).run("Go.")
     assert result.finish is Finish.DONE
-    assert result.turns == 3
+    assert result.steps == 3
     unknown, raised = provider.calls[1].messages[-1], provider.calls[2].messages[-1]
     assert isinstance(unknown, ToolResultMessage) and unknown.is_error
     assert unknown.tool_call_id == "c1" and "echo" in unknown.content

@@ -200,16 +200,16 @@ async def test_streaming_agent_tool_errors_become_error_results_and_the_loop_goe
     assert events[-1] == AgentFinished(AgentResult("Neither worked.", Finish.DONE, 2, TokenUsage()))
 
 
-async def test_streaming_agent_stops_after_max_turns():
+async def test_streaming_agent_stops_after_max_steps():
     provider = MockStreamProvider(
         [AssistantTurn(text=f"Again {n}.", tool_calls=[shout(f"call_{n}", "x")]) for n in range(3)]
     )
-    agent = StreamingAgent(provider, [Shout()], max_turns=2)
+    agent = StreamingAgent(provider, [Shout()], max_steps=2)
     events = [event async for event in agent.run("Keep going.")]
 
     assert len(provider.calls) == 2
     assert sum(isinstance(event, AgentFinished) for event in events) == 1
-    assert events[-1] == AgentFinished(AgentResult("Again 1.", Finish.MAX_TURNS, 2, TokenUsage()))
+    assert events[-1] == AgentFinished(AgentResult("Again 1.", Finish.MAX_STEPS, 2, TokenUsage()))
     assert agent.history[-1] == ToolResultMessage(tool_call_id="call_1", content="X")
 
 

@@ -307,7 +307,7 @@ async def test_subagent_out_of_steps_is_an_error_result_and_the_parent_goes_on()
     [result] = results(parent)
     assert result.is_error
     assert result.content == (
-        "subagent task-1 did not finish: it ended max_turns after 2 step(s); "
+        "subagent task-1 did not finish: it ended max_steps after 2 step(s); "
         "its last text: still going"
     )
 
@@ -430,7 +430,7 @@ async def test_subagent_a_child_that_wrote_no_text_says_so() -> None:
     assert results(parent) == [
         ToolOutput.ok("(subagent task-1 finished without an answer)"),
         ToolOutput.error(
-            "subagent task-2 did not finish: it ended max_turns after 2 step(s); it wrote no text"
+            "subagent task-2 did not finish: it ended max_steps after 2 step(s); it wrote no text"
         ),
     ]
 

@@ -96,7 +96,7 @@ def test_subagent_attack_eight_tasks_in_one_turn_keep_to_max_steps(
         for n in range(1, 9)
     ]
     summary = json.loads(err.splitlines()[-1])
-    assert (summary["finish"], summary["steps"], summary["cost_usd"]) == ("max_turns", 1, "0.01")
+    assert (summary["finish"], summary["steps"], summary["cost_usd"]) == ("max_steps", 1, "0.01")
     assert status == 1
 
 
@@ -158,7 +158,7 @@ async def test_subagent_attack_a_childs_calls_count_toward_the_parents_max_steps
 
     # with no budget, the child's usage observer asks none: no observer failed
     assert [r.getMessage() for r in caplog.records if r.name == "claw.events"] == []
-    assert (finished.reason, finished.steps) == (Finish.MAX_TURNS, 1)
+    assert (finished.reason, finished.steps) == (Finish.MAX_STEPS, 1)
     assert [prompt for prompt, _ in provider.calls] == [PARENT, "Go A.", "Go A."]
     used = "the run has made all its 3 model call(s), its subagents' included"
     assert results(parent) == [

@@ -504,7 +504,7 @@ async def test_tool_the_loop_goes_on_and_the_model_corrects_its_arguments(tmp_pa
     agent = SimpleAgent(provider, [ReadTool(tmp_path)])
     result = await agent.run("What is on line 2 of notes.txt?")
     assert result.finish is Finish.DONE
-    assert result.turns == 3
+    assert result.steps == 3
     failed, read = [m for m in agent.history if isinstance(m, ToolResultMessage)]
     assert failed == ToolResultMessage(
         tool_call_id="call_1",
