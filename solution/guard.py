@@ -12,20 +12,21 @@ time claw needs them; ``claw --unguarded`` runs without any of them, as chapter 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .control import After, Check, Controls
 from .display import terminal_text
 from .errors import SettingsError
 from .hooks import Hooks
 from .loop import Agent
-from .permissions import Approver, Decision, Mode, Permissions
+from .permissions import Approver, Mode, Permissions
 from .plan import EXIT_PLAN_MODE, PlanMode, PlanState, plan_mode_message
 from .safety import SafetyChecks
 from .search_guard import guard_searches
-from .settings_file import LOCAL_SETTINGS_FILE, SETTINGS_FILE, read_settings
+from .settings_file import LOCAL_SETTINGS_FILE, SETTINGS_FILE, permission_rules, read_settings
 from .terminal import ReadLine, echo_answer, read_stdin_line
 from .tools.web_fetch import WebFetchTool
 from .types import ToolCall, ToolOutput
@@ -84,6 +85,63 @@ class Guarded:
 
 
 # --8<-- [start:guard]
+@dataclass(frozen=True)
+class Rules:
+    """Where the rules and hooks of chapters 13 and 15 come from, and how a mistake is told."""
+
+    hooks: Mapping[str, Any]
+    """The ``hooks`` table, in Claude Code's shape."""
+    lists: dict[str, list[str]]
+    """The ``allow``, ``ask`` and ``deny`` rules."""
+    save_to: Path
+    """The settings file an "always in this project" answer adds its rule to."""
+    blame: Callable[[str, ValueError], str]
+    """The message of a wrong ``hooks`` or ``permissions`` value: what, and where to look."""
+
+
+EXPLAIN = "claw config --explain {key} shows where it is set"
+"""The end of a ``BadSettings`` from layered settings: the command that finds the layer."""
+
+
+def project_rules(root: Path, trusted: bool) -> Rules:
+    """Chapter 16's rules and hooks: the project's ``.claw/settings.json``, as it is written.
+
+    Its local neighbour adds rules too; while the folder is not ``trusted``, only its deny and
+    ask rules count. A file that cannot be read is ``BadSettings``.
+    """
+    path = root / SETTINGS_FILE
+    try:
+        data = read_settings(path)
+        lists = permission_rules(path)
+        for name, rules in permission_rules(root / LOCAL_SETTINGS_FILE).items():
+            lists[name] += [rule for rule in rules if rule not in lists[name]]
+    except SettingsError as error:
+        raise BadSettings(str(error)) from error
+    if not trusted:  # deny and ask rules only make claw safer: they apply in any case
+        lists["allow"] = []
+    hooks = data.get("hooks", {}) if trusted else {}
+    return Rules(hooks, lists, path, lambda key, error: f"{path}: {error}")
+
+
+def layered_rules(settings: Settings, root: Path) -> Rules:
+    """Chapter 17's rules and hooks: the layered ``settings``.
+
+    They are already without what an untrusted folder may not set; "always in this project"
+    goes to the personal ``.claw/settings.local.json``.
+    """
+    lists = {
+        "allow": list(settings.permissions.allow),
+        "ask": list(settings.permissions.ask),
+        "deny": list(settings.permissions.deny),
+    }
+    return Rules(
+        settings.hooks,
+        lists,
+        root / LOCAL_SETTINGS_FILE,
+        lambda key, error: f"settings: {error} ({EXPLAIN.format(key=key)})",
+    )
+
+
 def guard(
     agent: Agent,
     root: Path,
@@ -99,66 +157,30 @@ def guard(
     planning instead, and tells the model so with ``plan_mode_message()`` (the permissions
     use ``Mode.DEFAULT`` once the plan is approved). Plan mode is in the chain either way, so
     that a later ``plan.enter()`` can start planning.
-    The rules and hooks come from the project's ``.claw/settings.json``; while the folder is
-    not ``trusted`` (``trust.py``), only its deny and ask rules are used, not its allow rules
-    and hooks. Raises ``BadSettings`` when that file is wrong: better to stop than to run
-    without the rules it meant to set.
-
-    Chapter 17's ``claw`` passes ``settings``, its layered settings (already without what an
-    untrusted folder may not set): then the rules and hooks come from them, and approvals
-    for the project go to the personal ``.claw/settings.local.json``.
+    The rules and hooks come from chapter 17's layered ``settings`` when it passes them, else
+    from the project's ``.claw/settings.json`` (``project_rules``). A wrong hook or rule is
+    ``BadSettings``, saying what is wrong and where: better to stop than to run without the
+    rules the settings meant to set. Only the ``ValueError`` a wrong value raises is told so;
+    any other exception is a bug of claw's, and is not dressed up as the user's mistake.
     """
-    if settings is not None:
-        return guard_with(agent, root, mode, approve, settings)
-    path = root / SETTINGS_FILE
+    rules = layered_rules(settings, root) if settings is not None else project_rules(root, trusted)
     try:
-        data = read_settings(path)
-    except SettingsError as error:
-        raise BadSettings(str(error)) from error
-    try:
-        hooks = Hooks.from_settings(data.get("hooks", {}) if trusted else {}, root)
-        permissions = Permissions.for_project(
-            root,
-            mode=Mode.DEFAULT if mode is Mode.PLAN else mode,
-            approve=approve,
-            agent=agent,
-        )
-        if not trusted:  # deny and ask rules only make claw safer: they apply in any case
-            permissions.rules[Decision.ALLOW] = []
-    except (ValueError, KeyError, TypeError, AttributeError) as error:  # RuleError too
-        raise BadSettings(f"{path}: {error}") from error
-    return assemble(agent, root, mode, permissions, hooks)
-
-
-EXPLAIN = "claw config --explain {key} shows where it is set"
-"""The end of a ``BadSettings`` from layered settings: the command that finds the layer."""
-
-
-def guard_with(
-    agent: Agent, root: Path, mode: Mode, approve: Approver | None, settings: Settings
-) -> Guarded:
-    """``guard`` with the rules and hooks of chapter 17's layered ``settings``.
-
-    A bad hook or rule is ``BadSettings``, saying what is wrong and which ``claw config
-    --explain`` key shows the layer it comes from.
-    """
-    try:
-        hooks = Hooks.from_settings(settings.hooks, root)
-    except (ValueError, KeyError, TypeError, AttributeError) as error:
-        raise BadSettings(f"settings: {error} ({EXPLAIN.format(key='hooks')})") from error
+        hooks = Hooks.from_settings(rules.hooks, root)
+    except ValueError as error:
+        raise BadSettings(rules.blame("hooks", error)) from error
     try:
         permissions = Permissions(
             root,
-            allow=settings.permissions.allow,
-            ask=settings.permissions.ask,
-            deny=settings.permissions.deny,
+            allow=rules.lists["allow"],
+            ask=rules.lists["ask"],
+            deny=rules.lists["deny"],
             mode=Mode.DEFAULT if mode is Mode.PLAN else mode,
             approve=approve,
-            settings=root / LOCAL_SETTINGS_FILE,
+            settings=rules.save_to,
             agent=agent,
         )
-    except (ValueError, KeyError, TypeError, AttributeError) as error:  # RuleError too
-        raise BadSettings(f"settings: {error} ({EXPLAIN.format(key='permissions')})") from error
+    except ValueError as error:  # a RuleError
+        raise BadSettings(rules.blame("permissions", error)) from error
     return assemble(agent, root, mode, permissions, hooks)
 
 

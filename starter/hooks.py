@@ -274,6 +274,37 @@ async def confirm(permissions: Permissions, call: ToolCall) -> ToolCall | ToolOu
     return call
 
 
+def _items(value: object, what: str) -> Iterable[tuple[str, object]]:
+    """The items of ``value``, a JSON object of settings; ``ValueError`` if it is not one."""
+    return _mapping(value, what).items()
+
+
+def _mapping(value: object, what: str) -> Mapping[str, Any]:
+    """``value``, which must be a JSON object; else ``ValueError`` saying ``what`` it is."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{what} must be an object, not {type(value).__name__}")
+    return value
+
+
+def _list(value: object, what: str) -> list[Any]:
+    """``value``, which must be a JSON list; else ``ValueError`` saying ``what`` it is."""
+    if not isinstance(value, list):
+        raise ValueError(f"{what} must be a list, not {type(value).__name__}")
+    return value
+
+
+def command_hook(entry: Mapping[str, Any]) -> CommandHook:
+    """The ``CommandHook`` a settings entry describes; ``ValueError`` names what is wrong."""
+    if entry.get("type", "command") != "command":
+        raise ValueError(f"unsupported hook type {entry.get('type')!r}")
+    command, timeout = entry.get("command"), entry.get("timeout", DEFAULT_TIMEOUT)
+    if not isinstance(command, str) or not command.strip():
+        raise ValueError(f"a command hook needs a \"command\" string, not {command!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        raise ValueError(f"a hook's \"timeout\" must be a number of seconds over 0: {timeout!r}")
+    return CommandHook(command, float(timeout))
+
+
 @dataclass(frozen=True)
 class Registered:
     """One hook, the event it runs at and its matcher."""
@@ -357,16 +388,15 @@ class Hooks:
         hooks = cls(cwd, **options)
         known = sorted(tools)
         table = settings.get("hooks", settings)
-        for event, groups in table.items():
-            for group in groups:
-                matcher = group.get("matcher")
+        for event, groups in _items(table, "hooks"):
+            for group in _list(groups, event):
+                matcher = _mapping(group, f"a group of {event}").get("matcher")
+                if matcher is not None and not isinstance(matcher, str):
+                    raise ValueError(f"the {event} matcher must be a string, not {matcher!r}")
                 if event in TOOL_EVENTS:
                     check_matcher(event, matcher, known)
-                for entry in group.get("hooks", []):
-                    if entry.get("type", "command") != "command":
-                        raise ValueError(f"unsupported hook type {entry.get('type')!r}")
-                    timeout = float(entry.get("timeout", DEFAULT_TIMEOUT))
-                    hooks.add(event, CommandHook(entry["command"], timeout), matcher)
+                for entry in _list(group.get("hooks", []), f"the hooks of a {event} group"):
+                    hooks.add(event, command_hook(_mapping(entry, f"a {event} hook")), matcher)
         return hooks
 
     def payload(self, event: str, **fields: Any) -> dict[str, Any]:

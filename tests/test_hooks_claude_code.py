@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from claw import guard as guard_module
 from claw.control import Controls
 from claw.guard import BadSettings, guard
 from claw.hooks import Hooks, matches
@@ -203,6 +204,43 @@ def test_hooks_claude_code_guard_stops_at_a_broken_settings_file_or_hook_saying_
         guard(agent(), tmp_path, settings=rules)
     assert "never consults" in str(raised.value)
     assert "claw config --explain permissions" in str(raised.value)
+
+
+def test_hooks_claude_code_a_hook_written_wrong_stops_claw_saying_what_is_wrong(
+    tmp_path: Path,
+) -> None:
+    # Each wrong shape is the user's mistake, told as such (it was a KeyError or a
+    # TypeError before, which a bug of claw's would have been too).
+    good = {"matcher": "Bash", "hooks": [{"type": "command", "command": "exit 0"}]}
+    cases = [
+        ([{"matcher": "Bash", "hooks": [{"type": "command"}]}], 'needs a "command" string'),
+        ([{"matcher": "Bash", "hooks": [{"command": "x", "timeout": "soon"}]}], '"timeout"'),
+        ([{"matcher": 7, "hooks": []}], "matcher must be a string"),
+        ([{"matcher": "Bash", "hooks": "exit 0"}], "must be a list"),
+        ("Bash", "must be a list"),
+        (["Bash"], "must be an object"),
+    ]
+    (tmp_path / ".claw").mkdir()
+    path = tmp_path / ".claw" / "settings.json"
+    for groups, said in cases:
+        # A good hook first: its matcher is checked (chapter 15's code) before the wrong one.
+        path.write_text(json.dumps({"hooks": {"PostToolUse": [good], "PreToolUse": groups}}))
+        with pytest.raises(BadSettings) as raised:
+            guard(Agent(MockStreamProvider([]), default_tools(tmp_path)), tmp_path)
+        assert str(path) in str(raised.value) and said in str(raised.value), groups
+
+
+def test_hooks_claude_code_a_bug_of_claws_is_not_told_as_bad_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_: Any, **__: Any) -> None:
+        raise AttributeError("a bug in claw, not in the settings")
+
+    monkeypatch.setattr(guard_module, "Permissions", broken)
+    hooks = {"PreToolUse": [{"matcher": "Bash", "hooks": [{"command": "exit 0"}]}]}
+    with pytest.raises(AttributeError, match="a bug in claw"):  # shown as what it is
+        guard(Agent(MockStreamProvider([]), default_tools(tmp_path)), tmp_path,
+              settings=Settings(hooks=hooks))  # fmt: skip
 
 
 # Plan mode is chapter 16's: a guard made in it enters plan mode, so it is not among these.

@@ -148,14 +148,14 @@ class PromptBlockedError(RuntimeError):
 async def run_guarded(agent: Agent, repo: Path, settings: Settings, prompt: str) -> RunFinished:
     """Run ``prompt`` with chapters 13-15 in front of ``agent``'s tools in ``repo``.
 
-    ``guard_with`` builds them from ``settings`` (the user's rules and hooks), in ``MODE``,
+    ``guard`` builds them from ``settings`` (the user's rules and hooks), in ``MODE``,
     with no approver: a call that would ask is refused, and the refusal is its result.
     """
-    from ..guard import guard_with
+    from ..guard import guard
     from ..hooks import PromptBlocked, run_with_hooks
     from ..permissions import Mode
 
-    guarded = guard_with(agent, repo, Mode(MODE), None, settings)
+    guarded = guard(agent, repo, mode=Mode(MODE), settings=settings)
     if guarded.hooks is None:
         return await agent.run(prompt)
     finished: RunFinished | None = None
