@@ -2,7 +2,7 @@
 
 Three checks sit in front of every tool, each a layer of defence in depth:
 
-* the **workspace sandbox**: every path a call names must resolve (symlinks followed, ``..``
+* the **workspace check**: every path a call names must resolve (symlinks followed, ``..``
   applied, the way the operating system will) to a place inside the workspace or one of the
   extra allowed folders;
 * **protected files**: inside the workspace, some files are still off limits to the changing
@@ -14,7 +14,7 @@ Three checks sit in front of every tool, each a layer of defence in depth:
 
 The rule that shapes the module: compare what the operating system will open, never the text
 the model wrote. A path is resolved before it is compared; a file is opened without following
-links (``Sandbox.open``), so a link swapped in after the check is refused, not followed.
+links (``Workspace.open``), so a link swapped in after the check is refused, not followed.
 
 None of this is a sandbox in the operating-system sense: ``bash`` runs any program, and a
 program can do anything the user can. The checks stop the common accidents and the obvious
@@ -63,8 +63,8 @@ MAGIC = re.compile(r"[*?\[]")
 """The characters that make a glob pattern's component a pattern rather than a name."""
 
 
-class SandboxError(ToolError, PermissionError):
-    """A path the sandbox refuses: outside the workspace, or changed between check and open."""
+class WorkspaceError(ToolError, PermissionError):
+    """A path the workspace check refuses: outside it, or changed between check and open."""
 
 
 # --8<-- [start:protected-rules]
@@ -105,12 +105,12 @@ PROTECTED = (
 # --8<-- [end:protected-rules]
 
 
-# --8<-- [start:sandbox]
-class Sandbox(Root):
+# --8<-- [start:workspace]
+class Workspace(Root):
     """The folders tools may touch: the workspace ``root`` and any ``extra`` allowed folders.
 
     A ``Root`` (``tools/fs.py``) that also checks paths before a call runs; give it to the
-    file tools (``ReadTool(sandbox)``…) and they open files inside the same folders.
+    file tools (``ReadTool(workspace)``…) and they open files inside the same folders.
     """
 
     def __init__(self, root: Path | str, extra: Iterable[Path | str] = ()) -> None:
@@ -122,24 +122,24 @@ class Sandbox(Root):
     def resolve(self, path: str) -> Path:
         """Where ``path`` leads, as the tools will open it: joined to the root, links followed.
 
-        Raises ``SandboxError`` for a NUL byte, a path starting with ``~`` (the tools do not
+        Raises ``WorkspaceError`` for a NUL byte, a path starting with ``~`` (the tools do not
         expand it), and a path that resolves outside every allowed folder.
         """
         # region ch14: refuse NUL and ~; realpath of root/path; inside one of self.roots?
         # more: os.path.realpath(os.path.join(self.root, path)); then self.root_of(resolved)
         if "\0" in path:
-            raise SandboxError("a path cannot contain a NUL byte")
+            raise WorkspaceError("a path cannot contain a NUL byte")
         if path.startswith("~"):
-            raise SandboxError(
+            raise WorkspaceError(
                 f"{path} starts with ~, which claw's tools do not expand; "
                 "name the file relative to the workspace"
             )
         try:
             resolved = Path(os.path.realpath(os.path.join(self.root, path)))
         except OSError as error:  # a link changed under realpath while it looked
-            raise SandboxError(f"{path} changed while it was being checked: {error}") from None
+            raise WorkspaceError(f"{path} changed while it was being checked: {error}") from None
         if self.root_of(resolved) is None:
-            raise SandboxError(f"{path} resolves to a place outside the workspace")
+            raise WorkspaceError(f"{path} resolves to a place outside the workspace")
         return resolved
         # endregion
 
@@ -175,23 +175,23 @@ class Sandbox(Root):
         """
 
     def open(self, path: str, flags: int = os.O_RDONLY, mode: int = 0o644) -> int:
-        """Check ``path``, then open it inside the sandbox; the file descriptor.
+        """Check ``path``, then open it inside the workspace; the file descriptor.
 
         The check is ``resolve``; the open is ``Root.open``, the walk the file tools use: one
         component at a time, each relative to the folder before it, with ``O_NOFOLLOW``, links
         followed only by the walk. A link swapped in after the check and leading out is then
-        refused (``SandboxError``), not followed. POSIX only (``dir_fd`` and ``O_NOFOLLOW``).
+        refused (``WorkspaceError``), not followed. POSIX only (``dir_fd`` and ``O_NOFOLLOW``).
         """
         # region ch14: resolve (the check); before_open; Root.open; OutsideRoot means it changed
-        # more: super().open(path, flags, mode); raise SandboxError(...) from the OutsideRoot
+        # more: super().open(path, flags, mode); raise WorkspaceError(...) from the OutsideRoot
         resolved = self.resolve(path)
         self.before_open(resolved)
         try:
             return super().open(path, flags, mode)
         except OutsideRoot as error:
-            raise SandboxError(f"{path} changed while it was being opened: {error}") from error
+            raise WorkspaceError(f"{path} changed while it was being opened: {error}") from error
         # endregion
-# --8<-- [end:sandbox]
+# --8<-- [end:workspace]
 
 
 # --8<-- [start:touched-paths]
@@ -254,7 +254,7 @@ def patch_paths(patch: str) -> list[str]:
             try:
                 header = file_header(line, number)
             except PatchError:
-                # an absolute path: the tool refuses it too, but the sandbox says why
+                # an absolute path: the tool refuses it too, but the workspace check says why
                 paths.append(line.split(":", 1)[1].strip())
                 continue
             if header is not None:
@@ -507,7 +507,7 @@ def check_command(command: str) -> str | None:
 
 # --8<-- [start:safety-checks]
 class SafetyChecks:
-    """Chapter 14's check for ``Controls``: the sandbox, protected files and the command filter.
+    """Chapter 14's check for ``Controls``: the workspace, protected files and the command filter.
 
     >>> safety = SafetyChecks(root, allow_protected=[".env.example"])
     >>> agent.gate = Controls(agent.tools, checks=[safety.check])
@@ -525,13 +525,13 @@ class SafetyChecks:
         ``allow_protected`` lists the protected files a rule lets tools touch (patterns
         relative to the workspace, as ``protected_reason`` takes them).
         """
-        self.sandbox = Sandbox(root, allowed_dirs)
+        self.workspace = Workspace(root, allowed_dirs)
         self.allow_protected = tuple(allow_protected)
 
     def refusal(self, call: ToolCall) -> str | None:
         """Why ``call`` must not run, or ``None``."""
         # region ch14: bash → check_command; else each touched path: resolve, then protected
-        # more: rel = resolved.relative_to(self.sandbox.root_of(resolved)).as_posix()
+        # more: rel = resolved.relative_to(self.workspace.root_of(resolved)).as_posix()
         if call.name == "bash":
             command = call.arguments.get("command")
             why = check_command(command) if isinstance(command, str) else None
@@ -540,10 +540,10 @@ class SafetyChecks:
         reading = call.name in READING_TOOLS
         for path in touched_paths(call):
             try:
-                resolved = self.sandbox.resolve(path)
-            except SandboxError as error:
+                resolved = self.workspace.resolve(path)
+            except WorkspaceError as error:
                 return str(error)
-            root = self.sandbox.root_of(resolved)
+            root = self.workspace.root_of(resolved)
             assert root is not None
             relative = resolved.relative_to(root).as_posix()
             why = protected_reason(relative, reading=reading, allow=self.allow_protected)

@@ -5,7 +5,7 @@ the call. The safety checks and the permission rules in front of the tools see o
 the model named, so on their own they let ``grep`` print a ``.env`` or a file a ``Read(...)``
 deny rule covers, whenever it is asked to search the folder around it. ``search_withhold``
 turns the same checks into chapter 11's ``Withhold`` seam, and ``guard_searches`` gives it to
-every search tool: each file the tool would open or name must resolve inside the sandbox, must
+every search tool: each file the tool would open or name must resolve inside the workspace, must
 not be a protected file that holds secrets, and must not be denied by a rule (nor covered by an
 ``ask`` rule about paths: a search cannot stop to ask about one file, so it leaves it out;
 ``read`` it to be asked). ``guard`` in ``guard.py`` calls ``guard_searches``.
@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .permissions import Decision, Permissions
-from .safety import SafetyChecks, SandboxError, protected_reason
+from .safety import SafetyChecks, WorkspaceError, protected_reason
 from .tools.glob import GlobTool
 from .tools.grep import GrepTool
 from .tools.ignore import Withhold
@@ -49,7 +49,7 @@ def search_withhold(
     """A ``Withhold`` for the search tool called ``tool``, from chapter 14's and 13's checks.
 
     With ``safety``, a path (relative to the workspace) is withheld when it resolves outside
-    the sandbox, or when it is a protected file that holds secrets (what ``read`` may not read
+    the workspace, or when it is a protected file that holds secrets (what ``read`` may not read
     either). With ``permissions``, when the rules for ``read`` or for ``tool`` deny it, or ask
     about it by a rule with a path, as named or as resolved (a link to a denied file counts).
     """
@@ -57,10 +57,10 @@ def search_withhold(
     def withhold(relative: str) -> str | None:
         if safety is not None:
             try:
-                resolved = safety.sandbox.resolve(relative)
-            except SandboxError as error:
+                resolved = safety.workspace.resolve(relative)
+            except WorkspaceError as error:
                 return str(error)
-            root = safety.sandbox.root_of(resolved)
+            root = safety.workspace.root_of(resolved)
             assert root is not None  # resolve() refuses a path outside every root
             inner = resolved.relative_to(root).as_posix()
             why = protected_reason(inner, reading=True, allow=safety.allow_protected)

@@ -12,7 +12,7 @@ one ``except ClawError`` catches it all::
     │   │                             RequestTimeoutError, RateLimitError, ServerError
     │   ├── MockProviderExhausted     (mock.py)      PlainHTTPError (providers/http.py)
     ├── ToolError                     a tool call that cannot be done; the model reads why
-    │   ├── OutsideRoot (tools/fs.py) and SandboxError (safety.py), both PermissionErrors too
+    │   ├── OutsideRoot (tools/fs.py) and WorkspaceError (safety.py), both PermissionErrors too
     │   ├── EditError, PatchError, ApplyError, FetchError, RipgrepFailed, NoAnswer
     │   └── WorktreeError             (subagents.py)
     ├── SettingsError                 a settings file or layer that cannot be used (a ValueError)

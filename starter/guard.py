@@ -85,7 +85,7 @@ class Guarded:
 
 
 @dataclass(frozen=True)
-class Rules:
+class RuleSource:
     """Where the rules and hooks of chapters 13 and 15 come from, and how a mistake is told."""
 
     hooks: Mapping[str, Any]
@@ -102,7 +102,7 @@ EXPLAIN = "claw config --explain {key} shows where it is set"
 """The end of a ``BadSettings`` from layered settings: the command that finds the layer."""
 
 
-def project_rules(root: Path, trusted: bool) -> Rules:
+def project_rules(root: Path, trusted: bool) -> RuleSource:
     """Chapter 16's rules and hooks: the project's ``.claw/settings.json``, as it is written.
 
     Its local neighbour adds rules too; while the folder is not ``trusted``, only its deny and
@@ -119,10 +119,10 @@ def project_rules(root: Path, trusted: bool) -> Rules:
     if not trusted:  # deny and ask rules only make claw safer: they apply in any case
         lists["allow"] = []
     hooks = data.get("hooks", {}) if trusted else {}
-    return Rules(hooks, lists, path, lambda key, error: f"{path}: {error}")
+    return RuleSource(hooks, lists, path, lambda key, error: f"{path}: {error}")
 
 
-def layered_rules(settings: Settings, root: Path) -> Rules:
+def layered_rules(settings: Settings, root: Path) -> RuleSource:
     """Chapter 17's rules and hooks: the layered ``settings``.
 
     They are already without what an untrusted folder may not set; "always in this project"
@@ -133,7 +133,7 @@ def layered_rules(settings: Settings, root: Path) -> Rules:
         "ask": list(settings.permissions.ask),
         "deny": list(settings.permissions.deny),
     }
-    return Rules(
+    return RuleSource(
         settings.hooks,
         lists,
         root / LOCAL_SETTINGS_FILE,

@@ -2,7 +2,7 @@
 
 Three checks sit in front of every tool, each a layer of defence in depth:
 
-* the **workspace sandbox**: every path a call names must resolve (symlinks followed, ``..``
+* the **workspace check**: every path a call names must resolve (symlinks followed, ``..``
   applied, the way the operating system will) to a place inside the workspace or one of the
   extra allowed folders;
 * **protected files**: inside the workspace, some files are still off limits to the changing
@@ -14,7 +14,7 @@ Three checks sit in front of every tool, each a layer of defence in depth:
 
 The rule that shapes the module: compare what the operating system will open, never the text
 the model wrote. A path is resolved before it is compared; a file is opened without following
-links (``Sandbox.open``), so a link swapped in after the check is refused, not followed.
+links (``Workspace.open``), so a link swapped in after the check is refused, not followed.
 
 None of this is a sandbox in the operating-system sense: ``bash`` runs any program, and a
 program can do anything the user can. The checks stop the common accidents and the obvious
@@ -64,8 +64,8 @@ MAGIC = re.compile(r"[*?\[]")
 """The characters that make a glob pattern's component a pattern rather than a name."""
 
 
-class SandboxError(ToolError, PermissionError):
-    """A path the sandbox refuses: outside the workspace, or changed between check and open."""
+class WorkspaceError(ToolError, PermissionError):
+    """A path the workspace check refuses: outside it, or changed between check and open."""
 
 
 @dataclass(frozen=True)
@@ -104,11 +104,11 @@ PROTECTED = (
 """The protected files, as case-insensitive patterns on the path relative to its root."""
 
 
-class Sandbox(Root):
+class Workspace(Root):
     """The folders tools may touch: the workspace ``root`` and any ``extra`` allowed folders.
 
     A ``Root`` (``tools/fs.py``) that also checks paths before a call runs; give it to the
-    file tools (``ReadTool(sandbox)``…) and they open files inside the same folders.
+    file tools (``ReadTool(workspace)``…) and they open files inside the same folders.
     """
 
     def __init__(self, root: Path | str, extra: Iterable[Path | str] = ()) -> None:
@@ -120,7 +120,7 @@ class Sandbox(Root):
     def resolve(self, path: str) -> Path:
         """Where ``path`` leads, as the tools will open it: joined to the root, links followed.
 
-        Raises ``SandboxError`` for a NUL byte, a path starting with ``~`` (the tools do not
+        Raises ``WorkspaceError`` for a NUL byte, a path starting with ``~`` (the tools do not
         expand it), and a path that resolves outside every allowed folder.
         """
         raise Todo("ch14", "refuse NUL and ~; realpath of root/path; inside one of self.roots?")
@@ -142,12 +142,12 @@ class Sandbox(Root):
         """
 
     def open(self, path: str, flags: int = os.O_RDONLY, mode: int = 0o644) -> int:
-        """Check ``path``, then open it inside the sandbox; the file descriptor.
+        """Check ``path``, then open it inside the workspace; the file descriptor.
 
         The check is ``resolve``; the open is ``Root.open``, the walk the file tools use: one
         component at a time, each relative to the folder before it, with ``O_NOFOLLOW``, links
         followed only by the walk. A link swapped in after the check and leading out is then
-        refused (``SandboxError``), not followed. POSIX only (``dir_fd`` and ``O_NOFOLLOW``).
+        refused (``WorkspaceError``), not followed. POSIX only (``dir_fd`` and ``O_NOFOLLOW``).
         """
         raise Todo(
             "ch14",
@@ -185,7 +185,7 @@ def patch_paths(patch: str) -> list[str]:
             try:
                 header = file_header(line, number)
             except PatchError:
-                # an absolute path: the tool refuses it too, but the sandbox says why
+                # an absolute path: the tool refuses it too, but the workspace check says why
                 paths.append(line.split(":", 1)[1].strip())
                 continue
             if header is not None:
@@ -315,7 +315,7 @@ def check_command(command: str) -> str | None:
 
 
 class SafetyChecks:
-    """Chapter 14's check for ``Controls``: the sandbox, protected files and the command filter.
+    """Chapter 14's check for ``Controls``: the workspace, protected files and the command filter.
 
     >>> safety = SafetyChecks(root, allow_protected=[".env.example"])
     >>> agent.gate = Controls(agent.tools, checks=[safety.check])
@@ -333,7 +333,7 @@ class SafetyChecks:
         ``allow_protected`` lists the protected files a rule lets tools touch (patterns
         relative to the workspace, as ``protected_reason`` takes them).
         """
-        self.sandbox = Sandbox(root, allowed_dirs)
+        self.workspace = Workspace(root, allowed_dirs)
         self.allow_protected = tuple(allow_protected)
 
     def refusal(self, call: ToolCall) -> str | None:

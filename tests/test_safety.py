@@ -1,4 +1,4 @@
-"""ch14 · Safety checks: the workspace sandbox, protected files, the command filter, in the loop.
+"""ch14 · Safety checks: the workspace check, protected files, the command filter, in the loop.
 
 Every file-system test builds its own tree in a temporary folder: a workspace ``ws`` and a
 folder ``outside`` next to it holding a file the tools must never reach.
@@ -20,8 +20,8 @@ from claw.loop import Agent
 from claw.registry import default_tools
 from claw.safety import (
     SafetyChecks,
-    Sandbox,
-    SandboxError,
+    Workspace,
+    WorkspaceError,
     check_command,
     protected_reason,
     split_pipelines,
@@ -120,10 +120,10 @@ def tree(root: Path) -> tuple[Path, Path]:
     return workspace, outside
 
 
-def refused(sandbox: Sandbox, path: str) -> bool:
+def refused(confined: Workspace, path: str) -> bool:
     try:
-        sandbox.resolve(path)
-    except SandboxError:
+        confined.resolve(path)
+    except WorkspaceError:
         return True
     return False
 
@@ -132,101 +132,101 @@ def call(name: str, **arguments: Any) -> ToolCall:
     return ToolCall(id=f"{name}-1", name=name, arguments=arguments)
 
 
-# --- the workspace sandbox ---------------------------------------------------------------
+# --- the workspace check ---------------------------------------------------------------
 
 
-def test_safety_sandbox_allows_paths_inside_the_workspace(tmp_path: Path) -> None:
+def test_safety_workspace_allows_paths_inside_the_workspace(tmp_path: Path) -> None:
     workspace, _ = tree(tmp_path)
-    sandbox = Sandbox(workspace)
+    confined = Workspace(workspace)
     real = workspace.resolve()
-    assert sandbox.resolve("src/app.py") == real / "src" / "app.py"
-    assert sandbox.resolve("./src/../src/app.py") == real / "src" / "app.py"
-    assert sandbox.resolve(str(workspace / "src" / "app.py")) == real / "src" / "app.py"
-    assert sandbox.resolve("new/file.txt") == real / "new" / "file.txt"  # not there yet
-    assert sandbox.resolve(".") == real
+    assert confined.resolve("src/app.py") == real / "src" / "app.py"
+    assert confined.resolve("./src/../src/app.py") == real / "src" / "app.py"
+    assert confined.resolve(str(workspace / "src" / "app.py")) == real / "src" / "app.py"
+    assert confined.resolve("new/file.txt") == real / "new" / "file.txt"  # not there yet
+    assert confined.resolve(".") == real
 
 
-def test_safety_sandbox_refuses_dotdot_and_absolute_paths_outside(tmp_path: Path) -> None:
+def test_safety_workspace_refuses_dotdot_and_absolute_paths_outside(tmp_path: Path) -> None:
     workspace, outside = tree(tmp_path)
-    sandbox = Sandbox(workspace)
+    confined = Workspace(workspace)
     for path in ["../outside/secret.txt", "src/../../outside/secret.txt", "..",
                  str(outside / "secret.txt"), "/etc/passwd", f"{workspace}/../outside"]:
-        with pytest.raises(SandboxError, match="resolves to a place outside the workspace"):
-            sandbox.resolve(path)
+        with pytest.raises(WorkspaceError, match="resolves to a place outside the workspace"):
+            confined.resolve(path)
     # a sibling whose name starts like the workspace's is not inside it
     (tmp_path / "ws-evil").mkdir()
-    assert refused(sandbox, str(tmp_path / "ws-evil"))
-    assert refused(sandbox, "../ws-evil/x")
+    assert refused(confined, str(tmp_path / "ws-evil"))
+    assert refused(confined, "../ws-evil/x")
 
 
-def test_safety_sandbox_refuses_tilde_and_nul(tmp_path: Path) -> None:
+def test_safety_workspace_refuses_tilde_and_nul(tmp_path: Path) -> None:
     workspace, _ = tree(tmp_path)
-    sandbox = Sandbox(workspace)
-    with pytest.raises(SandboxError, match="starts with ~, which claw's tools do not expand"):
-        sandbox.resolve("~/.ssh/id_rsa")
-    with pytest.raises(SandboxError, match="starts with ~"):
-        sandbox.resolve("~root/.bashrc")
-    with pytest.raises(SandboxError, match="a path cannot contain a NUL byte"):
-        sandbox.resolve("src/app.py\0../../etc/passwd")
-    assert not refused(sandbox, "src/~backup")  # a ~ later in the name is an ordinary name
+    confined = Workspace(workspace)
+    with pytest.raises(WorkspaceError, match="starts with ~, which claw's tools do not expand"):
+        confined.resolve("~/.ssh/id_rsa")
+    with pytest.raises(WorkspaceError, match="starts with ~"):
+        confined.resolve("~root/.bashrc")
+    with pytest.raises(WorkspaceError, match="a path cannot contain a NUL byte"):
+        confined.resolve("src/app.py\0../../etc/passwd")
+    assert not refused(confined, "src/~backup")  # a ~ later in the name is an ordinary name
 
 
-def test_safety_sandbox_follows_links_before_comparing(tmp_path: Path) -> None:
+def test_safety_workspace_follows_links_before_comparing(tmp_path: Path) -> None:
     workspace, outside = tree(tmp_path)
     (workspace / "link").symlink_to(outside)  # a folder link pointing out
     (workspace / "secret").symlink_to(outside / "secret.txt")  # a file link pointing out
     (workspace / "relative").symlink_to("../outside")  # relative target, also out
     (workspace / "app").symlink_to("src/app.py")  # a link that stays inside
-    sandbox = Sandbox(workspace)
+    confined = Workspace(workspace)
     for path in ["link/secret.txt", "secret", "relative/secret.txt", "link", "link/new.txt"]:
-        assert refused(sandbox, path), path
-    assert sandbox.resolve("app") == (workspace / "src" / "app.py").resolve()
+        assert refused(confined, path), path
+    assert confined.resolve("app") == (workspace / "src" / "app.py").resolve()
 
 
-def test_safety_sandbox_dotdot_after_a_link_climbs_from_the_target(tmp_path: Path) -> None:
+def test_safety_workspace_dotdot_after_a_link_climbs_from_the_target(tmp_path: Path) -> None:
     workspace, outside = tree(tmp_path)
     (outside / "deep").mkdir()
     (outside / "deep" / "x.txt").write_text("x")
     (workspace / "src" / "up").symlink_to(outside / "deep")
-    sandbox = Sandbox(workspace)
+    confined = Workspace(workspace)
     # Text says ws/src/app.py; the OS goes outside/deep/.. = outside, then src/app.py there.
     (outside / "src").mkdir()
     (outside / "src" / "app.py").write_text("not the workspace's")
     assert os.path.normpath(str(workspace / "src/up/../../src/app.py")).startswith(str(workspace))
-    assert refused(sandbox, "src/up/../../src/app.py")
-    assert refused(sandbox, "src/up/x.txt")
+    assert refused(confined, "src/up/../../src/app.py")
+    assert refused(confined, "src/up/x.txt")
 
 
-def test_safety_sandbox_workspace_given_through_a_link(tmp_path: Path) -> None:
+def test_safety_workspace_workspace_given_through_a_link(tmp_path: Path) -> None:
     workspace, _ = tree(tmp_path)
     alias = tmp_path / "alias"
     alias.symlink_to(workspace)
-    sandbox = Sandbox(alias)
-    assert sandbox.resolve("src/app.py") == (workspace / "src" / "app.py").resolve()
-    assert not refused(sandbox, str(alias / "src" / "app.py"))
-    assert refused(sandbox, "../outside/secret.txt")
+    confined = Workspace(alias)
+    assert confined.resolve("src/app.py") == (workspace / "src" / "app.py").resolve()
+    assert not refused(confined, str(alias / "src" / "app.py"))
+    assert refused(confined, "../outside/secret.txt")
 
 
-def test_safety_sandbox_extra_allowed_folders(tmp_path: Path) -> None:
+def test_safety_workspace_extra_allowed_folders(tmp_path: Path) -> None:
     workspace, outside = tree(tmp_path)
     (workspace / "shared").symlink_to(outside)
-    assert refused(Sandbox(workspace), "shared/secret.txt")
-    sandbox = Sandbox(workspace, extra=[outside])
-    assert sandbox.resolve("shared/secret.txt") == (outside / "secret.txt").resolve()
-    assert sandbox.resolve(str(outside / "secret.txt")) == (outside / "secret.txt").resolve()
-    assert sandbox.root_of((outside / "secret.txt").resolve()) == outside.resolve()
-    assert refused(sandbox, str(tmp_path))
+    assert refused(Workspace(workspace), "shared/secret.txt")
+    confined = Workspace(workspace, extra=[outside])
+    assert confined.resolve("shared/secret.txt") == (outside / "secret.txt").resolve()
+    assert confined.resolve(str(outside / "secret.txt")) == (outside / "secret.txt").resolve()
+    assert confined.root_of((outside / "secret.txt").resolve()) == outside.resolve()
+    assert refused(confined, str(tmp_path))
 
 
-def test_safety_sandbox_case_is_compared_on_resolved_paths(tmp_path: Path) -> None:
+def test_safety_workspace_case_is_compared_on_resolved_paths(tmp_path: Path) -> None:
     workspace, _ = tree(tmp_path)
-    sandbox = Sandbox(workspace)
+    confined = Workspace(workspace)
     upper = str(workspace.parent / "WS" / "src" / "app.py")
     if os.path.exists(upper):  # a case-insensitive file system: the same file, inside
-        assert not refused(sandbox, upper)
+        assert not refused(confined, upper)
     else:  # Linux: WS is another folder, outside the workspace
-        assert refused(sandbox, upper)
-    assert sandbox.root_of(workspace.resolve() / "SRC") == workspace.resolve()
+        assert refused(confined, upper)
+    assert confined.root_of(workspace.resolve() / "SRC") == workspace.resolve()
 
 
 NAMES = ["a", "b", "c", "l1", "l2", "l3"]
@@ -259,7 +259,7 @@ TRIED: list[int] = []
 @pytest.mark.timeout(60)  # 100 trees of files and links: a second idle, more on a busy machine
 @settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(plan=random_tree())
-def test_safety_sandbox_random_trees_have_no_escape(plan: dict[str, Any]) -> None:
+def test_safety_workspace_random_trees_have_no_escape(plan: dict[str, Any]) -> None:
     with tempfile.TemporaryDirectory() as temporary:
         base = Path(temporary)
         (base / "ws").mkdir()
@@ -275,7 +275,7 @@ def test_safety_sandbox_random_trees_have_no_escape(plan: dict[str, Any]) -> Non
             if where.is_dir() and not os.path.lexists(where / name):
                 (where / name).symlink_to(str(base / spec) if kind == "abs" else spec)
         workspace = base / "ws"
-        sandbox = Sandbox(workspace)
+        confined = Workspace(workspace)
         real_root = os.path.realpath(workspace)
         for absolute, parts in plan["paths"]:
             path = os.path.join(str(workspace) if absolute else "", *parts)
@@ -283,7 +283,7 @@ def test_safety_sandbox_random_trees_have_no_escape(plan: dict[str, Any]) -> Non
                 path = os.path.join(str(base), *parts[1:])
             truth = os.path.realpath(os.path.join(workspace, path))
             inside = truth == real_root or truth.startswith(real_root + os.sep)
-            assert refused(sandbox, path) == (not inside), (path, truth)
+            assert refused(confined, path) == (not inside), (path, truth)
             TRIED.append(1)
 
 
@@ -292,16 +292,16 @@ def test_safety_sandbox_random_trees_have_no_escape(plan: dict[str, Any]) -> Non
 
 def test_safety_open_reads_and_creates_files_inside(tmp_path: Path) -> None:
     workspace, _ = tree(tmp_path)
-    sandbox = Sandbox(workspace)
-    fd = sandbox.open("src/app.py")
+    confined = Workspace(workspace)
+    fd = confined.open("src/app.py")
     with os.fdopen(fd) as opened:
         assert opened.read() == "print('hi')\n"
-    fd = sandbox.open("src/new.txt", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    fd = confined.open("src/new.txt", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     with os.fdopen(fd, "w") as created:
         created.write("made")
     assert (workspace / "src" / "new.txt").read_text() == "made"
-    with pytest.raises(SandboxError, match="outside the workspace"):
-        sandbox.open("../outside/secret.txt")
+    with pytest.raises(WorkspaceError, match="outside the workspace"):
+        confined.open("../outside/secret.txt")
 
 
 def test_safety_open_refuses_a_file_swapped_for_a_link(
@@ -309,15 +309,15 @@ def test_safety_open_refuses_a_file_swapped_for_a_link(
 ) -> None:
     workspace, outside = tree(tmp_path)
     (workspace / "notes.txt").write_text("mine")
-    sandbox = Sandbox(workspace)
+    confined = Workspace(workspace)
 
     def swap(resolved: Path) -> None:  # the attacker's move, between check and use
         (workspace / "notes.txt").unlink()
         (workspace / "notes.txt").symlink_to(outside / "secret.txt")
 
-    monkeypatch.setattr(sandbox, "before_open", swap)
-    with pytest.raises(SandboxError, match="changed while it was being opened"):
-        sandbox.open("notes.txt", os.O_WRONLY | os.O_TRUNC)
+    monkeypatch.setattr(confined, "before_open", swap)
+    with pytest.raises(WorkspaceError, match="changed while it was being opened"):
+        confined.open("notes.txt", os.O_WRONLY | os.O_TRUNC)
     assert (outside / "secret.txt").read_text() == "the outside file\n"
 
 
@@ -327,15 +327,15 @@ def test_safety_open_refuses_a_folder_swapped_for_a_link(
     workspace, outside = tree(tmp_path)
     (outside / "src").mkdir()
     (outside / "src" / "app.py").write_text("outside app\n")
-    sandbox = Sandbox(workspace)
+    confined = Workspace(workspace)
 
     def swap(resolved: Path) -> None:
         (workspace / "src").rename(workspace / "src-old")
         (workspace / "src").symlink_to(outside / "src")
 
-    monkeypatch.setattr(sandbox, "before_open", swap)
-    with pytest.raises(SandboxError, match="changed while it was being opened"):
-        sandbox.open("src/app.py", os.O_WRONLY | os.O_TRUNC)
+    monkeypatch.setattr(confined, "before_open", swap)
+    with pytest.raises(WorkspaceError, match="changed while it was being opened"):
+        confined.open("src/app.py", os.O_WRONLY | os.O_TRUNC)
     assert (outside / "src" / "app.py").read_text() == "outside app\n"
 
 
@@ -616,17 +616,17 @@ async def test_safety_end_to_end_git_config_edit_is_refused(tmp_path: Path) -> N
 
 def test_safety_open_checks_first_with_resolve_and_keeps_the_mode(tmp_path: Path) -> None:
     workspace, _ = tree(tmp_path)
-    sandbox = Sandbox(workspace)
+    confined = Workspace(workspace)
     # Outside in the first place: the error is resolve's, not the walk's.
-    with pytest.raises(SandboxError, match="resolves to a place outside the workspace"):
-        sandbox.open("../outside/secret.txt")
-    with pytest.raises(SandboxError, match="starts with ~"):
-        sandbox.open("~/notes.txt")
+    with pytest.raises(WorkspaceError, match="resolves to a place outside the workspace"):
+        confined.open("../outside/secret.txt")
+    with pytest.raises(WorkspaceError, match="starts with ~"):
+        confined.open("~/notes.txt")
     seen: list[Path] = []
-    sandbox.before_open = seen.append  # type: ignore[method-assign]
-    fd = sandbox.open("src/private.txt", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    confined.before_open = seen.append  # type: ignore[method-assign]
+    fd = confined.open("src/private.txt", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     os.close(fd)
-    assert seen == [sandbox.resolve("src/private.txt")]
+    assert seen == [confined.resolve("src/private.txt")]
     assert (workspace / "src" / "private.txt").stat().st_mode & 0o777 == 0o600
 
 
@@ -694,7 +694,7 @@ def test_safety_open_creates_a_file_with_mode_644_by_default(tmp_path: Path) -> 
     workspace, _ = tree(tmp_path)
     umask = os.umask(0o022)
     try:
-        fd = Sandbox(workspace).open("src/new.txt", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        fd = Workspace(workspace).open("src/new.txt", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     finally:
         os.umask(umask)
     os.close(fd)

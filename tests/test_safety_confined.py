@@ -3,7 +3,7 @@
 The safety check resolves a path and compares it; the tool opens it later. A folder swapped
 for a link in between used to take the open outside (21 of 3,000 reads in one measurement).
 Now the tools open through ``Root``'s walk, so whatever changes after the check, the open
-stays inside. A ``Sandbox`` is a ``Root``: handed to the tools, its extra folders reach them.
+stays inside. A ``Workspace`` is a ``Root``: handed to the tools, its extra folders reach them.
 """
 
 import os
@@ -13,7 +13,7 @@ import pytest
 from confine import INSIDE, SECRET, SEEN, Swapper, keep_calling, outside_untouched, tree
 
 from claw.registry import default_tools
-from claw.safety import SafetyChecks, Sandbox, SandboxError
+from claw.safety import SafetyChecks, Workspace, WorkspaceError
 from claw.tools.read import ReadTool
 from claw.types import ToolCall, ToolOutput
 
@@ -64,22 +64,22 @@ async def test_safety_a_folder_swapped_after_the_check_never_leads_a_write_outsi
     assert outside_untouched(outside)
 
 
-async def test_safety_a_sandbox_given_to_the_tools_lets_them_into_its_extra_folders(
+async def test_safety_a_workspace_given_to_the_tools_lets_them_into_its_extra_folders(
     tmp_path: Path,
 ) -> None:
     workspace, outside = tree(tmp_path)
     (workspace / "shared").symlink_to(outside)
-    sandbox = Sandbox(workspace, extra=[outside])
-    assert sandbox.resolve("shared/secret.txt") == (outside / "secret.txt").resolve()
+    confined = Workspace(workspace, extra=[outside])
+    assert confined.resolve("shared/secret.txt") == (outside / "secret.txt").resolve()
     alone = ReadTool(workspace)
     assert "outside the workspace" in (await alone.run({"path": "shared/secret.txt"})).content
-    tool = ReadTool(sandbox)
+    tool = ReadTool(confined)
     for path in ["shared/secret.txt", str(outside / "secret.txt")]:
         output = await tool.run({"path": path})
         assert not output.is_error and SECRET.strip() in output.content, path
     assert "outside the workspace" in (await tool.run({"path": "../ws/../.."})).content
     assert INSIDE.strip() in (await tool.run({"path": "notes.txt"})).content
-    tools = default_tools(sandbox)  # type: ignore[arg-type]  # a Root is path-like
+    tools = default_tools(confined)  # type: ignore[arg-type]  # a Root is path-like
     listing = tools.get("list_dir")
     assert listing is not None
     listed = await listing.run({"path": "."})
@@ -88,11 +88,11 @@ async def test_safety_a_sandbox_given_to_the_tools_lets_them_into_its_extra_fold
 
 def test_safety_open_makes_missing_folders_only_when_it_creates_the_file(tmp_path: Path) -> None:
     workspace, _ = tree(tmp_path)
-    sandbox = Sandbox(workspace)
+    confined = Workspace(workspace)
     with pytest.raises(FileNotFoundError):
-        sandbox.open("new/deeper/notes.txt")
+        confined.open("new/deeper/notes.txt")
     assert not (workspace / "new").exists()  # opening to read made nothing
-    fd = sandbox.open("new/deeper/notes.txt", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    fd = confined.open("new/deeper/notes.txt", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     os.close(fd)
     assert (workspace / "new" / "deeper" / "notes.txt").is_file()
 
@@ -101,7 +101,7 @@ def test_safety_resolve_refuses_a_path_that_changes_while_it_is_checked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     workspace, _ = tree(tmp_path)
-    sandbox = Sandbox(workspace)
+    confined = Workspace(workspace)
 
     real = os.path.realpath
 
@@ -112,5 +112,5 @@ def test_safety_resolve_refuses_a_path_that_changes_while_it_is_checked(
         return real(path, strict=strict)
 
     monkeypatch.setattr(os.path, "realpath", vanished)
-    with pytest.raises(SandboxError, match="changed while it was being checked"):
-        sandbox.resolve("d/f.txt")
+    with pytest.raises(WorkspaceError, match="changed while it was being checked"):
+        confined.resolve("d/f.txt")

@@ -2,7 +2,7 @@
 
 ``SafetyChecks`` sees only the folder a ``grep``, ``glob`` or ``list_dir`` call names. These
 attacks ask for the folder around a secret and check that ``search_withhold`` (from chapter
-14's ``Sandbox`` and ``protected_reason``) keeps it out of every search tool's output.
+14's ``Workspace`` and ``protected_reason``) keeps it out of every search tool's output.
 """
 
 from pathlib import Path
@@ -99,7 +99,7 @@ async def test_safety_grep_still_searches_a_protected_file_that_holds_no_secret(
     ]
 
 
-async def test_safety_a_search_refused_by_the_sandbox_says_why(tmp_path):
+async def test_safety_a_search_refused_by_the_workspace_check_says_why(tmp_path):
     tool = GrepTool(tmp_path, withhold=search_withhold(SafetyChecks(tmp_path), tool="grep"))
     output = await run(tool, pattern="x", path="~")
     assert output.is_error

@@ -83,7 +83,7 @@ class Root:
     """A folder the tools may use (the workspace), and any ``extra`` folders also allowed.
 
     A ``Root`` is path-like (``os.fspath(root)`` is the workspace), so it can be passed where
-    a path is expected. Chapter 14's ``Sandbox`` builds its checks on top of it.
+    a path is expected. Chapter 14's ``Workspace`` builds its checks on top of it.
     """
 
     def __init__(self, path: Path | str | os.PathLike[str] = ".", extra: Iterable[Path | str] = ()):
