@@ -112,7 +112,6 @@ async def run_tool(tools: ToolSet, call: ToolCall) -> ToolOutput:
 # --8<-- [end:run-tool]
 
 
-# --8<-- [start:step]
 @dataclass(frozen=True)
 class Step:
     """One step of the loop: the model's turn and the results of the tools it called."""
@@ -124,7 +123,6 @@ class Step:
     def messages(self) -> list[Message]:
         """What this step adds to the history: the assistant message, then one result per call."""
         return [self.turn.to_message(), *self.results]
-# --8<-- [end:step]
 
 
 # --8<-- [start:run-tools]
@@ -211,7 +209,6 @@ class AgentResult:
 # --8<-- [end:finish]
 
 
-# --8<-- [start:agent-base]
 class AgentBase:
     """What every agent keeps: its tools, its history and its budget of steps."""
 
@@ -235,7 +232,6 @@ class AgentBase:
         self.history: list[Message] = [SystemMessage(content=system)] if system else []
         """Every message so far, oldest first."""
         self.history += context
-# --8<-- [end:agent-base]
 
 
 # --8<-- [start:simple-agent]

@@ -158,7 +158,6 @@ async def start_costs(
     return Costs(tracker, budget)
 
 
-# --8<-- [start:start-context]
 def start_context(
     agent: Any, settings: Settings, provider: Any, costs: Costs
 ) -> ContextWindow | None:
@@ -185,7 +184,6 @@ def start_context(
     )
     context.attach(agent)
     return context
-# --8<-- [end:start-context]
 
 
 def config_main(argv: Sequence[str], out: TextIO | None = None, err: TextIO | None = None) -> int:

@@ -186,14 +186,12 @@ def safe_cut(text: str, index: int) -> int:
 # --8<-- [end:safe-cut]
 
 
-# --8<-- [start:trim-note]
 def trim_note(chars: int, lines: int) -> str:
     """The line that stands where ``trim_text`` cut: how much went, and how to get it back."""
     return (
         f"[... {chars:,} characters ({lines:,} lines) cut from the middle of this tool result "
         "to save context; run the tool again to see them ...]"
     )
-# --8<-- [end:trim-note]
 
 
 # --8<-- [start:trim-text]
@@ -306,7 +304,6 @@ in plain text, in the language the user writes in."""
 # --8<-- [end:summary-prompt]
 
 
-# --8<-- [start:transcript]
 def transcript(messages: Sequence[Message]) -> str:
     """``messages`` as plain text for the summary request: one labelled block per message."""
     blocks: list[str] = []
@@ -322,7 +319,6 @@ def transcript(messages: Sequence[Message]) -> str:
                 arguments = json.dumps(call.arguments, ensure_ascii=False)
                 blocks.append(f"[tool call {call.id}] {call.name} {arguments}")
     return "\n\n".join(blocks)
-# --8<-- [end:transcript]
 
 
 # --8<-- [start:summary-message]
@@ -499,7 +495,6 @@ class ContextWindow:
         # endregion
     # --8<-- [end:prepare]
 
-    # --8<-- [start:compact-now]
     async def compact_now(self, agent: Agent, focus: str = "") -> Compacted | None:
         """Compact ``agent``'s history now, whatever its size (``/compact [focus]``); report it.
 
@@ -513,4 +508,3 @@ class ContextWindow:
         agent.history[:] = compaction.messages
         agent.sink.emit(compaction.event)
         return compaction.event
-    # --8<-- [end:compact-now]

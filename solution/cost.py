@@ -25,7 +25,6 @@ CENT_PLACES = Decimal("0.0001")
 """Costs are shown to a hundredth of a cent."""
 
 
-# --8<-- [start:tally]
 @dataclass
 class Tally:
     """Tokens and money of some calls: a step, a run, a session or one model's calls."""
@@ -63,7 +62,6 @@ class Tally:
     def known_cost(self) -> Decimal | None:
         """The cost, if every call's cost is known; ``None`` otherwise."""
         return self.cost if self.unpriced == 0 else None
-# --8<-- [end:tally]
 
 
 # --8<-- [start:cost-of]
@@ -94,7 +92,6 @@ def cost_of(usage: TokenUsage, model: ModelInfo | None) -> Decimal | None:
 # --8<-- [end:cost-of]
 
 
-# --8<-- [start:tracker]
 class CostTracker:
     """Adds up the usage of every step it sees, per step, run, session and model.
 
@@ -154,7 +151,6 @@ class CostTracker:
         for tally in (self.run, self.session, self.by_model.setdefault(self.model, Tally())):
             tally.add(usage, cost)
             tally.delegated += 1
-# --8<-- [end:tracker]
 
 
 # --8<-- [start:money]
@@ -173,7 +169,6 @@ def format_cost(amount: Decimal) -> str:
 # --8<-- [end:money]
 
 
-# --8<-- [start:describe-cost]
 def describe_cost(tally: Tally, model: str) -> str:
     """The cost of ``tally`` in words that never pass an unknown cost off as $0."""
     if tally.unpriced == 0:
@@ -182,10 +177,8 @@ def describe_cost(tally: Tally, model: str) -> str:
         return f"unknown (no price for {model})"
     missing = f"{tally.unpriced} of {tally.calls} calls without a price"
     return f"at least {format_cost(tally.cost)} ({missing})"
-# --8<-- [end:describe-cost]
 
 
-# --8<-- [start:summary]
 @dataclass(frozen=True)
 class RunSummary:
     """What ``claw`` says after a run: how it ended, its tokens, its cost, how long it took."""
@@ -248,7 +241,6 @@ class RunSummary:
                 "seconds": round(self.seconds, 3),
             }
         )
-# --8<-- [end:summary]
 
 
 # --8<-- [start:estimate]

@@ -102,7 +102,6 @@ def discover_instructions(cwd: Path, user_file: Path | None = None) -> list[Path
 # --8<-- [end:discover]
 
 
-# --8<-- [start:read-start]
 def read_start(path: Path, max_chars: int) -> tuple[str, bool]:
     """The first ``max_chars`` characters of the UTF-8 file ``path``, and whether it has more.
 
@@ -117,7 +116,6 @@ def read_start(path: Path, max_chars: int) -> tuple[str, bool]:
     # A cut can fall inside a character: the incremental decoder keeps those bytes back.
     text = codecs.getincrementaldecoder("utf-8")().decode(data, final=not more)
     return text[:max_chars], more or len(text) > max_chars
-# --8<-- [end:read-start]
 
 
 # --8<-- [start:read]

@@ -51,7 +51,6 @@ from .types import (
 T = TypeVar("T")
 
 
-# --8<-- [start:limits]
 @dataclass(frozen=True)
 class Limits:
     """How far one run may go before the loop ends it."""
@@ -70,10 +69,8 @@ class Limits:
         for name in ("max_steps", "stuck_after", "max_output_bytes", "max_history_chars"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
-# --8<-- [end:limits]
 
 
-# --8<-- [start:note]
 def truncation_note(cut_bytes: int, cut_lines: int) -> str:
     """The line that replaces what ``truncate_output`` cut: how much, and how to see it."""
     lines = "line" if cut_lines == 1 else "lines"
@@ -82,7 +79,6 @@ def truncation_note(cut_bytes: int, cut_lines: int) -> str:
         "shown. To see them, ask for a smaller part: read the file with offset and limit, "
         "or narrow the command or the search.]"
     )
-# --8<-- [end:note]
 
 
 # --8<-- [start:truncate]
@@ -298,7 +294,6 @@ class Agent(AgentBase):
         # endregion
     # --8<-- [end:race]
 
-    # --8<-- [start:before-request]
     async def before_request(self) -> AsyncIterator[Event]:
         """Before a provider call: let ``prepare`` (chapter 18) shrink the history; report it.
 
@@ -308,7 +303,6 @@ class Agent(AgentBase):
             event = await self.race(self.prepare(self.history))
             if event is not None:
                 yield event
-    # --8<-- [end:before-request]
 
     # --8<-- [start:execute]
     async def execute(self, call: ToolCall) -> ToolOutput:

@@ -180,7 +180,6 @@ class MemoryStore:
         self.lock = threading.Lock()
         """Held by whoever uses the connection from a worker thread (the memory tools)."""
 
-    # --8<-- [start:open]
     @property
     def db(self) -> sqlite3.Connection:
         """The open connection, with the tables made if they are missing (on first use)."""
@@ -199,7 +198,6 @@ class MemoryStore:
             connection.execute("COMMIT")
             self._connection = connection
         return self._connection
-    # --8<-- [end:open]
 
     # --8<-- [start:remember]
     def remember(self, text: str, scope: Scope = Scope.PROJECT) -> Memory:

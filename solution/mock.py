@@ -14,13 +14,10 @@ from .errors import ProviderError
 from .types import AssistantTurn, Message, ToolDefinition
 
 
-# --8<-- [start:exhausted]
 class MockProviderExhausted(ProviderError):
     """The mock was called more often than its script has turns."""
-# --8<-- [end:exhausted]
 
 
-# --8<-- [start:provider-call]
 @dataclass(frozen=True)
 class ProviderCall:
     """One call received by a ``MockProvider``: what the agent sent, as it was at that moment."""
@@ -32,16 +29,13 @@ class ProviderCall:
     def tool_names(self) -> tuple[str, ...]:
         """The names of the tools offered in this call."""
         return tuple(tool.name for tool in self.tools)
-# --8<-- [end:provider-call]
 
 
-# --8<-- [start:as-turn]
 def as_turn(turn: AssistantTurn | str) -> AssistantTurn:
     """Accept a plain string as shorthand for a text-only turn that ends the conversation."""
     if isinstance(turn, str):
         return AssistantTurn(text=turn)
     return turn
-# --8<-- [end:as-turn]
 
 
 # --8<-- [start:mock-provider]

@@ -29,7 +29,6 @@ MAX_AGE = timedelta(days=1)
 """How long a cached model list is used before it is fetched again."""
 
 
-# --8<-- [start:model-info]
 @dataclass(frozen=True)
 class ModelInfo:
     """One model of the list: its window and its prices per token (``None``: not listed)."""
@@ -45,7 +44,6 @@ class ModelInfo:
     """US dollars per prompt token read from the provider's cache, when it is listed."""
     cache_write: Decimal | None = None
     """US dollars per prompt token written to the provider's cache, when it is listed."""
-# --8<-- [end:model-info]
 
 
 # --8<-- [start:parse]
@@ -93,7 +91,6 @@ def parse_model_list(body: Mapping[str, Any]) -> dict[str, ModelInfo]:
 # --8<-- [end:parse]
 
 
-# --8<-- [start:catalog]
 class ModelCatalog:
     """OpenRouter's model list, fetched from ``url`` at most once per ``MAX_AGE``, kept on disk.
 
@@ -153,4 +150,3 @@ class ModelCatalog:
             except OSError:
                 pass  # no cache this time: the list is still used
         self.models = parse_model_list(body)
-# --8<-- [end:catalog]

@@ -386,7 +386,6 @@ class Verdict:
     rule: Rule | None = None
 
 
-# --8<-- [start:mode-default]
 def mode_default(mode: Mode, name: str) -> Decision:
     """What ``mode`` says about a call to the tool ``name`` when no rule matches it."""
     if name in LOOKING_TOOLS or name in UNASKED_TOOLS or mode is Mode.BYPASS:
@@ -398,7 +397,6 @@ def mode_default(mode: Mode, name: str) -> Decision:
     if mode is Mode.PLAN and name != "web_fetch":  # web_fetch only reads, if off the machine
         return Decision.DENY
     return Decision.ASK
-# --8<-- [end:mode-default]
 
 
 def check_rule(rule: Rule, decision: Decision) -> None:
@@ -668,7 +666,6 @@ class Permissions:
                     return found
         return None
 
-    # --8<-- [start:decide-simple]
     def decide_simple(self, command: str, line: str | None = None) -> Verdict:
         """The verdict for one simple command, as ``split_command`` gives it from ``line``.
 
@@ -700,7 +697,6 @@ class Permissions:
         if apart is not None:
             return Verdict(Decision.ASK, f"{shown!r} needs approval: the command line {apart}")
         return verdicts[0]
-    # --8<-- [end:decide-simple]
 
     def decide_program(self, simple: Simple, shown: str, line: str | None = None) -> Verdict:
         """The verdict for the program a simple command runs, when no deny or ask rule matched.
@@ -825,7 +821,6 @@ class Permissions:
         unique = list(dict.fromkeys(rules))
         return unique if len(unique) <= MAX_SAVED_RULES else []
 
-    # --8<-- [start:check-redirect]
     def check_redirect(self, source: str, target: str) -> str | None:
         """Whether ``web_fetch`` may follow ``source``'s redirect: chapter 12's ``RedirectCheck``.
 
@@ -847,7 +842,6 @@ class Permissions:
             f"its host needs approval ({verdict.reason}): fetch that URL with a web_fetch "
             "call of its own if you need it"
         )
-    # --8<-- [end:check-redirect]
 
     # --8<-- [start:check]
     async def check(self, call: ToolCall) -> ToolCall | ToolOutput:

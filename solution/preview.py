@@ -17,14 +17,12 @@ SCREENFUL = 40
 """How many lines of diff an approval question shows at most."""
 
 
-# --8<-- [start:cut-lines]
 def cut_lines(text: str, rows: int) -> str:
     """``text`` cut to its first ``rows`` lines, with a last line counting those left out."""
     lines = text.splitlines()
     if len(lines) <= rows:
         return text
     return "\n".join([*lines[:rows], f"… ({len(lines) - rows} more lines)"])
-# --8<-- [end:cut-lines]
 
 
 # --8<-- [start:preview]

@@ -66,7 +66,6 @@ def read_prompt(prompt: str | None, stdin: TextIO) -> str:
 # --8<-- [end:read-prompt]
 
 
-# --8<-- [start:usage-object]
 def usage_object(usage: TokenUsage) -> dict[str, int]:
     """``usage`` as the ``usage`` field of a JSON object."""
     return {
@@ -75,7 +74,6 @@ def usage_object(usage: TokenUsage) -> dict[str, int]:
         "cached_input_tokens": usage.cached_input_tokens,
         "reasoning_tokens": usage.reasoning_tokens,
     }
-# --8<-- [end:usage-object]
 
 
 # --8<-- [start:event-object]
@@ -110,7 +108,6 @@ def event_object(event: Event) -> dict[str, Any] | None:
 # --8<-- [end:event-object]
 
 
-# --8<-- [start:total-cost]
 def total_cost(finished: RunFinished) -> Decimal | None:
     """The run's cost in US dollars for the result object: what the provider reported.
 
@@ -118,7 +115,6 @@ def total_cost(finished: RunFinished) -> Decimal | None:
     is the one place that changes when it comes.
     """
     return finished.usage.cost
-# --8<-- [end:total-cost]
 
 
 # --8<-- [start:result-object]

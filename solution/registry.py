@@ -125,7 +125,6 @@ async def run_batch(
 # --8<-- [end:run-batch]
 
 
-# --8<-- [start:timed]
 def timed(
     work: Callable[[ToolCall], Awaitable[T]],
 ) -> Callable[[ToolCall], Coroutine[Any, Any, tuple[T, float]]]:
@@ -137,7 +136,6 @@ def timed(
         return result, time.monotonic() - started
 
     return run
-# --8<-- [end:timed]
 
 
 # --8<-- [start:run-in-batches]
@@ -196,7 +194,6 @@ def default_tools(root: Path | str = ".", *, web: bool = False) -> ToolSet:
 
 
 
-# --8<-- [start:assistant-tools]
 def assistant_tools(ask: AskHandler, memory: MemoryStore, todos: TodoList) -> list[Tool]:
     """Chapter 20's tools, which the ``claw`` command adds to ``default_tools``.
 
@@ -205,4 +202,3 @@ def assistant_tools(ask: AskHandler, memory: MemoryStore, todos: TodoList) -> li
     database opens on the first call.
     """
     return [AskUserTool(ask), RememberTool(memory), RecallTool(memory), TodoWriteTool(todos)]
-# --8<-- [end:assistant-tools]

@@ -50,7 +50,6 @@ many blocks a second, more than anyone can read. At a terminal, a waiting block 
 screen as plain text (in the live view) until it is printed."""
 
 
-# --8<-- [start:splitter]
 class BlockSplitter:
     """Cuts streamed markdown into complete blocks, looking at each character once.
 
@@ -101,7 +100,6 @@ class BlockSplitter:
         rest = "\n".join([*self.pending, self.partial]) if self.partial else "\n".join(self.pending)
         self.pending, self.partial, self.fence = [], "", None
         return rest
-# --8<-- [end:splitter]
 
 
 @cache
@@ -275,7 +273,6 @@ def still_running(names: Sequence[str], seconds: float) -> str:
 # --8<-- [end:still-running]
 
 
-# --8<-- [start:waiting]
 class Waiting:
     """A line that says which tool runs and for how long, once it has run a second.
 
@@ -348,7 +345,6 @@ class Waiting:
             running, self.running = self.running, {}
             for call_id, name in running.items():
                 self.started(call_id, name)
-# --8<-- [end:waiting]
 
 
 class RunView:

@@ -70,7 +70,6 @@ INTERRUPTED = "\n\n[interrupted by the user]"
 """Added to the part of an answer Ctrl-C stopped, which the conversation keeps."""
 
 
-# --8<-- [start:presses]
 class ExitPresses:
     """Counts Ctrl-C at the prompt: the second in a row at an empty prompt means leave."""
 
@@ -97,7 +96,6 @@ class ExitPresses:
     def reset(self) -> None:
         """Something else was typed: start counting again."""
         self.armed = False
-# --8<-- [end:presses]
 
 
 class ReplCompleter(Completer):
@@ -285,7 +283,6 @@ class Repl:
                 return line
         return None
 
-    # --8<-- [start:turn]
     async def turn(self, prompt: str) -> RunFinished | None:
         """Run ``prompt`` in the conversation; show it; Ctrl-C cancels it. ``None``: blocked."""
         from .hooks import PromptBlocked, run_with_hooks
@@ -347,7 +344,6 @@ class Repl:
 
             print_summary(session, finished, time.monotonic() - started, self.err)
         return finished
-    # --8<-- [end:turn]
 
     async def run(self, first: str | None = None) -> int:
         """Converse until the user leaves; the exit status (128 + a signal that ended it)."""

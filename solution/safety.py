@@ -240,7 +240,6 @@ def touched_paths(call: ToolCall) -> list[str]:
 # --8<-- [end:touched-paths]
 
 
-# --8<-- [start:patch-paths]
 def patch_paths(patch: str) -> list[str]:
     """Every path a patch names: through ``parse_patch``, or header by header if it fails."""
     try:
@@ -267,7 +266,6 @@ def patch_paths(patch: str) -> list[str]:
         if isinstance(operation, UpdateFile) and operation.move_to:
             found.append(operation.move_to)
     return found
-# --8<-- [end:patch-paths]
 
 
 # --8<-- [start:protected]
@@ -505,7 +503,6 @@ def check_command(command: str) -> str | None:
 # --8<-- [end:check-command]
 
 
-# --8<-- [start:safety-checks]
 class SafetyChecks:
     """Chapter 14's check for ``Controls``: the workspace, protected files and the command filter.
 
@@ -562,4 +559,3 @@ class SafetyChecks:
         if reason is None:
             return call
         return ToolOutput.error(f"{PREFIX}: {reason}")
-# --8<-- [end:safety-checks]

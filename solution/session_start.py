@@ -100,7 +100,6 @@ async def pick(
 # --8<-- [end:pick]
 
 
-# --8<-- [start:session-rules]
 def keep_session_rules(recorder: SessionRecorder, agent: Agent, permissions: Permissions) -> None:
     """Make "always, this session" last as long as the session, across ``--continue``.
 
@@ -127,10 +126,8 @@ def keep_session_rules(recorder: SessionRecorder, agent: Agent, permissions: Per
         return answer
 
     permissions.approve = approve_and_record
-# --8<-- [end:session-rules]
 
 
-# --8<-- [start:open]
 async def open_session(
     arguments: argparse.Namespace, agent: Agent, cwd: Path, read_line: ReadLine, err: TextIO
 ) -> SessionRecorder | None:
@@ -164,4 +161,3 @@ async def open_session(
     else:
         writer = reopen(session)
     return SessionRecorder(agent, writer, written=len(session.history))
-# --8<-- [end:open]

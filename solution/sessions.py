@@ -86,11 +86,9 @@ def project_folder_name(cwd: Path) -> str:
 # --8<-- [end:folder]
 
 
-# --8<-- [start:sessions-folder]
 def sessions_folder(cwd: Path, home: Path | None = None) -> Path:
     """Where the sessions of the project at ``cwd`` are kept: ``<home>/projects/<name>``."""
     return (home or claw_home()) / "projects" / project_folder_name(cwd)
-# --8<-- [end:sessions-folder]
 
 
 # --8<-- [start:recorder]

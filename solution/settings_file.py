@@ -88,7 +88,6 @@ def add_rule(path: Path, list_name: str, rule: str) -> None:
 # --8<-- [end:add-rule]
 
 
-# --8<-- [start:ignore]
 def ignore_in_git(path: Path) -> None:
     """Add ``path``, the personal ``ROOT/.claw/settings.local.json``, to ``ROOT/.gitignore``.
 
@@ -108,4 +107,3 @@ def ignore_in_git(path: Path) -> None:
         text += "\n"
     root.mkdir(parents=True, exist_ok=True)
     atomic_write(ignore, (text + entry + "\n").encode("utf-8"))
-# --8<-- [end:ignore]

@@ -44,7 +44,6 @@ def exit_status(finished: RunFinished | None, signalled: int | None = None) -> i
 # --8<-- [end:exit-status]
 
 
-# --8<-- [start:stopper]
 class Stopper:
     """While in a ``with`` block, the stop signals call ``cancel`` and are remembered.
 
@@ -90,4 +89,3 @@ class Stopper:
         assert self._loop is not None
         for signum in self.signals:
             self._loop.remove_signal_handler(signum)
-# --8<-- [end:stopper]

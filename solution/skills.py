@@ -99,7 +99,6 @@ def load_front_matter(front: str) -> Any:
 # --8<-- [end:loader]
 
 
-# --8<-- [start:skill]
 @dataclass(frozen=True)
 class Skill:
     """One skill: its name and description from the front matter, and where its file is."""
@@ -113,7 +112,6 @@ class Skill:
     def folder(self) -> Path:
         """The skill's folder: its ``SKILL.md`` and the files beside it."""
         return self.path.parent
-# --8<-- [end:skill]
 
 
 # --8<-- [start:split]
@@ -178,7 +176,6 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-# --8<-- [start:skill-roots]
 def skill_roots(cwd: Path, home: Path | None = None, *, project: bool = True) -> list[Path]:
     """Where to look for skills: the project's ``.claw/skills`` first, then your own.
 
@@ -186,7 +183,6 @@ def skill_roots(cwd: Path, home: Path | None = None, *, project: bool = True) ->
     ``$CLAW_CONFIG_DIR``). ``project=False`` (an untrusted folder) leaves the project's out.
     """
     return ([cwd / SKILLS_FOLDER] if project else []) + [claw_home(home) / USER_SKILLS]
-# --8<-- [end:skill-roots]
 
 
 # --8<-- [start:discover]

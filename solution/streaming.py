@@ -83,13 +83,11 @@ class Done:
     stop_reason: StopReason
 
 
-# --8<-- [start:block-done]
 @dataclass(frozen=True, slots=True)
 class BlockDone:
     """A block only its provider understands is complete, to be kept verbatim (chapter 24)."""
 
     block: ProviderBlock
-# --8<-- [end:block-done]
 
 
 StreamEvent = (
@@ -99,7 +97,6 @@ StreamEvent = (
 # --8<-- [end:events]
 
 
-# --8<-- [start:sse-event]
 @dataclass(frozen=True, slots=True)
 class ServerSentEvent:
     """One event of an SSE stream: its data (lines joined by newlines), its type and its id."""
@@ -107,7 +104,6 @@ class ServerSentEvent:
     data: str
     event: str = "message"
     id: str | None = None
-# --8<-- [end:sse-event]
 
 
 # --8<-- [start:parse-sse-line]
@@ -245,7 +241,6 @@ class SSEDecoder:
         # endregion
     # --8<-- [end:decoder-line]
 
-    # --8<-- [start:decoder-close]
     def close(self) -> ServerSentEvent | None:
         """The stream has ended: the event it was in the middle of, if that has data.
 
@@ -256,7 +251,6 @@ class SSEDecoder:
             self._line("".join(self._buffer))
             self._buffer, self._buffered = [], 0
         return self._line("")
-    # --8<-- [end:decoder-close]
 # --8<-- [end:decoder]
 
 
@@ -344,7 +338,6 @@ def chunk_events(chunk: dict[str, Any]) -> list[StreamEvent]:
 # --8<-- [end:chunk-events]
 
 
-# --8<-- [start:partial-call]
 @dataclass
 class PartialToolCall:
     """A tool call while its pieces are still arriving."""
@@ -352,7 +345,6 @@ class PartialToolCall:
     id: str
     name: str
     arguments: list[str] = field(default_factory=list)
-# --8<-- [end:partial-call]
 
 
 # --8<-- [start:parse-arguments]
@@ -507,7 +499,6 @@ class StreamAccumulator:
 # --8<-- [end:accumulator]
 
 
-# --8<-- [start:stream-provider]
 @runtime_checkable
 class StreamProvider(Protocol):
     """A provider that can also stream a turn as it is generated."""
@@ -523,7 +514,6 @@ class StreamProvider(Protocol):
     ) -> AsyncIterator[StreamEvent]:
         """The turn as events, ending with ``Done`` (and possibly a last ``UsageUpdate``)."""
         ...
-# --8<-- [end:stream-provider]
 
 
 # --8<-- [start:turn-events]
@@ -604,21 +594,17 @@ class MockStreamProvider:
         # endregion
     # --8<-- [end:mock-stream-stream]
 
-    # --8<-- [start:mock-stream-complete]
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AssistantTurn:
         """Stream the next turn and return it assembled."""
         return await collect(self.stream(messages, tools))
-    # --8<-- [end:mock-stream-complete]
 # --8<-- [end:mock-stream-provider]
 
 
-# --8<-- [start:collect]
 async def collect(events: AsyncIterator[StreamEvent], model: str | None = None) -> AssistantTurn:
     """Consume a stream of events and return the finished turn."""
     accumulator = StreamAccumulator()
     async for event in events:
         accumulator.add(event)
     return accumulator.turn(model)
-# --8<-- [end:collect]

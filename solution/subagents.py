@@ -80,7 +80,6 @@ Budget = Callable[[TokenUsage], str | None]
 Chapter 17's cost tracker fits here; ``token_budget`` is the simplest one."""
 
 
-# --8<-- [start:arguments]
 class TaskArguments(ToolArguments):
     """What the model gives a subagent: a label, and the task itself."""
 
@@ -94,10 +93,8 @@ class TaskArguments(ToolArguments):
             "conversation, only this text. Say what to find or do and what to report back."
         ),
     )
-# --8<-- [end:arguments]
 
 
-# --8<-- [start:budget]
 def token_budget(max_tokens: int) -> Budget:
     """A ``Budget`` that stops a child once it has used more than ``max_tokens`` tokens."""
     if max_tokens < 1:
@@ -109,7 +106,6 @@ def token_budget(max_tokens: int) -> Budget:
         return None
 
     return check
-# --8<-- [end:budget]
 
 
 # --8<-- [start:session-budget]

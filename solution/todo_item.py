@@ -15,7 +15,6 @@ Status = Literal["pending", "in_progress", "completed"]
 """Where an item stands."""
 
 
-# --8<-- [start:item]
 class TodoItem(BaseModel):
     """One task of the list, as Claude Code's ``TodoWrite`` has it."""
 
@@ -26,4 +25,3 @@ class TodoItem(BaseModel):
     activeForm: str = Field(
         min_length=1, description="The task as it is being done: 'Running the tests'."
     )
-# --8<-- [end:item]

@@ -194,7 +194,6 @@ def _plain(value: object) -> object:
 # --8<-- [end:line]
 
 
-# --8<-- [start:writer]
 class TranscriptWriter:
     """Appends records to a transcript: each batch in one write, flushed, then ``fsync``'ed.
 
@@ -232,7 +231,6 @@ class TranscriptWriter:
     def close(self) -> None:
         """Close the file (what was appended is already on disk)."""
         self.file.close()
-# --8<-- [end:writer]
 
 
 # --8<-- [start:torn-tail]

@@ -140,7 +140,6 @@ def shown(files: list[Path], cwd: Path) -> list[str]:
     ]
 
 
-# --8<-- [start:decide]
 async def decide_trust(
     cwd: Path,
     *,
@@ -187,4 +186,3 @@ async def decide_trust(
     err.write(NOT_TRUSTED.format(files=", ".join(names), how=how) + "\n")
     err.flush()
     return False
-# --8<-- [end:decide]

@@ -31,15 +31,12 @@ TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 JsonType = Literal["string", "integer", "number", "boolean", "array", "object"]
 
 
-# --8<-- [start:frozen]
 class _Frozen(BaseModel):
     """Base for claw's data: immutable, and strict about unknown fields."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
-# --8<-- [end:frozen]
 
 
-# --8<-- [start:tool-call]
 class ToolCall(_Frozen):
     """The model's request to run one tool.
 
@@ -50,7 +47,6 @@ class ToolCall(_Frozen):
     id: str = Field(min_length=1)
     name: str = Field(min_length=1)
     arguments: dict[str, Any] = Field(default_factory=dict)
-# --8<-- [end:tool-call]
 
 
 def _require_unique_ids(calls: Sequence[ToolCall]) -> None:
@@ -85,7 +81,6 @@ def content_text(content: Content) -> str:
 # --8<-- [end:content]
 
 
-# --8<-- [start:cache-control]
 class CacheControl(_Frozen):
     """A prompt-caching breakpoint: the prompt may be cached up to the end of this content.
 
@@ -96,10 +91,8 @@ class CacheControl(_Frozen):
 
     type: Literal["ephemeral"] = "ephemeral"
     ttl: Literal["5m", "1h"] | None = None
-# --8<-- [end:cache-control]
 
 
-# --8<-- [start:provider-block]
 class ProviderBlock(_Frozen):
     """A piece of a turn that only its provider understands, kept verbatim to be sent back.
 
@@ -112,7 +105,6 @@ class ProviderBlock(_Frozen):
     """The provider that made the block and alone may receive it (``"anthropic"``)."""
     data: dict[str, Any]
     """The block exactly as the provider sent it."""
-# --8<-- [end:provider-block]
 
 
 # --8<-- [start:message-base]
@@ -214,13 +206,11 @@ class Message(_Frozen):
     # --8<-- [end:constructors]
 
 
-# --8<-- [start:breakpoint-rule]
 def _breakpoint_needs_text(message: Message, cache_control: CacheControl | None) -> None:
     if cache_control is not None and not message.text:
         raise ValueError(
             "cache_control marks the end of the content to cache, so the content cannot be empty"
         )
-# --8<-- [end:breakpoint-rule]
 
 
 # --8<-- [start:message-classes]
@@ -311,7 +301,6 @@ def load_messages(text: str | bytes) -> list[Message]:
 # --8<-- [end:adapter]
 
 
-# --8<-- [start:stop-reason]
 class StopReason(StrEnum):
     """Why the model stopped producing output."""
 
@@ -325,10 +314,8 @@ class StopReason(StrEnum):
     """A safety filter stopped it."""
     ERROR = "error"
     """The provider reported an error while generating."""
-# --8<-- [end:stop-reason]
 
 
-# --8<-- [start:usage]
 class TokenUsage(_Frozen):
     """How many tokens a call consumed and, when the provider says, what it cost.
 
@@ -364,10 +351,8 @@ class TokenUsage(_Frozen):
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cost=cost,
         )
-# --8<-- [end:usage]
 
 
-# --8<-- [start:turn]
 class AssistantTurn(_Frozen):
     """One complete answer from a provider.
 
@@ -417,10 +402,8 @@ class AssistantTurn(_Frozen):
             reasoning_content=self.reasoning,
             provider_blocks=self.provider_blocks,
         )
-# --8<-- [end:turn]
 
 
-# --8<-- [start:tool-output]
 class ToolOutput(_Frozen):
     """What a tool returns: text for the model, and whether it describes an error.
 
@@ -446,7 +429,6 @@ class ToolOutput(_Frozen):
         if self.is_error:
             return Message.tool_error(call.id, self.content)
         return Message.tool_result(call.id, self.content)
-# --8<-- [end:tool-output]
 
 
 def _empty_schema() -> dict[str, Any]:
@@ -519,7 +501,6 @@ class ToolDefinition(_Frozen):
         return self.model_copy(update={"parameters": parameters})
     # --8<-- [end:definition-param]
 
-    # --8<-- [start:definition-from-model]
     @classmethod
     def from_model(cls, name: str, description: str, arguments: type[BaseModel]) -> ToolDefinition:
         """Describe a tool whose arguments are the fields of a pydantic model."""
@@ -527,7 +508,6 @@ class ToolDefinition(_Frozen):
         schema.setdefault("properties", {})
         schema.setdefault("required", [])
         return cls(name=name, description=description, parameters=schema)
-    # --8<-- [end:definition-from-model]
 
     @property
     def required(self) -> tuple[str, ...]:
@@ -567,7 +547,6 @@ class Tool(Protocol):
 # --8<-- [end:protocols]
 
 
-# --8<-- [start:toolset]
 class ToolSet:
     """The tools an agent can use, by name. Names are unique."""
 
@@ -611,4 +590,3 @@ class ToolSet:
     def definitions(self) -> list[ToolDefinition]:
         """The definitions to send to the model, in the order the tools were added."""
         return [tool.definition for tool in self._tools.values()]
-# --8<-- [end:toolset]

@@ -309,7 +309,60 @@ def render(source: str, path: str, keep: Collection[str] = (), *, for_book: bool
             f"({error.msg}); a region must hold whole statements, not half of an if/else or "
             "try/except"
         ) from None
+    if for_book:
+        rendered = with_named_sections(rendered)
     return ensure_todo_import(rendered, path) if stubbed else rendered
+
+
+NAMED_START = re.compile(r"^\s*# --8<-- \[start:([-_0-9a-z]+)\]\s*$", re.MULTILINE)
+
+
+def section_name(qualname: str) -> str:
+    """The section a page includes a class or function by: its qualified name in lower case.
+
+    A method's class and name are joined by ``-``: ``Permissions.check`` is ``permissions-check``;
+    a leading ``_`` is dropped (``_Frozen`` is ``frozen``).
+    """
+    return qualname.lower().replace(".", "-").lstrip("_")  # a section's name starts with a letter
+
+
+def with_named_sections(text: str) -> str:
+    """``text`` with a snippet section around each class and function a page may include by name.
+
+    Top-level classes and functions, and the methods of top-level classes, each get one,
+    decorators included, named by ``section_name``: a page writes
+    ``--8<-- "solution/guard.py:guard"`` without any marker in the solution. A section written
+    out in the source under that name is left as it is.
+    """
+    tree = ast.parse(text)
+    existing = set(NAMED_START.findall(text))
+    starts: dict[int, list[str]] = {}
+    ends: dict[int, list[str]] = {}
+
+    def add(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, qualname: str) -> None:
+        name = section_name(qualname)
+        if name in existing:
+            return
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+        indent = " " * node.col_offset
+        starts.setdefault(first, []).append(f"{indent}# --8<-- [start:{name}]")
+        last = (node.end_lineno or node.lineno) - 1
+        ends.setdefault(last, []).insert(0, f"{indent}# --8<-- [end:{name}]")
+
+    definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    for node in tree.body:
+        if isinstance(node, definitions):
+            add(node, node.name)
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    add(item, f"{node.name}.{item.name}")
+    out: list[str] = []
+    for index, line in enumerate(text.splitlines()):
+        out.extend(starts.get(index, []))
+        out.append(line)
+        out.extend(ends.get(index, []))
+    return "\n".join(out) + "\n"
 
 
 def package_files(root: Path) -> list[Path]:

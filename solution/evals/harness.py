@@ -55,7 +55,6 @@ GIVE_UP = AssistantTurn(text="I cannot do this task.", usage=TokenUsage(cost=Dec
 Status = Literal["passed", "failed", "timeout", "error"]
 
 
-# --8<-- [start:config]
 class Config(BaseModel):
     """One configuration to measure: a model, an optional extra prompt, and limits."""
 
@@ -73,10 +72,8 @@ class Config(BaseModel):
     """US dollars one run may spend; the run ends ``budget`` once it has spent more."""
     time_limit: float | None = Field(default=None, gt=0)
     """Seconds per run, instead of each task's own ``time_limit``."""
-# --8<-- [end:config]
 
 
-# --8<-- [start:setup]
 class Setup(BaseModel):
     """What ``claw eval`` hands every worker with its job: the user's settings and the key."""
 
@@ -88,10 +85,8 @@ class Setup(BaseModel):
     key: str = Field(default="", repr=False)
     """The real model's API key. ``claw`` takes the keys out of its environment as it starts
     (``secrets_env``), so a worker finds none there: the key travels in the job, on stdin."""
-# --8<-- [end:setup]
 
 
-# --8<-- [start:result]
 class RunResult(BaseModel):
     """One run of one task under one configuration: one line of the results file."""
 
@@ -114,7 +109,6 @@ class RunResult(BaseModel):
     def passed(self) -> bool:
         """Whether the run solved the task."""
         return self.status == "passed"
-# --8<-- [end:result]
 
 
 def provider_for(config: Config, task: Task, setup: Setup | None = None) -> StreamProvider:
@@ -360,7 +354,6 @@ def run_isolated(
 # --8<-- [end:isolated]
 
 
-# --8<-- [start:run-all]
 def run_all(
     tasks: Sequence[Task],
     configs: Sequence[Config],
@@ -385,16 +378,13 @@ def run_all(
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         return list(pool.map(one, jobs))
-# --8<-- [end:run-all]
 
 
-# --8<-- [start:write-results]
 def write_results(path: Path, results: Iterable[RunResult]) -> None:
     """Write ``results`` to ``path`` as JSONL: one run a line."""
     with path.open("w", encoding="utf-8") as out:
         for result in results:
             out.write(result.model_dump_json() + "\n")
-# --8<-- [end:write-results]
 
 
 # --8<-- [start:jsonl]

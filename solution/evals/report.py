@@ -45,7 +45,6 @@ def wilson(successes: int, n: int, z: float = Z_95) -> tuple[float, float]:
 # --8<-- [end:wilson]
 
 
-# --8<-- [start:spread]
 @dataclass(frozen=True)
 class Spread:
     """A number measured over several runs: its mean, smallest and largest value."""
@@ -60,7 +59,6 @@ class Spread:
         if not values:
             return cls(0.0, 0.0, 0.0)
         return cls(sum(values) / len(values), min(values), max(values))
-# --8<-- [end:spread]
 
 
 @dataclass(frozen=True)

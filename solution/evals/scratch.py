@@ -97,7 +97,6 @@ def changed_files(repo: Path, base: str) -> list[str]:
     return sorted(set(tracked) | set(untracked))
 
 
-# --8<-- [start:verdict]
 @dataclass(frozen=True)
 class CheckResult:
     """What ``check`` found: passed or not, the first reason why not, the files changed."""
@@ -105,7 +104,6 @@ class CheckResult:
     passed: bool
     reason: str
     changed: tuple[str, ...] = ()
-# --8<-- [end:verdict]
 
 
 def run_tests(task: Task, repo: Path, timeout: float) -> tuple[bool, str]:

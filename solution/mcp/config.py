@@ -102,7 +102,6 @@ def project_servers(
 # --8<-- [end:consent]
 
 
-# --8<-- [start:servers]
 class McpServers:
     """The running servers of one claw session, and their tools in the agent's ``ToolSet``."""
 
@@ -160,4 +159,3 @@ class McpServers:
         for client in self.clients:
             await client.close()
         self.clients.clear()
-# --8<-- [end:servers]

@@ -187,11 +187,9 @@ def to_wire(messages: Sequence[Message]) -> tuple[list[dict[str, Any]], list[dic
 # --8<-- [end:to-wire]
 
 
-# --8<-- [start:tool-to-wire]
 def tool_to_wire(tool: ToolDefinition) -> dict[str, Any]:
     """A tool definition in the Messages API's format: its schema is ``input_schema``."""
     return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
-# --8<-- [end:tool-to-wire]
 
 
 # --8<-- [start:usage]
@@ -435,7 +433,6 @@ class MessageStreamReader:
     # --8<-- [end:reader-blocks]
 
 
-# --8<-- [start:message-events]
 def message_events(body: Any, reader: MessageStreamReader | None = None) -> list[StreamEvent]:
     """The events a whole (non-streamed) Message amounts to, as if it had been streamed.
 
@@ -463,10 +460,8 @@ def message_events(body: Any, reader: MessageStreamReader | None = None) -> list
     if not reader.stopped and not reader.paused:
         events.append(Done(StopReason.END_TURN))
     return events
-# --8<-- [end:message-events]
 
 
-# --8<-- [start:provider]
 class AnthropicProvider:
     """A ``StreamProvider`` for Anthropic's Messages API.
 
@@ -474,7 +469,6 @@ class AnthropicProvider:
     >>> thinker = AnthropicProvider("claude-sonnet-4-5", thinking_budget=4000)
     """
 
-    # --8<-- [start:init]
     def __init__(
         self,
         model: str,
@@ -527,7 +521,6 @@ class AnthropicProvider:
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._clock = clock
-    # --8<-- [end:init]
 
     def __repr__(self) -> str:
         # Deliberately without the key, as chapter 5b's.
@@ -688,7 +681,6 @@ class AnthropicProvider:
             yield event
     # --8<-- [end:complete]
 
-    # --8<-- [start:continued]
     async def _continued(
         self,
         messages: Sequence[Message],
@@ -728,7 +720,6 @@ class AnthropicProvider:
             with message_shape("the paused answer"):
                 paused.append(part.turn(reader.model).to_message())
             spent += part.usage
-    # --8<-- [end:continued]
 
     # --8<-- [start:stream]
     async def stream(
@@ -793,4 +784,3 @@ class AnthropicProvider:
             accumulator.add(event)
         with message_shape("the streamed answer"):
             return accumulator.turn(self.model)
-# --8<-- [end:provider]

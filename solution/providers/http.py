@@ -82,7 +82,6 @@ ERRORS: dict[int, type[ProviderHTTPError]] = {
 # --8<-- [end:error-classes]
 
 
-# --8<-- [start:retry-after]
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
     """Seconds to wait from a ``Retry-After`` header: a number of seconds or an HTTP date."""
     if not value:
@@ -96,7 +95,6 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
-# --8<-- [end:retry-after]
 
 
 # --8<-- [start:retry-policy]
@@ -131,7 +129,6 @@ class RetryPolicy:
 # --8<-- [end:retry-policy]
 
 
-# --8<-- [start:http-limits]
 @dataclass(frozen=True)
 class HTTPLimits:
     """Every limit of a provider, in one object both providers take as ``limits=``.
@@ -153,7 +150,6 @@ class HTTPLimits:
     """The largest single stream event, in characters (chapter 5a's ``SSEDecoder``)."""
     retry: RetryPolicy = RetryPolicy()
     """When, and how long to wait before, a failed request is sent again."""
-# --8<-- [end:http-limits]
 
 
 @functools.cache
@@ -166,7 +162,6 @@ def tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-# --8<-- [start:api-key]
 def clean_api_key(key: str) -> str:
     """``key`` without the whitespace around it; ``AuthenticationError`` if it cannot be sent.
 
@@ -191,7 +186,6 @@ def clean_api_key(key: str) -> str:
             "key is printable ASCII only: check it for a copy-paste slip",
         )
     return key
-# --8<-- [end:api-key]
 
 
 # --8<-- [start:key-transport]
@@ -230,7 +224,6 @@ def check_header(name: str, value: str | None) -> None:
         raise ValueError(f"{name} must be printable ASCII to travel in an HTTP header: {value!r}")
 
 
-# --8<-- [start:server-shape]
 class server_shape:  # lower case: used like a function, ``with server_shape("the answer"):``
     """Report JSON of the wrong shape as ``MalformedResponseError``, saying what was read.
 
@@ -266,7 +259,6 @@ class server_shape:  # lower case: used like a function, ``with server_shape("th
                 f"{what} does not have the shape of {self.shape} "
                 f"({type(error).__name__}: {error})"
             ) from error
-# --8<-- [end:server-shape]
 
 
 def garbled(response: httpx.Response, error: httpx.DecodingError) -> MalformedResponseError:
@@ -355,7 +347,6 @@ def page_text(text: str, content_type: str | None = None, limit: int = QUOTED_CH
 # --8<-- [end:page-text]
 
 
-# --8<-- [start:call-limits]
 class CallLimits:
     """The time limits of one call (``complete`` or ``stream``), and the waiting that keeps them.
 
@@ -528,4 +519,3 @@ class CallLimits:
             setting="timeout",
             seconds=self.timeout,
         )
-# --8<-- [end:call-limits]

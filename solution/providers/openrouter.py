@@ -240,7 +240,6 @@ class OpenRouterProvider:
     >>> local = OpenRouterProvider("qwen3:8b", base_url="http://localhost:11434/v1", api_key="")
     """
 
-    # --8<-- [start:init]
     def __init__(
         self,
         model: str,
@@ -303,7 +302,6 @@ class OpenRouterProvider:
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._clock = clock
-    # --8<-- [end:init]
 
     # --8<-- [start:lifecycle]
     def __repr__(self) -> str:
@@ -357,13 +355,11 @@ class OpenRouterProvider:
         # endregion
     # --8<-- [end:request-body]
 
-    # --8<-- [start:redact]
     def _redact(self, text: str) -> str:
         """``text`` with the API key blanked out, in case a server echoes it back."""
         if self._api_key and len(self._api_key) >= 8:
             return text.replace(self._api_key, "[redacted]")
         return text
-    # --8<-- [end:redact]
 
     # --8<-- [start:describe]
     def _describe(self, error: httpx.TransportError) -> str:
@@ -543,7 +539,6 @@ class OpenRouterProvider:
         # endregion
     # --8<-- [end:stream]
 
-    # --8<-- [start:stream-turn]
     async def stream_turn(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AssistantTurn:
@@ -553,6 +548,5 @@ class OpenRouterProvider:
             accumulator.add(event)
         with server_shape("the streamed answer"):
             return accumulator.turn(self.model)
-    # --8<-- [end:stream-turn]
 # --8<-- [end:provider]
 

@@ -41,7 +41,6 @@ NO_REPLY = "the user gave no answer"
 """Why a ``TerminalAsker`` gives no answer when the person just pressed Enter (or Ctrl-D)."""
 
 
-# --8<-- [start:arguments]
 class AskArguments(ToolArguments):
     """A question for the user, and optionally the answers to choose from."""
 
@@ -68,7 +67,6 @@ class AskArguments(ToolArguments):
         if len({choice.strip().casefold() for choice in choices}) != len(choices):
             raise ValueError("the choices must differ from each other")
         return choices
-# --8<-- [end:arguments]
 
 
 # --8<-- [start:question]

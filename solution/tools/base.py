@@ -29,7 +29,6 @@ DATA_KEYWORDS = frozenset({"default", "const", "enum", "examples"})
 """Schema keywords whose values are data, not schemas: nothing inside them is a title or a $ref."""
 
 
-# --8<-- [start:tool-arguments]
 class ToolArguments(BaseModel):
     """The base of a tool's argument model: an argument the model made up is an error.
 
@@ -39,7 +38,6 @@ class ToolArguments(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid")
-# --8<-- [end:tool-arguments]
 
 
 # --8<-- [start:tool-schema]
@@ -157,7 +155,6 @@ def explain_validation_error(
 # --8<-- [end:explain]
 
 
-# --8<-- [start:arguments-tool]
 class ArgumentsTool(Generic[A]):
     """A tool whose arguments are the pydantic model ``Arguments``.
 
@@ -193,4 +190,3 @@ class ArgumentsTool(Generic[A]):
     async def call(self, args: A) -> ToolOutput:
         """Do the tool's work with validated ``args``; report failures as ``ToolOutput.error``."""
         raise NotImplementedError(f"{type(self).__name__} must define call()")
-# --8<-- [end:arguments-tool]

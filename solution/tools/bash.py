@@ -59,7 +59,6 @@ SECRET_ENDINGS = ("API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY")
 """A variable whose name ends with one of these is a secret."""
 
 
-# --8<-- [start:arguments]
 class BashArguments(ToolArguments):
     """The command to run and, if it should stop sooner than usual, its timeout."""
 
@@ -70,7 +69,6 @@ class BashArguments(ToolArguments):
         description="Seconds after which the command is stopped (default: the tool's default; "
         "more than the maximum is cut to the maximum).",
     )
-# --8<-- [end:arguments]
 
 
 # --8<-- [start:secrets]
@@ -295,7 +293,6 @@ async def stop_session(process: asyncio.subprocess.Process, grace: float) -> Non
 # --8<-- [end:session]
 
 
-# --8<-- [start:started]
 async def started(
     starting: Awaitable[asyncio.subprocess.Process],
 ) -> asyncio.subprocess.Process:
@@ -317,7 +314,6 @@ async def started(
         if process is not None:
             await stop_session(process, grace=0)
         raise
-# --8<-- [end:started]
 
 
 # --8<-- [start:pipe]
@@ -375,7 +371,6 @@ async def drain(reader: asyncio.Task[None], seconds: float) -> None:
 # --8<-- [end:pipe]
 
 
-# --8<-- [start:exit-line]
 def exit_line(returncode: int) -> str:
     """The last line of a result: ``exit code: 0``; a process killed by a signal is named.
 
@@ -389,7 +384,6 @@ def exit_line(returncode: int) -> str:
             name = f"signal {-returncode}"
         return f"exit code: {returncode} (killed by {name})"
     return f"exit code: {returncode}"
-# --8<-- [end:exit-line]
 
 
 # --8<-- [start:tool]
@@ -411,7 +405,6 @@ class BashTool(ArgumentsTool[BashArguments]):
     read_only = False
     """Running a command can change anything: never run it alongside other tools."""
 
-    # --8<-- [start:init]
     def __init__(
         self,
         root: Path | str = ".",
@@ -442,7 +435,6 @@ class BashTool(ArgumentsTool[BashArguments]):
         self.max_output_bytes = max_output_bytes
         self.grace = grace
         self.environ = environ
-    # --8<-- [end:init]
 
     @property
     def definition(self) -> ToolDefinition:
@@ -501,7 +493,6 @@ class BashTool(ArgumentsTool[BashArguments]):
         # endregion
     # --8<-- [end:start]
 
-    # --8<-- [start:call]
     async def call(self, args: BashArguments) -> ToolOutput:
         """Run ``args.command``; answer with its output and exit code, or why it was stopped.
 
@@ -531,7 +522,6 @@ class BashTool(ArgumentsTool[BashArguments]):
             return ToolOutput.error("\n".join(parts))
         parts.append(exit_line(returncode))
         return ToolOutput.ok("\n".join(parts))
-    # --8<-- [end:call]
 
     # --8<-- [start:supervise]
     async def supervise(

@@ -45,7 +45,6 @@ class EditError(ToolError):
     """An edit that cannot be made; the message is written for the model."""
 
 
-# --8<-- [start:arguments]
 class EditArguments(ToolArguments):
     """Which file to change, the exact text to find, and what replaces it."""
 
@@ -59,10 +58,8 @@ class EditArguments(ToolArguments):
     replace_all: bool = Field(
         default=False, description="Replace every occurrence of old_string, not just one."
     )
-# --8<-- [end:arguments]
 
 
-# --8<-- [start:text-file]
 @dataclass(frozen=True)
 class TextFile:
     r"""A text file's content, and what must survive an edit of it.
@@ -86,7 +83,6 @@ class TextFile:
     def encode(self, text: str) -> bytes:
         """``text`` (already in this file's line endings) as this file's bytes: BOM and UTF-8."""
         return (codecs.BOM_UTF8 if self.bom else b"") + text.encode("utf-8")
-# --8<-- [end:text-file]
 
 
 # --8<-- [start:line-ending]
@@ -100,12 +96,10 @@ def line_ending(text: str) -> str:
 # --8<-- [end:line-ending]
 
 
-# --8<-- [start:with-newline]
 def with_newline(text: str, newline: str) -> str:
     r"""``text`` with every line ending (``\n`` or ``\r\n``) written as ``newline``."""
     text = text.replace("\r\n", "\n")
     return text if newline == "\n" else text.replace("\n", newline)
-# --8<-- [end:with-newline]
 
 
 # --8<-- [start:find-all]

@@ -126,7 +126,6 @@ class Root:
             raise OutsideRoot("the path leads outside the workspace (an absolute path outside it)")
         return best
 
-    # --8<-- [start:locate]
     def locate(self, path: str, *, parents: bool = False, follow: bool = True) -> Place:
         """Walk ``path`` from the root, one component at a time; the place it leads to.
 
@@ -212,7 +211,6 @@ class Root:
         finally:
             for folder in folders:
                 os.close(folder)
-    # --8<-- [end:locate]
 
     def open(self, path: str, flags: int = os.O_RDONLY, mode: int = 0o666) -> int:
         """Open ``path`` under the root with ``flags``; the file descriptor.

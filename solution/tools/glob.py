@@ -29,7 +29,6 @@ from .base import ArgumentsTool, ToolArguments
 from .ignore import Withhold, refusal, walk
 
 
-# --8<-- [start:arguments]
 class GlobArguments(ToolArguments):
     """A pattern, and the folder to look in."""
 
@@ -41,17 +40,14 @@ class GlobArguments(ToolArguments):
     path: str = Field(
         default=".", description="The folder to search in, relative to the workspace."
     )
-# --8<-- [end:arguments]
 
 
-# --8<-- [start:found]
 @dataclass(frozen=True)
 class Found:
     """One file that matched: its path relative to the workspace and when it last changed."""
 
     path: str
     mtime: float
-# --8<-- [end:found]
 
 
 def set_end(pattern: str, start: int) -> int:
@@ -131,7 +127,6 @@ def newest_first(found: Iterable[Found], limit: int) -> tuple[list[Found], int]:
 # --8<-- [end:newest-first]
 
 
-# --8<-- [start:tool]
 class GlobTool(ArgumentsTool[GlobArguments]):
     """Find files by glob pattern under the workspace, newest first, skipping ignored files."""
 
@@ -205,4 +200,3 @@ class GlobTool(ArgumentsTool[GlobArguments]):
             return ToolOutput.error(f"{args.pattern!r} is not a valid glob pattern: {error}")
         except (OSError, ValueError) as error:
             return ToolOutput.error(f"glob failed: {error}")
-# --8<-- [end:tool]

@@ -61,7 +61,6 @@ MAX_RECORD = 1024 * 1024
 """The longest record of ``rg``'s output claw accepts (a long path and a cut line fit)."""
 
 
-# --8<-- [start:arguments]
 class GrepArguments(ToolArguments):
     """What to look for, where, and how much context to show."""
 
@@ -77,10 +76,8 @@ class GrepArguments(ToolArguments):
     ignore_case: bool = Field(default=False, description="Match upper and lower case alike.")
     before: int = Field(default=0, ge=0, le=20, description="Lines of context before a match.")
     after: int = Field(default=0, ge=0, le=20, description="Lines of context after a match.")
-# --8<-- [end:arguments]
 
 
-# --8<-- [start:line]
 @dataclass(frozen=True)
 class Line:
     """One line to show: its number in the file, its text, and whether it matched."""
@@ -88,7 +85,6 @@ class Line:
     number: int
     text: str
     is_match: bool
-# --8<-- [end:line]
 
 
 # --8<-- [start:literal-of]
@@ -194,13 +190,11 @@ def search_file(
 # --8<-- [end:search-file]
 
 
-# --8<-- [start:show-line]
 def show_line(path: str, line: Line, max_line_chars: int) -> str:
     """``path:7: text`` for a match, ``path-7- text`` for context; a long text cut with ``…``."""
     text = line.text if len(line.text) <= max_line_chars else line.text[:max_line_chars] + "…"
     mark = ":" if line.is_match else "-"
     return f"{path}{mark}{line.number}{mark} {text}"
-# --8<-- [end:show-line]
 
 
 # --8<-- [start:format-matches]
@@ -359,7 +353,6 @@ def ripgrep_batch(
 # --8<-- [end:ripgrep]
 
 
-# --8<-- [start:tool]
 class GrepTool(ArgumentsTool[GrepArguments]):
     """Search file contents under the workspace with a regular expression."""
 
@@ -482,4 +475,3 @@ class GrepTool(ArgumentsTool[GrepArguments]):
             return await asyncio.to_thread(self.search, args)
         except (OSError, ValueError) as error:
             return ToolOutput.error(f"grep failed: {error}")
-# --8<-- [end:tool]

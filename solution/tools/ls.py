@@ -21,7 +21,6 @@ from .base import ArgumentsTool, ToolArguments
 from .ignore import Withhold, child, is_ignored, is_skipped_dir, refusal, rules_above, stays_inside
 
 
-# --8<-- [start:arguments]
 class ListDirArguments(ToolArguments):
     """Which folder to list, and whether to show what is normally hidden."""
 
@@ -30,7 +29,6 @@ class ListDirArguments(ToolArguments):
         default=False,
         description="Also show .git, node_modules, virtual environments and ignored files.",
     )
-# --8<-- [end:arguments]
 
 
 # --8<-- [start:human-size]
@@ -54,7 +52,6 @@ def human_size(size: int) -> str:
 # --8<-- [end:human-size]
 
 
-# --8<-- [start:entry]
 @dataclass(frozen=True)
 class Entry:
     """One entry of a folder: its name, whether it is a folder, and a file's size."""
@@ -66,10 +63,8 @@ class Entry:
     def show(self) -> str:
         """``name/`` for a folder, ``name  1.5 KiB`` for a file."""
         return f"{self.name}/" if self.is_dir else f"{self.name}  {human_size(self.size)}"
-# --8<-- [end:entry]
 
 
-# --8<-- [start:tool]
 class ListDirTool(ArgumentsTool[ListDirArguments]):
     """List one folder of the workspace: folders first, sizes for files, ignored entries hidden."""
 
@@ -177,4 +172,3 @@ class ListDirTool(ArgumentsTool[ListDirArguments]):
             return await asyncio.to_thread(self.list, args)
         except (OSError, ValueError) as error:
             return ToolOutput.error(f"cannot list {args.path}: {error}")
-# --8<-- [end:tool]

@@ -149,7 +149,6 @@ def control_character(path: str) -> str | None:
 # --8<-- [end:errors]
 
 
-# --8<-- [start:cursor]
 class Cursor:
     """A position in the lines of a patch: the parser reads them one at a time.
 
@@ -180,7 +179,6 @@ class Cursor:
         line = self.lines[self.index]
         self.index += 1
         return line
-# --8<-- [end:cursor]
 
 
 def separates(cursor: Cursor) -> bool:
@@ -275,7 +273,6 @@ def parse_chunk(cursor: Cursor) -> Chunk:
 # --8<-- [end:parse-chunk]
 
 
-# --8<-- [start:finish-chunk]
 def finish_chunk(start: int, chunk: Chunk) -> Chunk:
     """``chunk``, read from line ``start`` on; a ``PatchError`` if it has no body or no change."""
     if not chunk.lines:
@@ -283,7 +280,6 @@ def finish_chunk(start: int, chunk: Chunk) -> Chunk:
     if all(kind == " " for kind, _ in chunk.lines):
         raise PatchError(start, "the chunk changes nothing: it has no '-' or '+' line")
     return chunk
-# --8<-- [end:finish-chunk]
 
 
 # --8<-- [start:parse-section]
@@ -341,7 +337,6 @@ def parse_section(cursor: Cursor, header: Operation, number: int) -> Operation:
 # --8<-- [end:parse-section]
 
 
-# --8<-- [start:split-patch]
 def split_patch(text: str) -> list[str]:
     r"""The lines of a patch: split at ``\n``, a ``\r`` before it dropped, no line ends kept.
 
@@ -351,7 +346,6 @@ def split_patch(text: str) -> list[str]:
     if lines[-1] == "":
         lines.pop()
     return lines
-# --8<-- [end:split-patch]
 
 
 # --8<-- [start:parse-patch]
@@ -497,7 +491,6 @@ def seek(lines: Sequence[str], pattern: Sequence[str], start: int, end_of_file: 
 # --8<-- [end:seek]
 
 
-# --8<-- [start:find-anchor]
 def find_anchor(lines: Sequence[str], anchor: str, start: int) -> int | None:
     """The index of the first line at or after ``start`` that begins with ``anchor``.
 
@@ -508,7 +501,6 @@ def find_anchor(lines: Sequence[str], anchor: str, start: int) -> int | None:
         if lines[index].strip().startswith(anchor):
             return index
     return None
-# --8<-- [end:find-anchor]
 
 
 # --8<-- [start:apply-chunks]
@@ -675,7 +667,6 @@ def plan_patch(
 # --8<-- [end:plan]
 
 
-# --8<-- [start:arguments]
 class PatchArguments(ToolArguments):
     """The one argument of ``apply_patch``: the whole patch (other arguments are refused)."""
 
@@ -693,7 +684,6 @@ class PatchArguments(ToolArguments):
             "relative to the workspace."
         ),
     )
-# --8<-- [end:arguments]
 
 
 # --8<-- [start:tool]

@@ -37,7 +37,6 @@ SKIP_CHARS = 65536
 """How much of a line too long to show is read, and dropped, at a time."""
 
 
-# --8<-- [start:arguments]
 class ReadArguments(ToolArguments):
     """Which file to read and, for a long file, which lines."""
 
@@ -46,7 +45,6 @@ class ReadArguments(ToolArguments):
     limit: int | None = Field(
         default=None, ge=1, description="How many lines to show at most (default: all that fit)."
     )
-# --8<-- [end:arguments]
 
 
 # --8<-- [start:number-lines]
@@ -135,7 +133,6 @@ class ReadTool(ArgumentsTool[ReadArguments]):
     Arguments = ReadArguments
     read_only = True
 
-    # --8<-- [start:init]
     def __init__(
         self,
         root: Root | Path | str = ".",
@@ -159,9 +156,7 @@ class ReadTool(ArgumentsTool[ReadArguments]):
         self.max_chars = max_chars
         self.max_line_chars = max_line_chars
         self.files = files
-    # --8<-- [end:init]
 
-    # --8<-- [start:definition]
     @property
     def definition(self) -> ToolDefinition:
         """How ``read`` is described to the model: the description names the window's size."""
@@ -172,7 +167,6 @@ class ReadTool(ArgumentsTool[ReadArguments]):
             "and `limit` (how many lines) to read further.",
             ReadArguments,
         )
-    # --8<-- [end:definition]
 
     # --8<-- [start:window]
     def window(self, lines: Iterable[str], offset: int, limit: int | None, path: str) -> ToolOutput:
@@ -235,14 +229,12 @@ class ReadTool(ArgumentsTool[ReadArguments]):
         # endregion
     # --8<-- [end:read-window]
 
-    # --8<-- [start:call]
     async def call(self, args: ReadArguments) -> ToolOutput:
         """Read the file; tell ``files`` (if any) that the model has seen it."""
         output = await self.read(args)
         if self.files is not None and not output.is_error:
             self.files.saw(self.root / args.path)
         return output
-    # --8<-- [end:call]
 
     # --8<-- [start:run]
     async def read(self, args: ReadArguments) -> ToolOutput:

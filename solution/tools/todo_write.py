@@ -28,12 +28,10 @@ TODO_WRITE = "todo_write"
 """The tool's name, as the model calls it."""
 
 
-# --8<-- [start:arguments]
 class TodoWriteArguments(ToolArguments):
     """The whole new list."""
 
     todos: list[TodoItem] = Field(description="The complete list; it replaces the old one.")
-# --8<-- [end:arguments]
 
 
 # --8<-- [start:problem]
@@ -131,7 +129,6 @@ class TodoList:
 # --8<-- [end:todo-list]
 
 
-# --8<-- [start:tool]
 class TodoWriteTool(ArgumentsTool[TodoWriteArguments]):
     """Replace the model's todo list with the one it sends."""
 
@@ -161,7 +158,6 @@ class TodoWriteTool(ArgumentsTool[TodoWriteArguments]):
                 "whole list again with one item in_progress."
             )
         return ToolOutput.ok(f"Todo list updated ({summary(args.todos)}):\n{render(args.todos)}")
-# --8<-- [end:tool]
 
 
 def todos(tools: ToolSet) -> TodoList | None:

@@ -55,12 +55,10 @@ REDIRECTS = (301, 302, 303, 307, 308)
 """The status codes that send the client elsewhere, with a ``Location`` header."""
 
 
-# --8<-- [start:arguments]
 class WebFetchArguments(ToolArguments):
     """The page to fetch."""
 
     url: str = Field(min_length=1, description="The full http:// or https:// URL to fetch.")
-# --8<-- [end:arguments]
 
 
 # --8<-- [start:check-url]
@@ -168,11 +166,9 @@ def address_problem(address: IPAddress) -> str | None:
 # --8<-- [end:address-problem]
 
 
-# --8<-- [start:media-type]
 def media_type(content_type: str) -> str:
     """The media type of a ``Content-Type`` header, lower case, without its parameters."""
     return content_type.partition(";")[0].strip().lower()
-# --8<-- [end:media-type]
 
 
 # --8<-- [start:page-text]
@@ -249,7 +245,6 @@ class WebFetchTool(ArgumentsTool[WebFetchArguments]):
     Arguments = WebFetchArguments
     read_only = True
 
-    # --8<-- [start:init]
     def __init__(
         self,
         *,
@@ -277,9 +272,7 @@ class WebFetchTool(ArgumentsTool[WebFetchArguments]):
         self.resolve = resolve
         self.check_redirect = check_redirect
         self.client = client
-    # --8<-- [end:init]
 
-    # --8<-- [start:addresses]
     async def addresses(
         self, url: httpx.URL, came_from: httpx.URL | None = None
     ) -> list[IPAddress]:
@@ -312,7 +305,6 @@ class WebFetchTool(ArgumentsTool[WebFetchArguments]):
                 if (problem := address_problem(address)) is not None:
                     raise FetchError(f"refused: {hop}{refused_host(host, address, problem)}")
         return found
-    # --8<-- [end:addresses]
 
     @asynccontextmanager
     async def connect(

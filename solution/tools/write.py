@@ -37,7 +37,6 @@ TEMP_STEM_BYTES = 200
 """The most bytes of the target's name a temporary file's name repeats (a name may take 255)."""
 
 
-# --8<-- [start:arguments]
 class WriteArguments(ToolArguments):
     """Which file to write, and everything it should hold."""
 
@@ -45,10 +44,8 @@ class WriteArguments(ToolArguments):
         min_length=1, description="The file to create or replace, relative to the workspace."
     )
     content: str = Field(description="The whole new content of the file.")
-# --8<-- [end:arguments]
 
 
-# --8<-- [start:fsync-directory]
 def fsync_directory(folder: int) -> None:
     """Ask the disk to keep the entries of the open ``folder`` (a rename is one), if it can.
 
@@ -57,7 +54,6 @@ def fsync_directory(folder: int) -> None:
     """
     with contextlib.suppress(OSError):
         os.fsync(folder)
-# --8<-- [end:fsync-directory]
 
 
 # --8<-- [start:atomic-write]

@@ -176,3 +176,45 @@ def test_a_stub_right_under_a_docstring_keeps_no_blank_line_between():
     out = stubgen.render(NESTED_AFTER_DOCSTRING, "watch.py")
     assert '"""Sum the items through a helper."""\n    raise Todo(' in out
     ast.parse(out)
+
+
+def test_the_book_copy_has_a_section_for_each_class_and_function_by_name():
+    source = textwrap.dedent(
+        '''\
+        class Greeter:
+            """Greets."""
+
+            @property
+            def name(self) -> str:
+                return "x"
+
+            def greet(self) -> str:
+                return "hi"
+
+
+        # --8<-- [start:shout]
+        def shout() -> str:
+            return "HI"
+        # --8<-- [end:shout]
+
+
+        async def later() -> None:
+            pass
+        '''
+    )
+    out = stubgen.render(source, "greet.py", for_book=True)
+    ast.parse(out)
+    lines = out.splitlines()
+
+    def section(name: str) -> list[str]:
+        start, end = f"# --8<-- [start:{name}]", f"# --8<-- [end:{name}]"
+        first = next(i for i, line in enumerate(lines) if line.strip() == start)
+        last = next(i for i, line in enumerate(lines) if line.strip() == end)
+        return [line.strip() for line in lines[first + 1 : last] if "--8<--" not in line]
+
+    assert section("greeter")[0] == "class Greeter:" and section("greeter")[-1] == 'return "hi"'
+    assert section("greeter-name")[:2] == ["@property", "def name(self) -> str:"]
+    assert section("greeter-greet") == ["def greet(self) -> str:", 'return "hi"']
+    assert section("later") == ["async def later() -> None:", "pass"]
+    assert out.count("[start:shout]") == 1  # written out in the source: left as it is
+    assert "[start:" not in stubgen.render(source, "greet.py")  # the starter has none
