@@ -318,8 +318,8 @@ def call_subjects(call: ToolCall) -> list[str] | None:
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """A decision, and why: the rule that matched, or what the mode says."""
+class Ruling:
+    """The rules' decision on a call, and why: the rule that matched, or what the mode says."""
 
     decision: Decision
     reason: str
@@ -472,7 +472,7 @@ class Permissions:
         real = path_matches(pattern, resolved, real_root, self.home, anywhere=anywhere)
         return (written or real) if anywhere else (written and real)
 
-    def decide_one(self, name: str, subject: str | None) -> Verdict:
+    def decide_one(self, name: str, subject: str | None) -> Ruling:
         """The verdict for one subject of a call.
 
         The first matching rule in the order deny, ask, allow decides (in ``plan`` mode no
@@ -482,7 +482,7 @@ class Permissions:
         """
         raise Todo("ch13", "for deny, ask, allow in that order, the first matching rule decides")
 
-    def decide(self, call: ToolCall) -> Verdict:
+    def decide(self, call: ToolCall) -> Ruling:
         """The verdict for a whole call: the worst verdict of its subjects.
 
         Every subject (every simple command of a shell command) is decided on its own; a deny
@@ -492,13 +492,13 @@ class Permissions:
 
     def first_rule(
         self, decision: Decision, name: str, subjects: Iterable[str]
-    ) -> Verdict | None:
+    ) -> Ruling | None:
         """The verdict of the first ``decision`` rule about ``name`` matching a subject."""
         for subject in subjects:
             for rule in self.rules[decision]:
                 if self.rule_matches(rule, name, subject, decision):
                     reason = f'the {decision} rule "{rule}" matches {subject!r}'
-                    return Verdict(decision, reason, rule)
+                    return Ruling(decision, reason, rule)
         return None
 
     def inside(self, path: str, *, below: bool = False) -> bool:
@@ -527,7 +527,7 @@ class Permissions:
                 found.extend(os.path.relpath(match, base) for match in matches[:1000])
         return found
 
-    def deny_or_ask(self, simple: Simple, seen: int = 0) -> Verdict | None:
+    def deny_or_ask(self, simple: Simple, seen: int = 0) -> Ruling | None:
         """The first deny, else ask, verdict about ``simple``.
 
         Rules are matched over its spellings, the text it runs (``bash -c``), the files it
@@ -539,7 +539,7 @@ class Permissions:
                 inner.extend(analyse(part) for part in split_command(text))
             except Unsplittable:
                 inner.append(Simple(words=(text,), spellings=(text,)))
-        verdicts: list[Verdict | None] = []  # each nested text's, worked out once
+        verdicts: list[Ruling | None] = []  # each nested text's, worked out once
         for decision in (Decision.DENY, Decision.ASK):
             found = (
                 self.first_rule(decision, "bash", simple.spellings)
@@ -558,7 +558,7 @@ class Permissions:
                     return found
         return None
 
-    def decide_simple(self, command: str, line: str | None = None) -> Verdict:
+    def decide_simple(self, command: str, line: str | None = None) -> Ruling:
         """The verdict for one simple command, as ``split_command`` gives it from ``line``.
 
         A deny rule for the whole command ``line`` denies. Then deny, then ask rules, over
@@ -577,7 +577,7 @@ class Permissions:
         if found is not None:
             return found
         if simple.opaque and (self.rules[Decision.DENY] or self.rules[Decision.ASK]):
-            return Verdict(Decision.ASK, f"claw cannot check {shown!r}: {simple.opaque}")
+            return Ruling(Decision.ASK, f"claw cannot check {shown!r}: {simple.opaque}")
         verdicts = [self.decide_program(simple, shown, line.strip())]
         for target in simple.writes:
             verdicts.append(self.decide_write(target))
@@ -587,10 +587,10 @@ class Permissions:
                     return verdict
         apart = runs_apart(line)
         if apart is not None:
-            return Verdict(Decision.ASK, f"{shown!r} needs approval: the command line {apart}")
+            return Ruling(Decision.ASK, f"{shown!r} needs approval: the command line {apart}")
         return verdicts[0]
 
-    def decide_program(self, simple: Simple, shown: str, line: str | None = None) -> Verdict:
+    def decide_program(self, simple: Simple, shown: str, line: str | None = None) -> Ruling:
         """The verdict for the program a simple command runs, when no deny or ask rule matched.
 
         ``line``: the whole command line, which an allow rule without ``*`` may name exactly.
@@ -600,17 +600,17 @@ class Permissions:
                 continue
             if line is not None and rule.specifier == line and "*" not in line:
                 reason = f'the allow rule "{rule}" matches the whole command line'
-                return Verdict(Decision.ALLOW, reason, rule)
+                return Ruling(Decision.ALLOW, reason, rule)
             if rule.specifier is None:
-                return Verdict(Decision.ALLOW, f'the allow rule "{rule}" matches {shown!r}', rule)
+                return Ruling(Decision.ALLOW, f'the allow rule "{rule}" matches {shown!r}', rule)
             star = "*" in rule.specifier
             if star and (simple.opaque or simple.exact_only):
                 continue
             forms = simple.allow_forms if star else simple.exact_forms
             if any(command_matches(rule.specifier, form) for form in forms):
-                return Verdict(Decision.ALLOW, f'the allow rule "{rule}" matches {shown!r}', rule)
+                return Ruling(Decision.ALLOW, f'the allow rule "{rule}" matches {shown!r}', rule)
         if simple.read_only and all(self.inside(path) for path in self.expanded(simple.reads)):
-            return Verdict(Decision.ALLOW, f"{shown!r} is a read-only command")
+            return Ruling(Decision.ALLOW, f"{shown!r} is a read-only command")
         program = program_of(simple.words)
         if (
             self.mode is Mode.ACCEPT_EDITS
@@ -622,22 +622,22 @@ class Permissions:
             and all(self.inside(p) for p in self.expanded(simple.reads))
             and all(self.inside(p, below=True) for p in self.expanded(simple.changes))
         ):
-            return Verdict(Decision.ALLOW, f"acceptEdits mode runs {shown!r} inside the project")
+            return Ruling(Decision.ALLOW, f"acceptEdits mode runs {shown!r} inside the project")
         decision = mode_default(self.mode, "bash")
-        return Verdict(decision, f"no rule matches {shown!r}; {self.mode} mode says {decision}")
+        return Ruling(decision, f"no rule matches {shown!r}; {self.mode} mode says {decision}")
 
-    def decide_write(self, target: str) -> Verdict:
+    def decide_write(self, target: str) -> Ruling:
         """The verdict for a file a command writes through a redirection: an edit of it."""
         if target.startswith("~") or MAGIC.search(target) or "$" in target or "`" in target:
-            return Verdict(Decision.ASK, f"the redirection target {target!r} needs approval")
+            return Ruling(Decision.ASK, f"the redirection target {target!r} needs approval")
         if not self.inside(target) and self.mode is not Mode.BYPASS:
             decision = Decision.DENY if self.mode in (Mode.PLAN, Mode.DONT_ASK) else Decision.ASK
-            return Verdict(decision, f"the redirection writes {target!r}, outside the project")
+            return Ruling(decision, f"the redirection writes {target!r}, outside the project")
         verdict = self.decide_one("edit", target)
         reason = f"{verdict.reason} (a redirection writes it)"
-        return Verdict(verdict.decision, reason, verdict.rule)
+        return Ruling(verdict.decision, reason, verdict.rule)
 
-    def decide_unsplittable(self, command: str, why: str) -> Verdict:
+    def decide_unsplittable(self, command: str, why: str) -> Ruling:
         """The verdict for a command the splitter cannot take apart: never an allow.
 
         Denied if a deny rule matches it whole or a command in one of its substitutions. A
@@ -665,7 +665,7 @@ class Permissions:
             except Unsplittable:
                 continue
         reason = f"the command cannot be split into simple commands safely: {why}"
-        return Verdict(Decision.ASK, reason)
+        return Ruling(Decision.ASK, reason)
 
     def allow_rules_for(self, call: ToolCall) -> list[str]:
         """The allow rules an "always" answer adds, at most ``MAX_SAVED_RULES``.

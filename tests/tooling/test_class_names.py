@@ -1,9 +1,9 @@
 """One name, one class: no two classes of ``solution/`` or ``clawbook/`` share a name.
 
 Two classes with one name make a reader (and an import) guess which is meant. The classes are
-read with ``ast``, never imported. One name is still shared, in modules other engineers are
-changing on branches (issue 42 renames them): the comparison with that list is exact, so a new
-shared name fails, and so does a rename that is not taken off the list.
+read with ``ast``, never imported. ``KNOWN_SHARED`` lists a name still shared for a while (none
+today): the comparison with it is exact, so a new shared name fails, and so does a rename that is
+not taken off the list.
 """
 
 from __future__ import annotations
@@ -17,10 +17,7 @@ from clawbook.harness.runner import ROOT
 
 TREES = ("solution", "clawbook")
 
-KNOWN_SHARED = {
-    # Issue 42: renamed once the branches changing these modules are merged.
-    "Verdict": ("solution/hooks.py", "solution/permissions.py"),
-}
+KNOWN_SHARED: dict[str, tuple[str, ...]] = {}
 """The names still shared today, with the files that define them."""
 
 
