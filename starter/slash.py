@@ -292,6 +292,10 @@ def session_commands(commands: SlashCommands) -> None:
         session = state.extras.get("session")
         checkpoints = getattr(session, "checkpoints", None)
         recorder = getattr(session, "recorder", None)
+        if checkpoints is None and session is not None:
+            from .sessions import project_folder_name
+
+            project_folder_name(Path.cwd())  # no session kept: chapter 22's Todo, if that is why
         said = await rewind_command(checkpoints, rest, state.agent.history, recorder)
         state.out.write(terminal_text(said) + "\n")
 
