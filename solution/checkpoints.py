@@ -179,18 +179,16 @@ def snapshot_tree(root: Path) -> str:
     # endregion
 
 
-def snapshot(root: Path, ref: str, message: str) -> str:
-    """Commit the work tree under ``root`` (``snapshot_tree``) on top of ``ref``; the commit's id.
+def snapshot(root: Path, ref: str, message: str, parent: str | None = None) -> str:
+    """Commit the work tree under ``root`` (``snapshot_tree``) after ``parent``; the commit's id.
 
-    ``ref`` (outside ``refs/heads``) is moved to the new commit, whose parent is the last one,
-    so every snapshot of the session stays reachable, and safe from ``git gc``.
+    ``ref`` (outside ``refs/heads``) is moved to the new commit, whose parent is the session's
+    last snapshot, so every snapshot of the session stays reachable, and safe from ``git gc``.
     """
-    # region ch27: commit-tree the tree with the last snapshot as parent; update-ref to it
-    # more: rev-parse --verify -q ref (fails: no parent); env = {**os.environ, **IDENTITY}
+    # region ch27: commit-tree the tree (-p parent, if any) with claw's IDENTITY; update-ref
+    # more: env = {**os.environ, **IDENTITY}; git(root, "commit-tree", tree, "-p", ..., "-m", ...)
     tree = snapshot_tree(root)
-    parents: list[str] = []
-    with contextlib.suppress(subprocess.CalledProcessError):
-        parents = ["-p", git(root, "rev-parse", "--verify", "-q", ref).decode().strip()]
+    parents = ["-p", parent] if parent is not None else []
     env = {**os.environ, **IDENTITY}
     commit = git(root, "commit-tree", tree, *parents, "-m", message, env=env).decode().strip()
     git(root, "update-ref", ref, commit)
@@ -400,18 +398,20 @@ class Checkpoints:
         """The next prompt's checkpoint: its number, and in git a snapshot of the work tree.
 
         The snapshot runs in a thread (it reads the whole tree), its message the prompt's first
-        line. A snapshot git refuses leaves the prompt without one, as outside git.
+        line, its parent the last prompt's snapshot. One git refuses leaves the prompt without
+        one, as outside git.
         """
-        # region ch27: number = last + 1; in git, snapshot(root, ref, first line) in a thread
-        # more: asyncio.to_thread; except (OSError, subprocess.CalledProcessError): commit None
+        # region ch27: number = last + 1; in git, snapshot after the last commit, in a thread
+        # more: asyncio.to_thread(snapshot, ...); except (OSError, CalledProcessError): None
         import asyncio
 
         number = self.prompts[-1].number + 1 if self.prompts else 1
         commit = None
         if self.git:
             message = f"claw checkpoint: prompt {number}: {first_line(text)}"
+            last = next((p.commit for p in reversed(self.prompts) if p.commit is not None), None)
             try:
-                commit = await asyncio.to_thread(snapshot, self.root, self.ref, message)
+                commit = await asyncio.to_thread(snapshot, self.root, self.ref, message, last)
             except (OSError, subprocess.CalledProcessError):
                 commit = None
         return Prompt(number, text, keep, commit)

@@ -169,13 +169,13 @@ def snapshot_tree(root: Path) -> str:
     )
 
 
-def snapshot(root: Path, ref: str, message: str) -> str:
-    """Commit the work tree under ``root`` (``snapshot_tree``) on top of ``ref``; the commit's id.
+def snapshot(root: Path, ref: str, message: str, parent: str | None = None) -> str:
+    """Commit the work tree under ``root`` (``snapshot_tree``) after ``parent``; the commit's id.
 
-    ``ref`` (outside ``refs/heads``) is moved to the new commit, whose parent is the last one,
-    so every snapshot of the session stays reachable, and safe from ``git gc``.
+    ``ref`` (outside ``refs/heads``) is moved to the new commit, whose parent is the session's
+    last snapshot, so every snapshot of the session stays reachable, and safe from ``git gc``.
     """
-    raise Todo("ch27", "commit-tree the tree with the last snapshot as parent; update-ref to it")
+    raise Todo("ch27", "commit-tree the tree (-p parent, if any) with claw's IDENTITY; update-ref")
 
 
 def tree_files(root: Path, tree: str) -> dict[str, str]:
@@ -372,9 +372,10 @@ class Checkpoints:
         """The next prompt's checkpoint: its number, and in git a snapshot of the work tree.
 
         The snapshot runs in a thread (it reads the whole tree), its message the prompt's first
-        line. A snapshot git refuses leaves the prompt without one, as outside git.
+        line, its parent the last prompt's snapshot. One git refuses leaves the prompt without
+        one, as outside git.
         """
-        raise Todo("ch27", "number = last + 1; in git, snapshot(root, ref, first line) in a thread")
+        raise Todo("ch27", "number = last + 1; in git, snapshot after the last commit, in a thread")
 
     def before_change(self, path: str, call: str) -> None:
         """Keep ``path``'s before-image for the current prompt, unless it has one already.

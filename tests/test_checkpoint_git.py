@@ -5,6 +5,7 @@ claw's ``Checkpoints`` as each prompt starts, and bash is claw's own tool.
 """
 
 import asyncio
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -149,16 +150,29 @@ async def make(space: Workspace, kind: str, *arguments: str) -> None:
         await space.call("apply_patch", patch=patch)
     elif kind == "bash-write":
         data = CONTENTS[int(arguments[1])]
-        command = f"mkdir -p sub && printf '{quoted(data)}' > {arguments[0]}"
+        command = f"printf '{quoted(data)}' > {arguments[0]}"
         await space.call("bash", command=command)
     elif kind == "bash-rm":
         await space.call("bash", command=f"rm -f {arguments[0]}")
     else:
-        await space.call("bash", command=f"mkdir -p sub && mv {arguments[0]} {arguments[1]}")
+        await space.call("bash", command=f"mv {arguments[0]} {arguments[1]}")
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The property test's starting repository, made once and copied for each example."""
+    root = tmp_path_factory.mktemp("template") / "repo"
+    repository(root)
+    (root / "b.bin").write_bytes(BINARY)
+    (root / "notes.log").write_bytes(CRLF)
+    (root / "sub").mkdir()
+    (root / "sub" / "keep.txt").write_text("the folder bash writes into\n")
+    return root
+
+
+@pytest.mark.timeout(120)  # 25 examples of a few git commands each, in CI on a busy machine
 @settings(
-    max_examples=examples(40),
+    max_examples=examples(25),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(
@@ -166,15 +180,13 @@ async def make(space: Workspace, kind: str, *arguments: str) -> None:
     data=st.data(),
 )
 def test_checkpoint_any_changes_then_a_rewind_give_back_the_tree_as_it_was(
-    prompts: list[list[tuple[str, ...]]], data: st.DataObject
+    template: Path, prompts: list[list[tuple[str, ...]]], data: st.DataObject
 ) -> None:
     back_to = data.draw(st.integers(1, len(prompts)), label="rewind to prompt")
 
     async def scenario(folder: Path) -> None:
         root = folder / "repo"
-        repository(root)
-        (root / "b.bin").write_bytes(BINARY)
-        (root / "notes.log").write_bytes(CRLF)
+        shutil.copytree(template, root, symlinks=True)
         space = Workspace(root, folder / "sessions")
         states = []
         for number, changes in enumerate(prompts, start=1):

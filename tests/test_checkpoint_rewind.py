@@ -1,8 +1,8 @@
 """ch27 · Rewinding: a crash leaves the old state or the new; the conversation stays append-only.
 
 A crash is injected by making ``Checkpoints.put`` (which puts back one file) or the encoding
-of the transcript's record raise ``Crash``, which no ``except Exception`` stops; a new ``Checkpoints`` on the same
-folder is the next claw to start.
+of the transcript's record raise ``Crash``, which no ``except Exception`` stops; a new
+``Checkpoints`` on the same folder is the next claw to start.
 """
 
 from pathlib import Path
