@@ -520,7 +520,8 @@ def start_checkpoints(
 
     A rewind a crash interrupted is finished or undone first, and said on ``err``. Then the
     checkpoints watch the agent's events and are told of each prompt as it starts. Until
-    chapter 27 is written, the first stub met turns them off, and claw runs on without them.
+    chapter 27 is written, the first stub met turns them off, and claw runs on without them;
+    so does a checkpoint that cannot be written (said once on ``err``).
     """
     checkpoints = Checkpoints(checkpoints_folder(recorder.writer.path), root, recorder.writer.path)
     try:
@@ -543,6 +544,9 @@ def start_checkpoints(
                 await checkpoints.begin(text, keep)
             except Todo:
                 checkpoints.enabled = False
+            except OSError as error:  # a full disk, say: the run goes on, without a safety net
+                checkpoints.enabled = False
+                err.write(f"claw: warning: checkpoints are off for this session: {error}\n")
 
     agent.sink.add(observe)
     if isinstance(agent, PreflightAgent):  # the claw command's agent always is
