@@ -9,7 +9,7 @@ Two records are kept for every prompt of a session, in a folder beside its trans
    ``log.jsonl`` says which prompt, which path, which object. A file over ``MAX_IMAGE_BYTES``
    is not copied: the line says so, and a rewind says it could not restore it.
 2. **a snapshot of the work tree**, in a git repository: when a prompt starts, the whole work
-   tree (what ``git add -A`` would take: ignored files not) is written as a git commit, through
+   tree (what ``git add --all`` would take: ignored files not) is written as a git commit, through
    a temporary index (``GIT_INDEX_FILE``), and kept alive by the ref
    ``refs/claw/checkpoints/<session-id>``. The user's branches, index, ``HEAD`` and stash are
    never touched. This covers what ``bash`` changed, which no before-image sees.
@@ -163,18 +163,18 @@ def snapshot_tree(root: Path) -> str:
     """The work tree under ``root`` as a git tree, made in a temporary index; the tree's id.
 
     The temporary index starts as a copy of the user's (so tracked files count, ignored or
-    not), then ``git add -A -- .`` takes the work tree's state; ``GIT_INDEX_FILE`` points git
+    not), then ``git add --all .`` takes the work tree's state; ``GIT_INDEX_FILE`` points git
     at the copy, so the user's index is only read.
     """
-    # region ch27: copy the user's index to a temporary file; add -A and write-tree through it
+    # region ch27: copy the user's index to a temporary file; add --all, write-tree through it
     # more: git rev-parse --git-path index; env = {**os.environ, "GIT_INDEX_FILE": copy}
     index = root / git(root, "rev-parse", "--git-path", "index").decode().strip()
-    with tempfile.TemporaryDirectory(prefix="claw-index-") as folder:
-        copy = Path(folder) / "index"
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / index.name
         if index.is_file():
             shutil.copyfile(index, copy)
         env = {**os.environ, "GIT_INDEX_FILE": str(copy)}
-        git(root, "add", "-A", "--", ".", env=env)
+        git(root, "add", "--all", ".", env=env)
         return git(root, "write-tree", env=env).decode().strip()
     # endregion
 
@@ -402,7 +402,7 @@ class Checkpoints:
         one, as outside git.
         """
         # region ch27: number = last + 1; in git, snapshot after the last commit, in a thread
-        # more: asyncio.to_thread(snapshot, ...); except (OSError, CalledProcessError): None
+        # more: asyncio.to_thread(snapshot, ...) in contextlib.suppress(OSError, CalledProcessError)
         import asyncio
 
         number = self.prompts[-1].number + 1 if self.prompts else 1
@@ -410,10 +410,8 @@ class Checkpoints:
         if self.git:
             message = f"claw checkpoint: prompt {number}: {first_line(text)}"
             last = next((p.commit for p in reversed(self.prompts) if p.commit is not None), None)
-            try:
+            with contextlib.suppress(OSError, subprocess.CalledProcessError):
                 commit = await asyncio.to_thread(snapshot, self.root, self.ref, message, last)
-            except (OSError, subprocess.CalledProcessError):
-                commit = None
         return Prompt(number, text, keep, commit)
         # endregion
     # --8<-- [end:start-prompt]
@@ -507,10 +505,11 @@ class Checkpoints:
         if start.commit is not None:
             then = tree_files(self.root, start.commit)
             now = tree_files(self.root, snapshot_tree(self.root))
-            unseen = [path for path in wanted.keys() | set(lost) if path not in then | now.keys()]
-            covered = set(then) | set(now) | (set(unseen) - ignored(self.root, unseen))
+            changed = wanted.keys() | set(lost)
+            unseen = [path for path in changed if path not in then and path not in now]
+            covered = then.keys() | now.keys() | (set(unseen) - ignored(self.root, unseen))
             for path in covered:
-                if path in wanted or path in lost or then.get(path) != now.get(path):
+                if path in changed or then.get(path) != now.get(path):
                     wanted[path] = blob(self.root, then[path]) if path in then else None
             lost = [path for path in lost if path not in covered]
         plan = Plan(lost=sorted(lost))
@@ -628,9 +627,7 @@ class Checkpoints:
         prompt = self.prompt(number)
         conversation = what in ("conversation", "both")
         if conversation:
-            if history is None:
-                raise CheckpointError("there is no conversation to rewind here")
-            here = history[prompt.keep] if prompt.keep < len(history) else None
+            here = history[prompt.keep] if history and prompt.keep < len(history) else None
             if not (isinstance(here, UserMessage) and here.content == prompt.text):
                 raise CheckpointError(
                     f"the conversation no longer holds prompt {number} where it was (it was "

@@ -9,7 +9,7 @@ Two records are kept for every prompt of a session, in a folder beside its trans
    ``log.jsonl`` says which prompt, which path, which object. A file over ``MAX_IMAGE_BYTES``
    is not copied: the line says so, and a rewind says it could not restore it.
 2. **a snapshot of the work tree**, in a git repository: when a prompt starts, the whole work
-   tree (what ``git add -A`` would take: ignored files not) is written as a git commit, through
+   tree (what ``git add --all`` would take: ignored files not) is written as a git commit, through
    a temporary index (``GIT_INDEX_FILE``), and kept alive by the ref
    ``refs/claw/checkpoints/<session-id>``. The user's branches, index, ``HEAD`` and stash are
    never touched. This covers what ``bash`` changed, which no before-image sees.
@@ -160,12 +160,12 @@ def snapshot_tree(root: Path) -> str:
     """The work tree under ``root`` as a git tree, made in a temporary index; the tree's id.
 
     The temporary index starts as a copy of the user's (so tracked files count, ignored or
-    not), then ``git add -A -- .`` takes the work tree's state; ``GIT_INDEX_FILE`` points git
+    not), then ``git add --all .`` takes the work tree's state; ``GIT_INDEX_FILE`` points git
     at the copy, so the user's index is only read.
     """
     raise Todo(
         "ch27",
-        "copy the user's index to a temporary file; add -A and write-tree through it",
+        "copy the user's index to a temporary file; add --all, write-tree through it",
     )
 
 

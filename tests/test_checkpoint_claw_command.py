@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from claw_command import calls, converse, no_fsync, says
 
-from claw.sessions import list_sessions
+from claw.sessions import list_sessions, load_session
+from claw.types import UserMessage
 from clawbook.harness.loopback import LoopbackServer
 
 no_fsync = pytest.fixture(autouse=True)(no_fsync)
@@ -56,6 +57,8 @@ def test_checkpoint_repl_lists_the_prompts_and_rewinds_code_and_conversation(
     assert sorted(path.name for path in project.iterdir()) == ["a.txt"]
     assert prompts_sent(server) == ["Write a.", "What is there?"]
     [session] = list_sessions(project)
+    kept = load_session(session.path).history  # what the next run of the session would send
+    assert [m.content for m in kept if isinstance(m, UserMessage)] == ["Write a.", "What is there?"]
     transcript = session.path.read_text()
     assert '"Write b."' in transcript  # the rewind was appended: nothing was taken out
     assert transcript.index('"Write b."') < transcript.index('"rewind":')

@@ -79,13 +79,16 @@ async def test_checkpoint_bash_changes_are_rewound_from_the_snapshot(tmp_path: P
     repository(root)
     (root / "build.log").write_text("ignored, changed by write\n")
     (root / "bin.dat").write_bytes(BINARY)
+    (root / "tracked.log").write_text("ignored, but tracked: in the snapshot\n")
+    git(root, "add", "-f", "tracked.log")
     space = Workspace(root, tmp_path / "sessions")
     found = tree(root)
 
     await space.prompt("Shuffle the files.")
     await space.call(
         "bash",
-        command="mv a.txt moved.txt && rm bin.dat && mkdir -p new && printf 'x\\r\\n' > new/x.txt",
+        command="mv a.txt moved.txt && rm bin.dat && mkdir -p new && printf 'x\\r\\n' > new/x.txt"
+        " && printf 'changed' > tracked.log",
     )
     await space.read("build.log")
     await space.call("write", path="build.log", content="replaced\n")
@@ -99,7 +102,39 @@ async def test_checkpoint_bash_changes_are_rewound_from_the_snapshot(tmp_path: P
         "  restored build.log",
         "  removed moved.txt",
         "  removed new/x.txt",
+        "  restored tracked.log",
     ]
+
+
+async def test_checkpoint_git_decides_for_every_path_it_sees(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    repository(root)
+    (root / "huge.log").write_bytes(b"h" * 10_001)  # ignored, over the cap
+    (root / "big.txt").write_bytes(b"b" * 10_001)  # over the cap, but git sees it
+    space = Workspace(root, tmp_path / "sessions", limit=10_000)
+    found = tree(root)
+
+    await space.prompt("Churn.")
+    await space.call("bash", command="printf 'made' > x.txt")  # after the snapshot
+    await space.read("x.txt")
+    await space.call("write", path="x.txt", content="changed\n")  # before-image: 'made'
+    await space.call("bash", command="rm x.txt")  # absent then, absent now
+    await space.call("bash", command="printf 'B' > a.txt")
+    await space.read("a.txt")
+    await space.call("write", path="a.txt", content="C\n")  # before-image: 'B'
+    await space.call("bash", command="git show HEAD:a.txt > a.txt")  # back as it was
+    for name in ("huge.log", "big.txt"):
+        await space.read(name)
+        await space.call("write", path=name, content="")
+    said = space.checkpoints.rewind(1, "code")
+
+    assert said.splitlines() == [
+        "rewound the code to before prompt 1",
+        "  restored big.txt",
+        "  could not restore huge.log: it was over 10,000 bytes when it was changed, "
+        "so no copy was kept",
+    ]
+    assert tree(root) == found | {"huge.log": b""}
 
 
 NAMES = ["a.txt", "b.bin", "sub/c.txt", "notes.log"]

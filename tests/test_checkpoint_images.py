@@ -4,6 +4,7 @@ The tools are claw's own (``default_tools``), called the way the loop calls them
 (``checkpointed.Workspace``); no git here: only before-images.
 """
 
+import json
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,12 @@ async def test_checkpoint_a_file_that_did_not_exist_is_removed_by_the_rewind(
 
     assert not (space.root / "pkg" / "new.py").exists()
     assert "  removed pkg/new.py" in said.splitlines()
+    record = json.loads(space.transcript.read_bytes().splitlines()[-1])
+    assert (record["type"], record["rewind"]["prompt"], record["rewind"]["what"]) == (
+        "rewind",
+        1,
+        "code",
+    )
 
 
 async def test_checkpoint_the_state_a_prompt_found_wins_over_later_changes(
@@ -70,6 +77,8 @@ async def test_checkpoint_the_state_a_prompt_found_wins_over_later_changes(
     await space.prompt("Two.")
     await space.call("edit", path="a.txt", old_string="third", new_string="fourth")
 
+    objects = space.checkpoints.folder / "objects"
+    assert not any(b"second" in stored.read_bytes() for stored in objects.iterdir())  # not kept
     space.checkpoints.rewind(2, "code")
     assert (space.root / "a.txt").read_text() == "third\n"  # as prompt 2 found it
     space.checkpoints.rewind(1, "code")
@@ -96,7 +105,8 @@ async def test_checkpoint_a_file_over_the_cap_is_not_kept_and_the_rewind_says_so
 ) -> None:
     big = b"x" * 10_001  # the workspace's cap is 10,000 bytes
     (space.root / "big.log").write_bytes(big)
-    (space.root / "small.txt").write_text("keep me\n")
+    at_the_cap = b"k" * 10_000  # exactly the cap: kept
+    (space.root / "small.txt").write_bytes(at_the_cap)
     await space.prompt("Clear both.")
     for path in ("big.log", "small.txt"):
         await space.read(path)
@@ -105,7 +115,7 @@ async def test_checkpoint_a_file_over_the_cap_is_not_kept_and_the_rewind_says_so
     said = space.checkpoints.rewind(1, "code")
 
     assert not any(big in path.read_bytes() for path in space.checkpoints.folder.rglob("*.*"))
-    assert (space.root / "small.txt").read_text() == "keep me\n"
+    assert (space.root / "small.txt").read_bytes() == at_the_cap
     assert (space.root / "big.log").read_bytes() == b""  # left as it is: nothing to restore
     assert said.splitlines() == [
         "rewound the code to before prompt 1",
@@ -119,15 +129,18 @@ async def test_checkpoint_the_list_shows_each_prompt_and_the_files_it_changed(
     space: Workspace,
 ) -> None:
     (space.root / "a.txt").write_text("a\n")
+    assert space.checkpoints.listing() == "no checkpoints yet: each prompt you send makes one"
     await space.prompt("Fix the parser\nand its tests, please")
+    await space.call("write", path="c.txt", content="c\n")
     await space.call("write", path="b.txt", content="b\n")
     await space.call("write", path="a.txt", content="not read first\n")  # refused: no change
+    await space.call("write", path="../escape.txt", content="out\n")  # refused: outside
     await space.prompt("Explain it. " + "very " * 20 + "slowly.")
 
     listing = space.checkpoints.listing()
 
     assert listing.splitlines() == [
-        "  1. Fix the parser  [b.txt]",
+        "  1. Fix the parser  [b.txt, c.txt]",
         "  2. Explain it. very very very very very very very ve…  "
         "[no file changed by claw's file tools]",
     ]
@@ -141,6 +154,8 @@ async def test_checkpoint_an_unknown_prompt_or_a_wrong_command_changes_nothing(
 
     with pytest.raises(CheckpointError, match=r"^there is no prompt 7 \(the prompts are 1 to 1\)$"):
         space.checkpoints.rewind(7, "code")
+    with pytest.raises(CheckpointError, match=r"^the conversation no longer holds prompt "):
+        space.checkpoints.rewind(1, "conversation")  # and no history to rewind
     said = await rewind_command(space.checkpoints, "1 everything", space.history, None)
 
     assert said.splitlines() == [

@@ -5,6 +5,7 @@ of the transcript's record raise ``Crash``, which no ``except Exception`` stops;
 ``Checkpoints`` on the same folder is the next claw to start.
 """
 
+import json
 from pathlib import Path
 
 import pytest
@@ -23,13 +24,13 @@ def space(tmp_path: Path) -> Workspace:
     return Workspace(root, tmp_path / "sessions")
 
 
-async def three_files_changed(space: Workspace) -> dict[str, bytes]:
-    """Prompt 1 changes three files; the tree as prompt 1 found it."""
+async def four_files_changed(space: Workspace) -> dict[str, bytes]:
+    """Prompt 1 changes three files and makes a fourth; the tree as prompt 1 found it."""
     for name in ("a.txt", "b.txt", "c.txt"):
         (space.root / name).write_text(f"{name} at first\n")
     found = tree(space.root)
-    await space.prompt("Change all three.")
-    for name in ("a.txt", "b.txt", "c.txt"):
+    await space.prompt("Change all three, add one.")
+    for name in ("a.txt", "b.txt", "c.txt", "new.txt"):
         await space.read(name)
         await space.call("write", path=name, content=f"{name} changed\n")
     return found
@@ -53,7 +54,7 @@ def crash_on_call(monkeypatch: pytest.MonkeyPatch, target: object, name: str, wh
 async def test_checkpoint_a_crash_while_files_are_put_back_is_finished_at_the_next_start(
     space: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    found = await three_files_changed(space)
+    found = await four_files_changed(space)
     with monkeypatch.context() as patched:
         crash_on_call(patched, Checkpoints, "put", 2)  # one file put back, then the crash
         with pytest.raises(Crash):
@@ -62,7 +63,7 @@ async def test_checkpoint_a_crash_while_files_are_put_back_is_finished_at_the_ne
 
     said = space.reopen().recover()
 
-    assert said == "a rewind to prompt 1 was interrupted; it is now finished (3 files)"
+    assert said == "a rewind to prompt 1 was interrupted; it is now finished (4 files)"
     assert tree(space.root) == found
     assert space.reopen().recover() is None  # the journal is gone: done once
 
@@ -70,19 +71,26 @@ async def test_checkpoint_a_crash_while_files_are_put_back_is_finished_at_the_ne
 async def test_checkpoint_a_crash_before_the_rewind_counts_is_undone_at_the_next_start(
     space: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await three_files_changed(space)
+    (space.root / "a.txt").write_text("first\n")
+    await space.prompt("One.")
+    await space.read("a.txt")
+    await space.call("write", path="a.txt", content="second\n")
+    space.checkpoints.rewind(1, "code")  # a rewind that took effect, before the one that crashes
+    await space.prompt("Two.")
+    await space.read("a.txt")
+    await space.call("write", path="a.txt", content="third\n")
     changed = tree(space.root)
     transcript = space.transcript.read_bytes()
     with monkeypatch.context() as patched:
         crash_on_call(patched, module, "encode", 1)  # the rewind record is never written
         with pytest.raises(Crash):
-            space.checkpoints.rewind(1, "code")
+            space.checkpoints.rewind(2, "code")
 
     said = space.reopen().recover()
 
     assert said == (
-        "a rewind to prompt 1 was interrupted before it took effect; it was undone: the files "
-        "are as they were before it (3 files)"
+        "a rewind to prompt 2 was interrupted before it took effect; it was undone: the files "
+        "are as they were before it (1 file)"
     )
     assert tree(space.root) == changed
     assert space.transcript.read_bytes() == transcript
@@ -107,6 +115,12 @@ async def test_checkpoint_a_conversation_rewind_appends_and_loading_replays_it(
 
     assert said == "rewound the conversation to before prompt 2"
     assert space.transcript.read_bytes().startswith(before)  # append-only: nothing rewritten
+    record = json.loads(space.transcript.read_bytes().splitlines()[-1])
+    assert (record["type"], record["rewind"]["prompt"], record["rewind"]["what"]) == (
+        "history",
+        2,
+        "conversation",
+    )
     assert space.history == [UserMessage(content="First."), AssistantMessage(content="One.")]
     assert load_session(space.transcript).history == space.history
 
