@@ -42,6 +42,7 @@ import tempfile
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
@@ -148,6 +149,15 @@ def in_git(root: Path) -> bool:
         return False
 
 
+@cache
+def index_file(root: Path) -> Path:
+    """The user's index file for the work tree at ``root`` (``git rev-parse --git-path index``).
+
+    Asked once per folder: where a repository keeps its index does not change while claw runs.
+    """
+    return root / git(root, "rev-parse", "--git-path", "index").decode().strip()
+
+
 IDENTITY = {
     "GIT_AUTHOR_NAME": "claw",
     "GIT_AUTHOR_EMAIL": "claw@localhost",
@@ -167,8 +177,8 @@ def snapshot_tree(root: Path) -> str:
     at the copy, so the user's index is only read.
     """
     # region ch27: copy the user's index to a temporary file; add --all, write-tree through it
-    # more: git rev-parse --git-path index; env = {**os.environ, "GIT_INDEX_FILE": copy}
-    index = root / git(root, "rev-parse", "--git-path", "index").decode().strip()
+    # more: index_file(root); env = {**os.environ, "GIT_INDEX_FILE": copy}; shutil.copyfile
+    index = index_file(root)
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / index.name
         if index.is_file():

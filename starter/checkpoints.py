@@ -42,6 +42,7 @@ import tempfile
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
@@ -145,6 +146,15 @@ def in_git(root: Path) -> bool:
         return git(root, "rev-parse", "--is-inside-work-tree").strip() == b"true"
     except (OSError, subprocess.CalledProcessError):
         return False
+
+
+@cache
+def index_file(root: Path) -> Path:
+    """The user's index file for the work tree at ``root`` (``git rev-parse --git-path index``).
+
+    Asked once per folder: where a repository keeps its index does not change while claw runs.
+    """
+    return root / git(root, "rev-parse", "--git-path", "index").decode().strip()
 
 
 IDENTITY = {

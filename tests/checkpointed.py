@@ -43,9 +43,16 @@ def tree(root: Path) -> dict[str, bytes]:
 class Workspace:
     """A workspace folder, claw's tools in it, and the checkpoints of one session."""
 
-    def __init__(self, root: Path, sessions: Path, *, limit: int | None = None) -> None:
-        """Tools in ``root``; the session's transcript and checkpoints in ``sessions``."""
+    def __init__(
+        self, root: Path, sessions: Path, *, git: bool, limit: int | None = None
+    ) -> None:
+        """Tools in ``root``; the session's transcript and checkpoints in ``sessions``.
+
+        ``git`` says whether ``root`` is a repository, so that a temporary folder that happens
+        to lie inside one cannot change what a test checks.
+        """
         self.root = root
+        self.git = git
         self.tools = default_tools(root)
         sessions.mkdir(parents=True, exist_ok=True)
         self.transcript = sessions / "session-1.jsonl"
@@ -58,10 +65,10 @@ class Workspace:
 
     def reopen(self) -> Checkpoints:
         """The checkpoints as a new claw would find them (after a crash, or on --resume)."""
-        options = {} if self.limit is None else {"limit": self.limit}
-        return Checkpoints(
-            self.transcript.with_suffix(".checkpoints"), self.root, self.transcript, **options
-        )
+        folder = self.transcript.with_suffix(".checkpoints")
+        if self.limit is None:
+            return Checkpoints(folder, self.root, self.transcript, use_git=self.git)
+        return Checkpoints(folder, self.root, self.transcript, limit=self.limit, use_git=self.git)
 
     async def prompt(self, text: str) -> None:
         """Start prompt ``text``, as the agent does, and put it in the history."""

@@ -55,7 +55,7 @@ async def test_checkpoint_snapshots_and_rewinds_leave_the_users_git_untouched(
     git(root, "add", "b.txt")
     (root / "b.txt").write_text("staged, then changed again\n")
     (root / "c.txt").write_text("untracked\n")
-    space = Workspace(root, tmp_path / "sessions")
+    space = Workspace(root, tmp_path / "sessions", git=True)
     before = user_state(root)
     found = tree(root)
 
@@ -81,7 +81,7 @@ async def test_checkpoint_bash_changes_are_rewound_from_the_snapshot(tmp_path: P
     (root / "bin.dat").write_bytes(BINARY)
     (root / "tracked.log").write_text("ignored, but tracked: in the snapshot\n")
     git(root, "add", "-f", "tracked.log")
-    space = Workspace(root, tmp_path / "sessions")
+    space = Workspace(root, tmp_path / "sessions", git=True)
     found = tree(root)
 
     await space.prompt("Shuffle the files.")
@@ -111,7 +111,7 @@ async def test_checkpoint_git_decides_for_every_path_it_sees(tmp_path: Path) -> 
     repository(root)
     (root / "huge.log").write_bytes(b"h" * 10_001)  # ignored, over the cap
     (root / "big.txt").write_bytes(b"b" * 10_001)  # over the cap, but git sees it
-    space = Workspace(root, tmp_path / "sessions", limit=10_000)
+    space = Workspace(root, tmp_path / "sessions", git=True, limit=10_000)
     found = tree(root)
 
     await space.prompt("Churn.")
@@ -211,7 +211,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(
-    prompts=st.lists(st.lists(change(), min_size=1, max_size=3), min_size=1, max_size=3),
+    prompts=st.lists(st.lists(change(), min_size=1, max_size=2), min_size=1, max_size=3),
     data=st.data(),
 )
 def test_checkpoint_any_changes_then_a_rewind_give_back_the_tree_as_it_was(
@@ -222,7 +222,7 @@ def test_checkpoint_any_changes_then_a_rewind_give_back_the_tree_as_it_was(
     async def scenario(folder: Path) -> None:
         root = folder / "repo"
         shutil.copytree(template, root, symlinks=True)
-        space = Workspace(root, folder / "sessions")
+        space = Workspace(root, folder / "sessions", git=True)
         states = []
         for number, changes in enumerate(prompts, start=1):
             states.append(tree(root))

@@ -20,7 +20,7 @@ CRLF = b"one\r\ntwo\r\n"
 def space(tmp_path: Path) -> Workspace:
     root = tmp_path / "work"
     root.mkdir()
-    return Workspace(root, tmp_path / "sessions", limit=10_000)
+    return Workspace(root, tmp_path / "sessions", git=False, limit=10_000)
 
 
 async def test_checkpoint_a_rewind_puts_back_binary_and_crlf_files_byte_for_byte(

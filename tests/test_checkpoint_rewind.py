@@ -21,7 +21,7 @@ from claw.types import AssistantMessage, UserMessage
 def space(tmp_path: Path) -> Workspace:
     root = tmp_path / "work"
     root.mkdir()
-    return Workspace(root, tmp_path / "sessions")
+    return Workspace(root, tmp_path / "sessions", git=False)
 
 
 async def four_files_changed(space: Workspace) -> dict[str, bytes]:
