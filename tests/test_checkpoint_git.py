@@ -137,6 +137,25 @@ async def test_checkpoint_git_decides_for_every_path_it_sees(tmp_path: Path) -> 
     assert tree(root) == found | {"huge.log": b""}
 
 
+async def test_checkpoint_a_snapshot_git_cannot_take_leaves_the_file_tools_covered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "repo"
+    repository(root)
+    space = Workspace(root, tmp_path / "sessions", git=True)
+    (root / ".git" / "index").write_bytes(b"not an index")  # git add refuses: CalledProcessError
+    await space.prompt("One.")
+    await space.call("write", path="one.txt", content="1\n")
+    monkeypatch.setenv("PATH", str(tmp_path / "no-programs"))  # no git at all: OSError
+    await space.prompt("Two.")
+    await space.call("write", path="two.txt", content="2\n")
+
+    said = space.checkpoints.rewind(1, "code")
+
+    assert [prompt.commit for prompt in space.checkpoints.prompts] == [None, None]
+    assert said.splitlines()[1:] == ["  removed one.txt", "  removed two.txt"]
+
+
 NAMES = ["a.txt", "b.bin", "sub/c.txt", "notes.log"]
 """The files the property test changes (``notes.log`` is ignored by git)."""
 CONTENTS = [CRLF, BINARY, b"", b"plain\n", b"no newline"]
