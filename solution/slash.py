@@ -242,7 +242,7 @@ def default_commands() -> SlashCommands:
 
 # --8<-- [start:session-commands]
 def session_commands(commands: SlashCommands) -> None:
-    """``/cost`` (chapter 17), ``/compact`` (18), ``/resume`` (22) and ``/jobs`` (26).
+    """``/cost`` (17), ``/compact`` (18), ``/resume`` (22), ``/jobs`` (26) and ``/rewind`` (27).
 
     ``state.extras["session"]`` is the ``main.Opened`` the REPL runs; without it (a test that
     builds an ``AppState`` by hand), or before those chapters are written, each says so.
@@ -299,6 +299,20 @@ def session_commands(commands: SlashCommands) -> None:
             state.out.write("no background jobs (this claw runs none)\n")
             return
         state.out.write(terminal_text(table.listing()) + "\n")
+
+    @commands.register("/rewind", "list the prompts, or go back: /rewind N [code|conversation]")
+    async def rewind(state: AppState, rest: str) -> None:
+        from .checkpoints import rewind_command  # chapter 27
+
+        session = state.extras.get("session")
+        checkpoints = getattr(session, "checkpoints", None)
+        recorder = getattr(session, "recorder", None)
+        if checkpoints is None and session is not None:
+            from .sessions import project_folder_name
+
+            project_folder_name(Path.cwd())  # no session kept: chapter 22's Todo, if that is why
+        said = await rewind_command(checkpoints, rest, state.agent.history, recorder)
+        state.out.write(terminal_text(said) + "\n")
 
     @commands.register("/resume", "list this project's sessions, or continue one: /resume ID")
     async def resume(state: AppState, rest: str) -> None:

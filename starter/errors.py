@@ -20,15 +20,16 @@ one ``except ClawError`` catches it all::
     │   └── BadSettings               the project's settings, found by guard.py
     ├── UsageError                    the command line cannot work: exit status 2 (printmode.py)
     ├── UnknownCommand                a slash command that is not in the table (slash.py)
-    ├── BadTrustFile, TranscriptError, SkillError, TaskError
+    ├── BadTrustFile, TranscriptError, SkillError, TaskError, CheckpointError
     └── McpError, ProtocolError, RemoteError, ConfigError    an MCP server and its settings
 
 Not ``ClawError``s, since no user meets them: ``Todo`` (a stub of the learner's, not written
 yet), the signals the loop passes to itself (``Interrupted``, ``StopBeforeRequest``), the
 refusals the permission rules turn into a question (``Unsplittable``, ``BadSubject``,
 ``Unusable``), a hook that failed (``HookFailed``, a warning), an evaluation's blocked prompt
-(``PromptBlockedError``, a result) and ``PlanModeError`` (a transition the table forbids: a
-bug). ``tests/tooling/test_error_tree.py`` keeps the tree true.
+(``PromptBlockedError``, a result), ``PlanModeError`` (a transition the table forbids: a
+bug) and ``Crash`` (a test's stand-in for a crash in the middle of a rewind).
+``tests/tooling/test_error_tree.py`` keeps the tree true.
 """
 
 from __future__ import annotations

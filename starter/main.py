@@ -58,6 +58,7 @@ from .todo import Todo, if_written
 # providers, the pydantic models, rich and prompt_toolkit cost most of claw's start-up (bench:
 # terminal_app). So everything that runs a prompt is imported by the function that needs it.
 if TYPE_CHECKING:
+    from .checkpoints import Checkpoints
     from .configure import Costs
     from .context import ContextWindow
     from .events import Event, RunFinished
@@ -307,6 +308,8 @@ class Opened:
     """Chapter 22's transcript writer; ``None`` while chapter 22 is not written."""
     jobs: JobTable | None = None
     """Chapter 26's background jobs, every one stopped when the block ends."""
+    checkpoints: Checkpoints | None = None
+    """Chapter 27's checkpoints, beside the session's transcript; ``None`` without a session."""
 
 
 @contextlib.asynccontextmanager
@@ -376,8 +379,12 @@ async def open_claw(
         from .session_start import open_session  # chapter 22
 
         recorder = await open_session(arguments, agent, cwd, read_line or read_stdin_line, err)
+        checkpoints = None
         if recorder is not None:
             agent.sink.add(recorder)
+            from .checkpoints import start_checkpoints  # chapter 27
+
+            checkpoints = start_checkpoints(agent, recorder, cwd, err)
         guarded: Guarded | None = None
         if not arguments.unguarded:
             # Chapters 13-16 are imported only here: with --unguarded, claw runs (and chapter
@@ -408,7 +415,9 @@ async def open_claw(
         try:
             if trusted:  # an untrusted folder's .mcp.json starts nothing, even with --mcp
                 servers = await start_mcp_servers(cwd, agent, arguments.mcp, err)  # chapter 23
-            yield Opened(agent, guarded, settings, costs, context, recorder, jobs)
+            yield Opened(
+                agent, guarded, settings, costs, context, recorder, jobs, checkpoints
+            )
         finally:
             await jobs.close()
             if servers is not None:

@@ -9,7 +9,14 @@ seam and after ``prepare``, a list of checks, each given the history as it will 
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Sequence,
+)
 from contextlib import aclosing
 from typing import Any
 
@@ -24,6 +31,10 @@ Preflight = Callable[[Sequence[Message]], Finish | None]
 Notices = Callable[[], list[Message]]
 """Gives the messages to add to the history before the next provider call (chapter 26's job
 notices), each exactly once; usually none."""
+
+Starting = Callable[[str, int], Awaitable[None]]
+"""Told of each prompt as its run starts, with the number of messages before it (chapter 27's
+checkpoints)."""
 
 
 class StopBeforeRequest(Exception):
@@ -49,6 +60,16 @@ class PreflightAgent(Agent):
         self.preflight: list[Preflight] = list(preflight)
         self.notices: list[Notices] = []
         """Asked after ``prepare``, before the checks: what they give joins the history."""
+        self.starting: list[Starting] = []
+        """Awaited as each run starts, before its prompt joins the history (chapter 27)."""
+
+    async def loop(self, prompt: str) -> AsyncGenerator[Event, None]:
+        """Chapter 7's run, once each of ``starting`` was told of the prompt."""
+        for starting in self.starting:
+            await starting(prompt, len(self.history))
+        async with aclosing(super().loop(prompt)) as events:
+            async for event in events:
+                yield event
 
     async def before_request(self) -> AsyncIterator[Event]:
         """``prepare`` first (its event is reported), then each check; a ``Finish`` stops here."""

@@ -1,7 +1,7 @@
 """The error a stub raises until you write the code it stands for."""
 
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -52,6 +52,16 @@ def if_written(chapter: str, call: Callable[[], T]) -> T | Todo:
     """
     try:
         return call()
+    except Todo as todo:
+        if todo.chapter != chapter:
+            raise
+        return todo
+
+
+async def if_written_async(chapter: str, call: Callable[[], Awaitable[T]]) -> T | Todo:
+    """``if_written`` for a coroutine: ``await call()``, or the ``Todo`` of ``chapter``."""
+    try:
+        return await call()
     except Todo as todo:
         if todo.chapter != chapter:
             raise

@@ -25,6 +25,7 @@ INTERNAL = {
     "HookFailed": "a hook that could not answer: a warning",
     "PromptBlockedError": "an evaluation's blocked prompt: a result",
     "PlanModeError": "a transition plan mode's table forbids: a bug",
+    "Crash": "a test's stand-in for a crash in the middle of a rewind",
 }
 """The exceptions of ``solution/`` that are not ``ClawError``s, and why no user meets them."""
 
