@@ -89,7 +89,7 @@ NO_LIMIT = (
 """What claw says, once, when the sandbox runs without its process limit."""
 
 
-# --8<-- [start:config]
+# --8<-- [start:config-type]
 @dataclass(frozen=True)
 class SandboxConfig:
     """What one session's sandbox allows: resolved, absolute paths and host patterns."""
@@ -117,6 +117,10 @@ def resolve(path: str, workspace: Path, home: Path) -> Path:
     return workspace / path
 
 
+# --8<-- [end:config-type]
+
+
+# --8<-- [start:config]
 def sandbox_config(settings: SandboxSettings, workspace: Path, home: Path) -> SandboxConfig:
     """The sandbox ``settings`` (merged across chapter 17's layers) describe for ``workspace``.
 
@@ -185,6 +189,7 @@ def bwrap_words(config: SandboxConfig, proxy: Path | None = None) -> list[str]:
 # --8<-- [end:words]
 
 
+# --8<-- [start:relay]
 RELAY = """\
 import os, socket, sys, threading
 path, port = sys.argv[1], int(sys.argv[2])
@@ -223,9 +228,10 @@ while True:
 """The relay started inside the sandbox: it listens on ``127.0.0.1:PORT`` before the command
 starts, then the first process becomes the command (``execvp``) while its fork carries each
 connection to the proxy's unix socket. It dies with the sandbox's PID namespace."""
+# --8<-- [end:relay]
 
 
-# --8<-- [start:argv]
+# --8<-- [start:limit]
 def limit_words() -> list[str]:
     """The words that start a PID namespace with ``PROCESS_LIMIT`` as its ``pid_max``.
 
@@ -249,6 +255,12 @@ def has_process_limit(release: str | None = None) -> bool:
     return numbers >= LIMIT_KERNEL
 
 
+# --8<-- [end:limit]
+
+
+# --8<-- [start:argv]
+
+
 def sandboxed_argv(
     program: str, config: SandboxConfig, command: Sequence[str], proxy: Path | None = None
 ) -> list[str]:
@@ -270,7 +282,7 @@ def sandboxed_argv(
 # --8<-- [end:argv]
 
 
-# --8<-- [start:proxy-helpers]
+# --8<-- [start:request]
 @dataclass(frozen=True)
 class Request:
     """The first line of a request to the proxy: where it goes and what to send there first."""
@@ -287,6 +299,10 @@ class BadRequest(ValueError):
     """A request line the proxy does not understand: the answer is ``400``."""
 
 
+# --8<-- [end:request]
+
+
+# --8<-- [start:proxy-helpers]
 def parse_request(line: bytes) -> Request:
     r"""Read a proxy's request line: ``CONNECT host:port HTTP/1.1``, or an absolute URL.
 
@@ -346,7 +362,7 @@ def refusal(host: str) -> bytes:
 # --8<-- [end:proxy-helpers]
 
 
-# --8<-- [start:proxy]
+# --8<-- [start:carry]
 async def carry(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     """Copy ``reader`` to ``writer`` until the end, then close ``writer``'s sending side."""
     with contextlib.suppress(OSError):
@@ -357,6 +373,10 @@ async def carry(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
             writer.write_eof()
 
 
+# --8<-- [end:carry]
+
+
+# --8<-- [start:proxy]
 class Proxy:
     """claw's side of the sandbox's network: a proxy on a unix socket that checks each host."""
 
@@ -552,6 +572,10 @@ def with_sandbox(tools: ToolSet, sandbox: Sandbox) -> ToolSet:
     return ToolSet(SandboxedBashTool(bash, sandbox) if tool is bash else tool for tool in tools)
 
 
+# --8<-- [end:wiring]
+
+
+# --8<-- [start:auto-allow]
 def auto_allowing(permissions: Permissions, sandbox: Sandbox) -> None:
     """Let sandboxed ``bash`` calls run without a question, as ``autoAllowBashIfSandboxed``.
 
@@ -577,4 +601,4 @@ def auto_allowing(permissions: Permissions, sandbox: Sandbox) -> None:
     permissions.approve = approve
 
 
-# --8<-- [end:wiring]
+# --8<-- [end:auto-allow]

@@ -72,6 +72,7 @@ class ContextSettings(_Section):
     """How many of the most recent turns compaction keeps as they are."""
 
 
+# --8<-- [start:sandbox-settings]
 class SandboxNetworkSettings(_Section):
     """Chapter 28's network rules, shaped like Claude Code's ``sandbox.network``."""
 
@@ -100,6 +101,7 @@ class SandboxSettings(_Section):
     """Which hosts the proxy lets through."""
     filesystem: SandboxFilesystemSettings = SandboxFilesystemSettings()
     """Which more paths are writable, which are masked."""
+# --8<-- [end:sandbox-settings]
 
 
 class Settings(_Section):

@@ -117,6 +117,8 @@ def resolve(path: str, workspace: Path, home: Path) -> Path:
     return workspace / path
 
 
+
+
 def sandbox_config(settings: SandboxSettings, workspace: Path, home: Path) -> SandboxConfig:
     """The sandbox ``settings`` (merged across chapter 17's layers) describe for ``workspace``.
 
@@ -209,6 +211,10 @@ def has_process_limit(release: str | None = None) -> bool:
     return numbers >= LIMIT_KERNEL
 
 
+
+
+
+
 def sandboxed_argv(
     program: str, config: SandboxConfig, command: Sequence[str], proxy: Path | None = None
 ) -> list[str]:
@@ -240,6 +246,8 @@ class Request:
 
 class BadRequest(ValueError):
     """A request line the proxy does not understand: the answer is ``400``."""
+
+
 
 
 def parse_request(line: bytes) -> Request:
@@ -281,6 +289,8 @@ async def carry(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
             await writer.drain()
         if writer.can_write_eof():
             writer.write_eof()
+
+
 
 
 class Proxy:
@@ -440,6 +450,8 @@ def with_sandbox(tools: ToolSet, sandbox: Sandbox) -> ToolSet:
     if not isinstance(bash, BashTool):
         return tools
     return ToolSet(SandboxedBashTool(bash, sandbox) if tool is bash else tool for tool in tools)
+
+
 
 
 def auto_allowing(permissions: Permissions, sandbox: Sandbox) -> None:
