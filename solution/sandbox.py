@@ -339,6 +339,7 @@ def parse_request(line: bytes) -> Request:
 def host_allowed(host: str, domains: Iterable[str]) -> bool:
     """Whether ``host`` matches one of ``domains`` (chapter 13's ``domain_matches`` patterns)."""
     # region ch28: any pattern of domains that domain_matches the host
+    # more: any(domain_matches(pattern, host) for pattern in domains)
     return any(domain_matches(pattern, host) for pattern in domains)
     # endregion
 
@@ -350,6 +351,7 @@ def refusal(host: str) -> bytes:
     ``Content-Type: text/plain``, its ``Content-Length``, ``Connection: close``.
     """
     # region ch28: the body line; a status line and three headers, CRLF, a blank line, the body
+    # more: len(body) of the encoded body; "\r\n".join(lines) + "\r\n\r\n", then the body
     body = f"claw sandbox: {host} is not in sandbox.network.allowedDomains\n".encode()
     head = (
         "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
