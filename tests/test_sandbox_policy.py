@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from claw.permissions import Approval, Permissions
 from claw.sandbox import (
     PROXY_PORT,
     PROXY_SOCKET,
@@ -19,6 +20,7 @@ from claw.sandbox import (
     Proxy,
     Request,
     SandboxConfig,
+    auto_allowing,
     bwrap_words,
     host_allowed,
     parse_request,
@@ -26,6 +28,7 @@ from claw.sandbox import (
     sandbox_config,
 )
 from claw.settings import load_settings
+from claw.types import ToolCall, ToolOutput
 
 
 def write_json(path: Path, data: object) -> None:
@@ -140,8 +143,13 @@ def test_sandbox_bwrap_words_bridge_the_proxy_in(tmp_path: Path) -> None:
             b"POST http://localhost:8080 HTTP/1.0\r\n",
             Request("localhost", 8080, False, b"POST / HTTP/1.0\r\n"),
         ),
+        (
+            b"GET http://[::1]:8080/x HTTP/1.1\r\n",
+            Request("::1", 8080, False, b"GET /x HTTP/1.1\r\n"),
+        ),
+        (b"GET http://[::1]/ HTTP/1.1\r\n", Request("::1", 80, False, b"GET / HTTP/1.1\r\n")),
     ],
-    ids=["connect", "connect-ipv6", "absolute-url", "default-path"],
+    ids=["connect", "connect-ipv6", "absolute-url", "default-path", "ipv6-port", "ipv6"],
 )
 def test_sandbox_parse_request_reads_connect_and_absolute_urls(
     line: bytes, request_: Request
@@ -157,12 +165,15 @@ def test_sandbox_parse_request_reads_connect_and_absolute_urls(
         b"CONNECT pypi.org HTTP/1.1\r\n",  # no port
         b"\r\n",
         b"GET http:///x HTTP/1.1\r\n",  # no host
+        b"CONNECT :443 HTTP/1.1\r\n",  # no host either
     ],
-    ids=["a-path", "https-url", "no-port", "empty", "no-host"],
+    ids=["a-path", "https-url", "no-port", "empty", "no-host", "connect-no-host"],
 )
 def test_sandbox_parse_request_refuses_what_it_cannot_read(line: bytes) -> None:
-    with pytest.raises(BadRequest):
+    with pytest.raises(BadRequest) as raised:
         parse_request(line)
+
+    assert str(raised.value)  # the 400 answer says what was wrong
 
 
 @pytest.mark.parametrize(
@@ -197,8 +208,8 @@ def test_sandbox_refusal_is_a_403_naming_the_host_and_the_setting() -> None:
     }
 
 
-async def origin(seen: list[bytes]) -> tuple[asyncio.AbstractServer, int]:
-    """A loopback server that records what it is sent and answers ``hello``."""
+async def origin(seen: list[bytes], address: str) -> tuple[asyncio.AbstractServer, int]:
+    """A loopback server on ``address`` that records what it is sent and answers ``hello``."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         seen.append(await reader.readuntil(b"\r\n\r\n"))
@@ -206,7 +217,7 @@ async def origin(seen: list[bytes]) -> tuple[asyncio.AbstractServer, int]:
         await writer.drain()
         writer.close()
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    server = await asyncio.start_server(handle, address, 0)
     return server, server.sockets[0].getsockname()[1]
 
 
@@ -228,19 +239,23 @@ async def test_sandbox_proxy_carries_allowed_requests_and_refuses_the_rest(
     tmp_path: Path,
 ) -> None:
     seen: list[bytes] = []
-    server, port = await origin(seen)
-    proxy = Proxy(["localhost"], tmp_path / "proxy.sock")
+    server, port = await origin(seen, "127.0.0.2")
+    closed, closed_port = await origin([], "127.0.0.2")
+    closed.close()
+    await closed.wait_closed()
+    proxy = Proxy(["127.0.0.2"], tmp_path / "proxy.sock")
     try:
         plain = await ask(
-            proxy, f"GET http://localhost:{port}/a?b HTTP/1.1\r\n".encode(),
+            proxy, f"GET http://127.0.0.2:{port}/a?b HTTP/1.1\r\n".encode(),
             b"Host: localhost\r\n\r\n",
         )  # fmt: skip
         tunnel = await ask(
-            proxy, f"CONNECT localhost:{port} HTTP/1.1\r\n".encode(),
+            proxy, f"CONNECT 127.0.0.2:{port} HTTP/1.1\r\n".encode(),
             b"Host: localhost\r\n\r\n", b"GET /t HTTP/1.1\r\nHost: x\r\n\r\n",
         )  # fmt: skip
         refused = await ask(proxy, f"GET http://127.0.0.1:{port}/ HTTP/1.1\r\n\r\n".encode())
         bad = await ask(proxy, b"GET / HTTP/1.1\r\n\r\n")
+        unreachable = await ask(proxy, f"CONNECT 127.0.0.2:{closed_port} HTTP/1.1\r\n\r\n".encode())
     finally:
         server.close()
 
@@ -253,3 +268,55 @@ async def test_sandbox_proxy_carries_allowed_requests_and_refuses_the_rest(
     assert refused == refusal("127.0.0.1")  # and the origin never heard of it
     assert proxy.refused == ["127.0.0.1"]
     assert bad.startswith(b"HTTP/1.1 400 Bad Request")
+    assert unreachable.startswith(b"HTTP/1.1 502 Bad Gateway")
+    assert proxy.carried == ["127.0.0.2", "127.0.0.2"]  # the unreachable one was not carried
+
+
+class Active:
+    """Just what ``auto_allowing`` looks at of a ``Sandbox``: one that runs, with auto-allow."""
+
+    active = True
+    config = SandboxConfig(Path("."))
+
+
+async def test_sandbox_auto_allow_skips_only_the_modes_question(tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    async def approver(call: ToolCall, why: str) -> Approval:
+        asked.append(call.arguments.get("command") or call.name)
+        return Approval.ONCE if "push" in why else Approval.DENY
+
+    permissions = Permissions(
+        tmp_path, ask=["Bash(git push *)"], deny=["Bash(rm *)"], approve=approver
+    )
+    auto_allowing(permissions, Active())  # type: ignore[arg-type]
+    commands = ["make test", "git push origin", "rm -r build"]
+    bash = [
+        ToolCall(id=f"c{n}", name="bash", arguments={"command": command})
+        for n, command in enumerate(commands)
+    ]
+    write = ToolCall(id="w", name="write", arguments={"path": "a.txt", "content": "x"})
+
+    ran, pushed, removed = [await permissions.check(call) for call in bash]
+    wrote = await permissions.check(write)
+
+    assert ran == bash[0]  # the mode would have asked: the sandbox answers
+    assert pushed == bash[1]  # an ask rule asks, and the user said yes
+    assert isinstance(removed, ToolOutput) and removed.is_error  # a deny rule refuses
+    assert isinstance(wrote, ToolOutput) and "the user refused it" in wrote.content
+    assert asked == ["git push origin", "write"]  # nobody was asked about the others
+
+
+async def test_sandbox_auto_allow_without_an_approver_still_refuses_the_rest(
+    tmp_path: Path,
+) -> None:
+    permissions = Permissions(tmp_path, ask=["Bash(git push *)"])
+    auto_allowing(permissions, Active())  # type: ignore[arg-type]
+
+    ran = await permissions.check(ToolCall(id="a", name="bash", arguments={"command": "ls -l"}))
+    pushed = await permissions.check(
+        ToolCall(id="b", name="bash", arguments={"command": "git push"})
+    )
+
+    assert isinstance(ran, ToolCall)
+    assert isinstance(pushed, ToolOutput) and pushed.is_error
