@@ -327,7 +327,7 @@ def parse_request(line: bytes) -> Request:
         raise BadRequest(f"the proxy takes CONNECT or an http:// URL, not {target!r}")
     authority, slash, path = target[len("http://") :].partition("/")
     host, port = authority, "80"
-    if authority.rpartition(":")[2].isdigit() and not authority.endswith("]"):
+    if authority.rpartition(":")[2].isdigit():  # "[::1]" ends in "1]": no port
         host, _, port = authority.rpartition(":")
     if not host:
         raise BadRequest(f"no host in {target!r}")

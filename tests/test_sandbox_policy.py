@@ -136,8 +136,12 @@ def test_sandbox_bwrap_words_bridge_the_proxy_in(tmp_path: Path) -> None:
         (b"CONNECT pypi.org:443 HTTP/1.1\r\n", Request("pypi.org", 443, tunnel=True)),
         (b"CONNECT [::1]:8443 HTTP/1.1\r\n", Request("::1", 8443, tunnel=True)),
         (
-            b"GET http://Example.COM/simple/?q=1 HTTP/1.1\r\n",
-            Request("example.com", 80, False, b"GET /simple/?q=1 HTTP/1.1\r\n"),
+            b"CONNECT XN--BCHER-KVA.example:443 HTTP/1.1\r\n",
+            Request("xn--bcher-kva.example", 443, tunnel=True),
+        ),
+        (
+            b"GET http://X.Example.COM/simple/?q=1 HTTP/1.1\r\n",
+            Request("x.example.com", 80, False, b"GET /simple/?q=1 HTTP/1.1\r\n"),
         ),
         (
             b"POST http://localhost:8080 HTTP/1.0\r\n",
@@ -149,7 +153,15 @@ def test_sandbox_bwrap_words_bridge_the_proxy_in(tmp_path: Path) -> None:
         ),
         (b"GET http://[::1]/ HTTP/1.1\r\n", Request("::1", 80, False, b"GET / HTTP/1.1\r\n")),
     ],
-    ids=["connect", "connect-ipv6", "absolute-url", "default-path", "ipv6-port", "ipv6"],
+    ids=[
+        "connect",
+        "connect-ipv6",
+        "connect-idna",
+        "absolute-url",
+        "default-path",
+        "ipv6-port",
+        "ipv6",
+    ],
 )
 def test_sandbox_parse_request_reads_connect_and_absolute_urls(
     line: bytes, request_: Request
