@@ -40,6 +40,7 @@ import functools
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -342,9 +343,12 @@ def bwrap_program() -> str:
 def probe(program: str) -> str | None:
     """Why ``program`` cannot sandbox a command here, or ``None`` if it can.
 
-    Runs ``true`` in the whole chain once (``sandboxed_argv``); the answer is kept for the
-    life of the process, so a session pays for one probe.
+    A program that is not there is said so; otherwise ``true`` runs in the whole chain once
+    (``sandboxed_argv``). The answer is kept for the life of the process, so a session pays
+    for one probe.
     """
+    if shutil.which(program) is None:
+        return f"{program} was not found: install bubblewrap"
     config = SandboxConfig(Path("/"))
     try:
         done = subprocess.run(
