@@ -27,7 +27,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .agent import Finish
 from .events import Event, RunFinished
@@ -36,6 +36,9 @@ from .permissions import Approval, Decision, Permissions
 from .tool_names import TOOL_NAMES, claude_code_name
 from .tools.bash import DRAIN_SECONDS, OutputPipe, drain, scrubbed_env, started, stop_session
 from .types import DeveloperMessage, Message, ToolCall, ToolOutput
+
+if TYPE_CHECKING:
+    from .sandbox import Sandbox
 
 logger = logging.getLogger("claw.hooks")
 """Where hook failures (non-blocking errors) are reported."""
@@ -474,6 +477,8 @@ class Hooks:
         self.permissions: Permissions | None = None
         """Chapter 13's permissions, which a PreToolUse ``ask`` asks through (``guard`` sets
         them); without them, ``ask`` is left to the permission check."""
+        self.sandbox: Sandbox | None = None
+        """Chapter 28's sandbox, which command hooks then run in (``claw`` sets it)."""
 
     def add(self, event: str, hook: Hook, matcher: str | None = None) -> None:
         """Run ``hook`` at ``event`` (for PreToolUse/PostToolUse, on tools ``matcher`` picks).
@@ -547,6 +552,8 @@ class Hooks:
         """Run one hook of any kind; a command that fails to answer is a warning."""
         if not isinstance(hook, CommandHook):
             return await call_python(hook, event, payload)
+        if self.sandbox is not None:  # chapter 28: the command runs in the session's sandbox
+            hook = CommandHook(await self.sandbox.shell_line(hook.command), hook.timeout)
         try:
             completed = await run_command(hook, payload, self.cwd, self.max_output)
         except HookFailed as error:

@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from .permissions import Approver
     from .providers.anthropic import AnthropicProvider
     from .providers.openrouter import OpenRouterProvider
+    from .sandbox import Sandbox
     from .sessions import SessionRecorder
     from .settings import Settings
     from .terminal import ReadLine
@@ -224,6 +225,7 @@ def build_agent(
     ask: AskHandler | None = None,
     user_file: Path | None = None,
     jobs: JobTable | None = None,
+    sandbox: Sandbox | None = None,
 ) -> Agent:
     """The agent ``claw`` runs: claw's tools in ``cwd``, chapter 8's prompt and instructions.
 
@@ -234,7 +236,8 @@ def build_agent(
     stderr), the memory is ``~/.claw/memory.db`` seen from ``cwd``, and the todo list's
     changes go to the observers. With ``jobs`` (chapter 26), ``bash`` can run a command in the
     background as a job of that table, ``bash_output`` and ``kill_shell`` come too, and the
-    agent tells the model of each job that ended before its next request.
+    agent tells the model of each job that ended before its next request. With ``sandbox``
+    (chapter 28), ``bash`` runs each command in it, background jobs included.
     """
     from .instructions import format_instructions, load_instructions, read_instruction_file
     from .loop import Limits
@@ -250,6 +253,10 @@ def build_agent(
     from .types import DeveloperMessage
 
     tools = default_tools(cwd, web=web)
+    if sandbox is not None:  # chapter 28: before the jobs, so that they are sandboxed too
+        from .sandbox import with_sandbox
+
+        tools = with_sandbox(tools, sandbox)
     if jobs is not None:  # chapter 26: bash with run_in_background, bash_output, kill_shell
         from .jobs import with_background
 
@@ -366,6 +373,12 @@ async def open_claw(
     else:
         provider = OpenRouterProvider(settings.model, base_url=settings.base_url, api_key=key)
     jobs = JobTable()  # chapter 26: stopped in the finally below, however claw exits
+    sandbox = None
+    if settings.sandbox.enabled:  # chapter 28: probed once; says here if it cannot run
+        from .sandbox import Sandbox, sandbox_config
+
+        config = sandbox_config(settings.sandbox, cwd, Path.home())
+        sandbox = Sandbox(config, lambda line: print(terminal_text(line), file=err))
     async with provider:
         limits = Limits() if settings.max_steps is None else Limits(settings.max_steps)
         agent = build_agent(
@@ -378,6 +391,7 @@ async def open_claw(
             ask=ask or TerminalAsker(err, read_line),
             user_file=claw_home() / USER_INSTRUCTIONS,
             jobs=jobs,
+            sandbox=sandbox,
         )
         costs, context = None, None
         if configured.loaded is not None:
@@ -410,6 +424,12 @@ async def open_claw(
                 trusted=trusted,
                 settings=layered,
             )
+            if sandbox is not None:  # chapter 28: hooks run in it; bash may need no question
+                from .sandbox import auto_allowing
+
+                auto_allowing(guarded.permissions, sandbox)
+                if guarded.hooks is not None:
+                    guarded.hooks.sandbox = sandbox
             if recorder is not None:  # chapter 22: "always, this session" lasts the session
                 from .session_start import keep_session_rules
 
@@ -427,6 +447,8 @@ async def open_claw(
             )
         finally:
             await jobs.close()
+            if sandbox is not None:
+                await sandbox.close()
             if servers is not None:
                 await servers.close()
             if recorder is not None:

@@ -72,6 +72,38 @@ class ContextSettings(_Section):
     """How many of the most recent turns compaction keeps as they are."""
 
 
+# --8<-- [start:sandbox-settings]
+class SandboxNetworkSettings(_Section):
+    """Chapter 28's network rules, shaped like Claude Code's ``sandbox.network``."""
+
+    allowed_domains: list[str] = Field(default=[], alias="allowedDomains")
+    """Hosts sandboxed commands may reach through claw's proxy (``*.example.com`` patterns);
+    none: no network at all."""
+
+
+class SandboxFilesystemSettings(_Section):
+    """Chapter 28's file rules, shaped like Claude Code's ``sandbox.filesystem``."""
+
+    allow_write: list[str] = Field(default=[], alias="allowWrite")
+    """Paths writable in the sandbox besides the workspace (``~`` and relative paths allowed)."""
+    deny_read: list[str] = Field(default=[], alias="denyRead")
+    """Paths masked in the sandbox, besides the secrets claw always masks."""
+
+
+class SandboxSettings(_Section):
+    """Chapter 28's sandbox for bash and hook commands, shaped like Claude Code's ``sandbox``."""
+
+    enabled: bool = False
+    """Whether bash and hook commands run under bubblewrap."""
+    auto_allow: bool = Field(default=True, alias="autoAllowBashIfSandboxed")
+    """Whether a sandboxed bash call runs without a question when no rule asks about it."""
+    network: SandboxNetworkSettings = SandboxNetworkSettings()
+    """Which hosts the proxy lets through."""
+    filesystem: SandboxFilesystemSettings = SandboxFilesystemSettings()
+    """Which more paths are writable, which are masked."""
+# --8<-- [end:sandbox-settings]
+
+
 class Settings(_Section):
     """Everything claw can be told in a settings file, an environment variable or an option."""
 
@@ -96,6 +128,8 @@ class Settings(_Section):
     """Chapter 15's hooks, by event, merged across layers (checked by ``Hooks.from_settings``)."""
     context: ContextSettings = ContextSettings()
     """Chapter 18's context management."""
+    sandbox: SandboxSettings = SandboxSettings()
+    """Chapter 28's sandbox for bash and hook commands."""
 # --8<-- [end:model]
 
 

@@ -26,6 +26,7 @@ INTERNAL = {
     "PromptBlockedError": "an evaluation's blocked prompt: a result",
     "PlanModeError": "a transition plan mode's table forbids: a bug",
     "Crash": "a test's stand-in for a crash in the middle of a rewind",
+    "BadRequest": "a request the sandbox's proxy answers 400: the command's, not the user's",
 }
 """The exceptions of ``solution/`` that are not ``ClawError``s, and why no user meets them."""
 
