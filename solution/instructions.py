@@ -18,6 +18,7 @@ note in the message, and the agent starts anyway.
 from __future__ import annotations
 
 import codecs
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,15 @@ def repository_root(start: Path) -> Path | None:
     return None
     # endregion
 # --8<-- [end:root]
+
+
+def git_could_find(start: Path) -> bool:
+    """Whether git could find a repository for ``start``, so that asking git is worth a process.
+
+    Yes with a ``.git`` there or in a folder above it (``repository_root``), or with ``GIT_DIR``
+    set; otherwise git would only say no.
+    """
+    return "GIT_DIR" in os.environ or repository_root(start.resolve()) is not None
 
 
 # --8<-- [start:discover]

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 from .display import terminal_text
 from .errors import ClawError
 from .events import SubagentEvent, ToolCalled, ToolResult
+from .instructions import git_could_find
 from .preflight import PreflightAgent
 from .private import private_folder
 from .todo import Todo, if_written, if_written_async
@@ -142,7 +143,12 @@ def git(root: Path, *arguments: str, env: dict[str, str] | None = None) -> bytes
 
 
 def in_git(root: Path) -> bool:
-    """Whether ``root`` is inside a git work tree (and git is installed)."""
+    """Whether ``root`` is inside a git work tree (and git is installed).
+
+    Outside any repository (``git_could_find``) git is not started: claw starts there often.
+    """
+    if not git_could_find(root):
+        return False
     try:
         return git(root, "rev-parse", "--is-inside-work-tree").strip() == b"true"
     except (OSError, subprocess.CalledProcessError):

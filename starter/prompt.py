@@ -14,14 +14,13 @@ alone asks the real world (the clock, ``platform``, ``git``).
 from __future__ import annotations
 
 import datetime
-import os
 import platform
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .instructions import repository_root
+from .instructions import git_could_find
 from .todo import Todo
 from .types import CacheControl, DeveloperMessage, Message, SystemMessage, ToolDefinition
 
@@ -82,7 +81,7 @@ def gather_git_facts(cwd: Path, timeout: float = GIT_TIMEOUT) -> GitFacts | None
     git finds a repository only through a ``.git`` in ``cwd`` or a folder above it, or the one
     ``GIT_DIR`` names: with neither, the answer is known without starting git.
     """
-    if "GIT_DIR" not in os.environ and repository_root(cwd.resolve()) is None:
+    if not git_could_find(cwd):
         return None
     inside = run_git(["rev-parse", "--is-inside-work-tree"], cwd, timeout)
     if inside is None or inside.strip() != "true":
