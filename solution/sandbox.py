@@ -229,6 +229,11 @@ while True:
 """The relay started inside the sandbox: it listens on ``127.0.0.1:PORT`` before the command
 starts, then the first process becomes the command (``execvp``) while its fork carries each
 connection to the proxy's unix socket. It dies with the sandbox's PID namespace."""
+
+RELAY_PYTHON = os.path.realpath(sys.executable)
+"""The Python that runs the relay: the interpreter itself, not a virtual environment's link to
+it, which may live under ``/tmp`` (a clone there, say), where the sandbox's private ``/tmp``
+hides it. ``-I -S`` keeps the relay from needing anything of the environment."""
 # --8<-- [end:relay]
 
 
@@ -269,13 +274,13 @@ def sandboxed_argv(
 
     ``limit_words()``, then ``program`` (bwrap) with ``bwrap_words(config, proxy)``, ``--``,
     and the command; with a ``proxy``, the command is started through ``RELAY``
-    (``sys.executable -I -S -c RELAY PROXY_SOCKET PROXY_PORT`` and the command's words).
+    (``RELAY_PYTHON -I -S -c RELAY PROXY_SOCKET PROXY_PORT`` and the command's words).
     """
     # region ch28: limit words, then bwrap and its words, "--", the relay (with a proxy), command
     # more: [*limit_words(), program, *bwrap_words(...), "--", ...]; str(PROXY_PORT)
     inner = list(command)
     if proxy is not None:
-        inner = [sys.executable, "-I", "-S", "-c", RELAY, PROXY_SOCKET, str(PROXY_PORT), *inner]
+        inner = [RELAY_PYTHON, "-I", "-S", "-c", RELAY, PROXY_SOCKET, str(PROXY_PORT), *inner]
     return [*limit_words(), program, *bwrap_words(config, proxy), "--", *inner]
     # endregion
 

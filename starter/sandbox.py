@@ -188,6 +188,11 @@ while True:
 starts, then the first process becomes the command (``execvp``) while its fork carries each
 connection to the proxy's unix socket. It dies with the sandbox's PID namespace."""
 
+RELAY_PYTHON = os.path.realpath(sys.executable)
+"""The Python that runs the relay: the interpreter itself, not a virtual environment's link to
+it, which may live under ``/tmp`` (a clone there, say), where the sandbox's private ``/tmp``
+hides it. ``-I -S`` keeps the relay from needing anything of the environment."""
+
 
 def limit_words() -> list[str]:
     """The words that start a PID namespace with ``PROCESS_LIMIT`` as its ``pid_max``.
@@ -223,7 +228,7 @@ def sandboxed_argv(
 
     ``limit_words()``, then ``program`` (bwrap) with ``bwrap_words(config, proxy)``, ``--``,
     and the command; with a ``proxy``, the command is started through ``RELAY``
-    (``sys.executable -I -S -c RELAY PROXY_SOCKET PROXY_PORT`` and the command's words).
+    (``RELAY_PYTHON -I -S -c RELAY PROXY_SOCKET PROXY_PORT`` and the command's words).
     """
     raise Todo(
         "ch28",

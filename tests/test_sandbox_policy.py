@@ -7,6 +7,7 @@ in the test's folder and reaches a loopback server the test starts).
 
 import asyncio
 import json
+import os
 import socket
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from claw.permissions import Approval, Permissions
 from claw.sandbox import (
     PROXY_PORT,
     PROXY_SOCKET,
+    RELAY,
+    RELAY_PYTHON,
     BadRequest,
     Proxy,
     Request,
@@ -23,9 +26,11 @@ from claw.sandbox import (
     auto_allowing,
     bwrap_words,
     host_allowed,
+    limit_words,
     parse_request,
     refusal,
     sandbox_config,
+    sandboxed_argv,
 )
 from claw.settings import load_settings
 from claw.types import ToolCall, ToolOutput
@@ -128,6 +133,25 @@ def test_sandbox_bwrap_words_bridge_the_proxy_in(tmp_path: Path) -> None:
         "--setenv", "http_proxy", url, "--setenv", "https_proxy", url,
     ]  # fmt: skip
     assert "--unshare-net" in words  # the proxy is the only way out
+
+
+def test_sandbox_argv_puts_the_relay_with_the_interpreter_itself_before_the_command(
+    tmp_path: Path,
+) -> None:
+    config, socket = SandboxConfig(tmp_path, domains=("pypi.org",)), tmp_path / "proxy.sock"
+    command = ["git", "fetch"]
+
+    plain = sandboxed_argv("bwrap", config, command)
+    bridged = sandboxed_argv("bwrap", config, command, socket)
+
+    start = len(limit_words())
+    assert plain[:start] == limit_words() and plain[start] == "bwrap"
+    assert plain[start + 1 :] == [*bwrap_words(config), "--", *command]
+    relay = [RELAY_PYTHON, "-I", "-S", "-c", RELAY, PROXY_SOCKET, str(PROXY_PORT)]
+    assert bridged[start + 1 :] == [*bwrap_words(config, socket), "--", *relay, *command]
+    # Not sys.executable: a virtual environment's link may live under /tmp, which the
+    # sandbox's own /tmp hides (CI clones under /tmp did).
+    assert os.path.realpath(RELAY_PYTHON) == RELAY_PYTHON
 
 
 @pytest.mark.parametrize(
