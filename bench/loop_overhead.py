@@ -76,7 +76,7 @@ async def agent_seconds(turns: Sequence[AssistantTurn], *, record: bool = True) 
     The provider is a ``MockProvider``, or with ``record=False`` a ``ReplayProvider``.
     """
     provider = MockProvider(turns) if record else ReplayProvider(turns)
-    agent = SimpleAgent(provider, [NoopTool()], max_turns=len(turns))
+    agent = SimpleAgent(provider, [NoopTool()], max_steps=len(turns))
     outcome: list[Any] = []
 
     async def action() -> None:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from claw.evals.harness import Config, run_agent
-from claw.evals.scratch import Verdict, check, make_repo
+from claw.evals.scratch import CheckResult, check, make_repo
 from claw.evals.shipped import REFUSAL, tasks
 from claw.evals.tasks import Task
 
@@ -20,13 +20,13 @@ HASTY_BUT_RIGHT = "claw__parse-equals"
 """The one task whose naive script's fix is the right one (the page says so)."""
 
 
-async def run_together(jobs: Sequence[tuple[Task, Config]], folder: Path) -> list[Verdict]:
+async def run_together(jobs: Sequence[tuple[Task, Config]], folder: Path) -> list[CheckResult]:
     """Run each job as the worker does (scratch repository, agent, check), all at once here.
 
     The runs spend their time waiting for git and for their tests, so they overlap well.
     """
 
-    async def one(n: int, task: Task, config: Config) -> Verdict:
+    async def one(n: int, task: Task, config: Config) -> CheckResult:
         repo = folder / str(n)
         base = await asyncio.to_thread(make_repo, task, repo)
         finished = await run_agent(task, config, repo)
