@@ -537,7 +537,6 @@ class Checkpoints:
         # endregion
     # --8<-- [end:plan]
 
-    # --8<-- [start:put]
     def put(self, path: str, image: Image) -> None:
         """Make ``path`` hold ``image``: written atomically (folders made), or removed."""
         if image is None:
@@ -546,7 +545,6 @@ class Checkpoints:
             return
         with self.fs.locate(path, parents=True) as place:
             atomic_write_at(place.folder, place.name, image)
-    # --8<-- [end:put]
 
     # --8<-- [start:restore]
     def restore(self, number: int, plan: RewindPlan, record: dict[str, Any]) -> None:
@@ -691,7 +689,6 @@ def checkpoints_folder(transcript: Path) -> Path:
     return transcript.with_suffix(".checkpoints")
 
 
-# --8<-- [start:start]
 def start_checkpoints(
     agent: Agent, recorder: SessionRecorder, root: Path, err: TextIO
 ) -> Checkpoints:
@@ -726,7 +723,6 @@ def start_checkpoints(
     if isinstance(agent, PreflightAgent):  # the claw command's agent always is
         agent.starting.append(begin)
     return checkpoints
-# --8<-- [end:start]
 
 
 REWIND_USAGE = (

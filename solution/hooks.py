@@ -675,7 +675,6 @@ class Hooks:
     # --8<-- [end:session]
 
 
-# --8<-- [start:run-with-hooks]
 async def run_with_hooks(
     agent: Agent, hooks: Hooks, prompt: str
 ) -> AsyncIterator[Event | PromptBlocked]:
@@ -728,4 +727,3 @@ async def run_with_hooks(
             prompt = f"A Stop hook asks you to go on: {verdict.reason}"
     finally:
         agent.prepare = prepare
-# --8<-- [end:run-with-hooks]

@@ -92,7 +92,6 @@ PERMISSION_MODES = ("default", "acceptEdits", "plan", "auto", "dontAsk", "bypass
 chapter 12's claw works while chapters 13 to 16 are still being written (or do not import)."""
 
 
-# --8<-- [start:arguments]
 def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command line: a prompt, and optionally the model, the server and web access."""
     parser = OneLineParser(
@@ -163,7 +162,6 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     arguments = parser.parse_args(argv)
     check_session_arguments(parser, arguments)
     return arguments
-# --8<-- [end:arguments]
 
 
 def anthropic_provider(model: str, base_url: str) -> AnthropicProvider:
@@ -185,7 +183,6 @@ def anthropic_provider(model: str, base_url: str) -> AnthropicProvider:
     return AnthropicProvider(model, base_url=base_url, api_key=secret(ANTHROPIC_KEY_VARIABLE))
 
 
-# --8<-- [start:show]
 def show(event: Event, out: TextIO) -> None:
     """Print ``event`` for a person at a terminal: text as it streams, a line per tool step."""
     from .events import AssistantText, Compacted, RunFinished, ToolCalled, ToolResult
@@ -210,10 +207,8 @@ def show(event: Event, out: TextIO) -> None:
     elif isinstance(event, RunFinished):
         out.write(f"[{event.reason} after {event.steps} step(s)]\n")
     out.flush()
-# --8<-- [end:show]
 
 
-# --8<-- [start:build]
 def build_agent(
     provider: OpenRouterProvider | AnthropicProvider,
     cwd: Path,
@@ -292,7 +287,6 @@ def build_agent(
     if jobs is not None:
         agent.notices.append(jobs.notices)
     return agent
-# --8<-- [end:build]
 
 
 # --8<-- [start:run]

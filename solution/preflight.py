@@ -46,7 +46,6 @@ class StopBeforeRequest(Exception):
         self.reason = reason
 
 
-# --8<-- [start:preflight]
 class PreflightAgent(Agent):
     """An ``Agent`` that asks each of its ``preflight`` checks before every provider call.
 
@@ -95,4 +94,3 @@ class PreflightAgent(Agent):
         except StopBeforeRequest as stop:
             state.steps -= 1  # the step never reached the provider
             state.finish = stop.reason
-# --8<-- [end:preflight]

@@ -422,7 +422,6 @@ def without_bypass(layer: Layer, refused: list[str]) -> Layer:
     return Layer(layer.name, layer.source, data)
 
 
-# --8<-- [start:load]
 def load_settings(
     root: Path,
     *,
@@ -495,7 +494,6 @@ def load_settings(
             warn(note)
     settings = Settings.model_validate(merged)
     return LoadedSettings(settings, layers, warnings, trace(layers))
-# --8<-- [end:load]
 
 
 # --8<-- [start:explain]

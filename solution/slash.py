@@ -166,7 +166,6 @@ def prompt_of(line: str) -> str:
     return line[1:] if line.startswith("//") else line
 
 
-# --8<-- [start:builtins]
 def default_commands() -> SlashCommands:
     """The commands of chapter 19: ``/help /clear /model /permissions /plan /exit``."""
     commands = SlashCommands()
@@ -237,10 +236,8 @@ def default_commands() -> SlashCommands:
 
     session_commands(commands)
     return commands
-# --8<-- [end:builtins]
 
 
-# --8<-- [start:session-commands]
 def session_commands(commands: SlashCommands) -> None:
     """``/cost`` (17), ``/compact`` (18), ``/resume`` (22), ``/jobs`` (26) and ``/rewind`` (27).
 
@@ -335,4 +332,3 @@ def session_commands(commands: SlashCommands) -> None:
         # The running session goes on with the old history: its transcript records the change.
         state.agent.history[:] = old.history
         state.out.write(f"(resumed {old.id}: {len(old.history)} messages)\n")
-# --8<-- [end:session-commands]

@@ -232,7 +232,6 @@ def error_from_body(
 # --8<-- [end:errors]
 
 
-# --8<-- [start:provider]
 class OpenRouterProvider:
     """A ``StreamProvider`` for OpenRouter and any other OpenAI-compatible server.
 
@@ -548,5 +547,4 @@ class OpenRouterProvider:
             accumulator.add(event)
         with server_shape("the streamed answer"):
             return accumulator.turn(self.model)
-# --8<-- [end:provider]
 
