@@ -422,6 +422,15 @@ def test_permissions_split_command_says_why_and_keeps_words_whole() -> None:
         assert named in str(caught.value), command
 
 
+def test_permissions_split_command_reads_a_hash_as_text_and_hides_no_command() -> None:
+    # A lexer that takes "#" for a comment drops the rest of the line: "echo a#b && rm -rf ~"
+    # would be one harmless echo to the rules, and bash would run the rm.
+    assert split_command("echo a#b && rm -rf ~") == ["echo 'a#b'", "rm -rf '~'"]
+    assert split_command("curl http://x/#top; rm -rf ~") == ["curl 'http://x/#top'", "rm -rf '~'"]
+    # After a space bash does read a comment; claw still looks at the rest: asking more is safe.
+    assert split_command("git log # && rm -rf ~") == ["git log '#'", "rm -rf '~'"]
+
+
 def test_permissions_path_outside_the_base_never_matches_even_a_bare_pattern(
     tmp_path: Path,
 ) -> None:
