@@ -285,7 +285,9 @@ def session_commands(commands: SlashCommands) -> None:
             return
         state.out.write(terminal_text(table.listing()) + "\n")
 
-    @commands.register("/rewind", "list the prompts, or go back: /rewind N [code|conversation]")
+    @commands.register(
+        "/rewind", "list the prompts, or go back: /rewind N [code|conversation|both]"
+    )
     async def rewind(state: AppState, rest: str) -> None:
         from .checkpoints import rewind_command  # chapter 27
 
