@@ -369,12 +369,12 @@ def _status(runs: list[Run]) -> tuple[str, str, str | None, str | None]:
     stuck = [s for s in stops if s.reason == "hung" and s.test is None]
     if stuck:  # before any test started: importing the submission never finished
         where = f" at {stuck[0].where}" if stuck[0].where else ""
-        return "timeout", stuck[0].detail + where, _path(stuck[0].where), None
+        return "hung", stuck[0].detail + where, _path(stuck[0].where), None
     hung = [r for r in results if r.outcome == "hung"]
     if hung:
         where = f" at {hung[0].where}" if hung[0].where else ""
         detail = f"{hung[0].name}: {hung[0].message}{where}"
-        return "timeout", detail, _path(hung[0].where), hung[0].nodeid
+        return "hung", detail, _path(hung[0].where), hung[0].nodeid
     return "ok", "", None, None
 
 

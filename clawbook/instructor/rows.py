@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-STATUSES = ("ok", "timeout", "crashed", "cannot-import", "error", "invalid")
-"""A row's ``status``: ``ok`` (the run finished; tests may still fail), ``timeout`` (a test
-looped, or the whole run hit its wall time), ``crashed`` (the test process died: a segfault, a
+STATUSES = ("ok", "hung", "timeout", "crashed", "cannot-import", "error", "invalid")
+"""A row's ``status``: ``ok`` (the run finished; tests may still fail), ``hung`` (a test, or the
+import of the package, seemed to loop forever: stopped after the per-test time), ``timeout`` (the
+whole run hit its wall time), ``crashed`` (the test process died: a segfault, a
 kill), ``cannot-import`` (a module of the submission cannot be imported: a syntax or import
 error), ``error`` (the tests could not start) or ``invalid`` (the submission could not be read:
 no ``starter/`` package, an unsafe or broken archive)."""

@@ -254,7 +254,7 @@ def test_grade_a_planted_bug_fails_its_tests_at_the_learners_line_and_nothing_el
 
 def test_grade_an_endless_loop_costs_only_the_tests_that_reach_it(graded):
     r, e = row(graded, "loop"), entry(graded, "loop")
-    assert r["status"] == "timeout"
+    assert r["status"] == "hung"
     assert "seems to loop forever" in r["detail"]
     # The run resumed after each loop: every other test ran, and it is the bug's set exactly.
     assert int(r["passed"]) + int(r["failing"]) == int(r["total"])
@@ -266,7 +266,7 @@ def test_grade_an_endless_loop_costs_only_the_tests_that_reach_it(graded):
         assert failure["where"] in (f"starter/mock.py:{line}", f"starter/mock.py:{line + 1}")
     # The row says the chapter the loop holds the learner in, and the page lists the looping
     # tests once, at their one line.
-    assert e["standing"].startswith("stuck at ch01: timeout: "), e["standing"]
+    assert e["standing"].startswith("stuck at ch01: hung: "), e["standing"]
     page = (graded["out"] / "report.html").read_text()
     section = page[page.index('id="learner-loop"') :].split("</section>")[0]
     assert section.count("<li>") == 1

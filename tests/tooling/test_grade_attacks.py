@@ -423,15 +423,15 @@ def test_grade_attack_a_connection_at_import_time_is_refused(course, tmp_path):
     assert "network" in result.detail and "192.0.2.1" in result.detail
 
 
-def test_grade_attack_a_hang_at_import_is_a_timeout_not_ok(course, tmp_path):
+def test_grade_attack_a_hang_at_import_is_hung_not_ok(course, tmp_path):
     sub = append(filled(tmp_path / "stuck", "ch01"), "__init__.py", "while True:\n    pass\n")
     quick = dataclasses.replace(course, limits=reference.SubmissionLimits(test_timeout=5))
     result = grade.grade_submission(quick, intake.Submission("stuck", sub))
-    assert result.status == "timeout", result
+    assert result.status == "hung", result
     assert "import" in result.detail
     assert "starter/__init__.py" in result.detail
     assert result.passed == 0
-    assert result.standing.startswith("stuck at ch01: timeout: "), result.standing
+    assert result.standing.startswith("stuck at ch01: hung: "), result.standing
 
 
 # ---------------------------------------------------------------- without bubblewrap

@@ -185,8 +185,8 @@ def test_grade_report_a_loop_is_stuck_at_its_chapter_and_shown_once():
         result(f"{AGENT}::test_agent_g", "ch03", "passed"),
     ]  # fmt: skip
     row = scored(c, "grace", results)
-    assert row.status == "timeout"
-    assert row.standing.startswith("stuck at ch03: timeout: test_agent_d: seems to loop forever")
+    assert row.status == "hung"
+    assert row.standing.startswith("stuck at ch03: hung: test_agent_d: seems to loop forever")
     assert "starter/agent.py:40" in row.standing
     section = section_of(render(c, [row]), "grace")
     assert section.count("<li>") == 1  # two tests looping at one line: one entry naming both
@@ -468,7 +468,7 @@ def class_of_four() -> tuple[reference.Course, list[Grade]]:
     scores = {cid: len(ids) for cid, ids in c.expected.items()}
     done = Grade("ada", "ok", chapters=[ChapterScore(k, n, n, 0, 0) for k, n in scores.items()])
     stuck = Grade(
-        "grace", "timeout", "test_agent_d: seems to loop forever at starter/agent.py:40",
+        "grace", "hung", "test_agent_d: seems to loop forever at starter/agent.py:40",
         chapters=[ChapterScore("ch01", 2, 2, 0, 0), ChapterScore("ch02", 1, 1, 0, 0),
                   ChapterScore("ch03", 0, 2, 1, 1)],
         failures=[Failure(f"{AGENT}::test_agent_d", "ch03", "hung",
