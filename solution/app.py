@@ -30,7 +30,7 @@ from .types import TokenUsage, ToolCall
 
 if TYPE_CHECKING:
     from .hooks import PromptBlocked
-    from .main import Opened
+    from .main import Claw
 
 
 async def no_answer() -> str:
@@ -44,7 +44,7 @@ async def open_agent(
     approve: Approver,
     err: TextIO,
     read_line: ReadLine = no_answer,
-) -> AsyncIterator[Opened]:
+) -> AsyncIterator[Claw]:
     """The agent for ``arguments``, as ``main.run`` builds it; ``approve`` answers the questions.
 
     Everything goes to ``err``: in print mode stdout holds only the answer, and in the REPL
@@ -100,16 +100,16 @@ async def print_run(
                         "tool_input": call.arguments})  # fmt: skip
         return await refuse(call, why)
 
-    async with open_agent(arguments, approve, err) as opened:
-        agent, guarded = opened.agent, opened.guarded
+    async with open_agent(arguments, approve, err) as claw:
+        agent, guarded = claw.agent, claw.guarded
         hooks = guarded.hooks if guarded is not None else None
-        if opened.recorder is not None:  # chapter 22: the session the run is recorded in
-            output.extra["session_id"] = opened.recorder.writer.path.stem
+        if claw.recorder is not None:  # chapter 22: the session the run is recorded in
+            output.extra["session_id"] = claw.recorder.writer.path.stem
         output.start(
-            {"model": opened.settings.model, "cwd": str(Path.cwd()),
+            {"model": claw.settings.model, "cwd": str(Path.cwd()),
              "tools": list(agent.tools.names),
-             "permissionMode": opened.settings.permissions.default_mode or "default",
-             **({"session_id": output.extra["session_id"]} if opened.recorder else {})}
+             "permissionMode": claw.settings.permissions.default_mode or "default",
+             **({"session_id": output.extra["session_id"]} if claw.recorder else {})}
         )
         finished: RunFinished | None = None
         with Stopper(agent.cancel) as stopper:
@@ -131,8 +131,8 @@ async def print_run(
                     if isinstance(event, RunFinished):
                         finished = event
         assert finished is not None, "events() always ends with RunFinished"
-        if opened.costs is not None:  # chapter 17 prices what the provider did not report
-            spent = opened.costs.tracker.last_run
+        if claw.costs is not None:  # chapter 17 prices what the provider did not report
+            spent = claw.costs.tracker.last_run
             output.extra["total_cost_usd"] = None if spent.unpriced else float(spent.cost)
         output.finish(finished)
         if finished.reason != "done":

@@ -300,7 +300,7 @@ GUARD_CHAPTERS = frozenset({"ch13", "ch14", "ch15", "ch16"})
 
 
 @dataclass
-class Opened:
+class Claw:
     """What ``open_claw`` sets up: the agent, chapters 13-16 around it, settings and costs."""
 
     agent: Agent
@@ -328,7 +328,7 @@ async def open_claw(
     read_line: ReadLine | None = None,
     approve: Approver | None = None,
     ask: AskHandler | None = None,
-) -> AsyncIterator[Opened]:
+) -> AsyncIterator[Claw]:
     """The agent ``claw`` runs for ``arguments``, open for as long as the block lasts.
 
     First, if the folder brings settings or instructions of its own, claw makes sure it is
@@ -435,7 +435,7 @@ async def open_claw(
         try:
             if trusted:  # an untrusted folder's .mcp.json starts nothing, even with --mcp
                 servers = await start_mcp_servers(cwd, agent, arguments.mcp, err)  # chapter 23
-            yield Opened(
+            yield Claw(
                 agent, guarded, settings, costs, context, recorder, jobs, checkpoints
             )
         finally:
@@ -448,11 +448,11 @@ async def open_claw(
                 recorder.writer.close()
 
 
-def print_summary(session: Opened, finished: RunFinished, seconds: float, err: TextIO) -> None:
+def print_summary(claw: Claw, finished: RunFinished, seconds: float, err: TextIO) -> None:
     """Chapter 17's summary of one run on ``err``: a line, JSON, or nothing, as set."""
     from .cost import RunSummary
 
-    settings, costs = session.settings, session.costs
+    settings, costs = claw.settings, claw.costs
     if costs is None or settings.summary == "off":
         return
     summary = RunSummary(finished, costs.tracker.last_run, settings.model, seconds)
@@ -490,8 +490,8 @@ async def run(
         approve = NoTerminalApprover(err)
     async with open_claw(
         arguments, out=out, err=err, read_line=read_line, approve=approve
-    ) as session:
-        agent, guarded = session.agent, session.guarded
+    ) as claw:
+        agent, guarded = claw.agent, claw.guarded
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, agent.cancel)
         hooks = guarded.hooks if guarded is not None else None
@@ -501,7 +501,7 @@ async def run(
                 started = time.monotonic()
                 finished = await run_once(agent, hooks, prompt, out, err)
                 if finished is not None:
-                    print_summary(session, finished, time.monotonic() - started, err)
+                    print_summary(claw, finished, time.monotonic() - started, err)
                 if finished is None or finished.reason != Finish.PLAN_PENDING:
                     return finished
                 assert guarded is not None, "only plan mode ends a run plan_pending"

@@ -331,11 +331,11 @@ class Repl:
         if finished is not None and finished.reason == Finish.CANCELLED and partial:
             # Ctrl-C mid-answer: keep what was said, as Claude Code does, marked as cut short.
             agent.history.append(AssistantMessage(content="".join(partial) + INTERRUPTED))
-        session = self.state.extras.get("session")
-        if finished is not None and session is not None:  # chapter 17's summary, on stderr
+        claw = self.state.extras.get("claw")
+        if finished is not None and claw is not None:  # chapter 17's summary, on stderr
             from .main import print_summary
 
-            print_summary(session, finished, time.monotonic() - started, self.err)
+            print_summary(claw, finished, time.monotonic() - started, self.err)
         return finished
 
     async def run(self, first: str | None = None) -> int:
@@ -374,11 +374,11 @@ async def run_repl(arguments: argparse.Namespace, commands: SlashCommands | None
     ask = Asker()
     cancel: list[Callable[[], None]] = []
     approver = ReplApprover(err, ask, Path.cwd(), lambda: cancel[0]())
-    async with open_agent(arguments, approver, err, read_line=lambda: ask("")) as opened:
-        cancel.append(opened.agent.cancel)
-        start = opening(opened.agent.history)
-        state = AppState(opened.agent, sys.stdout, opened.guarded, start=start)
-        state.extras["session"] = opened  # for /cost, /compact and the run summary
+    async with open_agent(arguments, approver, err, read_line=lambda: ask("")) as claw:
+        cancel.append(claw.agent.cancel)
+        start = opening(claw.agent.history)
+        state = AppState(claw.agent, sys.stdout, claw.guarded, start=start)
+        state.extras["claw"] = claw  # for /cost, /compact and the run summary
         history = claw_home() / HISTORY_FILE
         private_folder(history.parent)
         private_file(history)  # every prompt typed: the user's alone (private.py)

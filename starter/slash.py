@@ -229,7 +229,7 @@ def default_commands() -> SlashCommands:
 def session_commands(commands: SlashCommands) -> None:
     """``/cost`` (17), ``/compact`` (18), ``/resume`` (22), ``/jobs`` (26) and ``/rewind`` (27).
 
-    ``state.extras["session"]`` is the ``main.Opened`` the REPL runs; without it (a test that
+    ``state.extras["claw"]`` is the ``main.Claw`` the REPL runs; without it (a test that
     builds an ``AppState`` by hand), or before those chapters are written, each says so.
     """
 
@@ -237,8 +237,8 @@ def session_commands(commands: SlashCommands) -> None:
     async def cost(state: AppState, rest: str) -> None:
         from .cost import describe_cost
 
-        session = state.extras.get("session")
-        costs = getattr(session, "costs", None)
+        claw = state.extras.get("claw")
+        costs = getattr(claw, "costs", None)
         if costs is None:
             state.out.write("no costs are counted (chapter 17 is not written yet)\n")
             return
@@ -248,7 +248,7 @@ def session_commands(commands: SlashCommands) -> None:
             f"since claw started: {t.calls} call(s), {t.input_tokens:,} tokens in{cached}, "
             f"{t.output_tokens:,} out · cost {describe_cost(t, model)}\n"
         )
-        recorder = getattr(session, "recorder", None)
+        recorder = getattr(claw, "recorder", None)
         if recorder is not None:  # chapter 22: the whole session, the runs before a resume too
             from .cost import format_cost
             from .sessions import load_session, session_usage
@@ -262,7 +262,7 @@ def session_commands(commands: SlashCommands) -> None:
 
     @commands.register("/compact", "summarise the conversation so far: /compact [focus]")
     async def compact(state: AppState, rest: str) -> None:
-        window = getattr(state.extras.get("session"), "context", None)
+        window = getattr(state.extras.get("claw"), "context", None)
         if window is None:
             state.out.write(
                 "no context window is known for this model (set context.window in the "
@@ -279,7 +279,7 @@ def session_commands(commands: SlashCommands) -> None:
 
     @commands.register("/jobs", "list the background jobs and their states")
     async def jobs(state: AppState, rest: str) -> None:
-        table = getattr(state.extras.get("session"), "jobs", None)  # chapter 26
+        table = getattr(state.extras.get("claw"), "jobs", None)  # chapter 26
         if table is None:
             state.out.write("no background jobs (this claw runs none)\n")
             return
@@ -291,10 +291,10 @@ def session_commands(commands: SlashCommands) -> None:
     async def rewind(state: AppState, rest: str) -> None:
         from .checkpoints import rewind_command  # chapter 27
 
-        session = state.extras.get("session")
-        checkpoints = getattr(session, "checkpoints", None)
-        recorder = getattr(session, "recorder", None)
-        if checkpoints is None and session is not None:
+        claw = state.extras.get("claw")
+        checkpoints = getattr(claw, "checkpoints", None)
+        recorder = getattr(claw, "recorder", None)
+        if checkpoints is None and claw is not None:
             from .sessions import project_folder_name
 
             project_folder_name(Path.cwd())  # no session kept: chapter 22's Todo, if that is why

@@ -352,7 +352,7 @@ async def test_cli_slash_cost_and_compact_work_on_the_running_session(tmp_path: 
     assert "chapter 17 is not written" in await command(state, "/cost")  # no session: said so
     tracker = CostTracker("test/model")
     tracker(StepUsage(1, TokenUsage(input_tokens=1234, output_tokens=56, cost=Decimal("0.0123"))))
-    state.extras["session"] = SimpleNamespace(costs=Costs(tracker, None), context=None)
+    state.extras["claw"] = SimpleNamespace(costs=Costs(tracker, None), context=None)
     assert await command(state, "/cost") == (
         "since claw started: 1 call(s), 1,234 tokens in, 56 out · cost $0.0123\n"
     )
@@ -363,7 +363,7 @@ async def test_cli_slash_cost_and_compact_work_on_the_running_session(tmp_path: 
     before = len(state.agent.history)
     summaries = MockStreamProvider(["The user asked six questions."])
     window = ContextWindow(100_000, summarize_with(summaries), keep=2)
-    state.extras["session"].context = window
+    state.extras["claw"].context = window
     shown = await command(state, "/compact the questions")
     assert shown.startswith("(compacted: ") and shown.endswith(" tokens)\n")
     assert len(state.agent.history) < before
