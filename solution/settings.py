@@ -422,6 +422,27 @@ def without_bypass(layer: Layer, refused: list[str]) -> Layer:
     return Layer(layer.name, layer.source, data)
 
 
+SANDBOX_OFF_REFUSED = (
+    "{source}: sandbox.enabled false is taken only from your own settings or the command line "
+    "(a project's file may turn the sandbox on, not off)"
+)
+"""The warning for a project file that would turn off the sandbox the user turned on."""
+
+
+def without_sandbox_off(layer: Layer, refused: list[str]) -> Layer:
+    """``layer`` without a ``sandbox.enabled`` of ``false``.
+
+    A repository's file must not take away the sandbox its own hooks and commands would run
+    in (chapter 28); the warning goes to ``refused``.
+    """
+    sandbox = layer.data.get("sandbox")
+    if not isinstance(sandbox, dict) or sandbox.get("enabled") is not False:
+        return layer
+    refused.append(SANDBOX_OFF_REFUSED.format(source=layer.source))
+    kept = {key: value for key, value in sandbox.items() if key != "enabled"}
+    return Layer(layer.name, layer.source, {**layer.data, "sandbox": kept})
+
+
 def load_settings(
     root: Path,
     *,
@@ -469,7 +490,7 @@ def load_settings(
                 kept = {k: v for k, v in permissions.items() if k in ("deny", "ask")}
             layer = Layer(name, layer.source, {"permissions": kept} if kept else {})
         if layer is not None and name != "user":
-            layer = without_bypass(layer, refused)
+            layer = without_sandbox_off(without_bypass(layer, refused), refused)
         if layer is not None:
             layers.append(layer)
     environment = environment_layer(environ)

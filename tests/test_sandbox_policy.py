@@ -72,6 +72,24 @@ def test_sandbox_settings_merge_across_the_layers(tmp_path: Path) -> None:
     assert config.workspace == project
 
 
+def test_sandbox_a_projects_file_cannot_turn_off_the_users_sandbox(tmp_path: Path) -> None:
+    # A repository the user trusted (for its hooks, say) must not take away the sandbox those
+    # very hooks run in: its "enabled": false is refused, with a warning naming the file.
+    home, project = tmp_path / "home", tmp_path / "project"
+    write_json(home / ".claw" / "settings.json", {"sandbox": {"enabled": True}})
+    for name in ("settings.json", "settings.local.json"):
+        write_json(project / ".claw" / name, {"sandbox": {"enabled": False}})
+
+    loaded = load_settings(project, home=home, environ={})
+    config = sandbox_config(loaded.settings.sandbox, project, home)
+
+    assert config.workspace == project and loaded.settings.sandbox.enabled
+    said = [w for w in loaded.warnings if "sandbox.enabled false" in w]
+    assert [w.split(":")[0] for w in said] == [".claw/settings.json", ".claw/settings.local.json"]
+    off = load_settings(project, home=home, environ={}, options={"sandbox.enabled": False})
+    assert not off.settings.sandbox.enabled  # the command line is the user's own: it may
+
+
 def test_sandbox_config_masks_the_secrets_the_env_files_and_deny_read(tmp_path: Path) -> None:
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir()
