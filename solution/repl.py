@@ -18,11 +18,11 @@ import asyncio
 import signal
 import sys
 import time
-from collections.abc import AsyncGenerator, Callable, Iterable
-from contextlib import AbstractContextManager, aclosing, nullcontext
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from itertools import takewhile
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO, cast
+from typing import TYPE_CHECKING, TextIO
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
@@ -33,8 +33,8 @@ from prompt_toolkit.output import create_output
 from rich.console import Console
 
 from .agent import Finish
-from .app import open_agent
 from .approvers import ReplApprover
+from .assemble import open_claw, run_prompt
 from .display import error_line, terminal_text
 from .errors import ClawError
 from .events import Event, RunFinished, StepUsage, SubagentEvent
@@ -52,10 +52,11 @@ from .slash import (
     shown_mode,
 )
 from .streaming import TextDelta
+from .tools.ask import TerminalAsker
 from .types import AssistantMessage, DeveloperMessage, Message, SystemMessage
 
 if TYPE_CHECKING:
-    from .hooks import Hooks, PromptBlocked
+    from .guard import Guarded
 
 PROMPT = "claw> "
 """What the REPL's prompt looks like."""
@@ -285,65 +286,67 @@ class Repl:
 
     async def turn(self, prompt: str) -> RunFinished | None:
         """Run ``prompt`` in the conversation; show it; Ctrl-C cancels it. ``None``: blocked."""
-        from .hooks import PromptBlocked, run_with_hooks
+        from .hooks import PromptBlocked
 
         agent, guarded = self.state.agent, self.state.guarded
-        hooks: Hooks | None = guarded.hooks if guarded is not None else None
-        finished: RunFinished | None = None
         started = time.monotonic()
         self.running = True
-        view = RunView(self.console)
+        view = self.view = RunView(self.console)
+        partial: list[str] = []  # the text of a turn not recorded yet: lost if it is cancelled
 
         def children(event: Event) -> None:  # chapter 21: a subagent's events come this way
             if isinstance(event, SubagentEvent):
                 view.show(event)
 
-        agent.sink.add(children)
-        partial: list[str] = []  # the text of a turn not recorded yet: lost if it is cancelled
-        try:
-            while prompt:
+        def show(event: Event) -> None:
+            view.show(event)
+            if isinstance(event, TextDelta):
+                partial.append(event.text)
+            elif isinstance(event, StepUsage):  # the turn is in the history
+                partial.clear()
+
+        async def plan(guarded: Guarded) -> str | None:
+            nonlocal view
+            if self.terminated is not None:
+                return None
+            try:
+                answer = await guarded.ask_about_plan(self.err, lambda: self.ask(""))
+            except (KeyboardInterrupt, EOFError):
+                return None
+            if answer:  # the approved plan, or the feedback, runs in a view of its own
+                view.waiting.stop()
                 view = self.view = RunView(self.console)
-                # Ctrl-C during the run arrives as SIGINT: Repl.on_signal cancels it.
-                events = cast(  # both are async generators: they have aclose()
-                    "AsyncGenerator[Event | PromptBlocked, None]",
-                    run_with_hooks(agent, hooks, prompt) if hooks else agent.events(prompt),
-                )
-                async with aclosing(events):
-                    async for event in events:
-                        if isinstance(event, PromptBlocked):
-                            reason = terminal_text(event.reason)
-                            self.err.write(f"[the prompt was blocked by a UserPromptSubmit "
-                                           f"hook: {reason}]\n")
-                            return None
-                        view.show(event)
-                        if isinstance(event, TextDelta):
-                            partial.append(event.text)
-                        elif isinstance(event, StepUsage):  # the turn is in the history
-                            partial.clear()
-                        if isinstance(event, RunFinished):
-                            finished = event
-                if finished is None or finished.reason != Finish.PLAN_PENDING or guarded is None:
-                    break
-                if self.terminated is not None:
-                    break
-                try:
-                    prompt = await guarded.ask_about_plan(self.err, lambda: self.ask("")) or ""
-                except (KeyboardInterrupt, EOFError):
-                    prompt = ""
+            return answer
+
+        agent.sink.add(children)
+        try:
+            # Ctrl-C during the run arrives as SIGINT: Repl.on_signal cancels it.
+            ended = await run_prompt(
+                agent,
+                guarded,
+                prompt,
+                show,
+                warn=lambda warning: self.err.write(f"claw: warning: {terminal_text(warning)}\n"),
+                plan=plan,
+            )
         finally:
             self.running = False
             self.view = None
             view.waiting.stop()
             agent.sink.observers.remove(children)
-        if finished is not None and finished.reason == Finish.CANCELLED and partial:
+        if isinstance(ended, PromptBlocked):
+            reason = terminal_text(ended.reason)
+            self.err.write(f"[the prompt was blocked by a UserPromptSubmit hook: {reason}]\n")
+            return None
+        if ended.reason == Finish.CANCELLED and partial:
             # Ctrl-C mid-answer: keep what was said, as Claude Code does, marked as cut short.
             agent.history.append(AssistantMessage(content="".join(partial) + INTERRUPTED))
         claw = self.state.extras.get("claw")
-        if finished is not None and claw is not None:  # chapter 17's summary, on stderr
-            from .main import print_summary
-
-            print_summary(claw, finished, time.monotonic() - started, self.err)
-        return finished
+        if claw is not None:  # chapter 17's summary, on stderr
+            line = claw.summary(ended, time.monotonic() - started)
+            if line is not None:
+                self.err.write(line + "\n")
+        return ended
 
     async def run(self, first: str | None = None) -> int:
         """Converse until the user leaves; the exit status (128 + a signal that ended it)."""
@@ -381,7 +384,10 @@ async def run_repl(arguments: argparse.Namespace, commands: SlashCommands | None
     ask = Asker()
     cancel: list[Callable[[], None]] = []
     approver = ReplApprover(err, ask, Path.cwd(), lambda: cancel[0]())
-    async with open_agent(arguments, approver, err, read_line=lambda: ask("")) as claw:
+    async with open_claw(
+        arguments, out=err, err=err, read_line=lambda: ask(""), approve=approver,
+        ask=TerminalAsker(err, lambda: ask(""), is_interactive=lambda: True),
+    ) as claw:
         cancel.append(claw.agent.cancel)
         start = opening(claw.agent.history)
         state = AppState(claw.agent, sys.stdout, claw.guarded, start=start)

@@ -1,9 +1,8 @@
 """The terminal app's front door: print mode for scripts, the REPL for a person.
 
 ``main.main`` hands the command line here unless it is chapter 12's one-shot claw (a prompt,
-standard input not a terminal, no ``-p``). ``open_agent`` builds the agent the way
-``main.run`` does (trust, instructions, chapters 13-16 in front of the tools), with the
-approver each mode needs.
+standard input not a terminal, no ``-p``). Both modes open claw with ``assemble.open_claw``, as
+every front door does, each with the approver it needs, and run a prompt with ``Claw.run``.
 """
 
 from __future__ import annotations
@@ -11,53 +10,28 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import aclosing, asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO, cast
+from typing import TYPE_CHECKING, TextIO
 
 from .approvers import NoTerminalApprover
 from .display import error_line, terminal_text
 from .errors import ClawError
-from .events import Event, RunFinished
+from .events import RunFinished
 from .options import EXIT_DONE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
-from .permissions import Approval, Approver
+from .permissions import Approval
 from .printmode import PrintOutput, UsageError, read_prompt
 from .signals import Stopper, exit_status
-from .terminal import ReadLine, at_terminal
+from .terminal import at_terminal
 from .tools.ask import TerminalAsker
 from .types import TokenUsage, ToolCall
 
 if TYPE_CHECKING:
-    from .hooks import PromptBlocked
-    from .main import Claw
+    pass
 
 
 async def no_answer() -> str:
     """A ``ReadLine`` for when nobody is there: the end of input at once."""
     return ""
-
-
-@asynccontextmanager
-async def open_agent(
-    arguments: argparse.Namespace,
-    approve: Approver,
-    err: TextIO,
-    read_line: ReadLine = no_answer,
-) -> AsyncIterator[Claw]:
-    """The agent for ``arguments``, as ``main.run`` builds it; ``approve`` answers the questions.
-
-    Everything goes to ``err``: in print mode stdout holds only the answer, and in the REPL
-    the answer is rendered there by ``rich``.
-    """
-    from .main import open_claw  # main imports this module lazily: no cycle at import
-
-    # chapter 20's ask_user: on the terminal in the REPL; print mode has nobody to ask
-    ask = TerminalAsker(err, read_line, is_interactive=lambda: read_line is not no_answer)
-    async with open_claw(
-        arguments, out=err, err=err, read_line=read_line, approve=approve, ask=ask
-    ) as session:
-        yield session
 
 
 async def run_print(
@@ -88,7 +62,8 @@ async def print_run(
     (as Claude Code 2.1.332 does).
     """
     from .agent import Finish
-    from .hooks import PromptBlocked, run_with_hooks
+    from .assemble import open_claw
+    from .hooks import PromptBlocked
 
     refuse = NoTerminalApprover(err)
     denials: list[dict[str, object]] = []
@@ -99,9 +74,12 @@ async def print_run(
                         "tool_input": call.arguments})  # fmt: skip
         return await refuse(call, why)
 
-    async with open_agent(arguments, approve, err) as claw:
-        agent, guarded = claw.agent, claw.guarded
-        hooks = guarded.hooks if guarded is not None else None
+    # Everything but the answer goes to ``err``; chapter 20's ask_user has nobody to ask.
+    ask = TerminalAsker(err, no_answer, is_interactive=lambda: False)
+    async with open_claw(
+        arguments, out=err, err=err, read_line=no_answer, approve=approve, ask=ask
+    ) as claw:
+        agent = claw.agent
         if claw.recorder is not None:  # chapter 22: the session the run is recorded in
             output.extra["session_id"] = claw.recorder.writer.path.stem
         output.start(
@@ -110,26 +88,19 @@ async def print_run(
              "permissionMode": claw.settings.permissions.default_mode or "default",
              **({"session_id": output.extra["session_id"]} if claw.recorder else {})}
         )
-        finished: RunFinished | None = None
         with Stopper(agent.cancel) as stopper:
-            events = cast(  # both are async generators: they have aclose()
-                "AsyncGenerator[Event | PromptBlocked, None]",
-                run_with_hooks(agent, hooks, prompt) if hooks else agent.events(prompt),
+            ended = await claw.run(
+                prompt,
+                output.event,
+                warn=lambda warning: err.write(f"claw: warning: {terminal_text(warning)}\n"),
             )
-            # aclosing: a write that fails (a closed pipe) closes the run's generators here,
-            # in this task, and not later while asyncio shuts down.
-            async with aclosing(events):
-                async for event in events:
-                    if isinstance(event, PromptBlocked):
-                        reason = terminal_text(event.reason)
-                        err.write(f"claw: a UserPromptSubmit hook blocked the prompt: {reason}\n")
-                        blocked = f"The prompt was blocked by a UserPromptSubmit hook: {reason}"
-                        output.finish(RunFinished(Finish.DONE, 0, blocked, TokenUsage()))
-                        return EXIT_DONE
-                    output.event(event)
-                    if isinstance(event, RunFinished):
-                        finished = event
-        assert finished is not None, "events() always ends with RunFinished"
+        if isinstance(ended, PromptBlocked):
+            reason = terminal_text(ended.reason)
+            err.write(f"claw: a UserPromptSubmit hook blocked the prompt: {reason}\n")
+            blocked = f"The prompt was blocked by a UserPromptSubmit hook: {reason}"
+            output.finish(RunFinished(Finish.DONE, 0, blocked, TokenUsage()))
+            return EXIT_DONE
+        finished = ended
         if claw.costs is not None:  # chapter 17 prices what the provider did not report
             spent = claw.costs.tracker.last_run
             output.extra["total_cost_usd"] = None if spent.unpriced else float(spent.cost)

@@ -1,6 +1,6 @@
-"""The ``claw`` command line of chapter 19: print mode, output formats, one-line errors.
+"""The ``claw`` command line: its options, checked as they are parsed, and one-line errors.
 
-``main.parse_arguments`` builds the parser with ``OneLineParser`` and hands it to
+``parse_arguments`` builds the parser with ``OneLineParser`` and hands it to
 ``add_app_arguments``, which adds the options of the terminal app, and to
 ``add_session_arguments``, which adds chapter 22's (kept here, not in ``session_start.py``, so
 that parsing the command line loads none of the agent's modules). Every option is checked where
@@ -11,7 +11,10 @@ the option and says what it takes, and exit status 2, before anything runs.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Sequence
+from decimal import Decimal
 from typing import NoReturn
 from urllib.parse import urlsplit
 
@@ -191,3 +194,91 @@ def check_session_arguments(
         arguments.prompt, arguments.resume = resume, ""
     if arguments.fork_session and not (arguments.continue_session or arguments.resume is not None):
         parser.error("--fork-session needs --continue or --resume (the session to fork)")
+
+
+DEFAULT_MODEL = "anthropic/claude-sonnet-4.5"
+"""The model ``claw`` uses when ``--model`` is not given."""
+
+BASE_URL_VARIABLE = "CLAW_BASE_URL"
+"""The environment variable that sets the server, like ``--base-url``."""
+
+PROVIDERS = ("openrouter", "anthropic")
+"""The APIs ``--provider`` chooses from: chapter 5b's OpenAI format, chapter 24's Messages API."""
+PROVIDER_VARIABLE = "CLAW_PROVIDER"
+"""The environment variable that sets the provider, like ``--provider``."""
+
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "auto", "dontAsk", "bypassPermissions")
+"""Chapter 13's ``Mode`` values. Named here, not imported, so that the command line of
+chapter 12's claw works while chapters 13 to 16 are still being written (or do not import)."""
+
+
+def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line: a prompt, and optionally the model, the server and web access."""
+    parser = OneLineParser(
+        prog="claw",
+        description="Run claw, a coding agent, on the current directory.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "prompt",
+        nargs="?",
+        help="what you want done (none: start a conversation; claw config: see the settings)",
+    )
+    parser.add_argument(
+        "--model", type=model_id, help=f"an OpenRouter model id (default: {DEFAULT_MODEL})"
+    )
+    parser.add_argument(
+        "--base-url",
+        type=http_url,
+        help=f"an OpenAI-compatible server (default: ${BASE_URL_VARIABLE} or OpenRouter)",
+    )
+    parser.add_argument(
+        "--provider",
+        choices=PROVIDERS,
+        default=os.environ.get(PROVIDER_VARIABLE, "openrouter"),
+        help=f"whose API to speak (chapter 24; default: ${PROVIDER_VARIABLE} or openrouter)",
+    )
+    parser.add_argument(
+        "--web", action="store_true", default=None, help="also give claw the web_fetch tool"
+    )
+    parser.add_argument(
+        "--max-cost", type=Decimal, help="end the run before the session spends more (US dollars)"
+    )
+    parser.add_argument(
+        "--summary",
+        choices=("line", "json", "off"),
+        help="the summary after each run: one line (default), one JSON object, or none",
+    )
+    parser.add_argument(
+        "--max-steps",
+        type=positive_int,
+        default=None,
+        help="end the run after this many model calls",
+    )
+    parser.add_argument(
+        "--unguarded",
+        action="store_true",
+        help="no permission rules, safety checks, hooks or plan mode (chapter 12's claw)",
+    )
+    parser.add_argument(
+        "--permission-mode",
+        choices=PERMISSION_MODES,
+        help="what runs without asking (chapter 13); plan: plan first, change nothing (chapter 16)",
+    )
+    parser.add_argument(
+        "--trust-project",
+        action="store_true",
+        help="use this folder's settings, hooks and instructions in this run, without asking",
+    )
+    parser.add_argument(
+        "--mcp",
+        action="store_true",
+        help="start the MCP servers of this folder's .mcp.json in this run (chapter 23)",
+    )
+    add_app_arguments(parser)  # chapter 19: -p, --output-format
+    add_session_arguments(parser)  # chapter 22: --continue, --resume, --fork-session
+    add_settings_arguments(parser)  # chapter 17: --allowed-tools, --disallowed-tools, --settings
+    arguments = parser.parse_args(argv)
+    check_session_arguments(parser, arguments)
+    return arguments

@@ -18,7 +18,8 @@ import pytest
 from claw_command import calls, converse, no_fsync, run_claw, says, tool_results
 from marked_processes import assert_none_marked, marked, unique_marker, wait_marked
 
-from claw.main import open_claw, parse_arguments
+from claw.assemble import open_claw
+from claw.options import parse_arguments
 from clawbook.harness.loopback import LoopbackServer
 
 no_fsync = pytest.fixture(autouse=True)(no_fsync)

@@ -19,7 +19,7 @@ from claw.agent import Finish
 from claw.events import AssistantText, RunFinished, StepUsage, ToolCalled, ToolResult
 from claw.guard import guard
 from claw.loop import Agent
-from claw.main import parse_arguments
+from claw.options import parse_arguments
 from claw.permissions import Mode
 from claw.plan import PlanState, plan_mode_message
 from claw.preview import change_preview

@@ -29,7 +29,7 @@ from claude_code_recording import recording as recorded
 
 from claw.configure import command_line_options, rule_checker
 from claw.hooks import Hooks
-from claw.main import parse_arguments
+from claw.options import parse_arguments
 from claw.permissions import Mode, Permissions
 from claw.settings import SettingsError, load_settings
 from claw.trust import TRUST_FILE, decide_trust

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 from claw_command import calls, run_claw, says
 
-from claw.main import main, parse_arguments
+from claw.main import main
+from claw.options import parse_arguments
 from clawbook.harness.loopback import LoopbackServer
 
 

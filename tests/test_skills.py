@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from claw_command import calls, run_claw, says, tool_results
 
-from claw.main import build_agent
+from claw.assemble import build_agent
 from claw.skills import (
     SKILLS_INTRO,
     Skill,

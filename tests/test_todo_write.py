@@ -14,9 +14,9 @@ from claw_command import calls, says
 from hypothesis import given
 from hypothesis import strategies as st
 
+from claw.assemble import build_agent
 from claw.control import Controls
 from claw.events import Event, TodosChanged, ToolResult
-from claw.main import build_agent
 from claw.permissions import Approval, Mode, Permissions
 from claw.providers.openrouter import OpenRouterProvider
 from claw.tools.ask import ScriptedAnswers

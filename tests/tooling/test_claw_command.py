@@ -23,7 +23,8 @@ from clawbook.harness.loopback import (
     sse,
     text_chunks,
 )
-from solution.main import PERMISSION_MODES, main
+from solution.main import main
+from solution.options import PERMISSION_MODES
 from solution.permissions import Mode
 
 ROOT = Path(__file__).resolve().parents[2]
