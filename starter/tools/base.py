@@ -9,7 +9,6 @@ saying which argument, what was expected and what was sent, so the next call can
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -57,19 +56,21 @@ def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
     )
 
 
-_SCHEMAS: dict[type[BaseModel], dict[str, Any]] = {}
+_SCHEMAS: dict[type[BaseModel], str] = {}
 
 
 def schema_of(model: type[BaseModel]) -> dict[str, Any]:
     """``tool_schema(model)``, worked out once per model; each caller gets its own copy.
 
     A run asks for every tool's definition at each step, and pydantic takes about a millisecond
-    to write a model's schema, which never changes.
+    to write a model's schema, which never changes. It is kept as JSON text: parsing it gives a
+    fresh copy five times faster than ``copy.deepcopy`` (a fifth of a run's CPU went there).
     """
-    schema = _SCHEMAS.get(model)
-    if schema is None:
-        schema = _SCHEMAS[model] = tool_schema(model)
-    return copy.deepcopy(schema)
+    text = _SCHEMAS.get(model)
+    if text is None:
+        text = _SCHEMAS[model] = json.dumps(tool_schema(model))
+    schema: dict[str, Any] = json.loads(text)
+    return schema
 
 
 def show_input(value: Any) -> str:
