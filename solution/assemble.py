@@ -53,7 +53,7 @@ PlanAnswer = Callable[["Guarded"], Awaitable[str | None]]
 
 
 def anthropic_provider(model: str, base_url: str) -> AnthropicProvider:
-    """Chapter 24's provider for ``--provider anthropic``: Anthropic's model ids and URL.
+    """The provider for ``--provider anthropic`` (chapter 24), with Anthropic's model ids and URL.
 
     The key comes from ``ANTHROPIC_API_KEY``; an OpenRouter model id (``anthropic/claude-...``)
     loses its vendor prefix, and OpenRouter's URL, the default, becomes Anthropic's.
@@ -185,7 +185,7 @@ class Claw:
         )
 
     def summary(self, finished: RunFinished, seconds: float) -> str | None:
-        """Chapter 17's summary of one run: a line, JSON, or ``None`` (off, or no costs)."""
+        """The summary of one run (chapter 17): a line, JSON, or ``None`` (off, or no costs)."""
         from .cost import RunSummary
 
         settings, costs = self.settings, self.costs
@@ -383,7 +383,7 @@ async def open_claw(
 async def start_mcp_servers(
     cwd: Path, agent: Agent, enabled: bool, err: TextIO
 ) -> McpServers | None:
-    """Chapter 23: start the servers of ``cwd/.mcp.json`` if the user enabled them (``--mcp``).
+    """Start the MCP servers of ``cwd/.mcp.json`` if the user enabled them (chapter 23, ``--mcp``).
 
     Their tools join the agent's. Without a ``.mcp.json`` and ``--mcp``, chapter 23's code is
     not even imported; with a ``.mcp.json`` but no ``--mcp``, an unwritten chapter 23 is a

@@ -1,10 +1,10 @@
-"""Chapter 17 in the ``claw`` command: its settings, its cost meter, its budget, its summary.
+"""The ``claw`` command's settings, cost meter, budget and run summary (chapter 17).
 
-``main.py`` stays a thin command: it asks ``configure`` for the settings in force, gives the
-agent a ``CostTracker`` and a ``Budget`` with ``start_costs``, and prints a ``RunSummary``
-after each run. Until chapter 17 is written (a stub raises ``Todo``), ``configure`` falls
-back to what chapter 16's claw did: its options and the project's own settings file, no
-cost, no summary. ``claw config`` is ``config_main``.
+``assemble.py`` stays a thin builder: it asks ``configure`` for the settings in force and gives
+the agent a ``CostTracker`` and a ``Budget`` with ``start_costs``; after each run, each front
+door prints the ``RunSummary`` line that ``Claw.summary`` writes. Until chapter 17 is written
+(a stub raises ``Todo``), ``configure`` falls back to what chapter 16's claw did: its options
+and the project's own settings file, no cost, no summary. ``claw config`` is ``config_main``.
 """
 
 from __future__ import annotations

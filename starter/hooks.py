@@ -1,4 +1,4 @@
-"""Chapter 15: hooks, the project's own rules, run by claw at fixed points of the loop.
+"""Hooks: the project's own rules, run by claw at fixed points of the loop (chapter 15).
 
 A hook is a small program (a shell command) or a Python callable that claw runs at an event:
 

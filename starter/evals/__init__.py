@@ -1,4 +1,4 @@
-"""Chapter 25: an offline harness that measures claw on tasks in scratch git repositories.
+"""An offline harness that measures claw on tasks in scratch git repositories (chapter 25).
 
 ``tasks`` is the task format (SWE-bench's instance fields plus claw's own), ``scratch`` makes
 a task's repository and checks what the agent left in it, ``harness`` runs each task in its

@@ -1,4 +1,4 @@
-"""Chapter 23: MCP, the Model Context Protocol, from claw's side (a client over stdio).
+"""MCP, the Model Context Protocol, from claw's side: a client over stdio (chapter 23).
 
 An MCP server is a program that offers tools. claw starts it as a child process and talks
 JSON-RPC 2.0 with it over the child's standard input and output, one JSON message a line
