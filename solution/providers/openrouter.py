@@ -18,8 +18,7 @@ import os
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import httpx
 import orjson
@@ -55,19 +54,12 @@ from ..types import (
     UserMessage,
 )
 from .http import (
-    CONNECT_TIMEOUT,
-    ERROR_BODY_BYTES,
     ERRORS,
-    CallLimits,
     HTTPLimits,
+    HttpProvider,
     check_header,
-    check_key_transport,
     clean_api_key,
-    page_text,
-    parse_retry_after,
-    read_at_most,
     server_shape,
-    tls_context,
 )
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
@@ -232,12 +224,18 @@ def error_from_body(
 # --8<-- [end:errors]
 
 
-class OpenRouterProvider:
+class OpenRouterProvider(HttpProvider):
     """A ``StreamProvider`` for OpenRouter and any other OpenAI-compatible server.
+
+    What talking HTTP takes (the client, the key, the limits, sending with retries, an error
+    status made a typed error) it inherits from ``HttpProvider``, which chapter 24's
+    ``AnthropicProvider`` shares.
 
     >>> provider = OpenRouterProvider("anthropic/claude-sonnet-4.5")  # key from the environment
     >>> local = OpenRouterProvider("qwen3:8b", base_url="http://localhost:11434/v1", api_key="")
     """
+
+    ENDPOINT = "/chat/completions"
 
     def __init__(
         self,
@@ -275,54 +273,29 @@ class OpenRouterProvider:
                 f"no API key: set {API_KEY_VARIABLE}, or pass api_key=... "
                 "(get a key at https://openrouter.ai/keys)",
             )
-        check_key_transport(base_url, api_key)
-        self.model = model
-        self.base_url = base_url.rstrip("/")
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.developer_role = developer_role
-        self.limits = limits or HTTPLimits()
-        self._api_key = api_key
-        self._headers = {"Content-Type": "application/json"}
+        headers = {"Content-Type": "application/json"}
         if api_key:
-            self._headers["Authorization"] = f"Bearer {api_key}"
+            headers["Authorization"] = f"Bearer {api_key}"
         check_header("app_url", app_url)
         check_header("app_title", app_title)
         if app_url:
-            self._headers["HTTP-Referer"] = app_url
+            headers["HTTP-Referer"] = app_url
         if app_title:
-            self._headers["X-OpenRouter-Title"] = app_title
-            self._headers["X-Title"] = app_title  # the older name, still read
-        self._client = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(self.limits.timeout, connect=CONNECT_TIMEOUT),
-            verify=tls_context(),
+            headers["X-OpenRouter-Title"] = app_title
+            headers["X-Title"] = app_title  # the older name, still read
+        super().__init__(
+            model, base_url=base_url, api_key=api_key, headers=headers, limits=limits,
+            client=client, sleep=sleep, rng=rng, clock=clock,
         )
-        self._owns_client = client is None
-        self._sleep = sleep
-        self._rng = rng or random.Random()
-        self._clock = clock
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.developer_role = developer_role
 
-    # --8<-- [start:lifecycle]
-    def __repr__(self) -> str:
-        # Deliberately without the key: reprs end up in logs and tracebacks.
-        return f"OpenRouterProvider(model={self.model!r}, base_url={self.base_url!r})"
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections (only those of a client the provider created)."""
-        if self._owns_client:
-            await self._client.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-    # --8<-- [end:lifecycle]
+    def error_from(
+        self, body: Any, status: int | None, *, retry_after: float | None = None
+    ) -> ProviderHTTPError:
+        """``error_from_body``: the OpenAI format's error object made a typed error."""
+        return error_from_body(body, status, retry_after=retry_after)
 
     # --8<-- [start:request-body]
     def wire_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -353,102 +326,6 @@ class OpenRouterProvider:
         return body
         # endregion
     # --8<-- [end:request-body]
-
-    def _redact(self, text: str) -> str:
-        """``text`` with the API key blanked out, in case a server echoes it back."""
-        if self._api_key and len(self._api_key) >= 8:
-            return text.replace(self._api_key, "[redacted]")
-        return text
-
-    # --8<-- [start:describe]
-    def _describe(self, error: httpx.TransportError) -> str:
-        """What failed, redacted and never blank: httpx leaves some errors without words."""
-        detail = str(error).strip()
-        if not detail and isinstance(error, httpx.ConnectTimeout):
-            detail = f"no connection within {CONNECT_TIMEOUT:g} s"
-        elif not detail and isinstance(error, httpx.TimeoutException):
-            detail = f"nothing moved for {self.limits.timeout:g} s"
-        return self._redact(f"{type(error).__name__}: {detail or 'no details given'}")
-
-    def _connection_error(self, error: httpx.TransportError) -> ProviderConnectionError:
-        """The error for a failure before any response: cannot connect, or the connection broke."""
-        if isinstance(error, httpx.ConnectError | httpx.ConnectTimeout):
-            what = f"cannot reach {self.base_url}"
-        else:
-            what = f"the connection to {self.base_url} failed before a response arrived"
-        return ProviderConnectionError(self._redact(f"{what}: {self._describe(error)}"))
-
-    def _limits(self) -> CallLimits:
-        """The time limits of a call that starts now."""
-        return CallLimits(
-            self.limits, where=self._redact(self.base_url), clock=self._clock, redact=self._redact
-        )
-    # --8<-- [end:describe]
-
-    # --8<-- [start:check-response]
-    async def _raise_for_status(self, response: httpx.Response) -> None:
-        """Raise the typed error for a response with an error status; do nothing for 2xx.
-
-        The error's body is read and the response closed before raising.
-        """
-        # region ch05b: nothing below 400; else read and close the body and make it an error
-        # more: read_at_most, then aclose in finally; _redact; page_text of a body that is not JSON
-        if response.status_code < 400:
-            return
-        try:
-            raw = await read_at_most(response, ERROR_BODY_BYTES)
-        finally:
-            await response.aclose()
-        text = self._redact(raw.decode(errors="replace"))
-        try:
-            body: Any = json.loads(text)
-        except ValueError:
-            words = page_text(text, response.headers.get("Content-Type"))
-            body = {"error": {"message": words or response.reason_phrase}}
-        raise error_from_body(
-            body,
-            response.status_code,
-            retry_after=parse_retry_after(response.headers.get("Retry-After")),
-        )
-        # endregion
-    # --8<-- [end:check-response]
-
-    # --8<-- [start:send]
-    async def _send(self, body: dict[str, Any], limits: CallLimits) -> httpx.Response:
-        """POST ``body`` and return the response with its headers read and a 2xx status.
-
-        Retries 408, 429, 5xx and failed connections, following ``self.limits.retry`` and as long as
-        the wait fits before the deadline; never retries 400, 401, 402 or 403, which would fail
-        the same way again, nor a time-out. The caller reads the body and must close the
-        response.
-        """
-        # region ch05b: send; after a retryable failure ask the policy how long to wait, then again
-        # more: limits.within around each await; catch TransportError, ProviderHTTPError; _sleep
-        attempt = 0
-        while True:
-            request = self._client.build_request(
-                "POST", f"{self.base_url}/chat/completions", json=body, headers=self._headers
-            )
-            failure: ProviderConnectionError | ProviderHTTPError
-            try:
-                send = self._client.send(request, stream=True)
-                response = await limits.within(send, "the response headers")
-                await limits.within(self._raise_for_status(response), "the error's body")
-                return response
-            except httpx.TransportError as error:
-                # A refused connection, or one that broke before or while an error was read.
-                failure, retry_after = self._connection_error(error), None
-            except ProviderHTTPError as error:
-                if not error.retryable:
-                    raise
-                failure, retry_after = error, error.retry_after
-            delay = self.limits.retry.delay(attempt, retry_after, self._rng)
-            if delay is None or not limits.allows(delay, failure):
-                raise failure
-            attempt += 1
-            await self._sleep(delay)
-        # endregion
-    # --8<-- [end:send]
 
     # --8<-- [start:complete]
     async def complete(

@@ -20,8 +20,7 @@ import os
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import httpx
 
@@ -64,18 +63,12 @@ from ..types import (
     UserMessage,
 )
 from .http import (
-    CONNECT_TIMEOUT,
-    ERROR_BODY_BYTES,
     ERRORS,
     CallLimits,
     HTTPLimits,
-    check_key_transport,
+    HttpProvider,
     clean_api_key,
-    page_text,
-    parse_retry_after,
-    read_at_most,
     server_shape,
-    tls_context,
 )
 
 ANTHROPIC_URL = "https://api.anthropic.com"
@@ -303,12 +296,17 @@ def message_events(body: Any, reader: MessageStreamReader | None = None) -> list
     return events
 
 
-class AnthropicProvider:
+class AnthropicProvider(HttpProvider):
     """A ``StreamProvider`` for Anthropic's Messages API.
+
+    Sending, retrying and the errors of an HTTP status are chapter 5b's, inherited from
+    ``HttpProvider``; this class says what the Messages API says differently.
 
     >>> provider = AnthropicProvider("claude-sonnet-4-5")  # key from ANTHROPIC_API_KEY
     >>> thinker = AnthropicProvider("claude-sonnet-4-5", thinking_budget=4000)
     """
+
+    ENDPOINT = "/v1/messages"
 
     def __init__(
         self,
@@ -344,44 +342,15 @@ class AnthropicProvider:
                 f"thinking_budget must be at least 1024 and below max_tokens ({max_tokens}), "
                 f"not {thinking_budget}"
             )
-        check_key_transport(base_url, api_key)
-        self.model = model
-        self.base_url = base_url.rstrip("/")
+        headers = {"Content-Type": "application/json", "anthropic-version": ANTHROPIC_VERSION}
+        if api_key:
+            headers["x-api-key"] = api_key
+        super().__init__(
+            model, base_url=base_url, api_key=api_key, headers=headers, limits=limits,
+            client=client, sleep=sleep, rng=rng, clock=clock,
+        )
         self.max_tokens = max_tokens
         self.thinking_budget = thinking_budget
-        self.limits = limits or HTTPLimits()
-        self._api_key = api_key
-        self._headers = {"Content-Type": "application/json", "anthropic-version": ANTHROPIC_VERSION}
-        if api_key:
-            self._headers["x-api-key"] = api_key
-        self._client = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(self.limits.timeout, connect=CONNECT_TIMEOUT),
-            verify=tls_context(),
-        )
-        self._owns_client = client is None
-        self._sleep = sleep
-        self._rng = rng or random.Random()
-        self._clock = clock
-
-    def __repr__(self) -> str:
-        # Deliberately without the key, as chapter 5b's.
-        return f"AnthropicProvider(model={self.model!r}, base_url={self.base_url!r})"
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections (only those of a client the provider created)."""
-        if self._owns_client:
-            await self._client.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def request_body(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], *, stream: bool
@@ -389,75 +358,11 @@ class AnthropicProvider:
         """The JSON body of a Messages API request."""
         raise Todo("ch24", "model, max_tokens, messages always; the rest only when it applies")
 
-    def _redact(self, text: str) -> str:
-        """``text`` with the API key blanked out."""
-        if self._api_key and len(self._api_key) >= 8:
-            return text.replace(self._api_key, "[redacted]")
-        return text
-
-    def _describe(self, error: httpx.TransportError) -> str:
-        """What failed, redacted and never blank."""
-        detail = str(error).strip() or "no details given"
-        return self._redact(f"{type(error).__name__}: {detail}")
-
-    def _limits(self) -> CallLimits:
-        """The time limits of a call that starts now."""
-        return CallLimits(
-            self.limits, where=self._redact(self.base_url), clock=self._clock, redact=self._redact
-        )
-
-    async def _raise_for_status(self, response: httpx.Response) -> None:
-        """Raise the typed error for a response with an error status, its body read and closed."""
-        if response.status_code < 400:
-            return
-        try:
-            raw = await read_at_most(response, ERROR_BODY_BYTES)
-        finally:
-            await response.aclose()
-        text = self._redact(raw.decode(errors="replace"))
-        try:
-            body: Any = json.loads(text)
-        except ValueError:
-            words = page_text(text, response.headers.get("Content-Type"))
-            body = {"error": {"type": "error", "message": words or response.reason_phrase}}
-        raise error_from_anthropic(
-            body,
-            response.status_code,
-            retry_after=parse_retry_after(response.headers.get("Retry-After")),
-        )
-
-    async def _send(self, body: dict[str, Any], limits: CallLimits) -> httpx.Response:
-        """POST ``body`` to ``/v1/messages``; chapter 5b's ``_send``, with its retry rules.
-
-        Retries 408, 429, 5xx (529 ``overloaded_error`` among them) and failed connections;
-        the caller reads the body and closes the response.
-        """
-        attempt = 0
-        while True:
-            request = self._client.build_request(
-                "POST", f"{self.base_url}/v1/messages", json=body, headers=self._headers
-            )
-            failure: ProviderConnectionError | ProviderHTTPError
-            try:
-                response = await limits.within(
-                    self._client.send(request, stream=True), "the response headers"
-                )
-                await limits.within(self._raise_for_status(response), "the error's body")
-                return response
-            except httpx.TransportError as error:
-                failure = ProviderConnectionError(
-                    f"cannot reach {self._redact(self.base_url)}: {self._describe(error)}"
-                )
-                retry_after = None
-            except ProviderHTTPError as error:
-                if not error.retryable:
-                    raise
-                failure, retry_after = error, error.retry_after
-            delay = self.limits.retry.delay(attempt, retry_after, self._rng)
-            if delay is None or not limits.allows(delay, failure):
-                raise failure
-            attempt += 1
-            await self._sleep(delay)
+    def error_from(
+        self, body: Any, status: int | None, *, retry_after: float | None = None
+    ) -> ProviderHTTPError:
+        """``error_from_anthropic``: the Messages API's error object made a typed error."""
+        return error_from_anthropic(body, status, retry_after=retry_after)
 
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]

@@ -21,13 +21,15 @@ import asyncio
 import email.utils
 import functools
 import ipaddress
+import json
 import random
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from html.parser import HTMLParser
-from typing import TypeVar
+from types import TracebackType
+from typing import Any, ClassVar, Self, TypeVar
 
 import httpx
 import pydantic
@@ -38,6 +40,7 @@ from ..errors import (
     InsufficientCreditsError,
     MalformedResponseError,
     PermissionDeniedError,
+    ProviderConnectionError,
     ProviderError,
     ProviderHTTPError,
     ProviderTimeoutError,
@@ -503,4 +506,127 @@ class CallLimits:
             "working on it (and billing for it)",
             setting="timeout",
             seconds=self.timeout,
+        )
+
+
+class HttpProvider:
+    """A provider that talks HTTP to a model server, whichever API it speaks.
+
+    It holds what every such provider needs, written once: the HTTP client and its limits, the
+    key kept out of every message (``_redact``), a call's time limits (``_limits``), an error
+    status made a typed error (``_raise_for_status``) and a request sent with its retries
+    (``_send``). A subclass says where requests go (``ENDPOINT``), how an error body becomes
+    a typed error (``error_from``) and everything the API says differently.
+    ``OpenRouterProvider`` (chapter 5b) and ``AnthropicProvider`` (chapter 24) are the two.
+    """
+
+    ENDPOINT: ClassVar[str]
+    """The path every request is sent to, after ``base_url``: ``/chat/completions``, say."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str,
+        api_key: str,
+        headers: dict[str, str],
+        limits: HTTPLimits | None,
+        client: httpx.AsyncClient | None,
+        sleep: Callable[[float], Awaitable[None]],
+        rng: random.Random | None,
+        clock: Callable[[], float],
+    ) -> None:
+        """Talk to ``base_url`` with ``headers`` (the key among them) within ``limits``.
+
+        A key is never sent over plain ``http`` to another machine: ``PlainHTTPError`` here,
+        before any request. ``client``, ``sleep``, ``rng`` and ``clock`` are for tests.
+        """
+        check_key_transport(base_url, api_key)
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.limits = limits or HTTPLimits()
+        self._api_key = api_key
+        self._headers = headers
+        self._client = client or httpx.AsyncClient(
+            timeout=httpx.Timeout(self.limits.timeout, connect=CONNECT_TIMEOUT),
+            verify=tls_context(),
+        )
+        self._owns_client = client is None
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._clock = clock
+
+    def error_from(
+        self, body: Any, status: int | None, *, retry_after: float | None = None
+    ) -> ProviderHTTPError:
+        """The typed error for an error ``body`` of this API, sent with ``status``."""
+        raise NotImplementedError(f"{type(self).__name__} must define error_from()")
+
+    def __repr__(self) -> str:
+        # Deliberately without the key: reprs end up in logs and tracebacks.
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections (only those of a client the provider created)."""
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def _redact(self, text: str) -> str:
+        """``text`` with the API key blanked out, in case a server echoes it back."""
+        if self._api_key and len(self._api_key) >= 8:
+            return text.replace(self._api_key, "[redacted]")
+        return text
+
+    def _describe(self, error: httpx.TransportError) -> str:
+        """What failed, redacted and never blank: httpx leaves some errors without words."""
+        detail = str(error).strip()
+        if not detail and isinstance(error, httpx.ConnectTimeout):
+            detail = f"no connection within {CONNECT_TIMEOUT:g} s"
+        elif not detail and isinstance(error, httpx.TimeoutException):
+            detail = f"nothing moved for {self.limits.timeout:g} s"
+        return self._redact(f"{type(error).__name__}: {detail or 'no details given'}")
+
+    def _connection_error(self, error: httpx.TransportError) -> ProviderConnectionError:
+        """The error for a failure before any response: cannot connect, or the connection broke."""
+        if isinstance(error, httpx.ConnectError | httpx.ConnectTimeout):
+            what = f"cannot reach {self.base_url}"
+        else:
+            what = f"the connection to {self.base_url} failed before a response arrived"
+        return ProviderConnectionError(self._redact(f"{what}: {self._describe(error)}"))
+
+    def _limits(self) -> CallLimits:
+        """The time limits of a call that starts now."""
+        return CallLimits(
+            self.limits, where=self._redact(self.base_url), clock=self._clock, redact=self._redact
+        )
+
+    async def _raise_for_status(self, response: httpx.Response) -> None:
+        """Raise the typed error for a response with an error status; do nothing for 2xx.
+
+        The error's body is read and the response closed before raising.
+        """
+        raise Todo("ch05b", "nothing below 400; else read and close the body and make it an error")
+
+    async def _send(self, body: dict[str, Any], limits: CallLimits) -> httpx.Response:
+        """POST ``body`` and return the response with its headers read and a 2xx status.
+
+        Retries 408, 429, 5xx and failed connections, following ``self.limits.retry`` and as long as
+        the wait fits before the deadline; never retries 400, 401, 402 or 403, which would fail
+        the same way again, nor a time-out. The caller reads the body and must close the
+        response.
+        """
+        raise Todo(
+            "ch05b",
+            "send; after a retryable failure ask the policy how long to wait, then again",
         )

@@ -18,8 +18,7 @@ import os
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import httpx
 import orjson
@@ -56,19 +55,12 @@ from ..types import (
     UserMessage,
 )
 from .http import (
-    CONNECT_TIMEOUT,
-    ERROR_BODY_BYTES,
     ERRORS,
-    CallLimits,
     HTTPLimits,
+    HttpProvider,
     check_header,
-    check_key_transport,
     clean_api_key,
-    page_text,
-    parse_retry_after,
-    read_at_most,
     server_shape,
-    tls_context,
 )
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
@@ -134,12 +126,18 @@ def error_from_body(
     )
 
 
-class OpenRouterProvider:
+class OpenRouterProvider(HttpProvider):
     """A ``StreamProvider`` for OpenRouter and any other OpenAI-compatible server.
+
+    What talking HTTP takes (the client, the key, the limits, sending with retries, an error
+    status made a typed error) it inherits from ``HttpProvider``, which chapter 24's
+    ``AnthropicProvider`` shares.
 
     >>> provider = OpenRouterProvider("anthropic/claude-sonnet-4.5")  # key from the environment
     >>> local = OpenRouterProvider("qwen3:8b", base_url="http://localhost:11434/v1", api_key="")
     """
+
+    ENDPOINT = "/chat/completions"
 
     def __init__(
         self,
@@ -177,52 +175,29 @@ class OpenRouterProvider:
                 f"no API key: set {API_KEY_VARIABLE}, or pass api_key=... "
                 "(get a key at https://openrouter.ai/keys)",
             )
-        check_key_transport(base_url, api_key)
-        self.model = model
-        self.base_url = base_url.rstrip("/")
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.developer_role = developer_role
-        self.limits = limits or HTTPLimits()
-        self._api_key = api_key
-        self._headers = {"Content-Type": "application/json"}
+        headers = {"Content-Type": "application/json"}
         if api_key:
-            self._headers["Authorization"] = f"Bearer {api_key}"
+            headers["Authorization"] = f"Bearer {api_key}"
         check_header("app_url", app_url)
         check_header("app_title", app_title)
         if app_url:
-            self._headers["HTTP-Referer"] = app_url
+            headers["HTTP-Referer"] = app_url
         if app_title:
-            self._headers["X-OpenRouter-Title"] = app_title
-            self._headers["X-Title"] = app_title  # the older name, still read
-        self._client = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(self.limits.timeout, connect=CONNECT_TIMEOUT),
-            verify=tls_context(),
+            headers["X-OpenRouter-Title"] = app_title
+            headers["X-Title"] = app_title  # the older name, still read
+        super().__init__(
+            model, base_url=base_url, api_key=api_key, headers=headers, limits=limits,
+            client=client, sleep=sleep, rng=rng, clock=clock,
         )
-        self._owns_client = client is None
-        self._sleep = sleep
-        self._rng = rng or random.Random()
-        self._clock = clock
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.developer_role = developer_role
 
-    def __repr__(self) -> str:
-        # Deliberately without the key: reprs end up in logs and tracebacks.
-        return f"OpenRouterProvider(model={self.model!r}, base_url={self.base_url!r})"
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections (only those of a client the provider created)."""
-        if self._owns_client:
-            await self._client.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+    def error_from(
+        self, body: Any, status: int | None, *, retry_after: float | None = None
+    ) -> ProviderHTTPError:
+        """``error_from_body``: the OpenAI format's error object made a typed error."""
+        return error_from_body(body, status, retry_after=retry_after)
 
     def wire_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
         """The conversation in the OpenAI format: ``message_to_wire`` for each message.
@@ -239,55 +214,6 @@ class OpenRouterProvider:
         raise Todo(
             "ch05b",
             "the model and the messages always; everything else only when it applies",
-        )
-
-    def _redact(self, text: str) -> str:
-        """``text`` with the API key blanked out, in case a server echoes it back."""
-        if self._api_key and len(self._api_key) >= 8:
-            return text.replace(self._api_key, "[redacted]")
-        return text
-
-    def _describe(self, error: httpx.TransportError) -> str:
-        """What failed, redacted and never blank: httpx leaves some errors without words."""
-        detail = str(error).strip()
-        if not detail and isinstance(error, httpx.ConnectTimeout):
-            detail = f"no connection within {CONNECT_TIMEOUT:g} s"
-        elif not detail and isinstance(error, httpx.TimeoutException):
-            detail = f"nothing moved for {self.limits.timeout:g} s"
-        return self._redact(f"{type(error).__name__}: {detail or 'no details given'}")
-
-    def _connection_error(self, error: httpx.TransportError) -> ProviderConnectionError:
-        """The error for a failure before any response: cannot connect, or the connection broke."""
-        if isinstance(error, httpx.ConnectError | httpx.ConnectTimeout):
-            what = f"cannot reach {self.base_url}"
-        else:
-            what = f"the connection to {self.base_url} failed before a response arrived"
-        return ProviderConnectionError(self._redact(f"{what}: {self._describe(error)}"))
-
-    def _limits(self) -> CallLimits:
-        """The time limits of a call that starts now."""
-        return CallLimits(
-            self.limits, where=self._redact(self.base_url), clock=self._clock, redact=self._redact
-        )
-
-    async def _raise_for_status(self, response: httpx.Response) -> None:
-        """Raise the typed error for a response with an error status; do nothing for 2xx.
-
-        The error's body is read and the response closed before raising.
-        """
-        raise Todo("ch05b", "nothing below 400; else read and close the body and make it an error")
-
-    async def _send(self, body: dict[str, Any], limits: CallLimits) -> httpx.Response:
-        """POST ``body`` and return the response with its headers read and a 2xx status.
-
-        Retries 408, 429, 5xx and failed connections, following ``self.limits.retry`` and as long as
-        the wait fits before the deadline; never retries 400, 401, 402 or 403, which would fail
-        the same way again, nor a time-out. The caller reads the body and must close the
-        response.
-        """
-        raise Todo(
-            "ch05b",
-            "send; after a retryable failure ask the policy how long to wait, then again",
         )
 
     async def complete(
