@@ -149,23 +149,19 @@ async def run_guarded(agent: Agent, repo: Path, settings: Settings, prompt: str)
     """Run ``prompt`` with chapters 13-15 in front of ``agent``'s tools in ``repo``.
 
     ``guard`` builds them from ``settings`` (the user's rules and hooks), in ``MODE``,
-    with no approver: a call that would ask is refused, and the refusal is its result.
+    with no approver: a call that would ask is refused, and the refusal is its result. The run
+    goes through ``assemble.run_prompt``, the loop every front door of claw runs a prompt with.
     """
+    from ..assemble import run_prompt
     from ..guard import guard
-    from ..hooks import PromptBlocked, run_with_hooks
+    from ..hooks import PromptBlocked
     from ..permissions import Mode
 
     guarded = guard(agent, repo, mode=Mode(MODE), settings=settings)
-    if guarded.hooks is None:
-        return await agent.run(prompt)
-    finished: RunFinished | None = None
-    async for event in run_with_hooks(agent, guarded.hooks, prompt):
-        if isinstance(event, PromptBlocked):
-            raise PromptBlockedError(f"a UserPromptSubmit hook blocked the task: {event.reason}")
-        if isinstance(event, RunFinished):
-            finished = event
-    assert finished is not None, "a run that was not blocked ends with RunFinished"
-    return finished
+    ended = await run_prompt(agent, guarded, prompt, show=lambda event: None)
+    if isinstance(ended, PromptBlocked):
+        raise PromptBlockedError(f"a UserPromptSubmit hook blocked the task: {ended.reason}")
+    return ended
 # --8<-- [end:guarded]
 
 
