@@ -37,7 +37,7 @@ def answers(text: str, usage: dict[str, object]) -> StreamReply:
 
 def edit_run(server: LoopbackServer, project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A run that reads notes.txt, edits it, and answers: the transcript it left."""
-    (project / "notes.txt").write_text("buy milk\nand eggs\n")
+    (project / "notes.txt").write_text("buy milk\nand eggs\nand tea\n")
     server.add(
         calls("read", {"path": "notes.txt"}, usage=usage_body(100, 20, cost=0.001)),
         calls(
@@ -91,11 +91,13 @@ def test_view_colours_an_edits_diff_line_by_line(
 
     assert view(str(transcript), "-o", str(tmp_path / "page.html"))[0] == 0
 
-    html = (tmp_path / "page.html").read_text(encoding="utf-8")
-    assert "<del>-buy milk</del>\n<ins>+buy bread</ins>" in html
-    assert '<span class="hunk">@@ -1,2 +1,2 @@</span>' in html
-    assert "\n--- a/notes.txt\n+++ b/notes.txt\n" in html  # the headers are not marked
-    assert "\n and eggs" in html and "<ins> and eggs" not in html  # context is plain
+    lines = (tmp_path / "page.html").read_text(encoding="utf-8").split("\n")
+    removed = lines.index("<del>-buy milk</del>")
+    assert lines[removed + 1] == "<ins>+buy bread</ins>"
+    assert '<span class="hunk">@@ -1,3 +1,3 @@</span>' in lines
+    header = lines.index("--- a/notes.txt")  # the headers are not marked
+    assert lines[header + 1] == "+++ b/notes.txt"
+    assert " and eggs" in lines  # nor is the context
 
 
 def test_view_shows_tokens_and_cost_per_step_and_the_total(
