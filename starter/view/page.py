@@ -82,7 +82,8 @@ pre { margin: .25rem 0; padding: .5rem; background: var(--box); border-radius: 4
 .prompt pre, .answer pre { background: none; padding: 0; font-family: inherit; font-size: inherit; }
 details { margin: .25rem 0; border: 1px solid var(--line); border-radius: 4px;
   padding: .25rem .5rem; }
-summary { cursor: pointer; overflow-wrap: anywhere; } summary code { font-weight: 600; }
+summary { cursor: pointer; overflow-wrap: anywhere; white-space: pre-wrap; }
+summary code { font-weight: 600; }
 .error > summary { color: var(--error); }
 section.subagent { margin: .5rem 0 .5rem .75rem; padding-left: .75rem;
   border-left: 3px solid var(--hunk); }
