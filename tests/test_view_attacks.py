@@ -6,7 +6,6 @@ script element, no event-handler attribute, no link, nothing that loads, the str
 and the size bounded.
 """
 
-import json
 from pathlib import Path
 
 from viewed import assert_inert, event, plant, prompt
@@ -14,7 +13,7 @@ from viewed import assert_inert, event, plant, prompt
 from claw.events import StepUsage, ToolCalled, ToolResult
 from claw.types import TokenUsage
 from claw.view.model import build_view, read_records
-from claw.view.page import render
+from claw.view.page import SHOWN_CHARS, render, shown
 
 
 def page_of(path: Path) -> str:
@@ -51,8 +50,9 @@ def test_view_html_and_scripts_in_a_prompt_a_result_and_a_file_name_stay_text(
     text = page.all_text()
     assert f"read {SCRIPT}" in text  # the prompt, shown as the characters it is
     assert f"file says {SCRIPT}" in text
-    assert f'"path": {json.dumps(SCRIPT + ".txt")}' in text  # the arguments, as JSON
+    assert f"path: {SCRIPT}.txt" in text  # the arguments
     assert "svg" not in {tag for tag, _ in page.tags}
+    assert shown("\"'") == "&quot;&#x27;"  # quotes too: no text can end an attribute
 
 
 def test_view_closing_tags_and_comment_ends_cannot_break_out_of_a_fold(tmp_path: Path) -> None:
@@ -92,6 +92,8 @@ def test_view_a_10_mb_tool_result_is_cut_with_a_note_of_how_much(tmp_path: Path)
 
     assert len(html.encode()) < 60_000
     assert "[… 9,980,000 more characters not shown]" in assert_inert(html).all_text()
+    assert shown("x" * SHOWN_CHARS) == "x" * SHOWN_CHARS  # exactly the limit: whole
+    assert shown("x" * (SHOWN_CHARS + 1)).endswith("x\n[… 1 more characters not shown]")
 
 
 def test_view_bytes_that_are_not_utf8_and_lone_surrogates_do_not_break_the_page(

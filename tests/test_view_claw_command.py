@@ -77,6 +77,11 @@ def test_view_shows_each_prompt_answer_and_tool_call_with_its_result_folded(
     assert text.index("Change milk to bread") < text.index("read(path='notes.txt')")
     assert text.index("read(path='notes.txt')") < text.index("edit(path='notes.txt'")
     assert text.index("edit(path='notes.txt'") < text.index("Done: milk is now bread.")
+    lines = text.split("\n")
+    answer = lines.index("Done: milk is now bread.")
+    assert lines[answer - 1].startswith("step 3 · ")  # the answer, in the step that gave it
+    assert lines[answer + 1] == "finished: done"
+    assert f"claw session {transcript.stem}" in text and str(tmp_path.resolve()) in text
     assert len(page.elements("details")) == 2  # one per call, each folded (no "open")
     assert all("open" not in attrs for attrs in page.elements("details"))
     folded = html.split("<details>")[1].split("</details>")[0]  # the read call's fold

@@ -9,7 +9,14 @@ from pathlib import Path
 
 from viewed import Page, assert_inert, event, plant, prompt
 
-from claw.events import Compacted, StepUsage, SubagentEvent, ToolCalled, ToolResult
+from claw.events import (
+    AssistantText,
+    Compacted,
+    StepUsage,
+    SubagentEvent,
+    ToolCalled,
+    ToolResult,
+)
 from claw.transcript import history_record
 from claw.types import TokenUsage, UserMessage
 from claw.view.model import build_view, read_records
@@ -94,6 +101,7 @@ def test_view_nests_a_subagents_steps_inside_the_step_that_started_it(tmp_path: 
 def test_view_a_damaged_or_torn_line_is_a_notice_and_the_rest_is_shown(tmp_path: Path) -> None:
     path = plant(
         tmp_path / "s.jsonl",
+        event(StepUsage(1, usage(3, 1))),  # before any prompt
         prompt("before"),
         b"{not json\n",
         prompt("after"),
@@ -102,9 +110,10 @@ def test_view_a_damaged_or_torn_line_is_a_notice_and_the_rest_is_shown(tmp_path:
 
     text = Page.of(page_of(path)).all_text()
 
+    assert text.index("(before the first prompt)") < text.index("step 1 · 3 tokens in")
     assert "before" in text and "after" in text
-    assert f"{path}:3: not a JSON record" in text
-    assert f"{path}:5: the last line is incomplete" in text
+    assert f"{path}:4: not a JSON record" in text
+    assert f"{path}:6: the last line is incomplete" in text
 
 
 def test_view_is_one_file_with_light_and_dark_colours_and_no_script(tmp_path: Path) -> None:
@@ -124,3 +133,58 @@ def test_view_is_one_file_with_light_and_dark_colours_and_no_script(tmp_path: Pa
         }
     ]
     assert "@import" not in style and "url(" not in style  # nothing fetched
+
+
+def test_view_a_step_keeps_its_text_and_each_call_with_its_own_result(tmp_path: Path) -> None:
+    wide = "x" * 500
+    path = plant(
+        tmp_path / "s.jsonl",
+        prompt("look"),
+        event(StepUsage(1, usage(10, 2, "0.001"))),
+        event(AssistantText(1, "Let me look.")),
+        event(ToolCalled(1, "a", "read", {"path": "a.txt"})),
+        event(ToolCalled(1, "b", "grep", {"pattern": wide})),
+        event(ToolResult(1, "b", "grep", "no match", True, 0.1)),
+        event(ToolResult(1, "a", "read", "the text of a", False, 0.5)),
+        event(ToolResult(1, "c", "bash", "ran", False, 1.0)),  # its call was not recorded
+        event(StepUsage(2, usage(5, 1))),
+        event(ToolCalled(2, "d", "bash", {"command": "sleep 99"})),  # the run stopped here
+    )
+
+    html = page_of(path)
+    page = assert_inert(html)
+
+    folds = html.split("<details")[1:]
+    assert [fold.split("</summary>")[0].split("<code>")[1] for fold in folds] == [
+        "read</code>(path=&#x27;a.txt&#x27;) · 0.5 s",
+        f"grep</code>(pattern=&#x27;{wide[:90]}…) · error",
+        "bash</code>() · 1.0 s",
+        "bash</code>(command=&#x27;sleep 99&#x27;) · 0.0 s",
+    ]
+    assert [attrs for attrs in page.elements("details")] == [{}, {"class": "error"}, {}, {}]
+    assert "the text of a" in folds[0] and "no match" in folds[1] and "ran" in folds[2]
+    assert "no result recorded (the run stopped first)" in folds[3]
+    text = page.all_text()
+    assert text.index("step 1 · 10 tokens in") < text.index("Let me look.") < text.index("read(")
+    assert "step 2 · 5 tokens in, 1 out · cost unknown" in text
+    assert "total: 15 tokens in, 3 out · $0.0010 (cost unknown for 1 step(s))" in text
+
+
+def test_view_colours_a_patch_and_leaves_lines_before_a_diff_alone(tmp_path: Path) -> None:
+    patch = "*** Begin Patch\n*** Update File: a.py\n@@\n-old\n+new\n*** End Patch"
+    path = plant(
+        tmp_path / "s.jsonl",
+        prompt("patch it"),
+        event(ToolCalled(1, "p", "apply_patch", {"patch": patch})),
+        event(ToolResult(1, "p", "apply_patch", "items:\n- a list item\n+ not a diff", False, 0.1)),
+    )
+
+    lines = page_of(path).split("\n")
+
+    [named] = [number for number, line in enumerate(lines) if line.endswith("<pre>patch:")]
+    assert lines[named + 1] == "*** Begin Patch"  # the patch, line by line, as itself
+    assert lines[lines.index("*** Update File: a.py") + 2 :][:2] == [
+        "<del>-old</del>",
+        "<ins>+new</ins>",
+    ]
+    assert "- a list item" in lines and "+ not a diff</pre></details>" in lines

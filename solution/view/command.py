@@ -16,7 +16,7 @@ from .model import build_view, read_records
 from .page import render
 
 
-def transcript_path(session: str | None, cwd: Path, home: Path | None = None) -> Path:
+def transcript_path(session: str | None, cwd: Path) -> Path:
     """The transcript ``session`` names: a path to one, an id (or its prefix), or the latest.
 
     ``None`` is the latest session of the project at ``cwd`` (as ``--continue`` finds it), and
@@ -24,16 +24,16 @@ def transcript_path(session: str | None, cwd: Path, home: Path | None = None) ->
     exists, is a path; anything else an id, or a unique prefix of one (``find_session``).
     """
     # region ch31: None: latest_session or an error; a .jsonl or existing path; else find_session
-    # more: TranscriptError(f"no session in {sessions_folder(cwd, home)} yet")
+    # more: TranscriptError(f"no session in {sessions_folder(cwd)} yet")
     if session is None:
-        info = latest_session(cwd, home)
+        info = latest_session(cwd)
         if info is None:
-            raise TranscriptError(f"no session in {sessions_folder(cwd, home)} yet")
+            raise TranscriptError(f"no session in {sessions_folder(cwd)} yet")
         return info.path
     given = Path(session)
     if given.suffix == ".jsonl" or given.exists():
         return given
-    return find_session(cwd, session, home).path
+    return find_session(cwd, session).path
     # endregion
 
 

@@ -56,9 +56,8 @@ class Step:
     """One provider call: what the model said, the calls it made, and what the step cost."""
 
     number: int
-    parts: list[str | Call | Subagent] = field(default_factory=list)
-    """In order: the model's text (a ``str``) and its tool calls (a subagent whose call is
-    not recorded, too)."""
+    parts: list[str | Call] = field(default_factory=list)
+    """In order: the model's text (a ``str``) and its tool calls."""
     usage: TokenUsage | None = None
 
 
@@ -155,12 +154,10 @@ def prompt_text(content: object) -> str:
 
 
 def step_of(entries: list[Entry], number: int) -> Step:
-    """The step ``number`` at the end of ``entries``, added if the last step is another one."""
-    for entry in reversed(entries):
-        if isinstance(entry, Step) and entry.number == number:
-            return entry
-        if isinstance(entry, (Step, Compaction)):
-            break
+    """The step ``number``: the last entry if it is that step, else a new one added at the end."""
+    last = entries[-1] if entries else None
+    if isinstance(last, Step) and last.number == number:
+        return last
     step = Step(number)
     entries.append(step)
     return step
@@ -170,22 +167,41 @@ def subagent_of(entries: list[Entry], agent_id: str) -> Subagent:
     """The subagent ``agent_id`` in the call that started it, added there on its first event.
 
     That call is the last one of the latest step still waiting for its result: a child's
-    events come while its ``task`` call runs.
+    events come while its ``task`` call runs. If no call is waiting (its record was lost), a
+    ``task`` call with no arguments is added to hold the child.
     """
     step = next((entry for entry in reversed(entries) if isinstance(entry, Step)), None)
     if step is None:
         step = step_of(entries, 0)
     running = [part for part in step.parts if isinstance(part, Call) and part.output is None]
-    home = running[-1].subagents if running else []
-    found = [child for child in home if child.agent_id == agent_id]
-    if found:
-        return found[0]
-    child = Subagent(agent_id)
-    if running:
-        home.append(child)
-    else:  # its call is not recorded: show it in the step
-        step.parts.append(child)
-    return child
+    if not running:
+        running.append(Call(agent_id, "task", {}))
+        step.parts.append(running[-1])
+    children = running[-1].subagents
+    found = [child for child in children if child.agent_id == agent_id]
+    if not found:
+        found.append(Subagent(agent_id))
+        children.append(found[0])
+    return found[0]
+
+
+def rewind_of(record: Record) -> Rewind | None:
+    """The ``Rewind`` a record holds (chapter 27 adds a ``rewind`` object to it), or ``None``."""
+    rewind = record.get("rewind")
+    if not isinstance(rewind, dict):
+        return None
+    prompt = rewind.get("prompt")
+    return Rewind(prompt if isinstance(prompt, int) else 0, str(rewind.get("what", "")))
+
+
+def new_view(header: Record, notices: Sequence[str] = ()) -> SessionView:
+    """An empty ``SessionView`` of the session whose ``session`` record is ``header``."""
+    return SessionView(
+        str(header.get("id", "")),
+        str(header.get("cwd", "")),
+        str(header.get("started", "")),
+        notices=list(notices),
+    )
 
 
 def add_event(view: SessionView, entries: list[Entry], event: object) -> None:
@@ -222,24 +238,19 @@ def build_view(
 ) -> SessionView:
     """The view model of a transcript: its ``session`` record and the records after it.
 
-    A user ``message`` starts a turn; an ``event`` is decoded and folded into the current one
-    (``add_event``); a record that carries a ``rewind`` (chapter 27) is a ``Rewind`` between
-    turns. Other messages and ``history`` records are not shown: the events tell the story.
+    A record that carries a ``rewind`` (chapter 27) is a ``Rewind`` between turns; a user
+    ``message`` starts a turn; an ``event`` is decoded and folded into the current one
+    (``add_event``; a ``Turn(None)`` first if no prompt came yet). Other messages and
+    ``history`` records are not shown: the events tell the story.
     """
     # region ch31: a user message opens a Turn; events fold in; a "rewind" record is a Rewind
-    # more: RunFinished sets turn.finish; events before any prompt go to a Turn(None)
-    view = SessionView(
-        str(header.get("id", "")),
-        str(header.get("cwd", "")),
-        str(header.get("started", "")),
-        notices=list(notices),
-    )
+    # more: new_view(header, notices); rewind_of(record); RunFinished sets turn.finish
+    view = new_view(header, notices)
     turn: Turn | None = None
     for record in records:
-        rewind = record.get("rewind")
-        if isinstance(rewind, dict):
-            view.items.append(Rewind(int(rewind.get("prompt", 0)), str(rewind.get("what", ""))))
-            turn = None
+        rewind = rewind_of(record)
+        if rewind is not None:
+            view.items.append(rewind)
         elif record["type"] == "message" and record["message"].role == "user":
             turn = Turn(prompt_text(record["message"].content))
             view.items.append(turn)

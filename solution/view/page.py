@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from ..display import arguments_text, one_line, terminal_text
 from ..types import TokenUsage
@@ -41,34 +42,43 @@ def shown(text: str, limit: int = SHOWN_CHARS) -> str:
     # endregion
 
 
-def diff_html(text: str, limit: int = SHOWN_CHARS) -> str:
-    """``text`` as ``shown`` does, with the lines of a diff in it marked by their kind.
+def diff_html(text: str) -> str:
+    """``text`` as ``shown`` makes it, with the lines of a diff in it marked by their kind.
 
-    A diff starts at a ``---`` line followed by a ``+++`` line (a unified diff, chapter 9a's
-    ``edit``) or at ``*** Begin Patch`` (chapter 9b's patches). From there, a line starting
-    with ``+`` is wrapped in ``<ins>``, with ``-`` in ``<del>``, with ``@@`` in
-    ``<span class="hunk">``; the ``---``/``+++`` header lines themselves are not marked.
-    Each line is escaped by ``shown`` before it is wrapped.
+    A diff starts at a line beginning with ``*** Begin Patch`` (chapter 9b's patches) or with
+    ``--- `` when the next line begins with ``+++ `` (a unified diff, chapter 9a's ``edit``).
+    From there on, a line starting with ``+`` is wrapped in ``<ins>``, with ``-`` in
+    ``<del>``, with ``@@`` in ``<span class="hunk">``; a line starting with ``--- `` or
+    ``+++ `` (a file's header) is not. Each line is escaped (``shown``) before it is wrapped.
     """
-    # region ch31: find where the diff starts; wrap +, -, @@ lines after it; every line shown()
-    # more: split on "\n" after the cut (shown(text, limit) once, then split its lines)
-    lines = shown(text, limit).split("\n")
-    marked: list[str] = []
-    in_diff = False
-    for number, line in enumerate(lines):
-        following = lines[number + 1] if number + 1 < len(lines) else ""
-        header = line.startswith("--- ") and following.startswith("+++ ")
-        if header or line.startswith("*** Begin Patch"):
-            in_diff = True
-        if in_diff and not header and not line.startswith("+++ "):
-            if line.startswith("+"):
-                line = f"<ins>{line}</ins>"
-            elif line.startswith("-"):
-                line = f"<del>{line}</del>"
-            elif line.startswith("@@"):
-                line = f'<span class="hunk">{line}</span>'
-        marked.append(line)
-    return "\n".join(marked)
+    # region ch31: shown() first; find where the diff starts; then wrap +, -, @@ lines after it
+    # more: next((n for n, line in enumerate(lines) if ...), len(lines)); then lines[n + 1 : n + 2]
+    lines = shown(text).split("\n")
+    start = next(
+        (
+            number
+            for number, line in enumerate(lines)
+            if line.startswith("*** Begin Patch")
+            or (
+                line.startswith("--- ")
+                and any(
+                    next_line.startswith("+++ ") for next_line in lines[number + 1 : number + 2]
+                )
+            )
+        ),
+        len(lines),
+    )
+    for number in range(start, len(lines)):
+        line = lines[number]
+        if line.startswith(("--- ", "+++ ")):
+            continue
+        if line.startswith("+"):
+            lines[number] = f"<ins>{line}</ins>"
+        elif line.startswith("-"):
+            lines[number] = f"<del>{line}</del>"
+        elif line.startswith("@@"):
+            lines[number] = f'<span class="hunk">{line}</span>'
+    return "\n".join(lines)
     # endregion
 
 
@@ -118,28 +128,44 @@ POLICY = "default-src 'none'; style-src 'unsafe-inline'"
 """The page's Content-Security-Policy: its inline style, and nothing else (no script at all)."""
 
 
+def arguments_block(arguments: dict[str, Any]) -> str:
+    """A call's arguments, one a line: ``name: value``; a value of several lines starts below.
+
+    A string is shown as itself (a file's content or a patch reads line by line, and a diff in
+    it can be coloured); any other value as JSON.
+    """
+    lines: list[str] = []
+    for name, value in arguments.items():
+        text = (
+            value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        )
+        lines.append(f"{name}:\n{text}" if "\n" in text else f"{name}: {text}")
+    return "\n".join(lines)
+
+
 def render_call(call: Call) -> str:
     """A tool call, folded: its name and arguments on the summary line, all of it inside.
 
-    Inside: the arguments as JSON, then the result (``diff_html``, so an edit's diff is
-    coloured), or a note that none was recorded. An error's ``<details>`` has class ``error``.
+    Inside: the arguments (``arguments_block``), the subagents it started, then the result,
+    or a note that none was recorded; each text through ``diff_html``, so a diff is coloured.
     """
-    # region ch31: <details> with a <summary> (name, one-line arguments, seconds or "error")
-    # more: one_line(arguments_text(...), 100); json.dumps(indent=1); both through shown/diff_html
-    arguments = json.dumps(call.arguments, ensure_ascii=False, indent=1, default=str)
+    # region ch31: <details> (class "error"), <summary>: name, one-line arguments, seconds/error
+    # more: one_line(arguments_text(call.arguments), 100); a list of parts, "".join(parts)
+    status = "error" if call.is_error else f"{call.duration:.1f} s"
+    brief = shown(one_line(arguments_text(call.arguments), 100))
     if call.output is None:
         result = '<p class="note">no result recorded (the run stopped first)</p>'
     else:
         result = f"<pre>{diff_html(call.output)}</pre>"
-    kind = ' class="error"' if call.is_error else ""
-    status = "error" if call.is_error else f"{call.duration:.1f} s"
-    brief = shown(one_line(arguments_text(call.arguments), 100))
-    return (
-        f"<details{kind}><summary><code>{shown(call.name, 200)}</code>({brief}) · {status}"
-        f"</summary><pre>{diff_html(arguments)}</pre>"
-        + "".join(render_subagent(child) for child in call.subagents)
-        + f"{result}</details>"
-    )
+    parts = [
+        '<details class="error">' if call.is_error else "<details>",
+        f"<summary><code>{shown(call.name)}</code>({brief}) · {status}</summary>",
+        f"<pre>{diff_html(arguments_block(call.arguments))}</pre>",
+        *[render_subagent(child) for child in call.subagents],
+        result,
+        "</details>",
+    ]
+    return "".join(parts)
     # endregion
 
 
@@ -147,14 +173,14 @@ def render_subagent(child: Subagent) -> str:
     """A subagent's run: a section of its own, open, with its steps inside."""
     return (
         f'<section class="subagent"><details open><summary>subagent '
-        f"<code>{shown(child.agent_id, 200)}</code></summary>"
+        f"<code>{shown(child.agent_id)}</code></summary>"
         f"{render_entries(child.entries)}</details></section>"
     )
 
 
 def render_entries(entries: Sequence[Entry]) -> str:
     """A turn's (or a subagent's) steps and compactions, in order."""
-    # region ch31: each step: its usage line, its text, calls (render_call), subagents (nested)
+    # region ch31: a compaction's note; each step: its usage line, its texts and calls, in order
     # more: a Compaction is a note: "compacted: N messages summarised, X → Y tokens"
     parts: list[str] = []
     for entry in entries:
@@ -168,10 +194,8 @@ def render_entries(entries: Sequence[Entry]) -> str:
         for part in entry.parts:
             if isinstance(part, str):
                 parts.append(f'<div class="answer"><pre>{shown(part)}</pre></div>')
-            elif isinstance(part, Call):
-                parts.append(render_call(part))
             else:
-                parts.append(render_subagent(part))
+                parts.append(render_call(part))
     return "\n".join(parts)
     # endregion
 
@@ -192,7 +216,7 @@ def render(view: SessionView) -> str:
         finish = f'<p class="note">finished: {shown(item.finish, 80)}</p>' if item.finish else ""
         body.append(
             f'<section class="turn"><div class="prompt"><div class="usage">prompt {number}'
-            f"</div><pre>{prompt}</pre></div>{render_entries(item.entries)}{finish}</section>"
+            f"</div><pre>{prompt}</pre></div>{render_entries(item.entries)}\n{finish}</section>"
         )
     unpriced = (
         f" (cost unknown for {view.unpriced} step(s))" if view.unpriced and view.total.cost else ""

@@ -17,7 +17,7 @@ from .model import build_view, read_records
 from .page import render
 
 
-def transcript_path(session: str | None, cwd: Path, home: Path | None = None) -> Path:
+def transcript_path(session: str | None, cwd: Path) -> Path:
     """The transcript ``session`` names: a path to one, an id (or its prefix), or the latest.
 
     ``None`` is the latest session of the project at ``cwd`` (as ``--continue`` finds it), and

@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from ..display import arguments_text, one_line, terminal_text
 from ..todo import Todo
@@ -38,18 +39,18 @@ def shown(text: str, limit: int = SHOWN_CHARS) -> str:
     )
 
 
-def diff_html(text: str, limit: int = SHOWN_CHARS) -> str:
-    """``text`` as ``shown`` does, with the lines of a diff in it marked by their kind.
+def diff_html(text: str) -> str:
+    """``text`` as ``shown`` makes it, with the lines of a diff in it marked by their kind.
 
-    A diff starts at a ``---`` line followed by a ``+++`` line (a unified diff, chapter 9a's
-    ``edit``) or at ``*** Begin Patch`` (chapter 9b's patches). From there, a line starting
-    with ``+`` is wrapped in ``<ins>``, with ``-`` in ``<del>``, with ``@@`` in
-    ``<span class="hunk">``; the ``---``/``+++`` header lines themselves are not marked.
-    Each line is escaped by ``shown`` before it is wrapped.
+    A diff starts at a line beginning with ``*** Begin Patch`` (chapter 9b's patches) or with
+    ``--- `` when the next line begins with ``+++ `` (a unified diff, chapter 9a's ``edit``).
+    From there on, a line starting with ``+`` is wrapped in ``<ins>``, with ``-`` in
+    ``<del>``, with ``@@`` in ``<span class="hunk">``; a line starting with ``--- `` or
+    ``+++ `` (a file's header) is not. Each line is escaped (``shown``) before it is wrapped.
     """
     raise Todo(
         "ch31",
-        "find where the diff starts; wrap +, -, @@ lines after it; every line shown()",
+        "shown() first; find where the diff starts; then wrap +, -, @@ lines after it",
     )
 
 
@@ -99,15 +100,30 @@ POLICY = "default-src 'none'; style-src 'unsafe-inline'"
 """The page's Content-Security-Policy: its inline style, and nothing else (no script at all)."""
 
 
+def arguments_block(arguments: dict[str, Any]) -> str:
+    """A call's arguments, one a line: ``name: value``; a value of several lines starts below.
+
+    A string is shown as itself (a file's content or a patch reads line by line, and a diff in
+    it can be coloured); any other value as JSON.
+    """
+    lines: list[str] = []
+    for name, value in arguments.items():
+        text = (
+            value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        )
+        lines.append(f"{name}:\n{text}" if "\n" in text else f"{name}: {text}")
+    return "\n".join(lines)
+
+
 def render_call(call: Call) -> str:
     """A tool call, folded: its name and arguments on the summary line, all of it inside.
 
-    Inside: the arguments as JSON, then the result (``diff_html``, so an edit's diff is
-    coloured), or a note that none was recorded. An error's ``<details>`` has class ``error``.
+    Inside: the arguments (``arguments_block``), the subagents it started, then the result,
+    or a note that none was recorded; each text through ``diff_html``, so a diff is coloured.
     """
     raise Todo(
         "ch31",
-        "<details> with a <summary> (name, one-line arguments, seconds or \"error\")",
+        "<details> (class \"error\"), <summary>: name, one-line arguments, seconds/error",
     )
 
 
@@ -115,7 +131,7 @@ def render_subagent(child: Subagent) -> str:
     """A subagent's run: a section of its own, open, with its steps inside."""
     return (
         f'<section class="subagent"><details open><summary>subagent '
-        f"<code>{shown(child.agent_id, 200)}</code></summary>"
+        f"<code>{shown(child.agent_id)}</code></summary>"
         f"{render_entries(child.entries)}</details></section>"
     )
 
@@ -124,7 +140,7 @@ def render_entries(entries: Sequence[Entry]) -> str:
     """A turn's (or a subagent's) steps and compactions, in order."""
     raise Todo(
         "ch31",
-        "each step: its usage line, its text, calls (render_call), subagents (nested)",
+        "a compaction's note; each step: its usage line, its texts and calls, in order",
     )
 
 
@@ -144,7 +160,7 @@ def render(view: SessionView) -> str:
         finish = f'<p class="note">finished: {shown(item.finish, 80)}</p>' if item.finish else ""
         body.append(
             f'<section class="turn"><div class="prompt"><div class="usage">prompt {number}'
-            f"</div><pre>{prompt}</pre></div>{render_entries(item.entries)}{finish}</section>"
+            f"</div><pre>{prompt}</pre></div>{render_entries(item.entries)}\n{finish}</section>"
         )
     unpriced = (
         f" (cost unknown for {view.unpriced} step(s))" if view.unpriced and view.total.cost else ""
