@@ -149,6 +149,7 @@ def test_view_a_step_keeps_its_text_and_each_call_with_its_own_result(tmp_path: 
         event(ToolResult(1, "c", "bash", "ran", False, 1.0)),  # its call was not recorded
         event(StepUsage(2, usage(5, 1))),
         event(ToolCalled(2, "d", "bash", {"command": "sleep 99"})),  # the run stopped here
+        event(StepUsage(3, usage(1, 1, "0.001"))),
     )
 
     html = page_of(path)
@@ -162,12 +163,22 @@ def test_view_a_step_keeps_its_text_and_each_call_with_its_own_result(tmp_path: 
         "bash</code>(command=&#x27;sleep 99&#x27;) · 0.0 s",
     ]
     assert [attrs for attrs in page.elements("details")] == [{}, {"class": "error"}, {}, {}]
+    assert html.count("<details><summary>") == 3
+    assert html.count('<details class="error"><summary>') == 1
+    stopped = '<p class="note">no result recorded (the run stopped first)</p></details>'
+    assert html.count(stopped) == 1
     assert "the text of a" in folds[0] and "no match" in folds[1] and "ran" in folds[2]
     assert "no result recorded (the run stopped first)" in folds[3]
     text = page.all_text()
     assert text.index("step 1 · 10 tokens in") < text.index("Let me look.") < text.index("read(")
     assert "step 2 · 5 tokens in, 1 out · cost unknown" in text
-    assert "total: 15 tokens in, 3 out · $0.0010 (cost unknown for 1 step(s))" in text
+    assert "total: 16 tokens in, 4 out · $0.0020 (cost unknown for 1 step(s))" in text
+
+
+NOT_A_DIFF = "items:\n--- a note\nplain\n+++ other\n--- again\n- a list item\n+ not a diff"
+"""A command's output with lines like a diff's, but no header line followed by its pair."""
+EDITED = "edited x.py\n--- a/x.py\n+++ b/x.py\n-a\n+b\n c"
+"""An ``edit`` result: a line, then a unified diff."""
 
 
 def test_view_colours_a_patch_and_leaves_lines_before_a_diff_alone(tmp_path: Path) -> None:
@@ -176,7 +187,9 @@ def test_view_colours_a_patch_and_leaves_lines_before_a_diff_alone(tmp_path: Pat
         tmp_path / "s.jsonl",
         prompt("patch it"),
         event(ToolCalled(1, "p", "apply_patch", {"patch": patch})),
-        event(ToolResult(1, "p", "apply_patch", "items:\n- a list item\n+ not a diff", False, 0.1)),
+        event(ToolResult(1, "p", "apply_patch", NOT_A_DIFF, False, 0.1)),
+        event(ToolCalled(1, "e", "edit", {"path": "x.py"})),
+        event(ToolResult(1, "e", "edit", EDITED, False, 0.1)),
     )
 
     lines = page_of(path).split("\n")
@@ -188,3 +201,5 @@ def test_view_colours_a_patch_and_leaves_lines_before_a_diff_alone(tmp_path: Pat
         "<ins>+new</ins>",
     ]
     assert "- a list item" in lines and "+ not a diff</pre></details>" in lines
+    header = lines.index("--- a/x.py")  # a unified diff: its header, then its lines
+    assert lines[header + 1 : header + 4] == ["+++ b/x.py", "<del>-a</del>", "<ins>+b</ins>"]
