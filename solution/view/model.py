@@ -52,7 +52,7 @@ class Subagent:
 
 
 @dataclass
-class Step:
+class StepEntry:
     """One provider call: what the model said, the calls it made, and what the step cost."""
 
     number: int
@@ -62,7 +62,7 @@ class Step:
 
 
 @dataclass(frozen=True)
-class Compaction:
+class CompactionEntry:
     """The history was made smaller here (chapter 18's ``Compacted``)."""
 
     removed: int
@@ -79,7 +79,7 @@ class Rewind:
     what: str
 
 
-Entry = Step | Compaction
+Entry = StepEntry | CompactionEntry
 """What a turn (or a subagent) holds, in order."""
 
 
@@ -153,12 +153,12 @@ def prompt_text(content: object) -> str:
     return str(content)
 
 
-def step_of(entries: list[Entry], number: int) -> Step:
+def step_of(entries: list[Entry], number: int) -> StepEntry:
     """The step ``number``: the last entry if it is that step, else a new one added at the end."""
     last = entries[-1] if entries else None
-    if isinstance(last, Step) and last.number == number:
+    if isinstance(last, StepEntry) and last.number == number:
         return last
-    step = Step(number)
+    step = StepEntry(number)
     entries.append(step)
     return step
 
@@ -170,7 +170,7 @@ def subagent_of(entries: list[Entry], agent_id: str) -> Subagent:
     events come while its ``task`` call runs. If no call is waiting (its record was lost), a
     ``task`` call with no arguments is added to hold the child.
     """
-    step = next((entry for entry in reversed(entries) if isinstance(entry, Step)), None)
+    step = next((entry for entry in reversed(entries) if isinstance(entry, StepEntry)), None)
     if step is None:
         step = step_of(entries, 0)
     running = [part for part in step.parts if isinstance(part, Call) and part.output is None]
@@ -225,7 +225,7 @@ def add_event(view: SessionView, entries: list[Entry], event: object) -> None:
         call.output, call.is_error, call.duration = event.output, event.is_error, event.duration
     elif isinstance(event, Compacted):
         entries.append(
-            Compaction(event.removed, event.kept, event.tokens_before, event.tokens_after)
+            CompactionEntry(event.removed, event.kept, event.tokens_before, event.tokens_after)
         )
     elif isinstance(event, SubagentEvent):
         child = subagent_of(entries, event.agent_id)

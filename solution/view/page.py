@@ -17,7 +17,7 @@ from typing import Any
 
 from ..display import arguments_text, one_line, terminal_text
 from ..types import TokenUsage
-from .model import Call, Compaction, Entry, Rewind, SessionView, Subagent
+from .model import Call, CompactionEntry, Entry, Rewind, SessionView, Subagent
 
 SHOWN_CHARS = 20_000
 """The most characters of one text (a prompt, an answer, a tool's result) the page shows."""
@@ -181,10 +181,10 @@ def render_subagent(child: Subagent) -> str:
 def render_entries(entries: Sequence[Entry]) -> str:
     """A turn's (or a subagent's) steps and compactions, in order."""
     # region ch31: a compaction's note; each step: its usage line, its texts and calls, in order
-    # more: a Compaction is a note: "compacted: N messages summarised, X → Y tokens"
+    # more: a CompactionEntry is a note: "compacted: N messages summarised, X → Y tokens"
     parts: list[str] = []
     for entry in entries:
-        if isinstance(entry, Compaction):
+        if isinstance(entry, CompactionEntry):
             parts.append(
                 f'<p class="note">compacted: {entry.removed} messages summarised, '
                 f"{entry.kept} kept, {entry.tokens_before:,} → {entry.tokens_after:,} tokens</p>"

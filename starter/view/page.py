@@ -18,7 +18,7 @@ from typing import Any
 from ..display import arguments_text, one_line, terminal_text
 from ..todo import Todo
 from ..types import TokenUsage
-from .model import Call, Compaction, Entry, Rewind, SessionView, Subagent
+from .model import Call, CompactionEntry, Entry, Rewind, SessionView, Subagent
 
 SHOWN_CHARS = 20_000
 """The most characters of one text (a prompt, an answer, a tool's result) the page shows."""
