@@ -165,8 +165,8 @@ def main(
     secrets there).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    # chapter 17's claw config and chapter 25's claw eval read their own options
-    subcommand = argv[0] if argv[:1] in (["config"], ["eval"]) else None
+    # claw config (chapter 17), claw eval (25) and claw view (31) read their own options
+    subcommand = argv[0] if argv[:1] in (["config"], ["eval"], ["view"]) else None
     arguments = None if subcommand else parse_arguments(argv)
     if prepare is not None:
         prepare()
@@ -181,6 +181,10 @@ def main(
         from .evals.command import main as eval_main
 
         return eval_main(argv[1:])
+    if subcommand == "view":  # chapter 31: claw view [SESSION] [-o FILE]
+        from .view.command import view_main
+
+        return view_main(argv[1:])
     assert arguments is not None
     app = arguments.print or arguments.prompt is None or arguments.output_format != "text"
     if app or at_terminal():
