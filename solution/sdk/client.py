@@ -29,9 +29,9 @@ from .tools import InProcessTool, McpSdkServerConfig
 from .types import BadOption, Message, ResultMessage, SdkError, StreamEvent, message_from_record
 
 if TYPE_CHECKING:
+    from ..assemble import Claw
     from ..control import Check
     from ..hooks import Hooks, PythonHook
-    from ..main import Claw
 
 HookCallback = Callable[[dict[str, Any], str | None, dict[str, Any]], Awaitable[dict[str, Any]]]
 """A Python hook as the Claude Agent SDK's: ``(input, tool_use_id, context)``, returning
@@ -170,7 +170,7 @@ def command_line(options: ClawAgentOptions) -> list[str]:
 
 def parse_options(options: ClawAgentOptions) -> argparse.Namespace:
     """``options`` as claw's parsed command line; a wrong one is ``BadOption``, as argparse says."""
-    from ..main import parse_arguments
+    from ..options import parse_arguments
 
     said = io.StringIO()
     try:
@@ -334,7 +334,7 @@ class ClawSDKClient:
 
     async def connect(self, prompt: str | None = None) -> None:
         """Open claw (and send ``prompt``, if given). A wrong option is ``BadOption``."""
-        from ..main import open_claw
+        from ..assemble import open_claw
         from ..tools.ask import TerminalAsker
 
         arguments = parse_options(self.options)
