@@ -111,8 +111,8 @@ async def test_sdk_a_pre_tool_use_hook_sees_the_call_and_can_deny_it(
         seen.append((payload["tool_name"], payload["tool_input"], tool_use_id))
         if "rm " not in payload["tool_input"]["command"]:
             return {}
-        return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
-                "permissionDecision": "deny", "permissionDecisionReason": "no rm here"}}  # fmt: skip
+        decision = {"permissionDecision": "deny", "permissionDecisionReason": "no rm here"}
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", **decision}}
 
     (project / "keep.txt").write_text("precious\n")
     server.add(calls("bash", {"command": "rm keep.txt"}), says("Blocked."))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_sdk_oracle import claude_agent_sdk_types
 from claw_command import calls, no_fsync, says
 from sdk_run import collect, options
 from sdk_run import project as project_folder
@@ -79,7 +80,7 @@ def field_names(kind: type) -> dict[str, bool]:
 
 
 def test_sdk_messages_carry_the_claude_agent_sdk_class_and_field_names() -> None:
-    import claude_agent_sdk.types as theirs
+    theirs = claude_agent_sdk_types()
 
     made = [message_from_record(record, "m") for record in RECORDS]
     kinds = {type(m) for m in made} | {type(b) for m in made for b in getattr(m, "content", [])}
@@ -96,7 +97,7 @@ def test_sdk_messages_carry_the_claude_agent_sdk_class_and_field_names() -> None
 
 
 def test_sdk_options_carry_the_claude_agent_sdk_option_names() -> None:
-    import claude_agent_sdk.types as theirs
+    theirs = claude_agent_sdk_types()
 
     ours = field_names(type(ClawAgentOptions(max_turns=3)))
     assert [name for name in ours if name not in field_names(theirs.ClaudeAgentOptions)] == []
@@ -106,8 +107,9 @@ def test_sdk_each_record_is_one_typed_message_and_back() -> None:
     system, text, said, use, result_of_tool, usage, result = (
         message_from_record(record, "test/model") for record in RECORDS
     )
-    assert system == SystemMessage("init", {"model": "m", "cwd": "/p", "tools": ["read"],
-                                            "permissionMode": "default", "session_id": "s"})  # fmt: skip
+    data = {key: value for key, value in RECORDS[0].items() if key not in ("type", "subtype")}
+    assert system == SystemMessage("init", data)
+    assert set(data) == {"model", "cwd", "tools", "permissionMode", "session_id"}
     assert text == StreamEvent({"type": "text", "text": "Hel"})
     assert said == AssistantMessage([TextBlock("Hello")], "test/model", 1)
     assert use == AssistantMessage([ToolUseBlock("c1", "read", {"path": "a"})], "test/model", 1)
@@ -115,7 +117,8 @@ def test_sdk_each_record_is_one_typed_message_and_back() -> None:
     assert isinstance(usage, UsageMessage) and usage.usage["input_tokens"] == 3
     assert isinstance(result, ResultMessage)
     assert (result.subtype, result.num_turns, result.session_id) == ("success", 1, "s")
-    assert [record_of(m) for m in (system, text, said, use, result_of_tool, usage, result)] == RECORDS
+    made = [system, text, said, use, result_of_tool, usage, result]
+    assert [record_of(message) for message in made] == RECORDS
     with pytest.raises(SdkError, match="'surprise'"):
         message_from_record({"type": "surprise"}, "m")
 
