@@ -107,13 +107,30 @@ async def test_sdk_the_client_keeps_one_conversation_across_queries(
     assert second[-1].result == "Your name is Ada."
 
 
+async def test_sdk_a_closed_client_refuses_a_query_and_can_connect_again(
+    server: LoopbackServer, project: Path
+) -> None:
+    client = ClawSDKClient(options(server))
+    await client.connect()
+    await client.disconnect()  # no query in between: nothing to cancel
+    with pytest.raises(SdkError, match="not connected"):
+        await client.query("Hello?")
+    server.add(says("Hello again."))
+    await client.connect()
+    await client.query("Hello?")
+    replies = [message async for message in client.receive_response()]
+    await client.disconnect()
+    assert isinstance(replies[-1], ResultMessage) and replies[-1].result == "Hello again."
+
+
 def test_sdk_a_bad_option_is_a_bad_option_error_at_once(tmp_path: Path) -> None:
     cases = [
         ({"max_turns": 0}, "max_turns must be a whole number of at least 1, not 0"),
         ({"max_turns": True}, "max_turns must be a whole number of at least 1, not True"),
         ({"permission_mode": "yolo"}, "permission_mode 'yolo' is not one of default, "),
         ({"cwd": tmp_path / "nowhere"}, f"cwd '{tmp_path / 'nowhere'}' is not a folder"),
-        ({"hooks": {"OnFire": [HookMatcher()]}}, "hooks: claw has no event 'OnFire'"),
+        ({"hooks": {"OnFire": [HookMatcher()]}},
+         "hooks: claw has no event 'OnFire'; it has PreToolUse, PostToolUse, "),
         ({"mcp_servers": {"x": {"command": "x"}}}, "mcp_servers['x'] is not a server of"),
     ]
     for given, message in cases:

@@ -28,11 +28,13 @@ async def test_sdk_can_use_tool_is_asked_what_the_rules_ask_and_its_yes_runs_the
     server: LoopbackServer, project: Path
 ) -> None:
     asked: list[tuple[str, dict[str, Any], str | None]] = []
+    why: list[str | None] = []
 
     async def can_use_tool(
         name: str, arguments: dict[str, Any], context: ToolPermissionContext
     ) -> PermissionResultAllow:
         asked.append((name, arguments, context.tool_use_id))
+        why.append(context.decision_reason)
         return PermissionResultAllow()
 
     server.add(calls("read", {"path": "a.txt"}, "call-0"), calls("write", WRITE), says("Done."))
@@ -40,6 +42,7 @@ async def test_sdk_can_use_tool_is_asked_what_the_rules_ask_and_its_yes_runs_the
     messages = await collect("Write it.", options(server, can_use_tool=can_use_tool))
 
     assert asked == [("write", WRITE, "call-1")]  # reading needs no question
+    assert why[0] and "ask" in why[0]  # the permission rules' reason: default mode says ask
     assert (project / "a.txt").read_text() == "hello\n"
     assert isinstance(messages[-1], ResultMessage) and messages[-1].permission_denials == []
 
@@ -107,8 +110,11 @@ async def test_sdk_a_pre_tool_use_hook_sees_the_call_and_can_deny_it(
 ) -> None:
     seen: list[tuple[str, Any, str | None]] = []
 
+    contexts: list[Any] = []
+
     async def no_rm(payload: dict[str, Any], tool_use_id: str | None, context: Any) -> Any:
         seen.append((payload["tool_name"], payload["tool_input"], tool_use_id))
+        contexts.append(context)
         if "rm " not in payload["tool_input"]["command"]:
             return {}
         decision = {"permissionDecision": "deny", "permissionDecisionReason": "no rm here"}
@@ -121,6 +127,7 @@ async def test_sdk_a_pre_tool_use_hook_sees_the_call_and_can_deny_it(
 
     assert (project / "keep.txt").exists()
     assert seen == [("bash", {"command": "rm keep.txt"}, "call-1")]
+    assert contexts == [{"signal": None}]
     assert tool_results(server) == ["Error: Blocked by a PreToolUse hook: no rm here"]
 
 
@@ -141,3 +148,32 @@ async def test_sdk_a_post_tool_use_hook_sees_the_result_and_adds_to_it(
 
     assert len(results) == 1 and "alpha" in results[0]["content"]  # Bash's matcher: not run
     assert tool_results(server)[0].endswith("alpha\n\nReviewed by the hook.")
+
+
+async def test_sdk_a_blocked_prompt_is_a_result_and_a_line_on_stderr(
+    server: LoopbackServer, project: Path
+) -> None:
+    async def not_today(payload: dict[str, Any], tool_use_id: str | None, context: Any) -> Any:
+        return {"decision": "block", "reason": "not today"}
+
+    lines: list[str] = []
+    hooks = {"UserPromptSubmit": [HookMatcher(None, [not_today])]}
+    messages = await collect("Hello?", options(server, hooks=hooks, stderr=lines.append))
+
+    result = messages[-1]
+    assert isinstance(result, ResultMessage) and not result.is_error
+    assert result.result == "The prompt was blocked by a UserPromptSubmit hook: not today"
+    assert "claw: a UserPromptSubmit hook blocked the prompt: not today" in lines
+    assert server.requests == []
+
+
+async def test_sdk_an_exception_in_can_use_tool_is_raised_in_the_program(
+    server: LoopbackServer, project: Path
+) -> None:
+    async def broken(name: str, arguments: dict[str, Any], context: Any) -> Any:
+        raise LookupError("my callback broke")
+
+    server.add(calls("write", WRITE), says("Done."))
+    with pytest.raises(LookupError, match="my callback broke"):
+        await collect("Write it.", options(server, can_use_tool=broken))
+    assert not (project / "a.txt").exists()

@@ -9,7 +9,7 @@ from sdk_run import collect, options
 from sdk_run import project as project_folder
 
 from claw.sdk import BadOption, ResultMessage, UserMessage, create_sdk_mcp_server, tool
-from claw.sdk.tools import json_schema
+from claw.sdk.tools import InProcessTool, SdkMcpTool, json_schema
 from clawbook.harness.loopback import LoopbackServer
 
 no_fsync = pytest.fixture(autouse=True)(no_fsync)  # durability is not the subject here
@@ -37,6 +37,25 @@ def test_sdk_a_short_schema_becomes_json_schema_and_a_full_one_stays() -> None:
     assert json_schema(full) == full
     with pytest.raises(BadOption, match="'when'"):
         json_schema({"when": complex})
+
+
+async def test_sdk_a_tool_reply_is_its_text_blocks_and_its_is_error() -> None:
+    replies: list[Any] = [
+        {"content": [{"type": "text", "text": "a"}, {"type": "image", "data": "..."},
+                     {"type": "text"}, {"type": "text", "text": "b"}], "is_error": True},
+        {},
+        "just a string",
+    ]  # fmt: skip
+
+    async def handler(arguments: dict[str, Any]) -> Any:
+        return replies.pop(0)
+
+    made = InProcessTool("srv", SdkMcpTool("t", "A tool", {"x": str}, handler))
+    assert made.definition.name == "mcp__srv__t"
+    first, empty, wrong = [await made.run({"x": "1"}) for _ in range(3)]
+    assert (first.content, first.is_error) == ("a\n\nb", True)
+    assert (empty.content, empty.is_error) == ("", False)
+    assert wrong.is_error and wrong.content == "the tool returned str, not a dict"
 
 
 async def test_sdk_a_tool_function_is_called_in_process_by_its_mcp_name(
