@@ -107,6 +107,22 @@ async def test_sdk_the_client_keeps_one_conversation_across_queries(
     assert second[-1].result == "Your name is Ada."
 
 
+async def test_sdk_continue_conversation_and_resume_pick_up_a_recorded_session(
+    server: LoopbackServer, project: Path
+) -> None:
+    server.add(says("Hello, Ada."), says("Your name is Ada."), says("Still Ada."))
+    *_, first = await collect("My name is Ada.", options(server))
+    *_, again = await collect("What is my name?", options(server, continue_conversation=True))
+    assert isinstance(first, ResultMessage) and isinstance(again, ResultMessage)
+    assert first.session_id is not None
+    *_, resumed = await collect("And now?", options(server, resume=first.session_id))
+
+    for request in server.requests[1:]:
+        said = [m["content"] for m in request.json["messages"] if m["role"] == "user"]
+        assert "My name is Ada." in str(said)
+    assert isinstance(resumed, ResultMessage) and resumed.result == "Still Ada."
+
+
 async def test_sdk_a_closed_client_refuses_a_query_and_can_connect_again(
     server: LoopbackServer, project: Path
 ) -> None:
