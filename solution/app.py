@@ -16,14 +16,13 @@ from typing import TYPE_CHECKING, TextIO
 from .approvers import NoTerminalApprover
 from .display import error_line, terminal_text
 from .errors import ClawError
-from .events import RunFinished
 from .options import EXIT_DONE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 from .permissions import Approval
-from .printmode import PrintOutput, UsageError, read_prompt
+from .printmode import PrintOutput, UsageError, read_prompt, write_run
 from .signals import Stopper, exit_status
 from .terminal import at_terminal
 from .tools.ask import TerminalAsker
-from .types import TokenUsage, ToolCall
+from .types import ToolCall
 
 if TYPE_CHECKING:
     pass
@@ -62,9 +61,7 @@ async def print_run(
     to approve it; a prompt a UserPromptSubmit hook blocked is a result saying so, status 0
     (as Claude Code 2.1.332 does).
     """
-    from .agent import Finish
     from .assemble import open_claw
-    from .hooks import PromptBlocked
 
     refuse = NoTerminalApprover(err)
     denials: list[dict[str, object]] = []
@@ -80,32 +77,10 @@ async def print_run(
     async with open_claw(
         arguments, out=err, err=err, read_line=no_answer, approve=approve, ask=ask
     ) as claw:
-        agent = claw.agent
-        if claw.recorder is not None:  # chapter 22: the session the run is recorded in
-            output.extra["session_id"] = claw.recorder.writer.path.stem
-        output.start(
-            {"model": claw.settings.model, "cwd": str(Path.cwd()),
-             "tools": list(agent.tools.names),
-             "permissionMode": claw.settings.permissions.default_mode or "default",
-             **({"session_id": output.extra["session_id"]} if claw.recorder else {})}
-        )
-        with Stopper(agent.cancel) as stopper:
-            ended = await claw.run(
-                prompt,
-                output.event,
-                warn=lambda warning: err.write(f"claw: warning: {terminal_text(warning)}\n"),
-            )
-        if isinstance(ended, PromptBlocked):
-            reason = terminal_text(ended.reason)
-            err.write(f"claw: a UserPromptSubmit hook blocked the prompt: {reason}\n")
-            blocked = f"The prompt was blocked by a UserPromptSubmit hook: {reason}"
-            output.finish(RunFinished(Finish.DONE, 0, blocked, TokenUsage()))
+        with Stopper(claw.agent.cancel) as stopper:
+            finished = await write_run(claw, prompt, output, err, Path.cwd())
+        if finished is None:  # a UserPromptSubmit hook blocked the prompt
             return EXIT_DONE
-        finished = ended
-        if claw.costs is not None:  # chapter 17 prices what the provider did not report
-            spent = claw.costs.tracker.last_run
-            output.extra["total_cost_usd"] = None if spent.unpriced else float(spent.cost)
-        output.finish(finished)
         if finished.reason != "done":
             err.write(f"claw: the run ended {finished.reason} after {finished.steps} step(s)\n")
         return exit_status(finished, stopper.signalled)

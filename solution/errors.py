@@ -21,6 +21,8 @@ one ``except ClawError`` catches it all::
     ├── UsageError                    the command line cannot work: exit status 2 (printmode.py)
     ├── UnknownCommand                a slash command that is not in the table (slash.py)
     ├── BadTrustFile, TranscriptError, SkillError, TaskError, CheckpointError
+    ├── SdkError                      a misuse of claw's Python SDK (sdk/types.py)
+    │   └── BadOption                 an SDK option that cannot work (a ValueError)
     └── McpError, ProtocolError, RemoteError, ConfigError    an MCP server and its settings
 
 Not ``ClawError``s, since no user meets them: ``Todo`` (a stub of the learner's, not written

@@ -18,7 +18,7 @@ import json
 import time
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .agent import Finish
 from .errors import ClawError
@@ -27,6 +27,11 @@ from .signals import ENDED_WELL
 from .streaming import TextDelta
 from .todo import Todo
 from .types import TokenUsage
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .assemble import Claw
 
 STDIN_PROMPT = "-"
 """The prompt that means: read the prompt from standard input."""
@@ -162,3 +167,43 @@ class PrintOutput:
             "usage": usage_object(self.usage),
             **self.extra,
         })
+
+
+async def write_run(
+    claw: Claw, prompt: str, output: PrintOutput, err: TextIO, cwd: Path
+) -> RunFinished | None:
+    """Run ``prompt`` on ``claw`` (``Claw.run``), every record of the run written to ``output``.
+
+    The one place that turns a run into records: print mode writes them as lines, chapter
+    29's SDK reads them as typed messages. First ``output.start`` with the model, the folder
+    ``cwd``, the tools, the permission mode and the session; then each event; then the
+    result, whose ``session_id`` is the session's and whose ``total_cost_usd`` is chapter
+    17's count when it has one. Hook warnings go to ``err``. A prompt a UserPromptSubmit hook
+    blocked is a result saying so (and a line on ``err``): ``None``; otherwise how it finished.
+    """
+    from .display import terminal_text
+    from .hooks import PromptBlocked
+
+    if claw.recorder is not None:  # chapter 22: the session the run is recorded in
+        output.extra["session_id"] = claw.recorder.writer.path.stem
+    output.start(
+        {"model": claw.settings.model, "cwd": str(cwd), "tools": list(claw.agent.tools.names),
+         "permissionMode": claw.settings.permissions.default_mode or "default",
+         **({"session_id": output.extra["session_id"]} if claw.recorder else {})}
+    )  # fmt: skip
+    ended = await claw.run(
+        prompt,
+        output.event,
+        warn=lambda warning: err.write(f"claw: warning: {terminal_text(warning)}\n"),
+    )
+    if isinstance(ended, PromptBlocked):
+        reason = terminal_text(ended.reason)
+        err.write(f"claw: a UserPromptSubmit hook blocked the prompt: {reason}\n")
+        blocked = f"The prompt was blocked by a UserPromptSubmit hook: {reason}"
+        output.finish(RunFinished(Finish.DONE, 0, blocked, TokenUsage()))
+        return None
+    if claw.costs is not None:  # chapter 17 prices what the provider did not report
+        spent = claw.costs.tracker.last_run
+        output.extra["total_cost_usd"] = None if spent.unpriced else float(spent.cost)
+    output.finish(ended)
+    return ended
