@@ -123,6 +123,25 @@ def test_sdk_each_record_is_one_typed_message_and_back() -> None:
         message_from_record({"type": "surprise"}, "m")
 
 
+async def test_sdk_cwd_opens_claw_there_and_never_moves_the_process(
+    server: LoopbackServer, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = project.parent / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "notes.txt").write_text("the other folder\n")
+    server.add(calls("read", {"path": "notes.txt"}), says("Done."))
+    moves: list[object] = []
+    monkeypatch.setattr("os.chdir", moves.append)  # a library must not move its host program
+
+    messages = await collect("Read notes.txt", options(server, cwd=elsewhere))
+
+    system = messages[0]
+    assert isinstance(system, SystemMessage) and system.data["cwd"] == str(elsewhere)
+    results = [m.content[0] for m in messages if isinstance(m, UserMessage)]
+    assert isinstance(results[0], ToolResultBlock) and "the other folder" in results[0].content
+    assert moves == [] and Path.cwd() == project
+
+
 async def test_sdk_query_yields_init_then_each_step_then_the_result(
     server: LoopbackServer, project: Path
 ) -> None:

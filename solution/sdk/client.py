@@ -15,7 +15,6 @@ import argparse
 import asyncio
 import contextlib
 import io
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -341,16 +340,11 @@ class ClawSDKClient:
         self.cwd = Path(self.options.cwd or Path.cwd()).resolve()
         nobody = no_answer
         ask = TerminalAsker(self.err, nobody, is_interactive=lambda: False)
-        here = os.getcwd()
-        os.chdir(self.cwd)  # claw is built for the folder it starts in
-        try:
-            opening = open_claw(
-                arguments, out=self.err, err=self.err, read_line=nobody,
-                approve=self.approver, ask=ask,
-            )  # fmt: skip
-            self.claw = await self._stack.enter_async_context(opening)
-        finally:
-            os.chdir(here)
+        opening = open_claw(
+            arguments, out=self.err, err=self.err, read_line=nobody,
+            approve=self.approver, ask=ask, cwd=self.cwd,
+        )  # fmt: skip
+        self.claw = await self._stack.enter_async_context(opening)
         self.plug_in(self.claw)
         if prompt is not None:
             await self.query(prompt)
