@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 if TYPE_CHECKING:
+    from .assemble import Claw
     from .events import Event
-    from .loop import Agent
     from .permissions import Approval
     from .types import Message, ToolCall
 
@@ -115,7 +115,7 @@ async def read_line(reader: asyncio.StreamReader) -> bytes | None:
     ``LineTooLong`` is raised: the next call reads the line after it.
     """
     # region ch30: one line, or None at the end; a too-long line is skipped whole, then LineTooLong
-    # more: readuntil(b"\n"); IncompleteReadError's partial; LimitOverrunError: readexactly(consumed)
+    # more: readuntil(b"\n"); IncompleteReadError.partial; LimitOverrunError: readexactly(consumed)
     try:
         return await reader.readuntil(b"\n")
     except asyncio.IncompleteReadError as end:
@@ -132,6 +132,8 @@ async def read_line(reader: asyncio.StreamReader) -> bytes | None:
             break
     raise LineTooLong
     # endregion
+
+
 # --8<-- [end:read_line]
 
 
@@ -159,6 +161,8 @@ def parse_message(line: bytes) -> dict[str, Any]:
         raise RpcError(INVALID_REQUEST, "neither a request nor a response")
     return cast("dict[str, Any]", message)
     # endregion
+
+
 # --8<-- [end:parse_message]
 
 
@@ -230,7 +234,9 @@ def prompt_text(blocks: object) -> str:
             texts.append(block["text"])
         elif kind == "resource" and isinstance(block.get("resource"), dict):
             resource = block["resource"]
-            texts.append(f'<file uri="{resource.get("uri", "")}">\n{resource.get("text", "")}\n</file>')
+            texts.append(
+                f'<file uri="{resource.get("uri", "")}">\n{resource.get("text", "")}\n</file>'
+            )
         elif kind == "resource_link":
             texts.append(f"(see {block.get('uri', '')})")
         else:
@@ -278,11 +284,14 @@ def updates_for(event: Event, turn: Turn) -> list[dict[str, Any]]:
     from .events import TodosChanged, ToolCalled, ToolResult
     from .streaming import TextDelta
 
-    # region ch30: TextDelta, ToolCalled, ToolResult (with a diff when an edit changed the file), TodosChanged
-    # more: turn.before[call id] = (path, read_text(path)) for edit tools; oldText None for a new file
+    # region ch30: TextDelta, ToolCalled, ToolResult (a diff if an edit changed it), TodosChanged
+    # more: turn.before[call id] = (path, read_text(path)) for edit kinds; oldText None: a new file
     if isinstance(event, TextDelta):
         return [
-            {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": event.text}}
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": event.text},
+            }
         ]
     if isinstance(event, ToolCalled):
         kind = TOOL_KINDS.get(event.name, "other")
@@ -325,10 +334,12 @@ def updates_for(event: Event, turn: Turn) -> list[dict[str, Any]]:
         return [{"sessionUpdate": "plan", "entries": entries}]
     return []
     # endregion
+
+
 # --8<-- [end:updates]
 
 
-def replay(history: Sequence[Message], cwd: Path) -> list[dict[str, Any]]:
+def replay(history: Sequence[Message]) -> list[dict[str, Any]]:
     """The ``session/update`` payloads that show a loaded session's conversation again.
 
     Each prompt is a ``user_message_chunk``, each answer an ``agent_message_chunk``, each tool
@@ -389,7 +400,7 @@ class EditorApprover:
         from .permissions import Approval
 
         # region ch30: session/request_permission with the call and PERMISSION_OPTIONS, in timeout
-        # more: asyncio.timeout(self.timeout); outcome "selected" + optionId; else DENY; turn.refused
+        # more: asyncio.timeout(self.timeout); outcome "selected", optionId; else DENY; turn.refused
         tool_call = {
             "toolCallId": call.id,
             "title": tool_title(call.name, call.arguments),
@@ -421,19 +432,21 @@ class EditorApprover:
                 return Approval.SESSION
         return Approval.DENY
         # endregion
+
+
 # --8<-- [end:approver]
 
 
 @dataclass
 class AcpSession:
-    """A session the editor opened: claw's agent, what it runs the prompt with, its approver."""
+    """A session the editor opened: the assembled claw that runs its prompts, its approver."""
 
     id: str
     cwd: Path
-    agent: Agent
-    run: Callable[[str], AsyncIterator[Any]]
-    """Runs a prompt: the agent's events (with chapter 15's hooks around it, when guarded)."""
+    claw: Claw
     approver: EditorApprover
+    warn: Callable[[str], object] | None = None
+    """Where a hook's warning goes (the editor shows claw's stderr in its log)."""
     running: asyncio.Task[Any] | None = None
 
 
@@ -455,9 +468,16 @@ class AcpServer:
         self.sessions: dict[str, AcpSession] = {}
         self.stack = contextlib.AsyncExitStack()
         self.tasks: set[asyncio.Task[None]] = set()
+        self.missing: NotImplementedError | None = None
+        """A stub a request reached: ``serve`` stops and raises it (the code is not written)."""
+        self.reading: asyncio.Task[Any] | None = None
 
     async def serve(self, reader: asyncio.StreamReader) -> None:
-        """Read and answer messages until the input ends; then close every session."""
+        """Read and answer messages until the input ends; then close every session.
+
+        A stub that a request reached (``NotImplementedError``) ends it: it is raised here.
+        """
+        self.reading = asyncio.current_task()
         async with self.stack:
             try:
                 while True:
@@ -465,7 +485,9 @@ class AcpServer:
                         line = await read_line(reader)
                     except LineTooLong:
                         self.wire.send(
-                            error_response(None, INVALID_REQUEST, f"line longer than {MAX_LINE} bytes")
+                            error_response(
+                                None, INVALID_REQUEST, f"line longer than {MAX_LINE} bytes"
+                            )
                         )
                         continue
                     if line is None:
@@ -473,6 +495,10 @@ class AcpServer:
                     if line.strip():
                         self.received(line)
                     await self.wire.writer.drain()
+            except asyncio.CancelledError:
+                if self.missing is None:
+                    raise
+                raise self.missing from None
             finally:
                 for task in list(self.tasks):
                     task.cancel()
@@ -500,6 +526,12 @@ class AcpServer:
         except RpcError as error:
             if is_request:
                 self.wire.send(error_response(message["id"], error.code, error.message))
+        except NotImplementedError as missing:  # a stub: the client is told, then claw stops
+            if is_request:
+                self.wire.send(error_response(message["id"], INTERNAL_ERROR, f"claw: {missing}"))
+            self.missing = missing
+            if self.reading is not None:
+                self.reading.cancel()
         except Exception as error:  # claw's own bug: the client is told, claw keeps serving
             if is_request:
                 self.wire.send(error_response(message["id"], INTERNAL_ERROR, f"claw: {error}"))
@@ -512,7 +544,7 @@ class AcpServer:
     async def dispatch(self, method: str, params: dict[str, Any], is_request: bool) -> Any:
         """The result of ``method``; ``RpcError`` for a request claw cannot answer."""
         # region ch30: initialize first; the session methods; session/cancel; else METHOD_NOT_FOUND
-        # more: min(version, PROTOCOL_VERSION); a session id claw does not know is RESOURCE_NOT_FOUND
+        # more: min(version, PROTOCOL_VERSION); a session claw does not know is RESOURCE_NOT_FOUND
         if method == "initialize":
             self.initialized = True
             asked = params.get("protocolVersion")
@@ -536,33 +568,36 @@ class AcpServer:
             loading = params.get("sessionId") if method == "session/load" else None
             if method == "session/load" and not isinstance(loading, str):
                 raise RpcError(INVALID_PARAMS, "sessionId must be a string")
-            session = await self.open(Path(cwd), loading)
+            opened = await self.open(Path(cwd), loading)
             if loading is None:
-                return {"sessionId": session.id}
-            for update in replay(session.agent.history, session.cwd):
-                self.wire.notify("session/update", {"sessionId": session.id, "update": update})
+                return {"sessionId": opened.id}
+            for update in replay(opened.claw.agent.history):
+                self.wire.notify("session/update", {"sessionId": opened.id, "update": update})
             return None
         if method in ("session/prompt", "session/cancel"):
             session = self.sessions.get(str(params.get("sessionId")))
             if session is None:
                 raise RpcError(RESOURCE_NOT_FOUND, f"unknown session: {params.get('sessionId')}")
             if method == "session/cancel":
-                session.agent.cancel()
+                session.claw.agent.cancel()
                 for future in self.wire.waiting.values():
                     if not future.done():
-                            future.set_result({"outcome": {"outcome": "cancelled"}})
+                        future.set_result({"outcome": {"outcome": "cancelled"}})
                 return None
             return {"stopReason": await self.prompt(session, prompt_text(params.get("prompt")))}
         raise RpcError(METHOD_NOT_FOUND, f"claw has no method {method}")
         # endregion
+
     # --8<-- [end:dispatch]
 
     async def open(self, cwd: Path, session_id: str | None) -> AcpSession:
         """Open claw for a session in ``cwd`` (loading ``session_id``, if given)."""
+        from .transcript import TranscriptError
+
         approver = EditorApprover(self.wire, "")
         try:
             session = await self.stack.enter_async_context(self.opener(cwd, session_id, approver))
-        except LookupError as error:  # chapter 22: no such session in this folder
+        except TranscriptError as error:  # chapter 22: no such session in this folder
             raise RpcError(RESOURCE_NOT_FOUND, str(error)) from None
         approver.session_id = session.id
         self.sessions[session.id] = session
@@ -583,22 +618,22 @@ class AcpServer:
             for update in updates_for(event, turn) if isinstance(event, TodosChanged) else []:
                 self.wire.notify("session/update", {"sessionId": session.id, "update": update})
 
-        session.agent.sink.add(observe)
-        reason = "end_turn"
+        def show(event: Event) -> None:
+            for update in updates_for(event, turn):
+                self.wire.notify("session/update", {"sessionId": session.id, "update": update})
+
+        agent = session.claw.agent
+        agent.sink.add(observe)
         try:
-            async with contextlib.aclosing(session.run(text)) as events:  # type: ignore[type-var]
-                async for event in events:
-                    for update in updates_for(event, turn):
-                        self.wire.notify("session/update", {"sessionId": session.id, "update": update})
-                    await self.wire.writer.drain()
-                    if isinstance(event, RunFinished):
-                        reason = STOP_REASONS.get(str(event.reason), "end_turn")
-                    elif type(event).__name__ == "PromptBlocked":
-                        reason = "refusal"
+            finished = await session.claw.run(text, show, warn=session.warn)
         finally:
-            session.agent.sink.observers.remove(observe)
+            agent.sink.observers.remove(observe)
             session.running = None
+        if not isinstance(finished, RunFinished):  # a UserPromptSubmit hook blocked the prompt
+            return "refusal"
+        reason = STOP_REASONS.get(str(finished.reason), "end_turn")
         return "refusal" if turn.refused and reason != "cancelled" else reason
+
     # --8<-- [end:prompt]
 
 
@@ -614,7 +649,8 @@ async def claw_session(
     """
     import os
 
-    from .main import open_claw, parse_arguments
+    from .assemble import open_claw
+    from .options import parse_arguments
     from .tools.ask import no_one_to_ask
 
     arguments = parse_arguments([*options, *(["--resume", session_id] if session_id else [])])
@@ -628,15 +664,11 @@ async def claw_session(
     ) as claw:
         if claw.recorder is None:
             raise RpcError(INTERNAL_ERROR, "claw cannot keep sessions here (see its stderr)")
-        from .hooks import run_with_hooks
 
-        hooks = claw.guarded.hooks if claw.guarded is not None else None
-        agent = claw.agent
+        def warn(warning: str) -> None:
+            print(f"claw: warning: {warning}", file=err)
 
-        def run(prompt: str) -> AsyncIterator[Any]:
-            return run_with_hooks(agent, hooks, prompt) if hooks is not None else agent.events(prompt)
-
-        yield AcpSession(claw.recorder.writer.path.stem, cwd, agent, run, approver)
+        yield AcpSession(claw.recorder.writer.path.stem, cwd, claw, approver, warn)
 
 
 async def stdio_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -665,9 +697,8 @@ async def serve_stdio(options: Sequence[str]) -> None:
 
 def main(argv: Sequence[str]) -> int:
     """``claw acp [OPTIONS]``: serve an editor over ACP; ``OPTIONS`` are ``claw``'s own."""
-    from .main import parse_arguments
+    from .options import parse_arguments
 
     parse_arguments(list(argv))  # a wrong option is a usage error now, not at the first session
     asyncio.run(serve_stdio(argv))
     return 0
-

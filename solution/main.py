@@ -165,8 +165,8 @@ def main(
     secrets there).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    # chapter 17's claw config and chapter 25's claw eval read their own options
-    subcommand = argv[0] if argv[:1] in (["config"], ["eval"]) else None
+    # chapter 17's claw config, chapter 25's claw eval and chapter 30's claw acp read their own
+    subcommand = argv[0] if argv[:1] in (["config"], ["eval"], ["acp"]) else None
     arguments = None if subcommand else parse_arguments(argv)
     if prepare is not None:
         prepare()
@@ -181,6 +181,10 @@ def main(
         from .evals.command import main as eval_main
 
         return eval_main(argv[1:])
+    if subcommand == "acp":  # chapter 30: claw acp [OPTIONS], an agent for an editor
+        from .acp import main as acp_main
+
+        return acp_main(argv[1:])
     assert arguments is not None
     app = arguments.print or arguments.prompt is None or arguments.output_format != "text"
     if app or at_terminal():

@@ -75,7 +75,11 @@ class Editor:
     asked: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def request_permission(
-        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kwargs: Any
+        self,
+        session_id: str,
+        tool_call: ToolCallUpdate,
+        options: list[PermissionOption],
+        **kwargs: Any,
     ) -> RequestPermissionResponse:
         """Record the question; answer ``self.answer`` (or never)."""
         self.questions.append((tool_call, options))
@@ -153,6 +157,13 @@ async def raw(
     serving = asyncio.create_task(
         claw_acp.AcpServer(wire, opener(server, *options)).serve(agent_in)
     )
+    test = asyncio.current_task()
+
+    def stop_the_test(task: asyncio.Task[None]) -> None:  # claw stopped early: at a stub, say
+        if not task.cancelled() and task.exception() is not None and test is not None:
+            test.cancel()  # the finally below raises what stopped claw
+
+    serving.add_done_callback(stop_the_test)
     try:
         yield Pipes(Tap(client_out, "client", lines), client_in, lines)
     finally:

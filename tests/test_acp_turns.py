@@ -74,7 +74,11 @@ async def test_acp_tool_call_is_reported_with_kind_title_status_and_result(
         await client.prompt(session_id=session.session_id, prompt=[acp.text_block("read it")])
     assert seen.kinds()[:2] == ["tool_call", "tool_call_update"]
     [started] = updates(seen, "tool_call")
-    assert (started.tool_call_id, started.kind, started.title) == ("call-1", "read", "read notes.txt")
+    assert (started.tool_call_id, started.kind, started.title) == (
+        "call-1",
+        "read",
+        "read notes.txt",
+    )
     assert started.status == "pending" and started.raw_input == {"path": "notes.txt"}
     assert [place.path for place in started.locations] == [str(tmp_path / "notes.txt")]
     [ended] = updates(seen, "tool_call_update")
