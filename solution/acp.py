@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .permissions import Approval
     from .types import Message, ToolCall
 
+# --8<-- [start:constants]
 PROTOCOL_VERSION = 1
 """The ACP version claw speaks (the protocol's major version; it has had only this one)."""
 
@@ -86,6 +87,7 @@ PERMISSION_OPTIONS = (
     {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
 )
 """The choices a permission question offers the editor's user."""
+# --8<-- [end:constants]
 
 
 class RpcError(Exception):
@@ -647,8 +649,6 @@ async def claw_session(
     the folder's trust is what it was (claw cannot ask about it: its standard input is the
     protocol). Everything claw would print goes to ``err``.
     """
-    import os
-
     from .assemble import open_claw
     from .options import parse_arguments
     from .tools.ask import no_one_to_ask
@@ -658,9 +658,8 @@ async def claw_session(
     async def no_line() -> str:
         return ""
 
-    os.chdir(cwd)  # claw's assembly works in the current folder; its tools keep their root
     async with open_claw(
-        arguments, out=err, err=err, read_line=no_line, approve=approver, ask=no_one_to_ask
+        arguments, out=err, err=err, read_line=no_line, approve=approver, ask=no_one_to_ask, cwd=cwd
     ) as claw:
         if claw.recorder is None:
             raise RpcError(INTERNAL_ERROR, "claw cannot keep sessions here (see its stderr)")

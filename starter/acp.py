@@ -492,8 +492,6 @@ async def claw_session(
     the folder's trust is what it was (claw cannot ask about it: its standard input is the
     protocol). Everything claw would print goes to ``err``.
     """
-    import os
-
     from .assemble import open_claw
     from .options import parse_arguments
     from .tools.ask import no_one_to_ask
@@ -503,9 +501,8 @@ async def claw_session(
     async def no_line() -> str:
         return ""
 
-    os.chdir(cwd)  # claw's assembly works in the current folder; its tools keep their root
     async with open_claw(
-        arguments, out=err, err=err, read_line=no_line, approve=approver, ask=no_one_to_ask
+        arguments, out=err, err=err, read_line=no_line, approve=approver, ask=no_one_to_ask, cwd=cwd
     ) as claw:
         if claw.recorder is None:
             raise RpcError(INTERNAL_ERROR, "claw cannot keep sessions here (see its stderr)")

@@ -260,6 +260,7 @@ async def open_claw(
     read_line: ReadLine | None = None,
     approve: Approver | None = None,
     ask: AskHandler | None = None,
+    cwd: Path | None = None,
 ) -> AsyncIterator[Claw]:
     """The agent ``claw`` runs for ``arguments``, open for as long as the block lasts.
 
@@ -268,7 +269,9 @@ async def open_claw(
     stops claw here, before any request), opens the provider, builds the agent, counts its
     costs, keeps it inside its window (chapter 18) and guards it (chapters 13-16).
     ``approve`` answers the permission questions (default: at the terminal, on ``out``), and
-    ``ask`` the model's questions (default: at the terminal, on ``err``).
+    ``ask`` the model's questions (default: at the terminal, on ``err``). ``cwd`` is the
+    project's folder (default: the current one; chapter 30 opens a session in each folder an
+    editor names).
     """
     from .configure import USER_INSTRUCTIONS, configure, rule_checker, start_context, start_costs
     from .jobs import JobTable
@@ -280,7 +283,7 @@ async def open_claw(
     from .tools.ask import TerminalAsker
     from .trust import decide_trust
 
-    cwd = Path.cwd()
+    cwd = cwd or Path.cwd()
     key = secret(API_KEY_VARIABLE)  # hidden by ``cli``, or still in the environment
     trusted = await decide_trust(
         cwd,

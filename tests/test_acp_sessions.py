@@ -24,6 +24,7 @@ from claw_process import (
     run_cli_and_exit,
 )
 
+from claw.sessions import list_sessions
 from clawbook.harness.loopback import LoopbackServer
 
 no_fsync = pytest.fixture(autouse=True)(no_fsync)  # durability is not the subject here
@@ -59,6 +60,36 @@ async def test_acp_load_session_replays_the_conversation_and_goes_on_with_it(
     assert answer.stop_reason == "end_turn"
     sent = server.requests[-1].json["messages"]
     assert [m["role"] for m in sent[1:]] == ["user", "assistant", "tool", "assistant", "user"]
+
+
+async def test_acp_each_session_works_in_the_folder_it_was_opened_for(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        folder.mkdir()
+        (folder / "notes.txt").write_text(f"the notes of {folder.name}\n")
+    monkeypatch.chdir(tmp_path)  # claw acp was started somewhere else
+    server.add(
+        calls("read", {"path": "notes.txt"}, "call-a"),
+        says("First."),
+        calls("read", {"path": "notes.txt"}, "call-b"),
+        says("Second."),
+    )
+    async with editor(server, monkeypatch) as (client, seen, _):
+        one = await client.new_session(cwd=str(first))
+        two = await client.new_session(cwd=str(second))
+        await client.prompt(session_id=one.session_id, prompt=[acp.text_block("read")])
+        await client.prompt(session_id=two.session_id, prompt=[acp.text_block("read")])
+    results = {
+        update.tool_call_id: update.content[0].content.text
+        for _, update in seen.updates
+        if update.session_update == "tool_call_update"
+    }
+    assert "the notes of first" in results["call-a"]
+    assert "the notes of second" in results["call-b"]
+    assert [info.id for info in list_sessions(first)] == [one.session_id]
+    assert [info.id for info in list_sessions(second)] == [two.session_id]
 
 
 async def test_acp_load_of_an_unknown_session_is_resource_not_found(
