@@ -23,7 +23,7 @@ import pytest
 
 from clawbook.harness.loopback import LoopbackServer
 
-TRANSCRIPT = Path(__file__).resolve().parents[1] / "book" / "assets" / "ch30-acp-exchange.txt"
+TRANSCRIPT = Path(__file__).resolve().parent / "data" / "acp-exchange.txt"
 """The page's transcript: one line per message, ``>`` client to claw, ``<`` claw to client."""
 
 PROJECT = "/home/you/greeter"
