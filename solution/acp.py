@@ -25,7 +25,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from .assemble import Claw
@@ -161,7 +161,8 @@ def parse_message(line: bytes) -> dict[str, Any]:
             raise RpcError(INVALID_PARAMS, "params is not an object")
     elif "id" not in message or not ("result" in message or "error" in message):
         raise RpcError(INVALID_REQUEST, "neither a request nor a response")
-    return cast("dict[str, Any]", message)
+    request: dict[str, Any] = message
+    return request
     # endregion
 
 
@@ -246,6 +247,14 @@ def prompt_text(blocks: object) -> str:
     return "\n\n".join(texts)
 
 
+def project_folder(params: dict[str, Any]) -> Path:
+    """The session's folder, ``params["cwd"]``: an absolute path, else ``INVALID_PARAMS``."""
+    cwd = params.get("cwd")
+    if not isinstance(cwd, str) or not Path(cwd).is_absolute():
+        raise RpcError(INVALID_PARAMS, "cwd must be an absolute path")
+    return Path(cwd)
+
+
 def tool_title(name: str, arguments: dict[str, Any]) -> str:
     """What the editor shows for a call: the tool and its path, command or pattern."""
     for key in ("path", "command", "pattern", "url"):
@@ -317,7 +326,7 @@ def updates_for(event: Event, turn: Turn) -> list[dict[str, Any]]:
         if event.id in turn.before and not event.is_error:
             where, old = turn.before.pop(event.id)
             new = read_text(where)
-            if new is not None and new != old:
+            if new not in (None, old):
                 content.append({"type": "diff", "path": str(where), "oldText": old, "newText": new})
         content.append({"type": "content", "content": {"type": "text", "text": event.output}})
         return [
@@ -426,13 +435,10 @@ class EditorApprover:
         except RpcError:
             return Approval.DENY
         outcome = answer.get("outcome") if isinstance(answer, dict) else None
-        chosen = outcome.get("optionId") if isinstance(outcome, dict) else None
-        if isinstance(outcome, dict) and outcome.get("outcome") == "selected":
-            if chosen == "allow_once":
-                return Approval.ONCE
-            if chosen == "allow_always":
-                return Approval.SESSION
-        return Approval.DENY
+        if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
+            return Approval.DENY  # a reject is a selected option; cancelled, or nonsense, is a no
+        chosen = {"allow_once": Approval.ONCE, "allow_always": Approval.SESSION}
+        return chosen.get(str(outcome.get("optionId")), Approval.DENY)
         # endregion
 
 
@@ -524,7 +530,7 @@ class AcpServer:
         """Run the method and send its result (or error); a notification is never answered."""
         is_request = "id" in message
         try:
-            result = await self.dispatch(message["method"], message.get("params", {}), is_request)
+            result = await self.dispatch(message["method"], message.get("params", {}))
         except RpcError as error:
             if is_request:
                 self.wire.send(error_response(message["id"], error.code, error.message))
@@ -543,16 +549,14 @@ class AcpServer:
         await self.wire.writer.drain()
 
     # --8<-- [start:dispatch]
-    async def dispatch(self, method: str, params: dict[str, Any], is_request: bool) -> Any:
+    async def dispatch(self, method: str, params: dict[str, Any]) -> Any:
         """The result of ``method``; ``RpcError`` for a request claw cannot answer."""
         # region ch30: initialize first; the session methods; session/cancel; else METHOD_NOT_FOUND
-        # more: min(version, PROTOCOL_VERSION); a session claw does not know is RESOURCE_NOT_FOUND
+        # more: project_folder(params); a session claw does not know is RESOURCE_NOT_FOUND
         if method == "initialize":
             self.initialized = True
-            asked = params.get("protocolVersion")
-            version = asked if isinstance(asked, int) and 0 < asked < PROTOCOL_VERSION else None
             return {
-                "protocolVersion": version or PROTOCOL_VERSION,
+                "protocolVersion": PROTOCOL_VERSION,
                 "agentCapabilities": {
                     "loadSession": True,
                     "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
@@ -563,16 +567,14 @@ class AcpServer:
             }
         if not self.initialized:
             raise RpcError(INVALID_REQUEST, f"{method} before initialize")
-        if method in ("session/new", "session/load"):
-            cwd = params.get("cwd")
-            if not isinstance(cwd, str) or not Path(cwd).is_absolute():
-                raise RpcError(INVALID_PARAMS, "cwd must be an absolute path")
-            loading = params.get("sessionId") if method == "session/load" else None
-            if method == "session/load" and not isinstance(loading, str):
+        if method == "session/new":
+            opened = await self.open(project_folder(params), None)
+            return {"sessionId": opened.id}
+        if method == "session/load":
+            session_id = params.get("sessionId")
+            if not isinstance(session_id, str):
                 raise RpcError(INVALID_PARAMS, "sessionId must be a string")
-            opened = await self.open(Path(cwd), loading)
-            if loading is None:
-                return {"sessionId": opened.id}
+            opened = await self.open(project_folder(params), session_id)
             for update in replay(opened.claw.agent.history):
                 self.wire.notify("session/update", {"sessionId": opened.id, "update": update})
             return None
@@ -582,9 +584,6 @@ class AcpServer:
                 raise RpcError(RESOURCE_NOT_FOUND, f"unknown session: {params.get('sessionId')}")
             if method == "session/cancel":
                 session.claw.agent.cancel()
-                for future in self.wire.waiting.values():
-                    if not future.done():
-                        future.set_result({"outcome": {"outcome": "cancelled"}})
                 return None
             return {"stopReason": await self.prompt(session, prompt_text(params.get("prompt")))}
         raise RpcError(METHOD_NOT_FOUND, f"claw has no method {method}")

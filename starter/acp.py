@@ -25,7 +25,7 @@ import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .todo import Todo
 
@@ -210,6 +210,14 @@ def prompt_text(blocks: object) -> str:
         else:
             raise RpcError(INVALID_PARAMS, f"claw takes text and embedded files, not {kind!r}")
     return "\n\n".join(texts)
+
+
+def project_folder(params: dict[str, Any]) -> Path:
+    """The session's folder, ``params["cwd"]``: an absolute path, else ``INVALID_PARAMS``."""
+    cwd = params.get("cwd")
+    if not isinstance(cwd, str) or not Path(cwd).is_absolute():
+        raise RpcError(INVALID_PARAMS, "cwd must be an absolute path")
+    return Path(cwd)
 
 
 def tool_title(name: str, arguments: dict[str, Any]) -> str:
@@ -411,7 +419,7 @@ class AcpServer:
         """Run the method and send its result (or error); a notification is never answered."""
         is_request = "id" in message
         try:
-            result = await self.dispatch(message["method"], message.get("params", {}), is_request)
+            result = await self.dispatch(message["method"], message.get("params", {}))
         except RpcError as error:
             if is_request:
                 self.wire.send(error_response(message["id"], error.code, error.message))
@@ -429,7 +437,7 @@ class AcpServer:
                 self.wire.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
         await self.wire.writer.drain()
 
-    async def dispatch(self, method: str, params: dict[str, Any], is_request: bool) -> Any:
+    async def dispatch(self, method: str, params: dict[str, Any]) -> Any:
         """The result of ``method``; ``RpcError`` for a request claw cannot answer."""
         raise Todo(
             "ch30",

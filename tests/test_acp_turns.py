@@ -6,12 +6,13 @@ every update and answer claw sends. The model is the loopback server.
 """
 
 import asyncio
+import json
 from pathlib import Path
 
 import acp
 import pytest
-from acp_client import editor
-from claw_command import calls, no_fsync, says
+from acp_client import editor, raw
+from claw_command import calls, no_fsync, says, tool_results
 from loop_clock import LoopClock
 
 from claw.acp import PERMISSION_TIMEOUT
@@ -86,15 +87,26 @@ async def test_acp_tool_call_is_reported_with_kind_title_status_and_result(
     assert "buy milk" in ended.content[0].content.text
 
 
-async def test_acp_failed_tool_call_is_failed(
+async def test_acp_failed_tool_call_is_failed_and_an_unknown_kind_is_other(
     server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    server.add(calls("read", {"path": "missing.txt"}), says("No such file."))
+    server.add(
+        calls("read", {"path": "missing.txt"}),
+        calls("no_such_tool", {"x": 1}, "call-2"),
+        calls("remember", {"text": "the user likes tabs"}, "call-3"),
+        says("No such file, no such tool; remembered."),
+    )
     async with editor(server, monkeypatch) as (client, seen, _):
         session = await client.new_session(cwd=str(tmp_path))
         await client.prompt(session_id=session.session_id, prompt=[acp.text_block("read it")])
-    [ended] = updates(seen, "tool_call_update")
-    assert ended.status == "failed"
+    [read_ended] = updates(seen, "tool_call_update", "call-1")
+    assert read_ended.status == "failed"
+    [unknown] = updates(seen, "tool_call", "call-2")
+    assert (unknown.kind, unknown.title) == ("other", "no_such_tool")
+    [unknown_ended] = updates(seen, "tool_call_update", "call-2")
+    assert unknown_ended.status == "failed"
+    [(asked, _)] = seen.questions  # remember writes the memory: it asks, as an edit does
+    assert (asked.tool_call_id, asked.kind, asked.title) == ("call-3", "other", "remember")
 
 
 async def test_acp_edit_sends_the_files_old_and_new_text_as_a_diff(
@@ -137,6 +149,7 @@ async def test_acp_todo_list_is_sent_as_the_plan(
         session = await client.new_session(cwd=str(tmp_path))
         await client.prompt(session_id=session.session_id, prompt=[acp.text_block("plan")])
     [plan] = updates(seen, "plan")
+    assert {e.priority for e in plan.entries} == {"medium"}
     assert [(e.content, e.status) for e in plan.entries] == [
         ("Read the code", "completed"),
         ("Fix the bug", "in_progress"),
@@ -219,3 +232,52 @@ async def test_acp_cancel_ends_the_prompt_cancelled(
         server.add(says("Still here."))  # the session serves the next prompt
         again = await client.prompt(session_id=session.session_id, prompt=[acp.text_block("hi")])
     assert again.stop_reason == "end_turn"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b'"result": {"outcome": {"outcome": "cancelled"}}',
+        b'"result": {"outcome": {"outcome": "selected", "optionId": "reject_once"}}',
+        b'"result": {"outcome": {"outcome": "selected", "optionId": "allow_everything"}}',
+        b'"result": {"outcome": "selected"}',
+        b'"result": null',
+        b'"error": {"code": -32603, "message": "the dialog crashed"}',
+    ],
+    ids=["cancelled", "reject", "unknown-option", "outcome-not-an-object", "null", "error"],
+)
+async def test_acp_any_answer_but_allow_is_a_no_said_to_the_model_as_a_refusal(
+    answer: bytes, server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "app.py").write_text("y = 2\n")
+    server.add(*edits("app.py", "y = 2", "y = 3"), says("Not allowed, then."))
+    messages: list[dict[str, object]] = []
+
+    def line(message: dict[str, object]) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n"
+
+    async with raw(server, monkeypatch) as pipes:
+        await pipes.send(line({"id": 1, "method": "initialize", "params": {"protocolVersion": 1}}))
+        await pipes.receive()
+        await pipes.send(line({"id": 2, "method": "session/new", "params": {"cwd": str(tmp_path)}}))
+        session = (await pipes.receive())["result"]["sessionId"]
+        prompt = [{"type": "text", "text": "fix"}]
+        params = {"sessionId": session, "prompt": prompt}
+        await pipes.send(line({"id": 3, "method": "session/prompt", "params": params}))
+        while not messages or messages[-1].get("id") != 3:
+            message = await pipes.receive()
+            messages.append(message)
+            if message.get("method") == "session/request_permission":
+                reply = b'{"jsonrpc": "2.0", "id": %d, ' % message["id"] + answer + b"}\n"
+                await pipes.send(reply)
+    assert messages[-1] == {"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "end_turn"}}
+    assert (tmp_path / "app.py").read_text() == "y = 2\n"
+    [ended] = [
+        m["params"]["update"]  # type: ignore[index]
+        for m in messages
+        if m.get("method") == "session/update"
+        and m["params"]["update"].get("toolCallId") == "edit-1"  # type: ignore[index]
+        and m["params"]["update"]["sessionUpdate"] == "tool_call_update"  # type: ignore[index]
+    ]
+    assert ended["status"] == "failed"
+    assert "the user refused it" in tool_results(server)[-1]
