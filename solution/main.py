@@ -165,8 +165,8 @@ def main(
     secrets there).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    # chapter 17's claw config, chapter 25's claw eval and chapter 30's claw acp read their own
-    subcommand = argv[0] if argv[:1] in (["config"], ["eval"], ["acp"]) else None
+    # claw config (chapter 17), claw eval (25), claw view (31) and claw acp (30) read their own
+    subcommand = argv[0] if argv[:1] in (["config"], ["eval"], ["view"], ["acp"]) else None
     arguments = None if subcommand else parse_arguments(argv)
     if prepare is not None:
         prepare()
@@ -181,6 +181,10 @@ def main(
         from .evals.command import main as eval_main
 
         return eval_main(argv[1:])
+    if subcommand == "view":  # chapter 31: claw view [SESSION] [-o FILE]
+        from .view.command import view_main
+
+        return view_main(argv[1:])
     if subcommand == "acp":  # chapter 30: claw acp [OPTIONS], an agent for an editor
         from .acp import main as acp_main
 

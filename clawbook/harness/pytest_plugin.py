@@ -47,6 +47,7 @@ from clawbook.harness.report import (
     REPORT_ENV,
     STACKS_SUFFIX,
     Location,
+    Outcome,
     Problem,
     ReportWriter,
     TestResult,
@@ -71,8 +72,8 @@ TIMEOUT_MESSAGE = re.compile(r"^Timeout \(>(?P<seconds>[\d.]+)s\) from pytest-ti
 class _Failure:
     """What the plugin makes of a failed test: how it ended, where, and what to say."""
 
-    outcome: str
-    """``failed``, or ``hung`` for a test stopped by the time limit."""
+    outcome: Outcome
+    """``FAILED``, or ``HUNG`` for a test stopped by the time limit."""
     where: Location | None
     called_from: Location | None
     message: str
@@ -381,8 +382,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         if _session.package_dir is not None:
             failure = _describe_failure(item, call.excinfo.value)
             # pytest copies the item's user properties into the report it makes next.
-            item.user_properties.append((FAILURE_KEY, asdict(failure)))
-            if failure.outcome == "hung":
+            # A plain str: pytest-xdist's transport (execnet) cannot send an enum member.
+            found = {**asdict(failure), "outcome": failure.outcome.value}
+            item.user_properties.append((FAILURE_KEY, found))
+            if failure.outcome == Outcome.HUNG:
                 item.session.shouldstop = (
                     f"the run stopped after {item.name}, which seemed to loop forever"
                 )
@@ -524,7 +527,7 @@ def _describe_failure(item: pytest.Item, error: BaseException) -> _Failure:
             or frames.in_tasks(_session.package_dir, root)
         )
         message = f"seems to loop forever: still running after {seconds:g} s"
-        return _Failure("hung", where, called_from, message, test_line)
+        return _Failure(Outcome.HUNG, where, called_from, message, test_line)
     suspected = MISSING_AWAIT.search(message) is not None
     forgotten = _forgotten_await(error, suspected)
     if forgotten is not None:
@@ -537,7 +540,7 @@ def _describe_failure(item: pytest.Item, error: BaseException) -> _Failure:
             f"(coroutine '{name}' was made at {made} and never awaited: "
             "the `await` is missing there)",
         )
-    return _Failure("failed", where, called_from, message, test_line)
+    return _Failure(Outcome.FAILED, where, called_from, message, test_line)
 
 
 def _forgotten_await(error: BaseException, suspected: bool) -> tuple[str, Location] | None:
@@ -622,7 +625,7 @@ def _failure_of(report: pytest.TestReport) -> _Failure | None:
         return Location(**data) if data else None
 
     return _Failure(
-        found["outcome"],
+        Outcome(found["outcome"]),
         place(found["where"]),
         place(found["called_from"]),
         found["message"],
@@ -748,13 +751,13 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Fold the setup, call and teardown reports of each test into one result."""
     path = report.location[0]
     result = _session.results.get(report.nodeid) or TestResult(
-        nodeid=report.nodeid, file=path, chapter=_chapter_of(path), outcome="passed"
+        nodeid=report.nodeid, file=path, chapter=_chapter_of(path), outcome=Outcome.PASSED
     )
     _session.results[report.nodeid] = result
     for key, value in report.user_properties:
         if key == REACHED_KEY and isinstance(value, list):
             result.reached = [str(chapter) for chapter in value]
-    if result.outcome in ("passed", "skipped"):
+    if result.outcome in (Outcome.PASSED, Outcome.SKIPPED):
         _fold(result, report)
         if report.failed and report.when != "teardown" and _session.writer is not None:
             # Said at once: the test's teardown might never end (a stuck worker thread).
@@ -767,17 +770,19 @@ def _fold(result: TestResult, report: pytest.TestReport) -> None:
     """Take one phase's report into a result that has not gone wrong yet."""
     todo = _todo_of(report)
     if todo is not None:
-        result.outcome = "todo"
+        result.outcome = Outcome.TODO
         result.todo_chapter, result.hint = todo["chapter"], todo["hint"]
         result.where = Location(**todo["where"]) if todo.get("where") else None
     elif report.failed:
-        failure = _failure_of(report) or _Failure("failed", None, None, _longrepr_line(report))
+        failure = _failure_of(report) or _Failure(
+            Outcome.FAILED, None, None, _longrepr_line(report)
+        )
         result.outcome, result.message = failure.outcome, failure.message
         result.where, result.called_from = failure.where, failure.called_from
         result.test_line = failure.test_line
         result.line = failure.called_from.line if failure.called_from else _crash_line(report)
     elif report.skipped and report.when in ("setup", "call"):
-        result.outcome, result.message = "skipped", _skip_reason(report)
+        result.outcome, result.message = Outcome.SKIPPED, _skip_reason(report)
 
 
 def _skip_reason(report: pytest.TestReport) -> str | None:
@@ -819,7 +824,7 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
         nodeid=report.nodeid,
         file=path,
         chapter=_chapter_of(path),
-        outcome="error",
+        outcome=Outcome.ERROR,
         message=message,
         where=problem.where if problem else None,
     )

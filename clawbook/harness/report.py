@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,6 +34,41 @@ REPORT_ENV = "CLAWBOOK_REPORT"
 """Names the results file; the plugin writes one only when it is set."""
 STACKS_SUFFIX = ".stacks"
 """Beside the results file: where every thread's stack is dumped on SIGUSR1 (a hung run)."""
+
+
+class Outcome(StrEnum):
+    """How a test ended, or why a run stopped in the middle of one: one word for each.
+
+    The results file, the learner's tools and the gradebook write the member's value, so a
+    script reading any of them reads these words.
+    """
+
+    PASSED = "passed"
+    """The test ran to its end and every check in it held."""
+    FAILED = "failed"
+    """A check of the test did not hold, or your code raised an error it did not expect."""
+    TODO = "todo"
+    """The test reached a stub: the code it needs is not written yet."""
+    SKIPPED = "skipped"
+    """The test did not run here (a platform or tool it needs is missing), or was expected to
+    fail."""
+    ERROR = "error"
+    """The test file could not be imported (often a module of yours that does not import), or
+    pytest could not start at all."""
+    HUNG = "hung"
+    """The test seemed to loop forever: it ran past the per-test limit and was stopped."""
+    CRASHED = "crashed"
+    """The test process died while the test ran (a segfault, a kill)."""
+    TIMEOUT = "timeout"
+    """The whole run ran out of its wall time (the grader's ``--wall-time``) during the test."""
+
+
+PROBLEMS = frozenset({Outcome.FAILED, Outcome.ERROR, Outcome.HUNG, Outcome.CRASHED})
+"""The outcomes that tell a learner something is wrong with their code."""
+
+
+class ReportError(ValueError):
+    """A results file (or a cached copy of one) that says something ``clawbook`` cannot read."""
 
 
 @dataclass(frozen=True)
@@ -59,9 +95,8 @@ class TestResult:
     nodeid: str
     file: str
     chapter: str | None
-    outcome: str
-    """``passed``, ``failed``, ``todo``, ``skipped``, ``error`` (the test module did not import),
-    ``hung`` (stopped because it seemed to loop forever) or ``crashed`` (the process died)."""
+    outcome: Outcome
+    """How it ended; written to the results file as the member's value (``passed``...)."""
     todo_chapter: str | None = None
     hint: str | None = None
     message: str | None = None
@@ -85,12 +120,18 @@ class TestResult:
     @property
     def is_problem(self) -> bool:
         """True for every outcome that means something is wrong."""
-        return self.outcome in ("failed", "error", "hung", "crashed")
+        return self.outcome in PROBLEMS
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TestResult:
-        """Read back what ``asdict`` wrote."""
+        """Read back what ``asdict`` wrote; a ``ReportError`` for an outcome with no member."""
         fields = dict(data)
+        if fields.get("outcome") not in tuple(Outcome):
+            raise ReportError(
+                f"unknown test outcome {fields.get('outcome')!r} for {fields.get('nodeid')}: "
+                f"expected one of {', '.join(Outcome)}"
+            )
+        fields["outcome"] = Outcome(fields["outcome"])
         for key in ("where", "called_from", "test_line"):
             if fields.get(key):
                 fields[key] = Location(**fields[key])

@@ -34,6 +34,7 @@ from clawbook.harness.report import (
     REPORT_ENV,
     STACKS_SUFFIX,
     Location,
+    Outcome,
     Problem,
     Report,
     ReportReader,
@@ -58,10 +59,10 @@ left behind, even if it left pytest's session."""
 class Stop:
     """Why a run ended before pytest said it had finished."""
 
-    reason: str
-    """``hung`` (stopped by the watchdog), ``crashed`` (the process died), ``error``
-    (pytest refused to start, for example a broken ``chapters.toml``) or ``timeout`` (the
-    run's ``wall_time`` ran out)."""
+    reason: Outcome
+    """``HUNG`` (stopped by the watchdog), ``CRASHED`` (the process died), ``ERROR``
+    (pytest refused to start, for example a broken ``chapters.toml``) or ``TIMEOUT`` (the
+    run's ``wall_time`` ran out): the outcome of the test that was running, if any."""
     detail: str
     test: str | None = None
     """The test that was running, if any."""
@@ -103,7 +104,7 @@ class Run:
             return self.stopped.detail
         if self.cut_short:
             return self.cut_short
-        hung = next((r for r in self.results if r.outcome == "hung"), None)
+        hung = next((r for r in self.results if r.outcome == Outcome.HUNG), None)
         if hung is not None:
             return f"the run stopped after {hung.name}, which seemed to loop forever"
         return "the test run ended before it"
@@ -227,7 +228,7 @@ def run_pytest(
             returncode = 128 - returncode  # bwrap passes a signal on as 128 + its number
         if stopped is None and not report.finished:
             stopped = _crash(returncode, report, text, impl_path, implementation, root)
-        if stopped is not None and stopped.reason == "hung" and stopped.where is None:
+        if stopped is not None and stopped.reason == Outcome.HUNG and stopped.where is None:
             stopped = _locate_hang(stopped, Path(str(report_path) + STACKS_SUFFIX), impl_path,
                                    implementation, root)  # fmt: skip
     results = list(report.results.values())
@@ -309,7 +310,7 @@ def _supervise(
             return _stop_hung(process, reader.report, now - last_event, nested, distributed)
         if wall_time is not None and now - started > wall_time:
             detail = f"the test run took longer than its limit of {wall_time:g} s"
-            return Stop("timeout", detail, reader.report.running)
+            return Stop(Outcome.TIMEOUT, detail, reader.report.running)
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(0.05)  # returns as soon as the process ends
 
@@ -356,7 +357,7 @@ def _stop_hung(
         )
     else:
         detail = f"{test.split('::')[-1]} seems to loop forever: nothing happened for {quiet:.0f} s"
-    return Stop("hung", detail, test)
+    return Stop(Outcome.HUNG, detail, test)
 
 
 def _processes() -> tuple[dict[int, list[tuple[int, int]]], set[int]]:
@@ -527,7 +528,7 @@ def _crash(
     if not report.results and report.running is None and returncode in (2, 3, 4):
         lines = [line for line in output.strip().splitlines() if line.strip()]
         detail = lines[-1] if lines else f"pytest exited with status {returncode}"
-        return Stop("error", detail.removeprefix("ERROR: "))
+        return Stop(Outcome.ERROR, detail.removeprefix("ERROR: "))
     if returncode < 0:
         try:
             how = signal.Signals(-returncode).name
@@ -540,7 +541,7 @@ def _crash(
         detail = "the test process crashed: Segmentation fault"
     directory = _package_dir(impl_path, implementation, root)
     where = frames.in_faulthandler_dump(output, directory, directory.parent)
-    return Stop("crashed", detail, report.running, where)
+    return Stop(Outcome.CRASHED, detail, report.running, where)
 
 
 def _stopped_result(stop: Stop) -> TestResult:
@@ -567,7 +568,7 @@ class Progress:
     """The ids of the chapter's tests the run selected, when known; the ones without a result
     did not run (the run stopped early)."""
 
-    def count(self, outcome: str) -> int:
+    def count(self, outcome: Outcome) -> int:
         """How many of the chapter's tests ended with ``outcome``."""
         return sum(1 for r in self.results if r.outcome == outcome)
 
@@ -586,7 +587,7 @@ class Progress:
     @property
     def passed(self) -> int:
         """How many of the chapter's tests pass."""
-        return self.count("passed")
+        return self.count(Outcome.PASSED)
 
     @property
     def state(self) -> str:
@@ -600,13 +601,13 @@ class Progress:
             return "coming"
         if not self.chapter.tests:
             return "reading"
-        if self.count("error"):
+        if self.count(Outcome.ERROR):
             return "cannot import"
         if any(r.is_problem for r in self.results):
             return "failing"
         if not self.results:
             return "not run"
-        if self.not_run == 0 and self.passed + self.count("skipped") == self.total:
+        if self.not_run == 0 and self.passed + self.count(Outcome.SKIPPED) == self.total:
             return "done"
         if self.passed == 0:
             return "todo"
@@ -620,7 +621,7 @@ class Progress:
     @property
     def first_todo(self) -> TestResult | None:
         """The first test still waiting for a stub."""
-        return next((r for r in self.results if r.outcome == "todo"), None)
+        return next((r for r in self.results if r.outcome == Outcome.TODO), None)
 
 
 def progress(curriculum: Curriculum, run: Run) -> list[Progress]:
@@ -647,4 +648,4 @@ def next_chapter(report: Iterable[Progress]) -> Progress | None:
 
 def _unknown(p: Progress) -> bool:
     """Whether all that keeps a chapter from done is tests that never ran."""
-    return p.not_run > 0 and p.passed + p.count("skipped") + p.not_run == p.total
+    return p.not_run > 0 and p.passed + p.count(Outcome.SKIPPED) + p.not_run == p.total

@@ -87,7 +87,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     from clawbook.instructor import grade, gradebook, intake
     from clawbook.instructor.reference import Course, SubmissionLimits, select_chapters
-    from clawbook.instructor.rows import Grade
+    from clawbook.instructor.rows import Grade, RowStatus
 
     curriculum = load()
     try:
@@ -161,11 +161,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
         console.print(f"  wrote {escape(str(path))}")
     if not complete:
         return INTERRUPTED
-    return OK if all(r.status == "ok" for r in rows) else FAILED
+    return OK if all(r.status == RowStatus.OK for r in rows) else FAILED
 
 
 def _print_grades(rows: Sequence[object]) -> None:
-    from clawbook.instructor.rows import Grade
+    from clawbook.instructor.rows import Grade, RowStatus
 
     table = Table(title="gradebook", title_style="bold")
     for column in ("submission", "passed", "todo", "failing", "status", "seconds"):
@@ -173,7 +173,7 @@ def _print_grades(rows: Sequence[object]) -> None:
     for row in rows:
         assert isinstance(row, Grade)
         status = f"[red]{row.status}[/]"
-        if row.status == "ok":
+        if row.status == RowStatus.OK:
             status = "[green]ok[/]" if row.started else "[dim]not started[/]"
         table.add_row(
             escape(row.submission), f"{row.passed}/{row.total}", str(row.todo),

@@ -52,7 +52,7 @@ from pathlib import Path
 
 from clawbook.course import stubgen
 from clawbook.course.chapters import CHAPTERS_ENV
-from clawbook.harness.report import Location, Problem, Report, TestResult
+from clawbook.harness.report import Location, Outcome, Problem, Report, TestResult
 from clawbook.harness.runner import Run, chapter_test_files, run_pytest
 from clawbook.instructor import sandbox
 from clawbook.instructor.intake import (
@@ -69,11 +69,14 @@ from clawbook.instructor.reference import (
     compile_quietly,
     copy_repository,
 )
-from clawbook.instructor.rows import ChapterScore, Failure, Grade
+from clawbook.instructor.rows import ChapterScore, Failure, Grade, RowStatus
 
 MAX_RESUMES = 20
 """How many times a run that stopped early is resumed with the tests still to run."""
-PROBLEM_OUTCOMES = ("failed", "error", "hung", "crashed", "timeout")
+PROBLEM_OUTCOMES = frozenset(
+    {Outcome.FAILED, Outcome.ERROR, Outcome.HUNG, Outcome.CRASHED, Outcome.TIMEOUT}
+)
+"""The outcomes that count as failing in a row (a whole run's ``TIMEOUT`` among them)."""
 
 
 # ---------------------------------------------------------------- grading one submission
@@ -99,7 +102,7 @@ def grade_submission(
         try:
             work = _set_up(course, submission, scratch)
         except InvalidSubmission as error:
-            grade = _empty(course, submission.name, "invalid", str(error))
+            grade = _empty(course, submission.name, RowStatus.INVALID, str(error))
         else:
             grade = _run(course, submission, work, scratch, started, cancel, on_progress)
     finally:
@@ -194,12 +197,13 @@ def _run(
         runs.append(run)
         results.update({r.nodeid: r for r in run.results})
         stop = run.stopped
-        if stop is not None and stop.reason in ("error", "timeout"):
+        if stop is not None and stop.reason in (Outcome.ERROR, Outcome.TIMEOUT):
             break
         if run.problems:
             break  # a module that cannot be imported stays that way
         # Resume with the tests no run has reached yet, if this one broke off.
-        broke = stop is not None or any(r.outcome in ("hung", "crashed") for r in run.results)
+        broken = (Outcome.HUNG, Outcome.CRASHED)
+        broke = stop is not None or any(r.outcome in broken for r in run.results)
         missing = [n for n in sorted(wanted) if n not in results and not _file_failed(n, results)]
         if not broke or not missing or run.collected is None:
             break
@@ -237,10 +241,10 @@ def _bwrap(course: Course, scratch: Path, work: Path) -> list[str]:
 def _file_failed(nodeid: str, results: dict[str, TestResult]) -> bool:
     file = nodeid.split("::")[0]
     failed = results.get(file)
-    return failed is not None and failed.outcome == "error"
+    return failed is not None and failed.outcome == Outcome.ERROR
 
 
-def _empty(course: Course, name: str, status: str, detail: str) -> Grade:
+def _empty(course: Course, name: str, status: RowStatus, detail: str) -> Grade:
     chapters = [
         ChapterScore(c.id, 0, len(course.expected.get(c.id, ())), 0, 0, c.has_stubs)
         for c in course.chapters
@@ -268,7 +272,7 @@ def _score(course: Course, name: str, runs: list[Run], results: dict[str, TestRe
         for named, message in causes:
             if first.startswith(named) or (message and first.startswith(message)):
                 return named
-        return cause if result.outcome == "error" else None
+        return cause if result.outcome == Outcome.ERROR else None
 
     chapters: list[ChapterScore] = []
     failures: list[Failure] = []
@@ -278,14 +282,14 @@ def _score(course: Course, name: str, runs: list[Run], results: dict[str, TestRe
         for nodeid in course.expected.get(chapter.id, []):
             result = results.get(nodeid)
             file_error = results.get(nodeid.split("::")[0])
-            if result is None and file_error is not None and file_error.outcome == "error":
+            if result is None and file_error is not None and file_error.outcome == Outcome.ERROR:
                 failing += 1
                 blocked += cause is not None
             elif result is None:
                 not_run += 1
-            elif result.outcome == "passed":
+            elif result.outcome == Outcome.PASSED:
                 passed += 1
-            elif result.outcome == "todo":
+            elif result.outcome == Outcome.TODO:
                 todo += 1
             elif result.outcome in PROBLEM_OUTCOMES:
                 failing += 1
@@ -300,11 +304,11 @@ def _score(course: Course, name: str, runs: list[Run], results: dict[str, TestRe
             ChapterScore(chapter.id, passed, total, todo, failing, chapter.has_stubs, blocked)
         )
     for result in results.values():
-        if result.outcome == "error":
+        if result.outcome == Outcome.ERROR:
             message = result.message or ""
             failures.append(
                 Failure(
-                    result.nodeid, result.chapter, "error", message, _where(result),
+                    result.nodeid, result.chapter, Outcome.ERROR, message, _where(result),
                     stopped_by(result),
                 )
             )  # fmt: skip
@@ -312,9 +316,9 @@ def _score(course: Course, name: str, runs: list[Run], results: dict[str, TestRe
     if not_run:
         detail = "; ".join(filter(None, [detail, f"{not_run} test(s) did not run"]))
     row = Grade(name, status, detail, chapters, failures)
-    if status not in ("ok", "error"):
+    if status not in (RowStatus.OK, RowStatus.ERROR):
         row.stuck_in = _stuck_in(course, row, where, test)
-        row.cause = cause if status == "cannot-import" and cause else f"{status}: {detail}"
+        row.cause = cause if status == RowStatus.CANNOT_IMPORT and cause else f"{status}: {detail}"
     return row
 
 
@@ -343,7 +347,7 @@ def _stuck_in(course: Course, row: Grade, path: str | None, test: str | None) ->
     return failing or row.stuck_at
 
 
-def _status(runs: list[Run]) -> tuple[str, str, str | None, str | None]:
+def _status(runs: list[Run]) -> tuple[RowStatus, str, str | None, str | None]:
     """The row's status from every run of the submission, worst first.
 
     With its detail, the learner's file it points at and the test it stopped in (either may
@@ -352,30 +356,32 @@ def _status(runs: list[Run]) -> tuple[str, str, str | None, str | None]:
     problems = [p for run in runs for p in run.problems]
     stops = [run.stopped for run in runs if run.stopped is not None]
     results = [r for run in runs for r in run.results]
-    if any(s.reason == "error" for s in stops):
-        return "error", next(s.detail for s in stops if s.reason == "error"), None, None
+    if any(s.reason == Outcome.ERROR for s in stops):
+        detail = next(s.detail for s in stops if s.reason == Outcome.ERROR)
+        return RowStatus.ERROR, detail, None, None
     if problems:
         first = problems[0]
         where = first.where if first.where.line else first.where.path
-        return "cannot-import", f"cannot import {where}: {first.message}", first.where.path, None
-    crashed = [s for s in stops if s.reason == "crashed"]
+        detail = f"cannot import {where}: {first.message}"
+        return RowStatus.CANNOT_IMPORT, detail, first.where.path, None
+    crashed = [s for s in stops if s.reason == Outcome.CRASHED]
     if crashed:
         stop = crashed[0]
         where = f" at {stop.where}" if stop.where else ""
-        return "crashed", stop.detail + where, _path(stop.where), stop.test
-    timed_out = [s for s in stops if s.reason == "timeout"]
+        return RowStatus.CRASHED, stop.detail + where, _path(stop.where), stop.test
+    timed_out = [s for s in stops if s.reason == Outcome.TIMEOUT]
     if timed_out:
-        return "timeout", timed_out[0].detail, None, timed_out[0].test
-    stuck = [s for s in stops if s.reason == "hung" and s.test is None]
+        return RowStatus.TIMEOUT, timed_out[0].detail, None, timed_out[0].test
+    stuck = [s for s in stops if s.reason == Outcome.HUNG and s.test is None]
     if stuck:  # before any test started: importing the submission never finished
         where = f" at {stuck[0].where}" if stuck[0].where else ""
-        return "hung", stuck[0].detail + where, _path(stuck[0].where), None
-    hung = [r for r in results if r.outcome == "hung"]
+        return RowStatus.HUNG, stuck[0].detail + where, _path(stuck[0].where), None
+    hung = [r for r in results if r.outcome == Outcome.HUNG]
     if hung:
         where = f" at {hung[0].where}" if hung[0].where else ""
         detail = f"{hung[0].name}: {hung[0].message}{where}"
-        return "hung", detail, _path(hung[0].where), hung[0].nodeid
-    return "ok", "", None, None
+        return RowStatus.HUNG, detail, _path(hung[0].where), hung[0].nodeid
+    return RowStatus.OK, "", None, None
 
 
 def _path(where: Location | None) -> str | None:
@@ -426,6 +432,6 @@ def _guarded(course: Course, submission: Submission, cancel: threading.Event) ->
     except Cancelled:
         return None
     except Exception as error:  # a row that says so, never a crash of the whole class
-        grade = _empty(course, submission.name, "error", f"{type(error).__name__}: {error}")
+        grade = _empty(course, submission.name, RowStatus.ERROR, f"{type(error).__name__}: {error}")
         grade.seconds = time.monotonic() - started
         return grade

@@ -11,6 +11,9 @@ import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from clawbook.harness.report import Outcome
+from clawbook.instructor.rows import RowStatus
+
 if TYPE_CHECKING:
     from clawbook.instructor.reference import Course
     from clawbook.instructor.rows import ChapterScore, Failure, Grade
@@ -181,7 +184,7 @@ def _legend() -> str:
 
 
 def _status(grade: Grade) -> str:
-    if grade.status != "ok":
+    if grade.status != RowStatus.OK:
         return f'<span class="status-bad">{_e(grade.status)}</span>'
     if not grade.started:
         return '<span class="status-idle">not started</span>'
@@ -305,7 +308,7 @@ def _learner(grade: Grade, chapters: Sequence[str]) -> str:
         blocked = sum(c.blocked for c in grade.chapters)
         hit = ", ".join(c.chapter for c in grade.chapters if c.blocked) or "no graded chapter"
         causes: dict[str, Failure] = {}
-        for failure in sorted(stopped, key=lambda f: f.outcome != "error"):
+        for failure in sorted(stopped, key=lambda f: f.outcome != Outcome.ERROR):
             causes.setdefault(failure.cause or "", failure)
         if len(causes) == 1:
             [(cause, failure)] = causes.items()
@@ -352,7 +355,7 @@ def _groups(failures: Sequence[Failure]) -> list[list[Failure]]:
     groups: dict[tuple[str, str, str], list[Failure]] = {}
     for failure in failures:
         first = (failure.message.splitlines() or [""])[0]
-        if failure.where and failure.outcome in ("hung", "crashed"):
+        if failure.where and failure.outcome in (Outcome.HUNG, Outcome.CRASHED):
             first = ""
         key = (failure.outcome, failure.where or "", first)
         groups.setdefault(key, []).append(failure)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from clawbook.course import stubgen
 from clawbook.course.chapters import CHAPTERS_ENV, Chapter, Curriculum
+from clawbook.harness.report import Outcome
 from clawbook.harness.runner import ROOT, Run, chapter_test_files, default_timeout, run_pytest
 from clawbook.instructor import sandbox
 
@@ -164,12 +165,13 @@ class Course:
                 for path in sorted(tables.rglob("*"))
                 if path.is_file()
             }
-        if run.collected is None or (run.stopped is not None and run.stopped.reason == "error"):
+        refused = run.stopped is not None and run.stopped.reason == Outcome.ERROR
+        if run.collected is None or refused:
             raise RuntimeError(
                 "cannot run the instructor's tests against solution/: "
                 + (run.stopped.detail if run.stopped else run.output[-2000:])
             )
-        skipped = {r.nodeid for r in run.results if r.outcome == "skipped"}
+        skipped = {r.nodeid for r in run.results if r.outcome == Outcome.SKIPPED}
         self.expected = {c.id: [] for c in self.chapters}
         for nodeid in run.collected:
             chapter = self.curriculum.chapter_for_test_file(nodeid.split("::")[0])

@@ -8,15 +8,35 @@ did not pass. The grader (``instructor.grade``) makes them; the gradebook writer
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
 
-STATUSES = ("ok", "hung", "timeout", "crashed", "cannot-import", "error", "invalid")
-"""A row's ``status``: ``ok`` (the run finished; tests may still fail), ``hung`` (a test, or the
-import of the package, seemed to loop forever: stopped after the per-test time), ``timeout`` (the
-whole run hit its wall time), ``crashed`` (the test process died: a segfault, a
-kill), ``cannot-import`` (a module of the submission cannot be imported: a syntax or import
-error), ``error`` (the tests could not start) or ``invalid`` (the submission could not be read:
-no ``starter/`` package, an unsafe or broken archive)."""
+from clawbook.harness.report import Outcome
+
+
+class RowStatus(StrEnum):
+    """A row's ``status``: how grading the submission went (``grade._status`` picks the worst).
+
+    The gradebook (CSV and JSON) and the report write the member's value, so a script reading
+    them reads these words.
+    """
+
+    OK = "ok"
+    """The run finished; tests may still fail."""
+    HUNG = "hung"
+    """A test, or the import of the package, seemed to loop forever: stopped after the
+    per-test time."""
+    TIMEOUT = "timeout"
+    """The whole run hit its wall time."""
+    CRASHED = "crashed"
+    """The test process died: a segfault, a kill."""
+    CANNOT_IMPORT = "cannot-import"
+    """A module of the submission cannot be imported: a syntax or import error."""
+    ERROR = "error"
+    """The tests could not start."""
+    INVALID = "invalid"
+    """The submission could not be read: no ``starter/`` package, an unsafe or broken
+    archive."""
 
 
 @dataclass(frozen=True)
@@ -27,8 +47,8 @@ class Failure:
     """The test's id (``tests/test_mock_provider.py::test_mock_...``), or a test file that
     could not be imported."""
     chapter: str | None
-    outcome: str
-    """``failed``, ``hung``, ``crashed``, ``timeout`` or ``error`` (the file did not import)."""
+    outcome: Outcome
+    """``FAILED``, ``HUNG``, ``CRASHED``, ``TIMEOUT`` or ``ERROR`` (the file did not import)."""
     message: str
     """The learner-facing message (the exception, one or a few lines)."""
     where: str | None = None
@@ -64,7 +84,7 @@ class Grade:
     """One submission's row of the gradebook."""
 
     submission: str
-    status: str
+    status: RowStatus
     detail: str = ""
     """Why the status is not ``ok``, or what else went wrong (tests that did not run)."""
     chapters: list[ChapterScore] = field(default_factory=list)
@@ -123,7 +143,7 @@ class Grade:
     @property
     def standing(self) -> str:
         """One line for an instructor: where this learner is, and what holds them there."""
-        if self.status != "ok":
+        if self.status != RowStatus.OK:
             if self.stuck_in is not None:
                 return f"stuck at {self.stuck_in}: {self.cause or self.status}"
             return f"{self.status}: {self.detail}" if self.detail else self.status

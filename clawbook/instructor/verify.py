@@ -48,6 +48,7 @@ from clawbook.course.chapters import (
     load_file,
     test_functions,
 )
+from clawbook.harness.report import Outcome
 from clawbook.harness.runner import ROOT, Run, chapter_test_files, pytest_command, run_pytest
 from clawbook.instructor import consistency, demands, pages, quizzes
 
@@ -128,7 +129,7 @@ class Project:
 
 
 @dataclass
-class Outcome:
+class CheckOutcome:
     """What one check found."""
 
     ok: bool
@@ -140,17 +141,17 @@ class Outcome:
     """How the check went, a line each (shown dimmed under a check that holds)."""
 
 
-def _fail(summary: str, details: list[str]) -> Outcome:
+def _fail(summary: str, details: list[str]) -> CheckOutcome:
     shown = details[:15]
     if len(details) > 15:
         shown.append(f"... and {len(details) - 15} more")
-    return Outcome(False, summary, shown)
+    return CheckOutcome(False, summary, shown)
 
 
 # ---------------------------------------------------------------- 1. starter in sync
 
 
-def check_starter_in_sync(project: Project) -> Outcome:
+def check_starter_in_sync(project: Project) -> CheckOutcome:
     """``starter/`` is what the generator makes from ``solution/`` (or that, with your edits).
 
     The manifest written at generation tells the two apart: a file that differs from what was
@@ -181,12 +182,12 @@ def check_starter_in_sync(project: Project) -> Outcome:
             [f"{project.catalogue.relative_to(project.root)} does not match the generated files"],
         )
     if edited:
-        return Outcome(
+        return CheckOutcome(
             True,
             f"starter/ is generated from solution/; {len(edited)} file(s) hold your own code, "
             "so the checks below use a freshly generated copy",
         )
-    return Outcome(
+    return CheckOutcome(
         True, f"starter/ is generated from solution/ and up to date ({len(files)} files)"
     )
 
@@ -194,7 +195,7 @@ def check_starter_in_sync(project: Project) -> Outcome:
 # ---------------------------------------------------------------- 2. chapter data
 
 
-def check_chapter_data(project: Project) -> Outcome:
+def check_chapter_data(project: Project) -> CheckOutcome:
     """The chapter list, the regions, the book pages and the test files agree."""
     curriculum = project.curriculum
     problems: list[str] = []
@@ -229,7 +230,7 @@ def check_chapter_data(project: Project) -> Outcome:
     if problems:
         return _fail("the chapter data and the code disagree", problems)
     written = len(curriculum.written)
-    return Outcome(
+    return CheckOutcome(
         True,
         f"{len(curriculum.chapters)} chapters ({written} written), {len(regions)} regions, "
         "pages and test files agree",
@@ -284,7 +285,7 @@ def untouched_run(project: Project) -> Run:
     return project.runs["untouched"]
 
 
-def check_untouched_starter(project: Project) -> Outcome:
+def check_untouched_starter(project: Project) -> CheckOutcome:
     """Against a fresh starter, stubbed chapters are all todo and everything else passes."""
     run = untouched_run(project)
     curriculum = project.curriculum
@@ -292,23 +293,23 @@ def check_untouched_starter(project: Project) -> Outcome:
     todo = passed = skipped = 0
     for result in run.results:
         chapter = curriculum.get(result.chapter) if result.chapter else None
-        if result.outcome in ("failed", "error"):
+        if result.outcome in (Outcome.FAILED, Outcome.ERROR):
             problems.append(
                 f"{result.nodeid} fails against the untouched starter: {result.message}"
             )
-        elif result.outcome == "skipped":
+        elif result.outcome == Outcome.SKIPPED:
             skipped += 1  # opt-in tests (the live provider test) skip unless asked for
-        elif chapter is not None and chapter.has_stubs and result.outcome != "todo":
+        elif chapter is not None and chapter.has_stubs and result.outcome != Outcome.TODO:
             problems.append(
                 f"{result.nodeid} ({chapter.id}) {result.outcome} against the untouched starter: "
                 "it must reach one of the chapter's stubs"
             )
-        elif chapter is not None and not chapter.has_stubs and result.outcome != "passed":
+        elif chapter is not None and not chapter.has_stubs and result.outcome != Outcome.PASSED:
             problems.append(
                 f"{result.nodeid} ({chapter.id}) is {result.outcome} against the untouched "
                 f"starter, but {chapter.id} has no stubs: its tests must pass from the start"
             )
-        elif result.outcome == "todo":
+        elif result.outcome == Outcome.TODO:
             todo += 1
         else:
             passed += 1
@@ -317,7 +318,7 @@ def check_untouched_starter(project: Project) -> Outcome:
         problems.append(f"no test ran:\n{run.output[-2000:]}")
     if problems:
         return _fail("the untouched starter does not behave as a starter must", problems)
-    return Outcome(
+    return CheckOutcome(
         True,
         f"{todo} tests todo (every test of a chapter with stubs), "
         f"{passed} pass (chapters without stubs), none fails"
@@ -331,7 +332,7 @@ def _too_few_tests(curriculum: Curriculum, run: Run) -> Iterator[str]:
             count = sum(
                 1
                 for r in run.for_chapter(chapter)
-                if r.name.startswith(prefix) and r.outcome != "skipped"
+                if r.name.startswith(prefix) and r.outcome != Outcome.SKIPPED
             )
             if count < minimum:
                 yield f"{chapter.id}: {count} tests named {prefix}*, at least {minimum} needed"
@@ -340,7 +341,7 @@ def _too_few_tests(curriculum: Curriculum, run: Run) -> Iterator[str]:
 # ---------------------------------------------------------------- 4. progression
 
 
-def check_progression(project: Project) -> Outcome:
+def check_progression(project: Project) -> CheckOutcome:
     """With chapters 1..N filled in, N passes and every later chapter with stubs is todo.
 
     Chapter by chapter, from the untouched starter's run: filling in chapter N changes only
@@ -387,7 +388,7 @@ def check_progression(project: Project) -> Outcome:
             )
     if problems:
         return _fail("a chapter depends on code from a later one", problems)
-    return Outcome(
+    return CheckOutcome(
         True,
         f"progression holds for {len(stubbed)} chapter(s) with stubs: "
         f"{', '.join(c.id for c in stubbed) or 'none'}",
@@ -407,14 +408,14 @@ def _progression_problems(
         yield f"with chapters up to {chapter.id} filled in, no test ran:\n{run.output[-2000:]}"
     for result in run.results:
         owner = curriculum.get(result.chapter) if result.chapter else None
-        if owner is None or result.outcome == "skipped":
+        if owner is None or result.outcome == Outcome.SKIPPED:
             continue
-        if owner.id in filled_ids and result.outcome != "passed":
+        if owner.id in filled_ids and result.outcome != Outcome.PASSED:
             yield (
                 f"with chapters up to {chapter.id} filled in, {result.nodeid} is "
                 f"{result.outcome}: {result.message or result.hint or ''}"
             )
-        if owner.id not in filled_ids and result.outcome != "todo":
+        if owner.id not in filled_ids and result.outcome != Outcome.TODO:
             yield (
                 f"with chapters up to {chapter.id} filled in, {result.nodeid} of the later "
                 f"chapter {owner.id} is {result.outcome}; it must still be todo"
@@ -449,7 +450,7 @@ def book_commands(book: Path) -> list[tuple[str, str]]:
     return sorted(found)
 
 
-def check_book_commands(project: Project) -> Outcome:
+def check_book_commands(project: Project) -> CheckOutcome:
     """Every test command quoted in the book selects at least one test.
 
     One collection of the whole suite answers every command that only names test files,
@@ -464,7 +465,7 @@ def check_book_commands(project: Project) -> Outcome:
         problems = [problem for problem in found if problem]
     if problems:
         return _fail("the book quotes test commands that select nothing", problems)
-    return Outcome(True, f"all {len(commands)} test commands quoted in the book select tests")
+    return CheckOutcome(True, f"all {len(commands)} test commands quoted in the book select tests")
 
 
 def _book_command_problem(
@@ -551,7 +552,7 @@ def _collected_ids(project: Project, args: list[str]) -> list[str]:
     return [line.strip() for line in completed.stdout.splitlines() if "::" in line]
 
 
-def check_test_demands(project: Project) -> Outcome:
+def check_test_demands(project: Project) -> CheckOutcome:
     """Every word a test demands is stated in the step that lists its test, outside folds.
 
     Wording stated on an earlier chapter's page counts too (see ``instructor.demands``).
@@ -565,14 +566,14 @@ def check_test_demands(project: Project) -> Outcome:
             missing,
         )
     chapters = len({finding.chapter for finding in found})
-    return Outcome(
+    return CheckOutcome(
         True,
         f"{len(found)} demands in {chapters} chapters are stated in the lesson text, each in "
         "the step that lists its test, outside folded solutions",
     )
 
 
-def check_page_rules(project: Project) -> Outcome:
+def check_page_rules(project: Project) -> CheckOutcome:
     """The pages keep their rules (``instructor.pages``, ``instructor.consistency``)."""
     found = [
         str(finding)
@@ -581,14 +582,14 @@ def check_page_rules(project: Project) -> Outcome:
     ]
     if found:
         return _fail(f"{len(found)} page rules broken: fix each line named", found)
-    return Outcome(
+    return CheckOutcome(
         True,
         "no page shows its chapter's answer outside a solution fold, no line turns into a "
         "heading by accident, and the pages keep the book's consistency rules",
     )
 
 
-def check_quizzes(project: Project) -> Outcome:
+def check_quizzes(project: Project) -> CheckOutcome:
     """Quiz questions offer three options or more, and their right answers are spread.
 
     Each option stands on its one line, as mkdocs-quiz reads it; the rule for the spread is
@@ -599,7 +600,7 @@ def check_quizzes(project: Project) -> Outcome:
         return _fail(f"{len(found)} quiz faults: fix each line named", found)
     by_part = quizzes.book_questions(project.book, project.curriculum)
     count = sum(len(questions) for questions in by_part.values())
-    return Outcome(
+    return CheckOutcome(
         True,
         f"{count} quiz questions offer {quizzes.MIN_OPTIONS} options or more each, and every "
         "part's right answers are spread over the positions",
@@ -689,7 +690,7 @@ def run_script(project: Project, script: Script) -> str | None:
     return None
 
 
-def check_book_scripts(project: Project) -> Outcome:
+def check_book_scripts(project: Project) -> CheckOutcome:
     """Every script the book tells the reader to save and run runs, as printed."""
     scripts = book_scripts(project.book)
     problems = []
@@ -699,13 +700,13 @@ def check_book_scripts(project: Project) -> Outcome:
             problems.append(f"book/{script.page}:{script.line} {script.name}: {error}")
     if problems:
         return _fail("a script in the book does not run as printed", problems)
-    return Outcome(True, f"all {len(scripts)} scripts in the book run as printed")
+    return CheckOutcome(True, f"all {len(scripts)} scripts in the book run as printed")
 
 
 # ---------------------------------------------------------------- 6-8. book, notebooks, linters
 
 
-def _tool(project: Project, name: str, args: list[str], proved: str, fix: str) -> Outcome:
+def _tool(project: Project, name: str, args: list[str], proved: str, fix: str) -> CheckOutcome:
     executable = Path(sys.executable).with_name(name)
     command = [str(executable) if executable.exists() else name, *args]
     env = {**os.environ, **project.env(), "NO_MKDOCS_2_WARNING": "1", "CLAW_IMPL": "solution"}
@@ -720,10 +721,10 @@ def _tool(project: Project, name: str, args: list[str], proved: str, fix: str) -
             if any(word in line for word in ("WARNING", "ERROR", "error", "FAILED"))
         ]
         return _fail(fix, (interesting or output)[-15:])
-    return Outcome(True, proved)
+    return CheckOutcome(True, proved)
 
 
-def check_book_builds(project: Project) -> Outcome:
+def check_book_builds(project: Project) -> CheckOutcome:
     """``mkdocs build --strict`` succeeds, and no link within a page points at a missing anchor."""
     with tempfile.TemporaryDirectory(prefix="clawbook-site-") as site:
         built = _tool(
@@ -738,7 +739,7 @@ def check_book_builds(project: Project) -> Outcome:
         dead = dead_anchors(Path(site))
     if dead:
         return _fail("links within a page lead nowhere: rename the heading or the link", dead)
-    return Outcome(
+    return CheckOutcome(
         True, "the book builds with mkdocs build --strict; every in-page link has its anchor"
     )
 
@@ -768,11 +769,11 @@ NBVAL = ("-p", "nbval", "--nbval", "--nbval-current-env")
 """nbval is not loaded by default (see pyproject.toml); these flags load it and use it."""
 
 
-def check_notebooks(project: Project) -> Outcome:
+def check_notebooks(project: Project) -> CheckOutcome:
     """Every notebook under ``book/notebooks`` passes nbval against the solution."""
     notebooks = sorted((project.book / "notebooks").glob("*.ipynb"))
     if not notebooks:
-        return Outcome(True, "no notebooks to validate")
+        return CheckOutcome(True, "no notebooks to validate")
     relative = [str(n.relative_to(project.root)) for n in notebooks]
     outcome = _tool(
         project,
@@ -784,7 +785,7 @@ def check_notebooks(project: Project) -> Outcome:
     return outcome
 
 
-def check_ruff(project: Project) -> Outcome:
+def check_ruff(project: Project) -> CheckOutcome:
     """``ruff check`` is clean."""
     return _tool(
         project,
@@ -795,7 +796,7 @@ def check_ruff(project: Project) -> Outcome:
     )
 
 
-def check_mypy(project: Project) -> Outcome:
+def check_mypy(project: Project) -> CheckOutcome:
     """``mypy`` (strict) is clean on solution, starter, clawbook and bench."""
     return _tool(
         project,
@@ -823,7 +824,7 @@ def run_solution_suite(project: Project) -> int:
 
 # ---------------------------------------------------------------- driver
 
-Check = Callable[[Project], Outcome]
+Check = Callable[[Project], CheckOutcome]
 
 CHECKS: list[tuple[str, Check, bool]] = [
     ("starter in sync", check_starter_in_sync, False),
@@ -846,7 +847,7 @@ CHECKS: list[tuple[str, Check, bool]] = [
 def verify(console: Console, *, fast: bool = False, project: Project | None = None) -> int:
     """Run every check, then the whole suite against the solution. Returns the exit code."""
     project = project or Project(ROOT)
-    failed: list[tuple[str, Outcome]] = []
+    failed: list[tuple[str, CheckOutcome]] = []
     began = time.perf_counter()
     console.print("[bold]clawbook verify[/]: proving the course is sound\n")
     for name, check, slow in CHECKS:

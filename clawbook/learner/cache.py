@@ -27,6 +27,7 @@ even a part of it the test never reaches. ``clawbook status --fresh`` ignores th
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -37,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from clawbook.course.chapters import Curriculum
-from clawbook.harness.report import TestResult
+from clawbook.harness.report import ReportError, TestResult
 from clawbook.harness.runner import ROOT, Run
 
 CACHE_VERSION = 1
@@ -252,10 +253,13 @@ def cached_run(
         for name, print_ in prints.items()
         if isinstance(stored.get(name), dict) and stored[name].get("fingerprint") == print_
     }
+    reused: dict[str, list[TestResult]] = {}
+    for name in sorted(fresh_files):
+        with contextlib.suppress(ReportError):  # a damaged entry: its file runs again
+            reused[name] = [TestResult.from_json(r) for r in stored[name]["results"]]
+    fresh_files = set(reused)
     stale = sorted(set(prints) - fresh_files)
-    reused_results = [
-        TestResult.from_json(r) for name in sorted(fresh_files) for r in stored[name]["results"]
-    ]
+    reused_results = [result for results in reused.values() for result in results]
     reused_collected = [n for name in sorted(fresh_files) for n in stored[name]["collected"]]
     if not stale:
         result = Run(

@@ -8,7 +8,7 @@ from rich.markup import escape
 
 from clawbook.course import stubs
 from clawbook.course.chapters import Chapter
-from clawbook.harness.report import Location, TestResult
+from clawbook.harness.report import Location, Outcome, TestResult
 from clawbook.harness.runner import ROOT, Progress, Run, chapter_test_files
 from clawbook.learner.console import (
     FAILED,
@@ -75,20 +75,20 @@ def print_results(
         state = "[green]✓ these pass[/]"
     heading = f"[bold]{chapter.id} · {escape(chapter.title)}[/]  {state}  {progress_bar(p)}"
     console.print(f"{heading}{subset}\n")
-    waiting = any(result.outcome == "todo" for result in p.results)
+    waiting = any(result.outcome == Outcome.TODO for result in p.results)
     stub_names = {
         (f"{implementation}/{stub.path}", stub.line): stub.function
         for stub in (stubs.remaining_stubs(ROOT / implementation) if waiting else ())
     }
     for result in p.results:
         name = escape(result.name)
-        if result.outcome == "passed":
+        if result.outcome == Outcome.PASSED:
             console.print(f"  [green]✓[/] {name}")
-        elif result.outcome == "todo":
+        elif result.outcome == Outcome.TODO:
             console.print(f"  [dim]○ {name}{_waiting_for(result, stub_names)}[/]")
-        elif result.outcome == "skipped":
+        elif result.outcome == Outcome.SKIPPED:
             console.print(f"  [dim]- {name} ({escape(result.message or 'skipped')})[/]")
-        elif result.outcome == "error":
+        elif result.outcome == Outcome.ERROR:
             message = escape(result.message or "")
             console.print(f"  [red]✗ {escape(result.file)}[/]  [red]{message}[/]")
         else:
@@ -114,7 +114,7 @@ def print_results(
         because = f"did not run: {escape(why)}" if number == 0 else "did not run either"
         console.print(f"  [red]? {name}[/]  [dim]{because}[/]")
     problem = p.first_problem
-    if problem is not None and problem.outcome in ("failed", "hung"):
+    if problem is not None and problem.outcome in (Outcome.FAILED, Outcome.HUNG):
         console.print(f"\n[dim]`pytest {escape(problem.nodeid)}` shows the whole traceback.[/]")
     if not p.results and run.stopped is None and run.returncode not in (0, 5):
         console.print(escape(run.output[-3000:]))

@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.status import Status
 
 from clawbook.course.chapters import Chapter, Curriculum, load
-from clawbook.harness.report import Location, Problem, Report
+from clawbook.harness.report import Location, Outcome, Problem, Report
 from clawbook.harness.runner import ROOT, Progress, Run, default_timeout, run_pytest
 
 OK, FAILED, USAGE, TODO = 0, 1, 2, 3
@@ -86,7 +86,7 @@ STATE_STYLE = {
 def progress_bar(p: Progress, width: int = 12) -> str:
     """A chapter's bar (``████░░ 4/6``), or where it cannot import."""
     if p.state == "cannot import":
-        error = next((r for r in p.results if r.outcome == "error" and r.where), None)
+        error = next((r for r in p.results if r.outcome == Outcome.ERROR and r.where), None)
         where = error.where if error else None
         return f"[red]{escape(where_words(where))}[/]" if where else "[red]see above[/]"
     if not p.total:
@@ -179,7 +179,7 @@ def print_problems(run: Run) -> None:
                 f"    [dim]{missing} test(s) did not run. Fix this first, then run again.[/]\n"
             )
         return
-    if stop.reason == "error":
+    if stop.reason == Outcome.ERROR:
         console.print(f"[red]✗ The tests could not start:[/] {escape(stop.detail)}")
         return
     console.print(f"[red]✗ The test run stopped early:[/] {escape(stop.detail)}")

@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from clawbook.course.chapters import load
+from clawbook.harness.report import Outcome
 from clawbook.harness.runner import ROOT, Progress, next_chapter, progress
 from clawbook.learner.console import (
     FAILED,
@@ -36,7 +37,7 @@ def _print_failures(report: list[Progress]) -> None:
     for p in failing[:CHAPTERS_SHOWN]:
         problems = [r for r in p.results if r.is_problem]
         for result in problems[:FAILURES_SHOWN]:
-            outcome = "" if result.outcome == "failed" else f"  [dim]({result.outcome})[/]"
+            outcome = "" if result.outcome == Outcome.FAILED else f"  [dim]({result.outcome})[/]"
             console.print(f"  {p.chapter.id:>5}  [red]✗[/] {escape(result.name)}{outcome}")
         more = len(problems) - FAILURES_SHOWN
         rest = f"the other {more} and " if more > 0 else ""

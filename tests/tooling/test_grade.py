@@ -25,8 +25,9 @@ import pytest
 
 from clawbook.course import stubgen
 from clawbook.course.chapters import load
+from clawbook.harness.report import Outcome
 from clawbook.instructor import grade, gradebook, intake, reference
-from clawbook.instructor.rows import ChapterScore, Failure, Grade
+from clawbook.instructor.rows import ChapterScore, Failure, Grade, RowStatus
 
 REPO = Path(__file__).resolve().parents[2]
 CHAPTERS = ("ch01", "ch02", "ch03")
@@ -386,7 +387,7 @@ def test_grade_a_network_call_fails_the_tests_that_make_it(tmp_path):
     )
     course.prepare()
     result = grade.grade_submission(course, intake.Submission("chatty", sub))
-    assert result.status == "ok"
+    assert result.status == RowStatus.OK
     assert result.failures
     for failure in result.failures:
         assert "NetworkBlocked" in failure.message
@@ -530,7 +531,7 @@ def handmade() -> tuple[reference.Course, Grade]:
         chapters=[ChapterScore("ch01", 3, 4, 0, 1), ChapterScore("ch02", 0, 5, 5, 0)],
         failures=[
             Failure(
-                "tests/test_mock_provider.py::test_mock_x", "ch01", "failed",
+                "tests/test_mock_provider.py::test_mock_x", "ch01", Outcome.FAILED,
                 "ValueError: <script>alert(1)</script>", "starter/mock.py:7",
             )
         ],
@@ -567,17 +568,17 @@ def test_grade_report_escapes_everything_a_learner_wrote():
 def test_grade_report_tells_not_started_broken_stubs_left_and_stuck_apart():
     course, mallory = handmade()  # ch01: 3/4 with 1 failing; ch02: all todo
     idle = Grade(
-        "idle", "ok",
+        "idle", RowStatus.OK,
         chapters=[ChapterScore("ch01", 0, 4, 4, 0), ChapterScore("ch02", 0, 5, 5, 0)],
     )  # fmt: skip
     broken = Grade(
-        "broken", "cannot-import", "cannot import starter/mock.py:3: SyntaxError",
+        "broken", RowStatus.CANNOT_IMPORT, "cannot import starter/mock.py:3: SyntaxError",
         chapters=[ChapterScore("ch01", 0, 4, 0, 4), ChapterScore("ch02", 0, 5, 0, 5)],
-        failures=[Failure("tests/test_mock_provider.py::test_mock_x", "ch01", "error",
+        failures=[Failure("tests/test_mock_provider.py::test_mock_x", "ch01", Outcome.ERROR,
                                 "SyntaxError: invalid syntax", "starter/mock.py:3")],
     )  # fmt: skip
     halfway = Grade(
-        "halfway", "ok",
+        "halfway", RowStatus.OK,
         chapters=[ChapterScore("ch01", 4, 4, 0, 0), ChapterScore("ch02", 2, 5, 3, 0)],
     )  # fmt: skip
     from clawbook.instructor.gradereport import render
@@ -604,8 +605,8 @@ def test_grade_json_says_where_each_learner_is():
 def test_grade_passing_only_a_reading_chapters_tests_is_not_started():
     # A reading chapter's tests pass on the untouched starter: they say nothing of the learner.
     reading = ChapterScore("ch04", 38, 38, 0, 0, stubs=False)
-    untouched = Grade("ada", "ok", chapters=[ChapterScore("ch01", 0, 4, 4, 0), reading])
+    untouched = Grade("ada", RowStatus.OK, chapters=[ChapterScore("ch01", 0, 4, 4, 0), reading])
     assert not untouched.started
     assert untouched.standing.startswith("not started")
-    begun = Grade("bo", "ok", chapters=[ChapterScore("ch01", 1, 4, 3, 0), reading])
+    begun = Grade("bo", RowStatus.OK, chapters=[ChapterScore("ch01", 1, 4, 3, 0), reading])
     assert begun.started

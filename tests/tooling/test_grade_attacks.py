@@ -26,8 +26,9 @@ import pytest
 
 from clawbook.course import stubgen
 from clawbook.course.chapters import load
+from clawbook.harness.report import Outcome
 from clawbook.instructor import grade, gradebook, intake, reference, sandbox
-from clawbook.instructor.rows import Failure, Grade
+from clawbook.instructor.rows import Failure, Grade, RowStatus
 
 REPO = Path(__file__).resolve().parents[2]
 BODY = "        return len(self._script)\n"
@@ -279,7 +280,7 @@ def test_grade_attack_probe_sees_only_its_own_scratch_copy(attacked):
 def test_grade_attack_a_formula_as_a_name_is_text_in_gradebook_csv(tmp_path):
     names = [FORMULA_NAME, "+1+1", "-1+1", "@SUM(1)", "\tx", "\rx"]
     rows = [
-        Grade(s.name, "error", detail="=1+1 in the detail too")
+        Grade(s.name, RowStatus.ERROR, detail="=1+1 in the detail too")
         for s in intake.submissions(tmp_path / name for name in names)
     ]
     gradebook.write_csv(tmp_path / "gradebook.csv", [], rows)
@@ -405,7 +406,7 @@ def test_grade_attack_printing_keeps_only_a_bounded_tail_in_memory(course, tmp_p
 
     monkeypatch.setattr(grade, "run_pytest", recorded)
     result = grade.grade_submission(course, intake.Submission("loud", sub))
-    assert result.status == "ok", result
+    assert result.status == RowStatus.OK, result
     assert result.passed == result.total
     assert outputs and max(outputs) <= 2**20, outputs
 
@@ -419,7 +420,7 @@ def test_grade_attack_a_connection_at_import_time_is_refused(course, tmp_path):
         "except Exception:\n    pass\n",
     )
     result = grade.grade_submission(course, intake.Submission("early", sub))
-    assert result.status == "cannot-import", result
+    assert result.status == RowStatus.CANNOT_IMPORT, result
     assert "network" in result.detail and "192.0.2.1" in result.detail
 
 
@@ -427,7 +428,7 @@ def test_grade_attack_a_hang_at_import_is_hung_not_ok(course, tmp_path):
     sub = append(filled(tmp_path / "stuck", "ch01"), "__init__.py", "while True:\n    pass\n")
     quick = dataclasses.replace(course, limits=reference.SubmissionLimits(test_timeout=5))
     result = grade.grade_submission(quick, intake.Submission("stuck", sub))
-    assert result.status == "hung", result
+    assert result.status == RowStatus.HUNG, result
     assert "import" in result.detail
     assert "starter/__init__.py" in result.detail
     assert result.passed == 0
@@ -462,8 +463,8 @@ def test_grade_attack_a_key_read_without_bwrap_is_blanked_in_the_gradebook(tmp_p
     monkeypatch.setenv("CLAWBOOK_TEST_API_KEY", SECRET)
     course = reference.Course(load(), [load().get("ch01")])
     row = Grade(
-        f"spy-{SECRET}", "ok", detail=f"OPENROUTER_API_KEY={SECRET}",
-        failures=[Failure("t", "ch01", "failed", f"AssertionError: {SECRET}", "x:1")],
+        f"spy-{SECRET}", RowStatus.OK, detail=f"OPENROUTER_API_KEY={SECRET}",
+        failures=[Failure("t", "ch01", Outcome.FAILED, f"AssertionError: {SECRET}", "x:1")],
     )  # fmt: skip
     out = tmp_path / "out"
     gradebook.write_all(out, course, [row], gradescope=True)

@@ -18,11 +18,11 @@ from html.parser import HTMLParser
 import pytest
 
 from clawbook.course.chapters import load
-from clawbook.harness.report import Location, Problem, TestResult
+from clawbook.harness.report import Location, Outcome, Problem, TestResult
 from clawbook.harness.runner import Run
 from clawbook.instructor import grade, gradebook, reference, sandbox
 from clawbook.instructor.gradereport import STYLE, render
-from clawbook.instructor.rows import ChapterScore, Failure, Grade
+from clawbook.instructor.rows import ChapterScore, Failure, Grade, RowStatus
 
 AA = 4.5
 """WCAG's least contrast for body text (level AA)."""
@@ -36,7 +36,7 @@ def course(*ids: str, bwrap: bool = True) -> reference.Course:
 
 
 def result(
-    nodeid: str, chapter: str, outcome: str, message: str = "", where: str = ""
+    nodeid: str, chapter: str, outcome: Outcome, message: str = "", where: str = ""
 ) -> TestResult:
     path, _, line = where.partition(":")
     return TestResult(
@@ -68,11 +68,11 @@ def broken(c: reference.Course) -> Grade:
     }
     cause = f"cannot import starter/mock.py (line 53): {SYNTAX}"
     results = [
-        result(MOCK, "ch01", "error", cause, "starter/mock.py:53"),
-        result("tests/test_read_tool.py::test_read_c", "ch02", "passed"),
-        result(AGENT, "ch03", "error", cause, "starter/mock.py:53"),
+        result(MOCK, "ch01", Outcome.ERROR, cause, "starter/mock.py:53"),
+        result("tests/test_read_tool.py::test_read_c", "ch02", Outcome.PASSED),
+        result(AGENT, "ch03", Outcome.ERROR, cause, "starter/mock.py:53"),
         # A test that imports the package inside itself: pytest's own words for the same error.
-        result("tests/test_agent_cmd.py::test_agent_e", "ch03", "failed",
+        result("tests/test_agent_cmd.py::test_agent_e", "ch03", Outcome.FAILED,
                f"{SYNTAX} (mock.py, line 53)", "starter/streaming.py:28"),
     ]  # fmt: skip
     problem = Problem(Location("starter/mock.py", 53, "self.calls = []]"), SYNTAX, "claw.mock")
@@ -102,7 +102,7 @@ def cells(row: str) -> list[str]:
 def test_grade_report_one_import_error_is_one_cause_shown_once():
     c = course("ch01", "ch02", "ch03")
     row = broken(c)
-    assert row.status == "cannot-import"
+    assert row.status == RowStatus.CANNOT_IMPORT
     assert row.standing == "stuck at ch01: cannot import starter/mock.py (line 53)"
     assert row.to_json()["standing"] == row.standing
     # Every test the broken module stops counts as failing, and as blocked by that one cause.
@@ -139,9 +139,9 @@ def test_grade_report_two_modules_that_do_not_import_are_each_named_once():
     mock = f"cannot import starter/mock.py (line 53): {SYNTAX}"
     read = "cannot import starter/tools/read.py (line 9): NameError: name 'Pth' is not defined"
     results = [
-        result(MOCK, "ch01", "error", mock, "starter/mock.py:53"),
-        result("tests/test_read_tool.py", "ch02", "error", read, "starter/tools/read.py:9"),
-        result(AGENT, "ch03", "error", mock, "starter/mock.py:53"),
+        result(MOCK, "ch01", Outcome.ERROR, mock, "starter/mock.py:53"),
+        result("tests/test_read_tool.py", "ch02", Outcome.ERROR, read, "starter/tools/read.py:9"),
+        result(AGENT, "ch03", Outcome.ERROR, mock, "starter/mock.py:53"),
     ]
     problems = [
         Problem(Location("starter/mock.py", 53), SYNTAX),
@@ -176,16 +176,16 @@ def test_grade_report_a_loop_is_stuck_at_its_chapter_and_shown_once():
         "ch03": [f"{AGENT}::test_agent_d", f"{AGENT}::test_agent_f", f"{AGENT}::test_agent_g"],
     }
     results = [
-        result(f"{MOCK}::test_mock_a", "ch01", "passed"),
-        result("tests/test_read_tool.py::test_read_c", "ch02", "passed"),
-        result(f"{AGENT}::test_agent_d", "ch03", "hung",
+        result(f"{MOCK}::test_mock_a", "ch01", Outcome.PASSED),
+        result("tests/test_read_tool.py::test_read_c", "ch02", Outcome.PASSED),
+        result(f"{AGENT}::test_agent_d", "ch03", Outcome.HUNG,
                "seems to loop forever: still running after 5 s", AGENT_LINE),
-        result(f"{AGENT}::test_agent_f", "ch03", "hung",
+        result(f"{AGENT}::test_agent_f", "ch03", Outcome.HUNG,
                "test_agent_f seems to loop forever: nothing happened for 8 s", AGENT_LINE),
-        result(f"{AGENT}::test_agent_g", "ch03", "passed"),
+        result(f"{AGENT}::test_agent_g", "ch03", Outcome.PASSED),
     ]  # fmt: skip
     row = scored(c, "grace", results)
-    assert row.status == "hung"
+    assert row.status == RowStatus.HUNG
     assert row.standing.startswith("stuck at ch03: hung: test_agent_d: seems to loop forever")
     assert "starter/agent.py:40" in row.standing
     section = section_of(render(c, [row]), "grace")
@@ -200,14 +200,15 @@ def test_grade_report_a_failure_of_its_own_is_not_hidden_behind_an_import_error(
     c.expected["ch02"].append("tests/test_read_tool.py::test_read_h")
     results = {f.test: f for f in row.failures}
     assert all(f.cause == "cannot import starter/mock.py (line 53)" for f in results.values())
-    own = result("tests/test_read_tool.py::test_read_h", "ch02", "failed",
+    own = result("tests/test_read_tool.py::test_read_h", "ch02", Outcome.FAILED,
                  "AssertionError: 'a' != 'b'", "starter/tools/read.py:12")  # fmt: skip
     problem = Problem(Location("starter/mock.py", 53), SYNTAX)
+    cause = f"cannot import starter/mock.py (line 53): {SYNTAX}"
     again = scored(
         c, "linus",
-        [result(MOCK, "ch01", "error", f"cannot import starter/mock.py (line 53): {SYNTAX}"),
-         result("tests/test_read_tool.py::test_read_c", "ch02", "passed"), own,
-         result(AGENT, "ch03", "error", f"cannot import starter/mock.py (line 53): {SYNTAX}")],
+        [result(MOCK, "ch01", Outcome.ERROR, cause),
+         result("tests/test_read_tool.py::test_read_c", "ch02", Outcome.PASSED), own,
+         result(AGENT, "ch03", Outcome.ERROR, cause)],
         [problem],
     )  # fmt: skip
     page = render(c, [again])
@@ -222,11 +223,11 @@ def test_grade_report_a_failure_of_its_own_is_not_hidden_behind_an_import_error(
 def test_grade_report_a_reading_chapter_is_not_completed_by_a_learner_who_has_not_started():
     c = course("ch01", "ch04")
     idle = Grade(
-        "idle", "ok",
+        "idle", RowStatus.OK,
         chapters=[ChapterScore("ch01", 0, 4, 4, 0), READING],
     )  # fmt: skip
     begun = Grade(
-        "begun", "ok",
+        "begun", RowStatus.OK,
         chapters=[ChapterScore("ch01", 4, 4, 0, 0), READING],
     )  # fmt: skip
     assert idle.completed == [] and begun.completed == ["ch01", "ch04"]
@@ -466,21 +467,25 @@ def class_of_four() -> tuple[reference.Course, list[Grade]]:
     c = course("ch01", "ch02", "ch03", bwrap=False)
     linus = broken(c)
     scores = {cid: len(ids) for cid, ids in c.expected.items()}
-    done = Grade("ada", "ok", chapters=[ChapterScore(k, n, n, 0, 0) for k, n in scores.items()])
+    done = Grade(
+        "ada", RowStatus.OK, chapters=[ChapterScore(k, n, n, 0, 0) for k, n in scores.items()]
+    )
     stuck = Grade(
-        "grace", "hung", "test_agent_d: seems to loop forever at starter/agent.py:40",
+        "grace", RowStatus.HUNG, "test_agent_d: seems to loop forever at starter/agent.py:40",
         chapters=[ChapterScore("ch01", 2, 2, 0, 0), ChapterScore("ch02", 1, 1, 0, 0),
                   ChapterScore("ch03", 0, 2, 1, 1)],
-        failures=[Failure(f"{AGENT}::test_agent_d", "ch03", "hung",
+        failures=[Failure(f"{AGENT}::test_agent_d", "ch03", Outcome.HUNG,
                                 "seems to loop forever", "starter/agent.py:40")],
         stuck_in="ch03", cause="timeout: test_agent_d loops",
     )  # fmt: skip
-    idle = Grade("barbara", "ok", chapters=[ChapterScore(k, 0, n, n, 0) for k, n in scores.items()])
+    idle = Grade(
+        "barbara", RowStatus.OK, chapters=[ChapterScore(k, 0, n, n, 0) for k, n in scores.items()]
+    )
     half = Grade(
-        "edsger", "ok",
+        "edsger", RowStatus.OK,
         chapters=[ChapterScore("ch01", 2, 2, 0, 0), ChapterScore("ch02", 0, 1, 0, 1),
                   ChapterScore("ch03", 1, 2, 1, 0)],
-        failures=[Failure("tests/test_read_tool.py::test_read_c", "ch02", "failed",
+        failures=[Failure("tests/test_read_tool.py::test_read_c", "ch02", Outcome.FAILED,
                                 "AssertionError: 'a' != 'b'", "starter/tools/read.py:9")],
     )  # fmt: skip
     return c, [done, stuck, linus, idle, half]
@@ -509,7 +514,7 @@ def test_grade_report_the_chart_shows_every_chapter_and_fits_a_phone():
     curriculum = load()
     chapters = reference.gradable_chapters(curriculum)
     c = reference.Course(curriculum, chapters, isolation=sandbox.Isolation("bwrap"))
-    done = Grade("ada", "ok", chapters=[ChapterScore(ch.id, 3, 3, 0, 0) for ch in chapters])
+    done = Grade("ada", RowStatus.OK, chapters=[ChapterScore(ch.id, 3, 3, 0, 0) for ch in chapters])
     page = render(c, [done])
     charts = re.findall(r"<svg [^>]*>.*?</svg>", page, flags=re.S)
     widths = [int(re.search(r'width="(\d+)"', svg)[1]) for svg in charts]
@@ -573,8 +578,8 @@ def whole_course() -> tuple[reference.Course, list[Grade]]:
     curriculum = load()
     chapters = reference.gradable_chapters(curriculum)
     c = reference.Course(curriculum, chapters, isolation=sandbox.Isolation("bwrap"))
-    done = Grade("ada", "ok", chapters=[ChapterScore(k.id, 3, 3, 0, 0) for k in chapters])
-    idle = Grade("bo", "ok", chapters=[ChapterScore(k.id, 0, 3, 3, 0) for k in chapters])
+    done = Grade("ada", RowStatus.OK, chapters=[ChapterScore(k.id, 3, 3, 0, 0) for k in chapters])
+    idle = Grade("bo", RowStatus.OK, chapters=[ChapterScore(k.id, 0, 3, 3, 0) for k in chapters])
     return c, [done, idle]
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from clawbook.course import stubgen
 from clawbook.course.chapters import load
-from clawbook.harness.report import Location, TestResult
+from clawbook.harness.report import Location, Outcome, TestResult
 from clawbook.harness.runner import Progress, Run
 from clawbook.instructor.reference import copy_repository
 from clawbook.learner import check, console
@@ -318,12 +318,14 @@ def test_ctrl_c_or_sigterm_ends_clawbook_and_its_test_run_cleanly(repo, signum, 
 def test_test_ids_are_printed_verbatim_without_markup_or_emoji():
     chapter = load().get("ch05a")
     name = "test_streaming_x[id: a:b: c-[bold]x[/bold]-:smile:]"
-    result = TestResult(f"tests/test_streaming_sse.py::{name}", "tests/x.py", "ch05a", "passed")
+    result = TestResult(
+        f"tests/test_streaming_sse.py::{name}", "tests/x.py", "ch05a", Outcome.PASSED
+    )
     failed = TestResult(
         "tests/test_streaming_sse.py::test_y[:b:]",
         "tests/x.py",
         "ch05a",
-        "failed",
+        Outcome.FAILED,
         message="AssertionError: assert ':b:' == '[red]'",
         where=Location("starter/streaming.py", 7, "x = '[dim]'"),
     )
@@ -343,11 +345,11 @@ def test_status_names_the_first_failing_tests_of_a_chapter_and_how_to_see_the_re
 
     chapter = load().get("ch21")
     failed = [
-        TestResult(f"tests/test_subagent.py::test_subagent_{n}", "x", "ch21", "failed")
+        TestResult(f"tests/test_subagent.py::test_subagent_{n}", "x", "ch21", Outcome.FAILED)
         for n in range(5)
     ]
-    hung = TestResult("tests/test_skills.py::test_skills_z", "x", "ch21", "hung")
-    passed = TestResult("tests/test_skills.py::test_skills_ok", "x", "ch21", "passed")
+    hung = TestResult("tests/test_skills.py::test_skills_z", "x", "ch21", Outcome.HUNG)
+    passed = TestResult("tests/test_skills.py::test_skills_ok", "x", "ch21", Outcome.PASSED)
     p = Progress(chapter, (passed, hung, *failed))
     with console.console.capture() as captured:
         status._print_failures([p])

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from clawbook.harness.report import ReportReader
+from clawbook.harness.report import Outcome, ReportReader
 from clawbook.learner import console
 
 TODO_MODULE = """
@@ -238,7 +238,7 @@ def test_the_results_file_is_written_as_the_run_goes_and_says_when_it_finished(
     reader = ReportReader(report)
     reader.poll()
     results = reader.report.results
-    assert [r.outcome for r in results.values()] == ["passed", "todo", "failed"]
+    assert [r.outcome for r in results.values()] == [Outcome.PASSED, Outcome.TODO, Outcome.FAILED]
     failed = results["test_demo_x.py::test_demo_c"]
     assert failed.called_from is not None and failed.called_from.line == 7
     assert failed.where is None  # the failing line is the test's own, not the package's
@@ -264,8 +264,8 @@ def test_a_skipped_or_expected_failure_keeps_its_reason(suite, monkeypatch, tmp_
     reader.poll()
     results = reader.report.results
     assert [(r.outcome, r.message) for r in results.values()] == [
-        ("skipped", "expected to fail: issue 38: not settled"),
-        ("skipped", "skipped: no browser here"),
+        (Outcome.SKIPPED, "expected to fail: issue 38: not settled"),
+        (Outcome.SKIPPED, "skipped: no browser here"),
     ]
 
 
@@ -538,7 +538,7 @@ def test_a_loop_inside_a_task_group_is_reported_as_a_loop_at_its_line(suite, mon
     reader = ReportReader(report)
     reader.poll()
     (result,) = reader.report.results.values()
-    assert result.outcome == "hung"
+    assert result.outcome == Outcome.HUNG
     assert result.message.startswith("seems to loop forever")
     assert result.where is not None
     assert (result.where.path, result.where.line) == ("starter/looper.py", 3)
@@ -607,7 +607,7 @@ def test_with_workers_the_results_file_says_what_one_process_says(suite, monkeyp
     assert spread.results.keys() == alone.results.keys()
     assert spread.results == alone.results  # outcome, message, the learner's line, the test's
     failed = alone.results["test_demo_mixed.py::test_demo_helper_fails"]
-    assert failed.outcome == "failed" and "assert 7 == (3 * 2)" in (failed.message or "")
+    assert failed.outcome == Outcome.FAILED and "assert 7 == (3 * 2)" in (failed.message or "")
     assert failed.called_from is not None and failed.called_from.line == 6
     assert failed.test_line is not None and failed.test_line.line == 14
     raised = alone.results["test_demo_mixed.py::test_demo_raises_inside"]
@@ -673,7 +673,7 @@ def test_with_workers_a_hang_is_found_in_the_worker_that_loops(suite, monkeypatc
         timeout=1,
         workers=2,
     )
-    assert run_.stopped is not None and run_.stopped.reason == "hung"
+    assert run_.stopped is not None and run_.stopped.reason == Outcome.HUNG
     assert run_.stopped.test == "test_demo_stuck.py::test_demo_stuck"
     assert run_.stopped.where is not None
     assert run_.stopped.where.path == "starter/stuck.py"
@@ -703,7 +703,7 @@ def test_a_test_marked_with_a_longer_timeout_is_given_as_long(suite, monkeypatch
         workers=workers,
     )
     assert run_.stopped is None
-    assert [r.outcome for r in run_.results] == ["passed"]
+    assert [r.outcome for r in run_.results] == [Outcome.PASSED]
 
 
 def test_a_forgotten_await_is_named_in_the_failure(suite, monkeypatch, tmp_path):
@@ -731,7 +731,7 @@ def test_a_forgotten_await_is_named_in_the_failure(suite, monkeypatch, tmp_path)
     reader = ReportReader(report)
     reader.poll()
     (result,) = reader.report.results.values()
-    assert result.outcome == "failed"
+    assert result.outcome == Outcome.FAILED
     assert "'coroutine' object has no attribute 'get'" in (result.message or "")
     assert "the `await` is missing there" in (result.message or "")
 
@@ -788,7 +788,7 @@ def test_a_forgotten_await_points_at_the_learners_line_that_made_the_coroutine(
     is shown at the line that made the coroutine, and the note names that line."""
     check = "    assert asyncio.run(use()) == 'done'\n"
     result = forgotten_await_result(suite, monkeypatch, tmp_path, caught, check)
-    assert result.outcome == "failed"
+    assert result.outcome == Outcome.FAILED
     line = 6 if caught else 5
     assert result.where is not None
     assert (result.where.path, result.where.line) == ("starter/waits.py", line)
@@ -845,7 +845,7 @@ def test_processes_the_tests_leave_running_are_killed_and_named(suite, monkeypat
             root=suite.path,
         )
         assert marked(marker) == []  # none left at the moment the run returns
-        assert [r.outcome for r in run_.results] == ["passed"]
+        assert [r.outcome for r in run_.results] == [Outcome.PASSED]
         assert sorted(run_.leftovers) == [f"{marker}-group 300", f"{marker}-session 300"]
     finally:
         next(markers, None)  # the marker's cleanup: kills any left, if the run did not

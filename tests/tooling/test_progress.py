@@ -6,6 +6,7 @@ import pytest
 
 from clawbook.course import stubgen, stubs
 from clawbook.course.chapters import load, parse
+from clawbook.harness.report import Outcome
 from clawbook.harness.runner import (
     ROOT,
     Progress,
@@ -63,7 +64,7 @@ def test_a_syntax_error_in_the_starter_is_an_error_not_a_crash(scratch_starter):
     p = ch01_progress(scratch_starter)
     assert p.state == "cannot import"
     problem = p.first_problem
-    assert problem is not None and problem.outcome == "error"
+    assert problem is not None and problem.outcome == Outcome.ERROR
     assert problem.where is not None
     assert (problem.where.path, problem.where.line) == ("starter/mock.py", 3)
 
@@ -94,8 +95,8 @@ tests = { test_b_ = 1 }
 
     run = Run(
         results=(
-            TestResult("tests/test_a_x.py::test_a_1", "tests/test_a_x.py", "ch01", "passed"),
-            TestResult("tests/test_b_x.py::test_b_1", "tests/test_b_x.py", "ch02", "todo"),
+            TestResult("tests/test_a_x.py::test_a_1", "tests/test_a_x.py", "ch01", Outcome.PASSED),
+            TestResult("tests/test_b_x.py::test_b_1", "tests/test_b_x.py", "ch02", Outcome.TODO),
         ),
         returncode=0,
         output="",
@@ -117,21 +118,21 @@ def test_a_run_that_broke_off_never_sends_the_learner_back_to_chapters_it_did_no
     )
     from clawbook.harness.runner import Run, Stop, TestResult
 
-    def result(letter: str, n: int, chapter: str, outcome: str) -> TestResult:
+    def result(letter: str, n: int, chapter: str, outcome: Outcome) -> TestResult:
         path = f"tests/test_{letter}_x.py"
         return TestResult(f"{path}::test_{letter}_{n}", path, chapter, outcome)
 
     run = Run(
         results=(
             # ch01: one test passed, the other never ran; ch02: nothing ran at all
-            result("a", 1, "ch01", "passed"),
-            result("c", 1, "ch03", "passed"),
-            result("c", 2, "ch03", "todo"),
-            result("d", 1, "ch04", "hung"),
+            result("a", 1, "ch01", Outcome.PASSED),
+            result("c", 1, "ch03", Outcome.PASSED),
+            result("c", 2, "ch03", Outcome.TODO),
+            result("d", 1, "ch04", Outcome.HUNG),
         ),
         returncode=-15,
         output="",
-        stopped=Stop("hung", "test_d_1 seems to loop forever"),
+        stopped=Stop(Outcome.HUNG, "test_d_1 seems to loop forever"),
         collected=tuple(
             f"tests/test_{c}_x.py::test_{c}_{n}" for c in "abcd" for n in (1, 2)
         ),

@@ -3,6 +3,7 @@
 import pytest
 from fake_course import make_course
 
+from clawbook.harness.report import Outcome
 from clawbook.instructor import verify
 
 
@@ -109,7 +110,7 @@ def test_a_stub_reached_in_a_process_the_test_started_counts_as_reached(course):
     )
     run = course.pytest(["tests/test_double_process.py"], "starter")
     [result] = run.results
-    assert result.outcome == "passed"
+    assert result.outcome == Outcome.PASSED
     assert result.reached == ["ch02"]
 
 
@@ -199,7 +200,7 @@ def test_a_failed_check_is_repeated_at_the_end_of_the_report(course, monkeypatch
         return verify._fail("notebooks differ", ["FAILED book/notebooks/ch12.ipynb::Cell 7"])
 
     def fine(project):
-        return verify.Outcome(True, "all good")
+        return verify.CheckOutcome(True, "all good")
 
     monkeypatch.setattr(verify, "CHECKS", [("broken", broken, False), ("fine", fine, False)])
     monkeypatch.setattr(verify, "run_solution_suite", lambda project: 0)
