@@ -237,7 +237,7 @@ def read_text(path: Path) -> str | None:
 
 
 @dataclass
-class Turn:
+class PromptTurn:
     """What one prompt turn remembers between events: files before edits, a refusal."""
 
     cwd: Path
@@ -247,7 +247,7 @@ class Turn:
     """A permission question went unanswered: the turn ends ``refusal``."""
 
 
-def updates_for(event: Event, turn: Turn) -> list[dict[str, Any]]:
+def updates_for(event: Event, turn: PromptTurn) -> list[dict[str, Any]]:
     """The ``session/update`` payloads that tell the editor about ``event`` (often none).
 
     Streamed text is an ``agent_message_chunk``; a tool call is a ``tool_call`` (``pending``,
@@ -320,7 +320,7 @@ class EditorApprover:
         self.wire = wire
         self.session_id = session_id
         self.timeout = timeout
-        self.turn: Turn | None = None
+        self.turn: PromptTurn | None = None
 
     async def __call__(self, call: ToolCall, why: str) -> Approval:
         """The editor's answer about ``call`` (``why`` is shown as the call's content)."""
@@ -465,7 +465,7 @@ class AcpServer:
         if session.running is not None and not session.running.done():
             raise RpcError(INVALID_REQUEST, "a prompt is already running in this session")
         session.running = asyncio.current_task()
-        turn = Turn(session.cwd)
+        turn = PromptTurn(session.cwd)
         session.approver.turn = turn
 
         def observe(event: Event) -> None:  # the todo list reaches only the agent's observers
