@@ -165,8 +165,8 @@ def main(
     secrets there).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    # claw config (chapter 17), claw eval (25) and claw view (31) read their own options
-    subcommand = argv[0] if argv[:1] in (["config"], ["eval"], ["view"]) else None
+    # claw config (chapter 17), claw eval (25), claw view (31) and claw acp (30) read their own
+    subcommand = argv[0] if argv[:1] in (["config"], ["eval"], ["view"], ["acp"]) else None
     arguments = None if subcommand else parse_arguments(argv)
     if prepare is not None:
         prepare()
@@ -185,6 +185,10 @@ def main(
         from .view.command import view_main
 
         return view_main(argv[1:])
+    if subcommand == "acp":  # chapter 30: claw acp [OPTIONS], an agent for an editor
+        from .acp import main as acp_main
+
+        return acp_main(argv[1:])
     assert arguments is not None
     app = arguments.print or arguments.prompt is None or arguments.output_format != "text"
     if app or at_terminal():

@@ -30,8 +30,9 @@ yet), the signals the loop passes to itself (``Interrupted``, ``StopBeforeReques
 refusals the permission rules turn into a question (``Unsplittable``, ``BadSubject``,
 ``Unusable``), a hook that failed (``HookFailed``, a warning), an evaluation's blocked prompt
 (``PromptBlockedError``, a result), ``PlanModeError`` (a transition the table forbids: a
-bug), ``Crash`` (a test's stand-in for a crash in the middle of a rewind) and ``BadRequest``
-(what the sandbox's proxy answers 400 to: a command's request, not the user's).
+bug), ``Crash`` (a test's stand-in for a crash in the middle of a rewind), ``BadRequest``
+(what the sandbox's proxy answers 400 to: a command's request, not the user's), and ``RpcError``
+and ``LineTooLong`` (what ``claw acp`` answers an editor with: a JSON-RPC error on the wire).
 ``tests/tooling/test_error_tree.py`` keeps the tree true.
 """
 

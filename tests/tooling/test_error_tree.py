@@ -27,6 +27,8 @@ INTERNAL = {
     "PlanModeError": "a transition plan mode's table forbids: a bug",
     "Crash": "a test's stand-in for a crash in the middle of a rewind",
     "BadRequest": "a request the sandbox's proxy answers 400: the command's, not the user's",
+    "RpcError": "claw acp's answer to an editor's request: a JSON-RPC error it sends",
+    "LineTooLong": "an editor's line over claw acp's limit: skipped, answered with an error",
 }
 """The exceptions of ``solution/`` that are not ``ClawError``s, and why no user meets them."""
 

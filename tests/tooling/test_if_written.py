@@ -17,9 +17,10 @@ import pytest
 from clawbook.harness.runner import ROOT
 from solution.todo import Todo, if_written
 
-LET_THROUGH = {("solution/main.py", "cli")}
+LET_THROUGH = {("solution/main.py", "cli"), ("solution/acp.py", "answer")}
 """Handlers that catch a stub and neither hide it nor fall back: the console script, which
-says it in one line."""
+says it in one line, and ``claw acp``'s answer to a request, which tells the editor and then
+raises the stub out of ``AcpServer.serve``."""
 
 
 def stub_handlers(root: Path) -> list[str]:
