@@ -7,7 +7,6 @@ session records skip the wait for the disk where that is not what a test is abou
 """
 
 import io
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,13 +16,8 @@ import pytest
 from claw.main import main
 from clawbook.harness.loopback import (
     LoopbackServer,
-    StreamReply,
-    call_delta,
-    call_start,
-    chunk,
-    sse,
-    text_chunks,
-    usage_body,
+    streamed_call,
+    streamed_text,
 )
 
 
@@ -35,40 +29,11 @@ class Terminal(io.StringIO):
         return True
 
 
-def calls(
-    name: str,
-    arguments: dict[str, object],
-    call_id: str = "call-1",
-    usage: dict[str, object] | None = None,
-) -> StreamReply:
-    """A streamed turn that asks for one call of ``name`` with ``arguments``.
+calls = streamed_call
+"""A streamed turn that asks for one call: ``calls(name, arguments, call_id, usage)``."""
 
-    ``usage`` is the usage object its last chunk reports (default: ``usage_body()``).
-    """
-    return StreamReply(
-        pieces=[
-            sse(
-                chunk("", role="assistant"),
-                chunk(tool_calls=[call_start(0, call_id, name)]),
-                chunk(tool_calls=[call_delta(0, json.dumps(arguments))]),
-                chunk(finish_reason="tool_calls"),
-                chunk(choices=False, usage=usage_body() if usage is None else usage),
-            )
-        ]
-    )
-
-
-def says(text: str) -> StreamReply:
-    """A streamed turn with ``text`` and no tool calls."""
-    return StreamReply(
-        pieces=[
-            sse(
-                *text_chunks(text),
-                chunk(finish_reason="stop"),
-                chunk(choices=False, usage=usage_body()),
-            )
-        ]
-    )
+says = streamed_text
+"""A streamed turn with text and no tool calls: ``says(text)``."""
 
 
 def no_fsync(monkeypatch: pytest.MonkeyPatch) -> None:

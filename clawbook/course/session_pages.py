@@ -31,12 +31,9 @@ from clawbook.harness.loopback import (
     JSONReply,
     LoopbackServer,
     StreamReply,
-    call_delta,
-    call_start,
-    chunk,
     completion,
-    sse,
-    text_chunks,
+    streamed_call,
+    streamed_text,
     usage_body,
 )
 
@@ -56,30 +53,12 @@ def _usage(tokens_in: int, tokens_out: int) -> dict[str, Any]:
 
 def calls(name: str, arguments: dict[str, object], call_id: str, tokens: int) -> StreamReply:
     """A streamed turn asking for one call of ``name``; ``tokens`` the prompt's size."""
-    return StreamReply(
-        pieces=[
-            sse(
-                chunk("", role="assistant"),
-                chunk(tool_calls=[call_start(0, call_id, name)]),
-                chunk(tool_calls=[call_delta(0, json.dumps(arguments))]),
-                chunk(finish_reason="tool_calls"),
-                chunk(choices=False, usage=_usage(tokens, 24)),
-            )
-        ]
-    )
+    return streamed_call(name, arguments, call_id, _usage(tokens, 24))
 
 
 def says(text: str, tokens: int) -> StreamReply:
     """A streamed turn answering ``text``; ``tokens`` the prompt's size."""
-    return StreamReply(
-        pieces=[
-            sse(
-                *text_chunks(text),
-                chunk(finish_reason="stop"),
-                chunk(choices=False, usage=_usage(tokens, len(text) // 4)),
-            )
-        ]
-    )
+    return streamed_text(text, _usage(tokens, len(text) // 4))
 
 
 Script = Callable[[Path, LoopbackServer], list[str]]

@@ -528,6 +528,42 @@ def sse(*events: dict[str, Any] | str, done: bool = True) -> bytes:
     return "".join(parts).encode()
 
 
+def streamed_call(
+    name: str,
+    arguments: dict[str, Any],
+    call_id: str = "call-1",
+    usage: dict[str, Any] | None = None,
+) -> StreamReply:
+    """A streamed turn that asks for one call of ``name`` with ``arguments``.
+
+    ``usage`` is the usage object its last chunk reports (default: ``usage_body()``).
+    """
+    return StreamReply(
+        pieces=[
+            sse(
+                chunk("", role="assistant"),
+                chunk(tool_calls=[call_start(0, call_id, name)]),
+                chunk(tool_calls=[call_delta(0, json.dumps(arguments))]),
+                chunk(finish_reason="tool_calls"),
+                chunk(choices=False, usage=usage_body() if usage is None else usage),
+            )
+        ]
+    )
+
+
+def streamed_text(text: str, usage: dict[str, Any] | None = None) -> StreamReply:
+    """A streamed turn with ``text`` and no tool calls; ``usage`` as in ``streamed_call``."""
+    return StreamReply(
+        pieces=[
+            sse(
+                *text_chunks(text),
+                chunk(finish_reason="stop"),
+                chunk(choices=False, usage=usage_body() if usage is None else usage),
+            )
+        ]
+    )
+
+
 def split(data: bytes, size: int) -> list[bytes]:
     """``data`` in pieces of ``size`` bytes: lines, events and UTF-8 characters get cut."""
     return [data[i : i + size] for i in range(0, len(data), size)]
