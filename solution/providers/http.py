@@ -637,8 +637,7 @@ class HttpProvider:
         The error's body is read and the response closed before raising.
         """
         # region ch05b: nothing below 400; else read and close the body and make it an error
-        # more: read_at_most, then aclose in finally; _redact; page_text of a body that is not JSON;
-        # self.error_from makes the error in the API's own way
+        # more: read_at_most, aclose in finally; _redact; page_text if not JSON; self.error_from
         if response.status_code < 400:
             return
         try:
