@@ -649,6 +649,7 @@ async def claw_session(
     protocol). Everything claw would print goes to ``err``.
     """
     from .assemble import open_claw
+    from .display import warner
     from .options import parse_arguments
     from .tools.ask import no_one_to_ask
 
@@ -663,10 +664,7 @@ async def claw_session(
         if claw.recorder is None:
             raise RpcError(INTERNAL_ERROR, "claw cannot keep sessions here (see its stderr)")
 
-        def warn(warning: str) -> None:
-            print(f"claw: warning: {warning}", file=err)
-
-        yield AcpSession(claw.recorder.writer.path.stem, cwd, claw, approver, warn)
+        yield AcpSession(claw.recorder.writer.path.stem, cwd, claw, approver, warner(err))
 
 
 async def stdio_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:

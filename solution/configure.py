@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import httpx
 
 from .cost import Budget, CostTracker
-from .display import terminal_text
+from .display import terminal_text, warner, warning_line
 from .errors import SettingsError
 from .models import CACHE_FILE, ModelCatalog
 from .private import claw_home
@@ -90,7 +90,7 @@ def configure(
             environ=environ,
             options=options,
             trusted=trusted,
-            warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
+            warn=warner(err),
             check_rule=check_rule,
             settings_flag=arguments.settings,
         ),
@@ -144,7 +144,7 @@ async def start_costs(
         async with httpx.AsyncClient(timeout=30, follow_redirects=True) as client:
             await catalog.load(client)
         if catalog.problem is not None:
-            print(f"claw: warning: {terminal_text(catalog.problem)}", file=err)
+            err.write(warning_line(catalog.problem))
     tracker = CostTracker(settings.model, catalog)
     agent.sink.add(tracker)
     agent.sink.add(tracker.count_subagents)  # chapter 21: a child's calls are the session's
@@ -207,7 +207,7 @@ def config_main(argv: Sequence[str], out: TextIO | None = None, err: TextIO | No
         loaded = load_settings(
             root,
             trusted=trusted,
-            warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
+            warn=warner(err),
         )
     except SettingsError as error:
         print(f"claw: {terminal_text(str(error))}", file=err)

@@ -12,7 +12,8 @@ escaped (``\x1b[1A``), it is only text.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TextIO
 
 SHOWN_CHARS = 100
 """How much of a tool call's arguments or result one line shows."""
@@ -43,6 +44,24 @@ def error_line(error: BaseException) -> str:
     shown (``\x1b]52;...``), never obeyed.
     """
     return f"claw: {terminal_text(str(error))}"
+
+
+def warning_line(text: str) -> str:
+    r"""The line that warns the user of ``text`` and goes on: ``claw: warning: TEXT`` and a newline.
+
+    Every front end warns this way; ``text`` may quote a file, a hook or a server, so it goes
+    through ``terminal_text``.
+    """
+    return f"claw: warning: {terminal_text(text)}\n"
+
+
+def warner(stream: TextIO) -> Callable[[str], None]:
+    """A ``warn`` callable that writes each warning to ``stream`` as ``warning_line`` does."""
+
+    def warn(text: str) -> None:
+        stream.write(warning_line(text))
+
+    return warn
 
 
 def one_line(text: str, limit: int = SHOWN_CHARS) -> str:

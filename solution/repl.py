@@ -35,7 +35,7 @@ from rich.console import Console
 from .agent import Finish
 from .approvers import ReplApprover
 from .assemble import open_claw, run_prompt
-from .display import error_line, terminal_text
+from .display import error_line, terminal_text, warner
 from .errors import ClawError
 from .events import Event, RunFinished, StepUsage, SubagentEvent
 from .options import EXIT_DONE
@@ -326,7 +326,7 @@ class Repl:
                 guarded,
                 prompt,
                 show,
-                warn=lambda warning: self.err.write(f"claw: warning: {terminal_text(warning)}\n"),
+                warn=warner(self.err),
                 plan=plan,
             )
         finally:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, cast
 
-from .display import terminal_text
+from .display import terminal_text, warner
 from .options import DEFAULT_MODEL
 from .todo import Todo, if_written
 
@@ -315,7 +315,7 @@ async def open_claw(
             web=settings.web,
             limits=limits,
             instructions=trusted,
-            warn=lambda note: print(f"claw: warning: {terminal_text(note)}", file=err),
+            warn=warner(err),
             ask=ask or TerminalAsker(err, read_line),
             user_file=claw_home() / USER_INSTRUCTIONS,
             jobs=jobs,
@@ -396,9 +396,7 @@ async def start_mcp_servers(
         return None
     from .mcp.config import McpServers, project_servers
 
-    def warn(note: str) -> None:
-        print(f"claw: warning: {terminal_text(note)}", file=err)
-
+    warn = warner(err)
     specs = if_written("ch23", lambda: project_servers(cwd, enabled=enabled, warn=warn))
     if isinstance(specs, Todo):
         if enabled:

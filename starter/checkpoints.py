@@ -46,7 +46,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
-from .display import terminal_text
+from .display import terminal_text, warning_line
 from .errors import ClawError
 from .events import SubagentEvent, ToolCalled, ToolResult
 from .instructions import git_could_find
@@ -558,7 +558,7 @@ def start_checkpoints(
                     checkpoints.enabled = False
             except OSError as error:  # a full disk, say: the run goes on, without a safety net
                 checkpoints.enabled = False
-                err.write(f"claw: warning: checkpoints are off for this session: {error}\n")
+                err.write(warning_line(f"checkpoints are off for this session: {error}"))
 
     agent.sink.add(observe)
     if isinstance(agent, PreflightAgent):  # the claw command's agent always is

@@ -26,7 +26,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from .display import arguments_text, error_line, one_line, terminal_text
+from .display import arguments_text, error_line, one_line, terminal_text, warner
 from .errors import ClawError
 from .options import parse_arguments
 from .todo import Todo, if_written
@@ -110,9 +110,6 @@ async def run(
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, claw.agent.cancel)
 
-        def warn(warning: str) -> None:
-            err.write(f"claw: warning: {terminal_text(warning)}\n")
-
         def summarise(finished: RunFinished, seconds: float) -> None:
             line = claw.summary(finished, seconds)
             if line is not None:
@@ -141,7 +138,7 @@ async def run(
             ended = await claw.run(
                 arguments.prompt,
                 lambda event: show(event, out),
-                warn=warn,
+                warn=warner(err),
                 plan=plan,
                 finished_run=summarise,
             )

@@ -181,7 +181,7 @@ async def write_run(
     17's count when it has one. Hook warnings go to ``err``. A prompt a UserPromptSubmit hook
     blocked is a result saying so (and a line on ``err``): ``None``; otherwise how it finished.
     """
-    from .display import terminal_text
+    from .display import terminal_text, warner
     from .hooks import PromptBlocked
 
     if claw.recorder is not None:  # chapter 22: the session the run is recorded in
@@ -194,7 +194,7 @@ async def write_run(
     ended = await claw.run(
         prompt,
         output.event,
-        warn=lambda warning: err.write(f"claw: warning: {terminal_text(warning)}\n"),
+        warn=warner(err),
     )
     if isinstance(ended, PromptBlocked):
         reason = terminal_text(ended.reason)

@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from .display import terminal_text
+from .display import terminal_text, warning_line
 from .events import SessionRulesAdded
 from .loop import Agent
 from .sessions import (
@@ -142,17 +142,15 @@ async def open_session(
             started = if_written("ch22", lambda: start_session(cwd))
         except OSError as error:  # a file where a folder should be, a full or read-only disk
             where = f"{error.filename}: " if error.filename else ""
-            err.write(
-                f"claw: warning: this run is not saved as a session: {where}{error.strerror}\n"
-            )
+            err.write(warning_line(f"this run is not saved as a session: {where}{error.strerror}"))
             return None
         if isinstance(started, Todo):
-            err.write(f"claw: warning: this run is not saved as a session yet ({started})\n")
+            err.write(warning_line(f"this run is not saved as a session yet ({started})"))
             return None
         _, writer = started
         return SessionRecorder(agent, writer)
     for notice in session.notices:
-        err.write(f"claw: warning: {terminal_text(notice)}\n")
+        err.write(warning_line(notice))
     agent.history[:] = session.history
     if arguments.fork_session:
         _, writer = fork_session(session, cwd)
