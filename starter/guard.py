@@ -26,7 +26,13 @@ from .permissions import Approver, Mode, Permissions
 from .plan import EXIT_PLAN_MODE, PlanMode, PlanState, plan_mode_message
 from .safety import SafetyChecks
 from .search_guard import guard_searches
-from .settings_file import LOCAL_SETTINGS_FILE, SETTINGS_FILE, permission_rules, read_settings
+from .settings_file import (
+    LOCAL_SETTINGS_FILE,
+    SETTINGS_FILE,
+    permission_rules,
+    read_settings,
+    rules_in,
+)
 from .terminal import ReadLine, echo_answer, read_stdin_line
 from .tools.web_fetch import WebFetchTool
 from .types import ToolCall, ToolOutput
@@ -110,8 +116,8 @@ def project_rules(root: Path, trusted: bool) -> RuleSource:
     """
     path = root / SETTINGS_FILE
     try:
-        data = read_settings(path)
-        lists = permission_rules(path)
+        data = read_settings(path)  # once: the hooks and the rules come from the same text
+        lists = rules_in(data, path)
         for name, rules in permission_rules(root / LOCAL_SETTINGS_FILE).items():
             lists[name] += [rule for rule in rules if rule not in lists[name]]
     except SettingsError as error:

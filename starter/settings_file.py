@@ -51,7 +51,16 @@ def read_settings(path: Path) -> dict[str, Any]:
 
 def permission_rules(path: Path) -> dict[str, list[str]]:
     """The ``allow``, ``ask`` and ``deny`` lists of the settings in ``path`` (missing: empty)."""
-    permissions = read_settings(path).get("permissions", {})
+    return rules_in(read_settings(path), path)
+
+
+def rules_in(data: dict[str, Any], path: Path) -> dict[str, list[str]]:
+    """The ``allow``, ``ask`` and ``deny`` lists of ``data``, the settings read from ``path``.
+
+    A list that is missing is empty; one that is not a list of strings is a ``SettingsError``
+    naming ``path``.
+    """
+    permissions = data.get("permissions", {})
     if not isinstance(permissions, dict):
         raise SettingsError(f'{path}: "permissions" must be an object')
     lists: dict[str, list[str]] = {}
