@@ -42,6 +42,8 @@ class Tally:
     """How many calls have no known cost (not in ``cost``)."""
     delegated: int = 0
     """How many of ``calls`` a subagent made (chapter 21), not the agent itself."""
+    summaries: int = 0
+    """How many of ``calls`` asked for a summary of the history (chapter 18), not a step."""
 
     def add(self, usage: TokenUsage, cost: Decimal | None) -> None:
         """Count one call's ``usage``, which cost ``cost`` (``None``: unknown)."""
@@ -152,6 +154,19 @@ class CostTracker:
             tally.add(usage, cost)
             tally.delegated += 1
 
+    def count_summary(self, usage: TokenUsage) -> None:
+        """Count the request that wrote a summary of the history (chapter 18's compaction).
+
+        It goes to the provider like a step's and is paid like one, so it is added to the run,
+        the session and the model (and a budget sees it), as a call of ``summaries``; it is
+        not a step (``steps``), and its prompt is the old history, not the next request's
+        (``last_prompt_tokens``).
+        """
+        cost = cost_of(usage, self.info())
+        for tally in (self.run, self.session, self.by_model.setdefault(self.model, Tally())):
+            tally.add(usage, cost)
+            tally.summaries += 1
+
 
 # --8<-- [start:money]
 def format_cost(amount: Decimal) -> str:
@@ -195,7 +210,8 @@ class RunSummary:
 
         The provider may bill the tokens it had generated, so the run's cost is not known.
         """
-        return max(0, self.finished.steps - (self.tally.calls - self.tally.delegated))
+        t = self.tally
+        return max(0, self.finished.steps - (t.calls - t.delegated - t.summaries))
 
     def cost_words(self) -> str:
         """The run's cost in words: never $0 for a call that was stopped before its report."""

@@ -177,7 +177,7 @@ def start_context(
         return None
     context = ContextWindow(
         window,
-        summarize_with(provider),
+        summarize_with(provider, costs.tracker.count_summary),
         threshold=settings.context.compact_threshold,
         keep=settings.context.keep_turns,
         model=settings.model,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -28,6 +28,7 @@ from .types import (
     Message,
     Provider,
     SystemMessage,
+    TokenUsage,
     ToolResultMessage,
     UserMessage,
 )
@@ -269,12 +270,20 @@ def summary_prompt(focus: str = "") -> str:
     return f"{SUMMARY_PROMPT}\n\nThe user asks the summary to focus on: {focus.strip()}"
 
 
-def summarize_with(provider: Provider) -> Summarize:
-    """A ``Summarize`` that asks ``provider`` with ``summary_prompt`` and a transcript."""
+def summarize_with(
+    provider: Provider, count: Callable[[TokenUsage], object] | None = None
+) -> Summarize:
+    """A ``Summarize`` that asks ``provider`` with ``summary_prompt`` and a transcript.
+
+    The request is not a step of the agent's, so no ``StepUsage`` reports it: ``count``, if
+    given, gets its usage (the ``claw`` command's cost tracker, ``CostTracker.count_summary``).
+    """
 
     async def summarize(messages: Sequence[Message], focus: str = "") -> str:
         request = [Message.system(summary_prompt(focus)), Message.user(transcript(messages))]
         turn = await provider.complete(request, [])
+        if count is not None:
+            count(turn.usage)
         return turn.text.strip()
 
     return summarize

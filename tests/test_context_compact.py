@@ -6,6 +6,7 @@ history is still one every provider accepts, and it is never larger than before.
 """
 
 from collections.abc import Sequence
+from decimal import Decimal
 
 import pytest
 from budget import examples
@@ -13,6 +14,7 @@ from context_histories import assert_valid_for_every_provider, histories, text, 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from claw.agent import Finish
 from claw.context import (
     MESSAGE_FRAMING,
     SUMMARY_PROMPT,
@@ -25,13 +27,16 @@ from claw.context import (
     transcript,
     trim_text,
 )
-from claw.events import Compacted
+from claw.cost import CostTracker, RunSummary
+from claw.events import Compacted, RunFinished, StepUsage
 from claw.providers.openrouter import message_to_wire
 from claw.streaming import MockStreamProvider
 from claw.types import (
+    AssistantTurn,
     DeveloperMessage,
     Message,
     SystemMessage,
+    TokenUsage,
     ToolCall,
     ToolResultMessage,
     UserMessage,
@@ -144,6 +149,25 @@ async def test_context_the_summary_request_is_the_prompt_and_a_transcript() -> N
     assert lines[lines.index("[tool result c0]") + 1] == "contents " * 40 + " 0", "the result"
     for duty in ("file paths", "what remains to be done", "Do not call tools"):
         assert duty in SUMMARY_PROMPT
+
+
+async def test_context_the_summary_request_is_a_call_of_the_run_and_not_a_step() -> None:
+    # The summary is paid like a step (summarize_with's count: the cost tracker's
+    # count_summary), but it is not one: a run that ends with a step stopped mid-stream still
+    # says that one call's cost is unknown.
+    usage = TokenUsage(input_tokens=900, output_tokens=30, cost=Decimal("0.004"))
+    provider = MockStreamProvider([AssistantTurn(text="Summary.", usage=usage)])
+    tracker = CostTracker("m")
+    window = ContextWindow(100, summarize_with(provider, tracker.count_summary), keep=2)
+    assert await window.compact(session(4, result="contents " * 40), force=True) is not None
+    tracker(StepUsage(1, TokenUsage(input_tokens=100, output_tokens=5, cost=Decimal("0.001"))))
+    run = tracker.run
+    assert (run.calls, run.summaries, run.input_tokens, run.output_tokens) == (2, 1, 1000, 35)
+    assert (run.cost, tracker.session.cost) == (Decimal("0.005"), Decimal("0.005"))
+    assert (len(tracker.steps), tracker.last_prompt_tokens) == (1, 100)
+    stopped = RunFinished(Finish.CANCELLED, 2, "", TokenUsage())
+    line = RunSummary(stopped, run, "m", 1.0).line()
+    assert "cost at least $0.0050 (1 call(s) stopped before the provider reported" in line
 
 
 async def test_context_trimming_comes_first_and_the_model_is_asked_only_if_needed() -> None:
