@@ -64,7 +64,6 @@ class Tally:
         return self.cost if self.unpriced == 0 else None
 
 
-# --8<-- [start:cost-of]
 def cost_of(usage: TokenUsage, model: ModelInfo | None) -> Decimal | None:
     """What the call with ``usage`` cost: the provider's own figure, else the model's prices.
 
@@ -89,7 +88,6 @@ def cost_of(usage: TokenUsage, model: ModelInfo | None) -> Decimal | None:
         + usage.output_tokens * model.completion
     )
     # endregion
-# --8<-- [end:cost-of]
 
 
 class CostTracker:
@@ -153,7 +151,6 @@ class CostTracker:
             tally.delegated += 1
 
 
-# --8<-- [start:money]
 def format_cost(amount: Decimal) -> str:
     """``amount`` dollars to a hundredth of a cent, rounded half up: ``$0.0123``.
 
@@ -166,7 +163,6 @@ def format_cost(amount: Decimal) -> str:
         return f"<${CENT_PLACES}"
     return f"${rounded}"
     # endregion
-# --8<-- [end:money]
 
 
 def describe_cost(tally: Tally, model: str) -> str:
@@ -243,7 +239,6 @@ class RunSummary:
         )
 
 
-# --8<-- [start:estimate]
 def estimate_prompt_tokens(last_prompt_tokens: int, new_messages: Sequence[Message]) -> int:
     """How many tokens the next request's prompt will have, estimated.
 
@@ -255,10 +250,8 @@ def estimate_prompt_tokens(last_prompt_tokens: int, new_messages: Sequence[Messa
     # more: dump_messages(new_messages) is the JSON text; integer division
     return last_prompt_tokens + len(dump_messages(new_messages)) // 4
     # endregion
-# --8<-- [end:estimate]
 
 
-# --8<-- [start:budget]
 class Budget:
     """Ends a run before the call that would take the session's cost past ``limit`` dollars.
 
@@ -324,4 +317,3 @@ class Budget:
         self.sent = len(history)
         return None
         # endregion
-# --8<-- [end:budget]
