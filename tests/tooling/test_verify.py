@@ -230,9 +230,9 @@ def test_dead_anchors_finds_a_contents_link_whose_heading_has_another_id(tmp_pat
 def test_book_captions_included_code_with_the_learners_path():
     from clawbook.course.mkdocs_hooks import learner_paths
 
-    page = '```python title="solution/tools/read.py"\n--8<-- "solution/tools/read.py:readtool-read"\n```'
+    page = '```python title="solution/tools/read.py"\n--8<-- "solution/tools/read.py:run"\n```'
     assert learner_paths(page) == (
-        '```python title="starter/tools/read.py"\n--8<-- "solution/tools/read.py:readtool-read"\n```'
+        '```python title="starter/tools/read.py"\n--8<-- "solution/tools/read.py:run"\n```'
     )
 
 
