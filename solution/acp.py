@@ -109,7 +109,6 @@ def error_response(request_id: object, code: int, message: str) -> dict[str, Any
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-# --8<-- [start:read_line]
 async def read_line(reader: asyncio.StreamReader) -> bytes | None:
     """The next line from ``reader``; ``None`` at the end of the input.
 
@@ -136,10 +135,8 @@ async def read_line(reader: asyncio.StreamReader) -> bytes | None:
     # endregion
 
 
-# --8<-- [end:read_line]
 
 
-# --8<-- [start:parse_message]
 def parse_message(line: bytes) -> dict[str, Any]:
     """The JSON-RPC message on ``line``, or ``RpcError`` saying what is wrong with it.
 
@@ -166,7 +163,6 @@ def parse_message(line: bytes) -> dict[str, Any]:
     # endregion
 
 
-# --8<-- [end:parse_message]
 
 
 class Wire:
@@ -282,7 +278,6 @@ class PromptTurn:
     """A permission question went unanswered: the turn ends ``refusal``."""
 
 
-# --8<-- [start:updates]
 def updates_for(event: Event, turn: PromptTurn) -> list[dict[str, Any]]:
     """The ``session/update`` payloads that tell the editor about ``event`` (often none).
 
@@ -347,7 +342,6 @@ def updates_for(event: Event, turn: PromptTurn) -> list[dict[str, Any]]:
     # endregion
 
 
-# --8<-- [end:updates]
 
 
 def replay(history: Sequence[Message]) -> list[dict[str, Any]]:
@@ -389,7 +383,6 @@ def replay(history: Sequence[Message]) -> list[dict[str, Any]]:
     return updates
 
 
-# --8<-- [start:approver]
 class EditorApprover:
     """Chapter 13's approver for a session: each question goes to the editor.
 
@@ -442,7 +435,6 @@ class EditorApprover:
         # endregion
 
 
-# --8<-- [end:approver]
 
 
 @dataclass
@@ -548,7 +540,6 @@ class AcpServer:
                 self.wire.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
         await self.wire.writer.drain()
 
-    # --8<-- [start:dispatch]
     async def dispatch(self, method: str, params: dict[str, Any]) -> Any:
         """The result of ``method``; ``RpcError`` for a request claw cannot answer."""
         # region ch30: initialize first; the session methods; session/cancel; else METHOD_NOT_FOUND
@@ -589,7 +580,6 @@ class AcpServer:
         raise RpcError(METHOD_NOT_FOUND, f"claw has no method {method}")
         # endregion
 
-    # --8<-- [end:dispatch]
 
     async def open(self, cwd: Path, session_id: str | None) -> AcpSession:
         """Open claw for a session in ``cwd`` (loading ``session_id``, if given)."""
@@ -604,7 +594,6 @@ class AcpServer:
         self.sessions[session.id] = session
         return session
 
-    # --8<-- [start:prompt]
     async def prompt(self, session: AcpSession, text: str) -> str:
         """Run one prompt turn in ``session``, streaming its updates; the stop reason."""
         from .events import RunFinished, TodosChanged
@@ -635,7 +624,6 @@ class AcpServer:
         reason = STOP_REASONS.get(str(finished.reason), "end_turn")
         return "refusal" if turn.refused and reason != "cancelled" else reason
 
-    # --8<-- [end:prompt]
 
 
 @contextlib.asynccontextmanager

@@ -50,7 +50,6 @@ JSON_TYPES: dict[str, type | tuple[type, ...]] = {
 # --8<-- [end:json-types]
 
 
-# --8<-- [start:check-arguments]
 def check_arguments(definition: ToolDefinition, arguments: dict[str, Any]) -> str | None:
     """Check ``arguments`` against the tool's schema; say what is wrong, or return ``None``.
 
@@ -77,10 +76,8 @@ def check_arguments(definition: ToolDefinition, arguments: dict[str, Any]) -> st
             )
     return None
     # endregion
-# --8<-- [end:check-arguments]
 
 
-# --8<-- [start:run-tool]
 async def run_tool(tools: ToolSet, call: ToolCall) -> ToolOutput:
     """Run the tool ``call`` names, and always come back with a result for the model.
 
@@ -109,7 +106,6 @@ async def run_tool(tools: ToolSet, call: ToolCall) -> ToolOutput:
         )
     return output
     # endregion
-# --8<-- [end:run-tool]
 
 
 @dataclass(frozen=True)
@@ -125,17 +121,14 @@ class Step:
         return [self.turn.to_message(), *self.results]
 
 
-# --8<-- [start:run-tools]
 async def run_tools(tools: ToolSet, calls: Sequence[ToolCall]) -> tuple[ToolResultMessage, ...]:
     """Run ``calls`` one after another, in the order the model made them; one result each."""
     # region ch03: one result message per call, in the order the model made the calls
     # more: await run_tool inside a comprehension; ToolOutput.to_message(call) copies the id
     return tuple([(await run_tool(tools, call)).to_message(call) for call in calls])
     # endregion
-# --8<-- [end:run-tools]
 
 
-# --8<-- [start:single-turn]
 async def single_turn(provider: Provider, messages: Sequence[Message], tools: ToolSet) -> Step:
     """Ask the model once; if it asks for tools, run them.
 
@@ -148,7 +141,6 @@ async def single_turn(provider: Provider, messages: Sequence[Message], tools: To
         return Step(turn)
     return Step(turn, await run_tools(tools, turn.tool_calls))
     # endregion
-# --8<-- [end:single-turn]
 
 
 # --8<-- [start:finish]
@@ -234,7 +226,6 @@ class AgentBase:
         self.history += context
 
 
-# --8<-- [start:simple-agent]
 # --8<-- [start:simple-agent-init]
 class SimpleAgent(AgentBase):
     """An agent that loops until the model stops asking for tools.
@@ -256,7 +247,6 @@ class SimpleAgent(AgentBase):
         self.provider = provider
     # --8<-- [end:simple-agent-init]
 
-    # --8<-- [start:run]
     async def run(self, prompt: str) -> AgentResult:
         """Add ``prompt`` to the conversation and loop until the model is done."""
         # region ch03: add the prompt, then run steps until no tool is asked for or steps run out
@@ -272,8 +262,6 @@ class SimpleAgent(AgentBase):
                 return AgentResult(turn.text, Finish.after(turn.stop_reason), steps, usage)
         return AgentResult(turn.text, Finish.MAX_STEPS, self.max_steps, usage)
         # endregion
-    # --8<-- [end:run]
-# --8<-- [end:simple-agent]
 
 
 # --8<-- [start:agent-events]
@@ -325,7 +313,6 @@ cancelled) must not leave one behind.
 # --8<-- [end:cancelled]
 
 
-# --8<-- [start:streaming-agent]
 # --8<-- [start:streaming-agent-head]
 class StreamingAgent(AgentBase):
     """The same loop over a streaming provider, reporting each event as it happens.
@@ -350,7 +337,6 @@ class StreamingAgent(AgentBase):
         self.provider = provider
     # --8<-- [end:streaming-agent-head]
 
-    # --8<-- [start:streaming-run]
     async def run(self, prompt: str) -> AsyncIterator[AgentEvent]:
         """Add ``prompt`` to the conversation; yield events until the model is done."""
         # region ch05b: chapter 3's loop, but each stream event is passed on the moment it arrives
@@ -382,5 +368,3 @@ class StreamingAgent(AgentBase):
                 yield ToolFinished(call, output)
         yield AgentFinished(AgentResult(turn.text, Finish.MAX_STEPS, self.max_steps, usage))
         # endregion
-    # --8<-- [end:streaming-run]
-# --8<-- [end:streaming-agent]

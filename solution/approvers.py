@@ -57,7 +57,6 @@ def read_answer(line: str) -> Approval | None:
     return ANSWERS.get(line.strip().lower())
 
 
-# --8<-- [start:approver]
 class TerminalApprover:
     """Chapter 13's ``Approver`` for the ``claw`` command: asks at the terminal.
 
@@ -94,7 +93,6 @@ class TerminalApprover:
                     return answer
 
 
-# --8<-- [end:approver]
 
 
 class ReplApprover:

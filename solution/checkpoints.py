@@ -410,7 +410,6 @@ class Checkpoints:
         self.prompts.append(prompt)
     # --8<-- [end:observe]
 
-    # --8<-- [start:start-prompt]
     async def start_prompt(self, text: str, keep: int) -> Prompt:
         """The next prompt's checkpoint: its number, and in git a snapshot of the work tree.
 
@@ -431,9 +430,7 @@ class Checkpoints:
                 commit = await asyncio.to_thread(snapshot, self.root, self.ref, message, last)
         return Prompt(number, text, keep, commit)
         # endregion
-    # --8<-- [end:start-prompt]
 
-    # --8<-- [start:before-change]
     def before_change(self, path: str, call: str) -> None:
         """Keep ``path``'s before-image for the current prompt, unless it has one already.
 
@@ -460,9 +457,7 @@ class Checkpoints:
         self._append({"change": number, "path": relative, "before": before, "call": call})
         self.changes.append(change)
         # endregion
-    # --8<-- [end:before-change]
 
-    # --8<-- [start:listing]
     def listing(self) -> str:
         """Every prompt: its number, its first line and the files its tools changed.
 
@@ -487,7 +482,6 @@ class Checkpoints:
             lines.append(f"{prompt.number:>3}. {first_line(prompt.text)}  [{changed}]")
         return "\n".join(lines)
         # endregion
-    # --8<-- [end:listing]
 
     def prompt(self, number: int) -> Prompt:
         """Prompt ``number``; ``CheckpointError`` listing the numbers if there is none."""
@@ -497,7 +491,6 @@ class Checkpoints:
         known = f"1 to {self.prompts[-1].number}" if self.prompts else "none yet"
         raise CheckpointError(f"there is no prompt {number} (the prompts are {known})")
 
-    # --8<-- [start:plan]
     def plan(self, number: int) -> RewindPlan:
         """What rewinding the code to the start of prompt ``number`` must change.
 
@@ -535,7 +528,6 @@ class Checkpoints:
                 plan.target[path] = image
         return plan
         # endregion
-    # --8<-- [end:plan]
 
     def put(self, path: str, image: Image) -> None:
         """Make ``path`` hold ``image``: written atomically (folders made), or removed."""
@@ -546,7 +538,6 @@ class Checkpoints:
         with self.fs.locate(path, parents=True) as place:
             atomic_write_at(place.folder, place.name, image)
 
-    # --8<-- [start:restore]
     def restore(self, number: int, plan: RewindPlan, record: dict[str, Any]) -> None:
         """Carry out ``plan`` so that a crash leaves the old state or the new, never a mix.
 
@@ -573,12 +564,10 @@ class Checkpoints:
             self.put(path, image)
         self.journal.unlink()
         # endregion
-    # --8<-- [end:restore]
 
     def _name(self, image: Image) -> str | None:
         return None if image is None else self.keep(image)
 
-    # --8<-- [start:recover]
     def recover(self) -> str | None:
         """Finish or undo a rewind a crash interrupted; what was done, or ``None`` if none was.
 
@@ -608,7 +597,6 @@ class Checkpoints:
             f"it was undone: the files are as they were before it ({files})"
         )
         # endregion
-    # --8<-- [end:recover]
 
     def rewind_ids(self) -> set[str]:
         """The ids of the rewinds the transcript records."""
@@ -623,7 +611,6 @@ class Checkpoints:
                     ids.add(rewind["id"])
         return ids
 
-    # --8<-- [start:rewind]
     def rewind(
         self,
         number: int,
@@ -665,7 +652,6 @@ class Checkpoints:
                 recorder.written = list(history)
         return rewound_text(number, what, plan, self.limit)
         # endregion
-    # --8<-- [end:rewind]
 
 
 def rewound_text(number: int, what: What, plan: RewindPlan, limit: int = MAX_IMAGE_BYTES) -> str:

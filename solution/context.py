@@ -57,7 +57,6 @@ _ARGUMENTS = json.JSONEncoder(ensure_ascii=False)
 """Encodes tool-call arguments as a provider sends them; one encoder, made once, is faster."""
 
 
-# --8<-- [start:message-chars]
 def message_chars(message: Message) -> int:
     """How many characters ``message`` adds to a request: its text, its calls, its framing."""
     # region ch18: the text, plus a reasoning and each tool call's id, name and JSON arguments
@@ -71,7 +70,6 @@ def message_chars(message: Message) -> int:
         size += len(message.tool_call_id)
     return size
     # endregion
-# --8<-- [end:message-chars]
 
 
 def request_chars(messages: Sequence[Message]) -> int:
@@ -93,7 +91,6 @@ def fits(messages: Sequence[Message], wanted: int) -> int:
     return total
 
 
-# --8<-- [start:counter]
 class TokenCounter:
     """Counts the prompt tokens of the next request without a tokenizer.
 
@@ -162,10 +159,8 @@ class TokenCounter:
             anchor, new = 0, messages
         return anchor + math.ceil(request_chars(new) / self.ratio(model))
         # endregion
-# --8<-- [end:counter]
 
 
-# --8<-- [start:safe-cut]
 def safe_cut(text: str, index: int) -> int:
     """The nearest position at or before ``index`` where ``text`` can be cut.
 
@@ -184,7 +179,6 @@ def safe_cut(text: str, index: int) -> int:
         index -= 1
     return index
     # endregion
-# --8<-- [end:safe-cut]
 
 
 def trim_note(chars: int, lines: int) -> str:
@@ -195,7 +189,6 @@ def trim_note(chars: int, lines: int) -> str:
     )
 
 
-# --8<-- [start:trim-text]
 def trim_text(text: str, head: int = TRIM_HEAD, tail: int = TRIM_TAIL) -> str:
     """``text`` with its middle replaced by a note, keeping about ``head`` and ``tail`` characters.
 
@@ -211,10 +204,8 @@ def trim_text(text: str, head: int = TRIM_HEAD, tail: int = TRIM_TAIL) -> str:
     trimmed = f"{text[:start]}\n{trim_note(len(cut), cut.count(chr(10)))}\n{text[end:]}"
     return trimmed if len(trimmed) < len(text) else text
     # endregion
-# --8<-- [end:trim-text]
 
 
-# --8<-- [start:trim-results]
 def trim_tool_results(
     messages: Sequence[Message], before: int, head: int = TRIM_HEAD, tail: int = TRIM_TAIL
 ) -> tuple[list[Message], int]:
@@ -232,7 +223,6 @@ def trim_tool_results(
                 trimmed += 1
     return result, trimmed
     # endregion
-# --8<-- [end:trim-results]
 
 
 # --8<-- [start:compaction-plan]
@@ -258,7 +248,6 @@ def turn_starts(messages: Sequence[Message]) -> list[int]:
 # --8<-- [end:compaction-plan]
 
 
-# --8<-- [start:plan]
 def plan_compaction(messages: Sequence[Message], keep: int = DEFAULT_KEEP) -> CompactionPlan:
     """Plan a compaction of ``messages`` that keeps the last ``keep`` turns word for word.
 
@@ -281,7 +270,6 @@ def plan_compaction(messages: Sequence[Message], keep: int = DEFAULT_KEEP) -> Co
             summarized.append(index)
     return CompactionPlan(tuple(pinned), tuple(summarized), recent)
     # endregion
-# --8<-- [end:plan]
 
 
 # --8<-- [start:summary-prompt]
@@ -439,7 +427,6 @@ class ContextWindow:
             self.counter.observe(self.sending, event.usage.input_tokens, self.model)
     # --8<-- [end:window-head]
 
-    # --8<-- [start:compact]
     async def compact(
         self, messages: Sequence[Message], *, force: bool = False, focus: str = ""
     ) -> Compaction | None:
@@ -483,9 +470,7 @@ class ContextWindow:
             compacted, Compacted(len(removed), len(compacted), before, after, count)
         )
         # endregion
-    # --8<-- [end:compact]
 
-    # --8<-- [start:prepare]
     async def prepare(self, history: list[Message]) -> Compacted | None:
         """Before a request: compact ``history`` in place if the request would pass the limit.
 
@@ -502,7 +487,6 @@ class ContextWindow:
         self.sending = tuple(history)
         return event
         # endregion
-    # --8<-- [end:prepare]
 
     async def compact_now(self, agent: Agent, focus: str = "") -> Compacted | None:
         """Compact ``agent``'s history now, whatever its size (``/compact [focus]``); report it.

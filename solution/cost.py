@@ -66,7 +66,6 @@ class Tally:
         return self.cost if self.unpriced == 0 else None
 
 
-# --8<-- [start:cost-of]
 def cost_of(usage: TokenUsage, model: ModelInfo | None) -> Decimal | None:
     """What the call with ``usage`` cost: the provider's own figure, else the model's prices.
 
@@ -91,7 +90,6 @@ def cost_of(usage: TokenUsage, model: ModelInfo | None) -> Decimal | None:
         + usage.output_tokens * model.completion
     )
     # endregion
-# --8<-- [end:cost-of]
 
 
 class CostTracker:
@@ -168,7 +166,6 @@ class CostTracker:
             tally.summaries += 1
 
 
-# --8<-- [start:money]
 def format_cost(amount: Decimal) -> str:
     """``amount`` dollars to a hundredth of a cent, rounded half up: ``$0.0123``.
 
@@ -181,7 +178,6 @@ def format_cost(amount: Decimal) -> str:
         return f"<${CENT_PLACES}"
     return f"${rounded}"
     # endregion
-# --8<-- [end:money]
 
 
 def describe_cost(tally: Tally, model: str) -> str:
@@ -259,7 +255,6 @@ class RunSummary:
         )
 
 
-# --8<-- [start:estimate]
 def estimate_prompt_tokens(last_prompt_tokens: int, new_messages: Sequence[Message]) -> int:
     """How many tokens the next request's prompt will have, estimated.
 
@@ -271,10 +266,8 @@ def estimate_prompt_tokens(last_prompt_tokens: int, new_messages: Sequence[Messa
     # more: dump_messages(new_messages) is the JSON text; integer division
     return last_prompt_tokens + len(dump_messages(new_messages)) // 4
     # endregion
-# --8<-- [end:estimate]
 
 
-# --8<-- [start:budget]
 class Budget:
     """Ends a run before the call that would take the session's cost past ``limit`` dollars.
 
@@ -340,4 +333,3 @@ class Budget:
         self.sent = len(history)
         return None
         # endregion
-# --8<-- [end:budget]

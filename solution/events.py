@@ -146,7 +146,6 @@ Observer = Callable[[Event], object]
 # --8<-- [end:events]
 
 
-# --8<-- [start:sink]
 class EventSink:
     """Hands each event to every observer, in the order they were added.
 
@@ -182,4 +181,3 @@ class EventSink:
                         exc_info=True,
                     )
         # endregion
-# --8<-- [end:sink]

@@ -128,7 +128,6 @@ any other character makes it a regular expression."""
 # --8<-- [end:exact-matcher]
 
 
-# --8<-- [start:matches]
 def matches(matcher: str | None, tool_name: str) -> bool:
     """Whether ``matcher`` picks the claw tool ``tool_name``, as Claude Code's matchers pick.
 
@@ -148,10 +147,8 @@ def matches(matcher: str | None, tool_name: str) -> bool:
         return any(name == tool_name or tool_name in TOOL_NAMES.get(name, ()) for name in names)
     return any(re.search(matcher, name) for name in (tool_name, claude_code_name(tool_name)))
     # endregion
-# --8<-- [end:matches]
 
 
-# --8<-- [start:decide]
 def decide(event: str, data: Mapping[str, Any]) -> Verdict:
     """Read a hook's JSON output (or a Python hook's dict) for ``event``.
 
@@ -197,10 +194,8 @@ def decide(event: str, data: Mapping[str, Any]) -> Verdict:
         block, reason, "deny" if block else permission, updated, context, tuple(warnings), stop
     )
     # endregion
-# --8<-- [end:decide]
 
 
-# --8<-- [start:interpret]
 def interpret(event: str, completed: Completed) -> Verdict:
     """What a command hook's exit code and output mean for ``event``.
 
@@ -235,7 +230,6 @@ def interpret(event: str, completed: Completed) -> Verdict:
         return Verdict(warnings=("stdout is not a JSON object; ignored",))
     return decide(event, data)
     # endregion
-# --8<-- [end:interpret]
 
 
 # --8<-- [start:read-capped]
@@ -269,7 +263,6 @@ def hook_environment() -> dict[str, str]:
 # --8<-- [end:read-capped]
 
 
-# --8<-- [start:run-command]
 async def run_command(
     hook: CommandHook, payload: Mapping[str, Any], cwd: Path, limit: int = MAX_OUTPUT
 ) -> Completed:
@@ -316,10 +309,8 @@ async def run_command(
     out_text, err_text = (kept.decode("utf-8", "replace") for kept in (stdout, stderr))
     return Completed(exit_code, out_text, err_text)
     # endregion
-# --8<-- [end:run-command]
 
 
-# --8<-- [start:call-python]
 async def call_python(hook: PythonHook, event: str, payload: dict[str, Any]) -> Verdict:
     """Call a Python hook (sync or async) and read what it returned.
 
@@ -340,7 +331,6 @@ async def call_python(hook: PythonHook, event: str, payload: dict[str, Any]) -> 
         return Verdict(warnings=(f"returned {type(result).__name__} (expected None or a dict)",))
     return decide(event, result)
     # endregion
-# --8<-- [end:call-python]
 
 
 def hook_name(hook: Hook) -> str:
@@ -596,7 +586,6 @@ class Hooks:
         # endregion
     # --8<-- [end:run]
 
-    # --8<-- [start:pre-tool-use]
     async def pre_tool_use(self, call: ToolCall) -> ToolCall | ToolOutput:
         """The PreToolUse ``Check``: block the call, change its arguments, or let it go on.
 
@@ -621,9 +610,7 @@ class Hooks:
             return await confirm(self.permissions, call)
         return call
         # endregion
-    # --8<-- [end:pre-tool-use]
 
-    # --8<-- [start:post-tool-use]
     async def post_tool_use(self, call: ToolCall, output: ToolOutput) -> ToolOutput:
         """The PostToolUse ``After``: the tool has run; hooks may add to what the model sees.
 
@@ -650,7 +637,6 @@ class Hooks:
             return output
         return ToolOutput.ok("\n\n".join([output.content, *notes]))
         # endregion
-    # --8<-- [end:post-tool-use]
 
     # --8<-- [start:session]
     async def session_start(self) -> Verdict:

@@ -50,7 +50,6 @@ class InstructionFile:
 # --8<-- [end:names]
 
 
-# --8<-- [start:root]
 def repository_root(start: Path) -> Path | None:
     """The nearest of ``start`` and its ancestors that holds ``.git``; ``None`` outside a repo.
 
@@ -63,7 +62,6 @@ def repository_root(start: Path) -> Path | None:
             return directory
     return None
     # endregion
-# --8<-- [end:root]
 
 
 def git_could_find(start: Path) -> bool:
@@ -128,7 +126,6 @@ def read_start(path: Path, max_chars: int) -> tuple[str, bool]:
     return text[:max_chars], more or len(text) > max_chars
 
 
-# --8<-- [start:read]
 def read_instruction_file(
     path: Path, max_chars: int = MAX_FILE_CHARS, *, within: Path | None = None
 ) -> InstructionFile:
@@ -159,7 +156,6 @@ def read_instruction_file(
     note = f"cut {path} to its first {max_chars:,} characters (the limit for one file)"
     return InstructionFile(path, text, note)
     # endregion
-# --8<-- [end:read]
 
 
 # --8<-- [start:message]
@@ -217,7 +213,6 @@ def load_instructions(
 # --8<-- [end:message]
 
 
-# --8<-- [start:developer-role]
 def keep_developer_role(
     messages: Sequence[Message], wire: Sequence[dict[str, Any]]
 ) -> list[dict[str, Any]]:
@@ -235,4 +230,3 @@ def keep_developer_role(
         for message, item in zip(messages, wire, strict=True)
     ]
     # endregion
-# --8<-- [end:developer-role]

@@ -57,7 +57,6 @@ CHUNK_BYTES = 65_536
 """How much of a job's output one read of its pipe takes at most."""
 
 
-# --8<-- [start:unread]
 class UnreadOutput:
     """The output of a job that the model has not read yet: at most ``limit`` bytes, the newest.
 
@@ -116,10 +115,8 @@ class UnreadOutput:
         # endregion
 
 
-# --8<-- [end:unread]
 
 
-# --8<-- [start:job]
 @dataclass(eq=False)
 class Job:
     """One background command: its id, the process leading its session, its unread output."""
@@ -155,7 +152,6 @@ class Job:
         # endregion
 
 
-# --8<-- [end:job]
 
 
 def notice_text(job: Job) -> str:
@@ -189,7 +185,6 @@ class JobTable:
         self.started = 0
         """How many jobs this table has started: the next id is ``job-{started + 1}``."""
 
-    # --8<-- [start:start]
     async def start(self, bash: BashTool, command: str) -> Job:
         """Start ``command`` as chapter 10's ``bash`` would, and a task that watches it.
 
@@ -215,9 +210,7 @@ class JobTable:
         return job
         # endregion
 
-    # --8<-- [end:start]
 
-    # --8<-- [start:watch]
     async def watch(
         self, job: Job, output: asyncio.StreamReader, pipe_open: AsyncExitStack
     ) -> None:
@@ -246,7 +239,6 @@ class JobTable:
             job.done.set()
         # endregion
 
-    # --8<-- [end:watch]
 
     def find(self, job_id: str) -> Job | ToolOutput:
         """The job ``job_id``, or an error result that names the jobs there are."""
@@ -256,7 +248,6 @@ class JobTable:
         there = f"jobs: {', '.join(self.jobs)}" if self.jobs else "there are no jobs"
         return ToolOutput.error(f"no background job {job_id!r} ({there})")
 
-    # --8<-- [start:read]
     def read(self, job_id: str) -> ToolOutput:
         """``bash_output``: what ``job_id`` printed since the last read, and its state.
 
@@ -277,9 +268,7 @@ class JobTable:
         return ToolOutput.ok(f"{text}\nstate: {state}")
         # endregion
 
-    # --8<-- [end:read]
 
-    # --8<-- [start:kill]
     async def kill(self, job_id: str) -> ToolOutput:
         """``kill_shell``: stop every process of the job's session; ``job-1 killed: CMD``.
 
@@ -299,7 +288,6 @@ class JobTable:
         return ToolOutput.ok(f"{job.id} killed: {one_line(job.command)}")
         # endregion
 
-    # --8<-- [end:kill]
 
     # --8<-- [start:notices]
     def notices(self) -> list[Message]:
@@ -326,7 +314,6 @@ class JobTable:
 
     # --8<-- [end:notices]
 
-    # --8<-- [start:listing]
     def listing(self) -> str:
         """``/jobs``: a line per job, ``job-1  running  npm run dev``; or ``no background jobs``."""
         # region ch26: "no background jobs" when empty; else id, state and one_line(command)
@@ -338,7 +325,6 @@ class JobTable:
         )
         # endregion
 
-    # --8<-- [end:listing]
 
     # --8<-- [start:close]
     async def close(self) -> None:
@@ -374,7 +360,6 @@ class JobTable:
     # --8<-- [end:close]
 
 
-# --8<-- [start:background-arguments]
 class BackgroundBashArguments(BashArguments):
     """Chapter 10's arguments and ``run_in_background``."""
 
@@ -386,10 +371,8 @@ class BackgroundBashArguments(BashArguments):
     )
 
 
-# --8<-- [end:background-arguments]
 
 
-# --8<-- [start:tools]
 class BackgroundBashTool(ArgumentsTool[BackgroundBashArguments]):
     """``bash``, with ``run_in_background``: chapter 10's tool, or a job in ``jobs``."""
 
@@ -441,7 +424,6 @@ class BackgroundBashTool(ArgumentsTool[BackgroundBashArguments]):
         # endregion
 
 
-# --8<-- [end:tools]
 
 
 # --8<-- [start:job-tools]

@@ -81,7 +81,6 @@ def truncation_note(cut_bytes: int, cut_lines: int) -> str:
     )
 
 
-# --8<-- [start:truncate]
 def truncate_output(text: str, limit: int) -> str:
     """``text`` if it fits in ``limit`` UTF-8 bytes; else a prefix that fits, a newline, a note.
 
@@ -108,10 +107,8 @@ def truncate_output(text: str, limit: int) -> str:
     cut_bytes = len(data) - len(kept.encode("utf-8", "surrogatepass"))
     return f"{kept}\n{truncation_note(cut_bytes, cut_lines)}"
     # endregion
-# --8<-- [end:truncate]
 
 
-# --8<-- [start:stuck]
 class StuckDetector:
     """Notices a model that repeats one failing call instead of trying something else."""
 
@@ -141,17 +138,14 @@ class StuckDetector:
         else:
             self.last, self.failures = key, 1
         # endregion
-# --8<-- [end:stuck]
 
 
-# --8<-- [start:history-chars]
 def history_chars(messages: Sequence[Message]) -> int:
     """How many characters ``messages`` take as JSON: what ``max_history_chars`` limits."""
     # region ch07: the size of the history as the JSON text dump_messages makes
     # more: len(dump_messages(messages)): a cheap, provider-independent proxy for tokens
     return len(dump_messages(messages))
     # endregion
-# --8<-- [end:history-chars]
 
 
 # --8<-- [start:run-state]
@@ -269,7 +263,6 @@ class Agent(AgentBase):
                 yield event
     # --8<-- [end:agent-head]
 
-    # --8<-- [start:race]
     async def race(self, awaitable: Awaitable[T]) -> T:
         """Await ``awaitable``, unless ``cancel()`` is called first: then raise ``Interrupted``.
 
@@ -292,7 +285,6 @@ class Agent(AgentBase):
             raise Interrupted
         return work.result()
         # endregion
-    # --8<-- [end:race]
 
     async def before_request(self) -> AsyncIterator[Event]:
         """Before a provider call: let ``prepare`` (chapter 18) shrink the history; report it.
@@ -304,7 +296,6 @@ class Agent(AgentBase):
             if event is not None:
                 yield event
 
-    # --8<-- [start:execute]
     async def execute(self, call: ToolCall) -> ToolOutput:
         """Answer one call: the gate may answer it instead of the tool; long output is cut."""
         # region ch07: ask the gate first; run the tool if it let the call through; truncate
@@ -315,9 +306,7 @@ class Agent(AgentBase):
         content = truncate_output(output.content, self.limits.max_output_bytes)
         return ToolOutput(content=content, is_error=output.is_error)
         # endregion
-    # --8<-- [end:execute]
 
-    # --8<-- [start:run-calls]
     async def run_calls(
         self, step: int, calls: Sequence[ToolCall], first: int
     ) -> AsyncIterator[Event]:
@@ -346,9 +335,7 @@ class Agent(AgentBase):
             self.history[index] = output.to_message(call)
             yield ToolResult(step, call.id, call.name, output.content, output.is_error, duration)
         # endregion
-    # --8<-- [end:run-calls]
 
-    # --8<-- [start:step]
     async def step(self, state: RunState) -> AsyncIterator[Event]:
         """One step: stream a turn, passing each event on, then run the tools it asks for.
 
@@ -385,9 +372,7 @@ class Agent(AgentBase):
             assert isinstance(result, ToolResultMessage)
             state.stuck.record(call, result.is_error)
         # endregion
-    # --8<-- [end:step]
 
-    # --8<-- [start:why-stop]
     def why_stop(self, state: RunState) -> Finish | None:
         """Between steps: the reason to end the run now, or ``None`` to take another step."""
         # region ch07: the step's own finish, cancel, a requested finish, stuck, steps, size
@@ -406,9 +391,7 @@ class Agent(AgentBase):
             return Finish.HISTORY_LIMIT
         return None
         # endregion
-    # --8<-- [end:why-stop]
 
-    # --8<-- [start:loop]
     async def loop(self, prompt: str) -> AsyncGenerator[Event, None]:
         """The run itself: steps until ``why_stop`` gives a reason, then ``RunFinished``.
 
@@ -433,4 +416,3 @@ class Agent(AgentBase):
             raise
         yield state.finished(reason)
         # endregion
-    # --8<-- [end:loop]

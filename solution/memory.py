@@ -93,7 +93,6 @@ def has_fts5(connection: sqlite3.Connection) -> bool:
     return True
 
 
-# --8<-- [start:connect]
 def connect(path: Path | str) -> sqlite3.Connection:
     """Open the database at ``path`` for one process: private, WAL mode, every commit on disk.
 
@@ -119,10 +118,8 @@ def connect(path: Path | str) -> sqlite3.Connection:
     connection.execute("PRAGMA synchronous = FULL")
     return connection
     # endregion
-# --8<-- [end:connect]
 
 
-# --8<-- [start:fts-query]
 def fts_query(text: str) -> str:
     """``text`` as an FTS5 query that matches any of its words, taken literally.
 
@@ -139,10 +136,8 @@ def fts_query(text: str) -> str:
     words = text.replace("\0", " ").split()
     return " OR ".join('"' + word.replace('"', '""') + '"' for word in words)
     # endregion
-# --8<-- [end:fts-query]
 
 
-# --8<-- [start:like-pattern]
 def like_pattern(word: str) -> str:
     r"""A ``LIKE`` pattern (with ``ESCAPE '\'``) that matches text containing ``word`` as is.
 
@@ -154,7 +149,6 @@ def like_pattern(word: str) -> str:
     escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
     # endregion
-# --8<-- [end:like-pattern]
 
 
 class MemoryStore:
@@ -199,7 +193,6 @@ class MemoryStore:
             self._connection = connection
         return self._connection
 
-    # --8<-- [start:remember]
     def remember(self, text: str, scope: Scope = Scope.PROJECT) -> Memory:
         """Keep ``text`` in ``scope``; when this returns, the memory is committed to disk.
 
@@ -220,13 +213,11 @@ class MemoryStore:
         assert cursor.lastrowid is not None
         return Memory(cursor.lastrowid, text, scope, created)
         # endregion
-    # --8<-- [end:remember]
 
     def transaction(self) -> _Transaction:
         """``with store.transaction():`` runs its body in one ``BEGIN IMMEDIATE`` transaction."""
         return _Transaction(self.db)
 
-    # --8<-- [start:recall]
     def recall(self, query: str, limit: int = 10) -> list[Memory]:
         """The memories of this project and of the user that contain any word of ``query``.
 
@@ -259,7 +250,6 @@ class MemoryStore:
             ).fetchall()
         return [Memory(id, text, Scope(scope), created) for id, text, scope, created in rows]
         # endregion
-    # --8<-- [end:recall]
 
     def all(self) -> list[Memory]:
         """Every memory this project sees (its own and the user's), oldest first."""

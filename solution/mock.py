@@ -38,7 +38,6 @@ def as_turn(turn: AssistantTurn | str) -> AssistantTurn:
     return turn
 
 
-# --8<-- [start:mock-provider]
 class MockProvider:
     """A ``Provider`` that returns scripted turns in order and records every call.
 
@@ -58,16 +57,13 @@ class MockProvider:
         # endregion
     # --8<-- [end:mock-init]
 
-    # --8<-- [start:mock-add]
     def add(self, turn: AssistantTurn | str) -> None:
         """Append one more turn to the end of the script."""
         # region ch01: the new turn waits behind every turn already scripted; a string is allowed
         # more: as_turn turns a string into an AssistantTurn; deque.append adds at the back
         self._script.append(as_turn(turn))
         # endregion
-    # --8<-- [end:mock-add]
 
-    # --8<-- [start:mock-remaining]
     @property
     def remaining(self) -> int:
         """How many scripted turns have not been handed out yet."""
@@ -75,9 +71,7 @@ class MockProvider:
         # more: len() works on a deque
         return len(self._script)
         # endregion
-    # --8<-- [end:mock-remaining]
 
-    # --8<-- [start:mock-complete]
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AssistantTurn:
@@ -95,5 +89,3 @@ class MockProvider:
             )
         return self._script.popleft()
         # endregion
-    # --8<-- [end:mock-complete]
-# --8<-- [end:mock-provider]

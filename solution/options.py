@@ -40,7 +40,6 @@ exit status:
 """The exit status table ``claw --help`` ends with (and chapter 19 documents)."""
 
 
-# --8<-- [start:one-line]
 class OneLineParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors are one line on stderr, then exit status 2."""
 
@@ -51,7 +50,6 @@ class OneLineParser(argparse.ArgumentParser):
         sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
         raise SystemExit(EXIT_USAGE)
         # endregion
-# --8<-- [end:one-line]
 
 
 def positive_int(text: str) -> int:

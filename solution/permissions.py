@@ -148,7 +148,6 @@ def is_mcp_server_rule(tool: str) -> bool:
     return tool.startswith("mcp__") and bool(server) and "__" not in server
 
 
-# --8<-- [start:rule-class]
 @dataclass(frozen=True)
 class Rule:
     """One parsed rule: ``Bash(git *)`` is ``Rule("Bash", "git *")``; ``Edit`` has no specifier."""
@@ -180,10 +179,8 @@ class Rule:
         if is_mcp_server_rule(self.tool) and name.startswith(self.tool + "__"):
             return True
         return name in TOOL_NAMES.get(self.tool, frozenset({self.tool}))
-# --8<-- [end:rule-class]
 
 
-# --8<-- [start:rule]
 def parse_rule(text: str) -> Rule:
     """Parse ``Tool`` or ``Tool(specifier)``; raise ``RuleError`` for anything else.
 
@@ -202,10 +199,8 @@ def parse_rule(text: str) -> Rule:
         raise RuleError(f"bad permission rule {text!r}: expected Tool or Tool(specifier)")
     return Rule(name, rest[:-1].strip())
     # endregion
-# --8<-- [end:rule]
 
 
-# --8<-- [start:command-matches]
 def command_matches(pattern: str, command: str) -> bool:
     """Whether one simple ``command`` matches a ``Bash(...)`` specifier.
 
@@ -233,7 +228,6 @@ def command_matches(pattern: str, command: str) -> bool:
         position = found + len(piece)
     return len(command) - position >= len(last) and command.endswith(last)
     # endregion
-# --8<-- [end:command-matches]
 
 
 def escape_pattern(path: str) -> str:
@@ -256,7 +250,6 @@ def bare_pattern(pattern: str) -> str:
     return "\\" + bare if bare.startswith(("#", "!")) else bare
 
 
-# --8<-- [start:path-matches]
 def path_matches(
     pattern: str, path: str, root: Path, home: Path | None = None, *, anywhere: bool = False
 ) -> bool:
@@ -288,7 +281,6 @@ def path_matches(
     spec = pathspec.GitIgnoreSpec.from_lines([rest])
     return spec.match_file(relative) or spec.match_file(relative + "/")  # a folder: its files
     # endregion
-# --8<-- [end:path-matches]
 
 
 # --8<-- [start:webfetch]
@@ -534,7 +526,6 @@ class Permissions:
         real = path_matches(pattern, resolved, real_root, self.home, anywhere=anywhere)
         return (written or real) if anywhere else (written and real)
 
-    # --8<-- [start:decide-one]
     def decide_one(self, name: str, subject: str | None) -> Ruling:
         """The verdict for one subject of a call.
 
@@ -563,9 +554,7 @@ class Permissions:
             return Ruling(Decision.ASK, f"{subject!r} is outside the project; it needs approval")
         return Ruling(decision, f"no rule matches{shown}; {self.mode} mode says {decision}")
         # endregion
-    # --8<-- [end:decide-one]
 
-    # --8<-- [start:decide]
     def decide(self, call: ToolCall) -> Ruling:
         """The verdict for a whole call: the worst verdict of its subjects.
 
@@ -596,7 +585,6 @@ class Permissions:
             return Ruling(Decision.DENY, f"{worst.reason}; dontAsk mode denies it", worst.rule)
         return worst
         # endregion
-    # --8<-- [end:decide]
 
     def first_rule(
         self, decision: Decision, name: str, subjects: Iterable[str]

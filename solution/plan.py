@@ -162,7 +162,6 @@ class PlanMode:
             self.enter()
     # --8<-- [end:plan-mode-head]
 
-    # --8<-- [start:move]
     def _move(self, event: str) -> None:
         """Change state for ``event`` as ``TRANSITIONS`` says, or raise ``PlanModeError``."""
         # region ch16: look the event up in TRANSITIONS; refuse it from any other state
@@ -175,7 +174,6 @@ class PlanMode:
             )
         self.state = target
         # endregion
-    # --8<-- [end:move]
 
     # --8<-- [start:transitions]
     def enter(self) -> None:
@@ -224,7 +222,6 @@ class PlanMode:
         # endregion
     # --8<-- [end:transitions]
 
-    # --8<-- [start:check]
     async def check(self, call: ToolCall) -> ToolCall | ToolOutput:
         """Chapter 16's check for ``Controls``: while planning, only read-only tools go on."""
         # region ch16: executing: all but exit_plan_mode go on; planning: read-only tools only
@@ -244,7 +241,6 @@ class PlanMode:
             return call
         return ToolOutput.error(refusal(call.name))
         # endregion
-    # --8<-- [end:check]
 
 
 # --8<-- [start:exit-tool-head]
@@ -276,7 +272,6 @@ class ExitPlanModeTool(ArgumentsTool[ExitPlanModeArguments]):
         self.plan_mode = plan_mode
     # --8<-- [end:exit-tool-head]
 
-    # --8<-- [start:exit-tool]
     async def call(self, args: ExitPlanModeArguments) -> ToolOutput:
         """Hand the plan to plan mode; outside planning, an error result, never an exception."""
         # region ch16: submit the plan while planning; any other state is an error result
@@ -287,4 +282,3 @@ class ExitPlanModeTool(ArgumentsTool[ExitPlanModeArguments]):
             return ToolOutput.error(not_planning())
         return self.plan_mode.submit(args.plan)
         # endregion
-    # --8<-- [end:exit-tool]

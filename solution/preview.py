@@ -25,7 +25,6 @@ def cut_lines(text: str, rows: int) -> str:
     return "\n".join([*lines[:rows], f"… ({len(lines) - rows} more lines)"])
 
 
-# --8<-- [start:preview]
 def change_preview(call: ToolCall, root: Path, rows: int = SCREENFUL) -> str | None:
     """The diff ``call`` would make to a file under ``root``, at most ``rows`` lines.
 
@@ -57,4 +56,3 @@ def change_preview(call: ToolCall, root: Path, rows: int = SCREENFUL) -> str | N
         after = before.replace(old, new, count)
     return cut_lines(show_diff(before, after, path, max_lines=10**9), rows)
     # endregion
-# --8<-- [end:preview]

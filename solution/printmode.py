@@ -47,7 +47,6 @@ class UsageError(ClawError):
     """The command line cannot work (no prompt, say): claw exits with status 2."""
 
 
-# --8<-- [start:read-prompt]
 def read_prompt(prompt: str | None, stdin: TextIO) -> str:
     """The prompt to run: ``prompt``, with piped standard input added as context.
 
@@ -68,7 +67,6 @@ def read_prompt(prompt: str | None, stdin: TextIO) -> str:
         return prompt
     return f"{prompt}\n\n<stdin>\n{piped.rstrip(chr(10))}\n</stdin>"
     # endregion
-# --8<-- [end:read-prompt]
 
 
 def usage_object(usage: TokenUsage) -> dict[str, int]:
@@ -81,7 +79,6 @@ def usage_object(usage: TokenUsage) -> dict[str, int]:
     }
 
 
-# --8<-- [start:event-object]
 def event_object(event: Event) -> dict[str, Any] | None:
     """One line of ``stream-json`` for ``event``; ``None`` for the stream's own plumbing.
 
@@ -110,7 +107,6 @@ def event_object(event: Event) -> dict[str, Any] | None:
             return {"type": "usage", "step": step, "usage": usage_object(usage)}
     return None
     # endregion
-# --8<-- [end:event-object]
 
 
 def total_cost(finished: RunFinished) -> Decimal | None:
@@ -122,7 +118,6 @@ def total_cost(finished: RunFinished) -> Decimal | None:
     return finished.usage.cost
 
 
-# --8<-- [start:result-object]
 def result_object(
     finished: RunFinished, duration_ms: int, extra: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -148,7 +143,6 @@ def result_object(
         **(extra or {}),
     }
     # endregion
-# --8<-- [end:result-object]
 
 
 class PrintOutput:

@@ -110,7 +110,6 @@ def gather_environment(
 # --8<-- [end:gather]
 
 
-# --8<-- [start:section]
 def section(title: str, body: str) -> str:
     """One section of the prompt: a ``## title`` heading, a blank line, then ``body``.
 
@@ -120,7 +119,6 @@ def section(title: str, body: str) -> str:
     # more: f"## {title}\n\n{body.strip(chr(10))}"; strip only newlines, keep indentation
     return f"## {title}\n\n{body.strip(chr(10))}"
     # endregion
-# --8<-- [end:section]
 
 
 # --8<-- [start:identity]
@@ -147,7 +145,6 @@ NO_TOOLS = "No tools are available in this session: answer from the conversation
 # --8<-- [end:tool-texts]
 
 
-# --8<-- [start:tools]
 def tool_section(tools: Sequence[ToolDefinition]) -> str:
     """How to use the tools, naming each one the model can call, in the order given.
 
@@ -161,7 +158,6 @@ def tool_section(tools: Sequence[ToolDefinition]) -> str:
     names = ", ".join(f"`{tool.name}`" for tool in tools)
     return section("Tools", f"You can call these tools: {names}.\n{TOOL_GUIDANCE}")
     # endregion
-# --8<-- [end:tools]
 
 
 # --8<-- [start:environment]

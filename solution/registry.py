@@ -64,7 +64,6 @@ class BatchRunner(Protocol):
         ...
 
 
-# --8<-- [start:read-only]
 def is_read_only(tool: object) -> bool:
     """Whether ``tool`` declares that it changes nothing (``read_only = True``).
 
@@ -75,10 +74,8 @@ def is_read_only(tool: object) -> bool:
     # more: getattr(tool, "read_only", False) is True
     return getattr(tool, "read_only", False) is True
     # endregion
-# --8<-- [end:read-only]
 
 
-# --8<-- [start:batches]
 def batches(calls: Sequence[ToolCall], tools: ToolSet) -> list[list[ToolCall]]:
     """Split ``calls`` into the groups that may run together, keeping their order.
 
@@ -99,10 +96,8 @@ def batches(calls: Sequence[ToolCall], tools: ToolSet) -> list[list[ToolCall]]:
         previous_read_only = read_only
     return groups
     # endregion
-# --8<-- [end:batches]
 
 
-# --8<-- [start:run-batch]
 async def run_batch(
     work: Callable[[ToolCall], Coroutine[Any, Any, T]], calls: Sequence[ToolCall]
 ) -> list[T]:
@@ -122,7 +117,6 @@ async def run_batch(
         raise errors.exceptions[0] from None
     return [task.result() for task in tasks]
     # endregion
-# --8<-- [end:run-batch]
 
 
 def timed(
@@ -138,7 +132,6 @@ def timed(
     return run
 
 
-# --8<-- [start:run-in-batches]
 async def run_in_batches(
     agent: BatchRunner, step: int, calls: Sequence[ToolCall], first: int
 ) -> AsyncIterator[Event]:
@@ -161,10 +154,8 @@ async def run_in_batches(
             index += 1
             yield ToolResult(step, call.id, call.name, output.content, output.is_error, duration)
     # endregion
-# --8<-- [end:run-in-batches]
 
 
-# --8<-- [start:default-tools]
 def default_tools(root: Path | str = ".", *, web: bool = False) -> ToolSet:
     """Claw's standard tools, working in ``root``; ``web_fetch`` too if ``web`` is true.
 
@@ -190,7 +181,6 @@ def default_tools(root: Path | str = ".", *, web: bool = False) -> ToolSet:
         tools.append(WebFetchTool())
     return ToolSet(tools)
     # endregion
-# --8<-- [end:default-tools]
 
 
 

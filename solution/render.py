@@ -258,7 +258,6 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 # --8<-- [end:spinner]
 
 
-# --8<-- [start:still-running]
 def still_running(names: Sequence[str], seconds: float) -> str:
     """The line for tools ``names`` running ``seconds``: ``⠙ bash running · 1 s``.
 
@@ -270,7 +269,6 @@ def still_running(names: Sequence[str], seconds: float) -> str:
     what = names[0] if len(names) == 1 else f"{len(names)} tools"
     return f"{SPINNER[whole % len(SPINNER)]} {what} running · {whole} s"
     # endregion
-# --8<-- [end:still-running]
 
 
 class Waiting:

@@ -105,7 +105,6 @@ PROTECTED = (
 # --8<-- [end:protected-rules]
 
 
-# --8<-- [start:workspace]
 class Workspace(Root):
     """The folders tools may touch: the workspace ``root`` and any ``extra`` allowed folders.
 
@@ -191,10 +190,8 @@ class Workspace(Root):
         except OutsideRoot as error:
             raise WorkspaceError(f"{path} changed while it was being opened: {error}") from error
         # endregion
-# --8<-- [end:workspace]
 
 
-# --8<-- [start:touched-paths]
 def touched_paths(call: ToolCall) -> list[str]:
     """The paths ``call`` would touch, as the model wrote them (``~`` and ``$VAR`` expanded).
 
@@ -237,7 +234,6 @@ def touched_paths(call: ToolCall) -> list[str]:
         paths.extend(patch_paths(patch))
     return paths
     # endregion
-# --8<-- [end:touched-paths]
 
 
 def patch_paths(patch: str) -> list[str]:
@@ -268,7 +264,6 @@ def patch_paths(patch: str) -> list[str]:
     return found
 
 
-# --8<-- [start:protected]
 def protected_reason(
     relative: str, *, reading: bool, allow: Sequence[str] = ()
 ) -> str | None:
@@ -294,7 +289,6 @@ def protected_reason(
             return rule.why
     return None
     # endregion
-# --8<-- [end:protected]
 
 
 # --8<-- [start:split-constants]
@@ -310,7 +304,6 @@ WRAPPERS = frozenset({"sudo", "env", "nohup", "time", "command", "exec", "nice",
 # --8<-- [end:split-constants]
 
 
-# --8<-- [start:split-commands]
 def split_pipelines(command: str) -> list[list[list[str]]]:
     """``command`` as pipelines of simple commands, each a list of words (quotes removed).
 
@@ -363,7 +356,6 @@ def split_pipelines(command: str) -> list[list[list[str]]]:
             unique.append(found)
     return unique
     # endregion
-# --8<-- [end:split-commands]
 
 
 def command_words(words: Sequence[str]) -> list[str]:
@@ -420,7 +412,6 @@ def recursive(flags: Iterable[str]) -> bool:
 # --8<-- [end:command-targets]
 
 
-# --8<-- [start:command-rules]
 def dangerous(words: Sequence[str], next_stage: Sequence[str] | None = None) -> str | None:
     """Why the simple command ``words`` is refused, or ``None``.
 
@@ -479,10 +470,8 @@ def dangerous(words: Sequence[str], next_stage: Sequence[str] | None = None) -> 
         return f"a download run by {name}"
     return None
     # endregion
-# --8<-- [end:command-rules]
 
 
-# --8<-- [start:check-command]
 def check_command(command: str) -> str | None:
     """Why ``command`` is refused (the first reason found), or ``None`` to let it run.
 
@@ -500,7 +489,6 @@ def check_command(command: str) -> str | None:
                 return f"{reason}: {shlex.join(stage)}"
     return None
     # endregion
-# --8<-- [end:check-command]
 
 
 class SafetyChecks:

@@ -121,7 +121,6 @@ def resolve(path: str, workspace: Path, home: Path) -> Path:
 # --8<-- [end:config-type]
 
 
-# --8<-- [start:config]
 def sandbox_config(settings: SandboxSettings, workspace: Path, home: Path) -> SandboxConfig:
     """The sandbox ``settings`` (merged across chapter 17's layers) describe for ``workspace``.
 
@@ -149,10 +148,8 @@ def sandbox_config(settings: SandboxSettings, workspace: Path, home: Path) -> Sa
     # endregion
 
 
-# --8<-- [end:config]
 
 
-# --8<-- [start:words]
 def bwrap_words(config: SandboxConfig, proxy: Path | None = None) -> list[str]:
     """Bwrap's options for ``config``, in the order bwrap must apply them (before ``--``).
 
@@ -187,7 +184,6 @@ def bwrap_words(config: SandboxConfig, proxy: Path | None = None) -> list[str]:
     # endregion
 
 
-# --8<-- [end:words]
 
 
 # --8<-- [start:relay]
@@ -264,7 +260,6 @@ def has_process_limit(release: str | None = None) -> bool:
 # --8<-- [end:limit]
 
 
-# --8<-- [start:argv]
 
 
 def sandboxed_argv(
@@ -285,7 +280,6 @@ def sandboxed_argv(
     # endregion
 
 
-# --8<-- [end:argv]
 
 
 # --8<-- [start:request]
@@ -370,7 +364,6 @@ def refusal(host: str) -> bytes:
 # --8<-- [end:proxy-helpers]
 
 
-# --8<-- [start:carry]
 async def carry(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     """Copy ``reader`` to ``writer`` until the end, then close ``writer``'s sending side."""
     with contextlib.suppress(OSError):
@@ -381,10 +374,8 @@ async def carry(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
             writer.write_eof()
 
 
-# --8<-- [end:carry]
 
 
-# --8<-- [start:proxy]
 class Proxy:
     """claw's side of the sandbox's network: a proxy on a unix socket that checks each host."""
 
@@ -453,7 +444,6 @@ class Proxy:
         # endregion
 
 
-# --8<-- [end:proxy]
 
 
 # --8<-- [start:probe]
@@ -488,7 +478,6 @@ def probe(program: str) -> str | None:
 # --8<-- [end:probe]
 
 
-# --8<-- [start:sandbox]
 class Sandbox:
     """One session's sandbox: its config, whether it can run, and its proxy while it runs."""
 
@@ -549,7 +538,6 @@ class Sandbox:
             self.folder = None
 
 
-# --8<-- [end:sandbox]
 
 
 # --8<-- [start:wiring]
@@ -586,7 +574,6 @@ def with_sandbox(tools: ToolSet, sandbox: Sandbox) -> ToolSet:
 # --8<-- [end:wiring]
 
 
-# --8<-- [start:auto-allow]
 def auto_allowing(permissions: Permissions, sandbox: Sandbox) -> None:
     """Let sandboxed ``bash`` calls run without a question, as ``autoAllowBashIfSandboxed``.
 
@@ -612,4 +599,3 @@ def auto_allowing(permissions: Permissions, sandbox: Sandbox) -> None:
     permissions.approve = approve
 
 
-# --8<-- [end:auto-allow]

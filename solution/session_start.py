@@ -55,7 +55,6 @@ def going_on(info: SessionInfo, verb: str, now: datetime | None = None) -> str:
     return terminal_text(f"claw: {verb} session {info.id}: {title}, last written {age(seconds)}")
 
 
-# --8<-- [start:pick]
 async def pick(
     arguments: argparse.Namespace, cwd: Path, read_line: ReadLine, err: TextIO
 ) -> Session | None:
@@ -97,7 +96,6 @@ async def pick(
     return loaded(chosen)
 
 
-# --8<-- [end:pick]
 
 
 def keep_session_rules(recorder: SessionRecorder, agent: Agent, permissions: Permissions) -> None:

@@ -66,7 +66,6 @@ def path_hash(path: str) -> str:
 # --8<-- [end:path-hash]
 
 
-# --8<-- [start:folder]
 def project_folder_name(cwd: Path) -> str:
     """The folder name of the project at ``cwd``, as Claude Code makes it.
 
@@ -83,7 +82,6 @@ def project_folder_name(cwd: Path) -> str:
         return name
     return f"{name[:LONGEST_NAME]}-{path_hash(path)}"
     # endregion
-# --8<-- [end:folder]
 
 
 def sessions_folder(cwd: Path, home: Path | None = None) -> Path:
@@ -135,7 +133,6 @@ class SessionRecorder:
 
     # --8<-- [end:recorder]
 
-    # --8<-- [start:recorder-call]
     def __call__(self, event: object) -> None:
         """Record what ``event`` settled; stream deltas are only checked for a new prompt."""
         # region ch22: note answered calls; write settled new messages (or a history record); event
@@ -163,16 +160,13 @@ class SessionRecorder:
             self.writer.append(records, sync=step_done)
         # endregion
 
-    # --8<-- [end:recorder-call]
 
-    # --8<-- [start:recorder-tail]
     def _still_prefix(self, history: Sequence[Message]) -> bool:
         """Whether ``history`` still begins with exactly the messages written so far."""
         count = len(self.written)
         if len(history) < count:
             return False
         return all(a is b for a, b in zip(history[:count], self.written, strict=True))
-# --8<-- [end:recorder-tail]
 
 
 # --8<-- [start:session]
@@ -243,7 +237,6 @@ def open_writer(path: Path, home: Path | None = None) -> TranscriptWriter:
 # --8<-- [end:session]
 
 
-# --8<-- [start:load]
 def load_session(path: Path) -> Session:
     """Read the transcript at ``path`` and rebuild its session."""
     # region ch22: read_transcript, rebuild_history, event_records; keep the notices
@@ -258,10 +251,8 @@ def load_session(path: Path) -> Session:
         forked_from=transcript.header.get("forked_from"),
     )
     # endregion
-# --8<-- [end:load]
 
 
-# --8<-- [start:usage]
 def session_usage(session: Session) -> TokenUsage:
     """The tokens and cost of the whole session: the sum of its recorded ``StepUsage``.
 
@@ -277,7 +268,6 @@ def session_usage(session: Session) -> TokenUsage:
             total += inner.usage
     return total
     # endregion
-# --8<-- [end:usage]
 
 
 # --8<-- [start:session-info]
@@ -326,7 +316,6 @@ def _text_of(content: object) -> str:
 # --8<-- [end:session-info]
 
 
-# --8<-- [start:list]
 def list_sessions(cwd: Path, home: Path | None = None) -> list[SessionInfo]:
     """The sessions of the project at ``cwd``, the most recently written first."""
     # region ch22: every *.jsonl of sessions_folder, newest modification time first
@@ -344,7 +333,6 @@ def list_sessions(cwd: Path, home: Path | None = None) -> list[SessionInfo]:
         for mtime, path in found
     ]
     # endregion
-# --8<-- [end:list]
 
 
 # --8<-- [start:find-session]
@@ -375,7 +363,6 @@ def find_session(cwd: Path, session_id: str, home: Path | None = None) -> Sessio
 # --8<-- [end:find-session]
 
 
-# --8<-- [start:fork]
 def fork_session(
     source: Session, cwd: Path, home: Path | None = None
 ) -> tuple[str, TranscriptWriter]:
@@ -394,7 +381,6 @@ def fork_session(
     writer.write(lines)
     return session_id, writer
     # endregion
-# --8<-- [end:fork]
 
 
 def reopen(session: Session) -> TranscriptWriter:

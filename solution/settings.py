@@ -183,7 +183,6 @@ class LoadedSettings:
     lowest first: the last one is the value in force (for a list item: the first)."""
 
 
-# --8<-- [start:merge]
 def merge(low: Mapping[str, Any], high: Mapping[str, Any]) -> dict[str, Any]:
     """``high`` laid over ``low``: objects merge key by key, lists join, anything else is replaced.
 
@@ -203,10 +202,8 @@ def merge(low: Mapping[str, Any], high: Mapping[str, Any]) -> dict[str, Any]:
             merged[key] = value
     return merged
     # endregion
-# --8<-- [end:merge]
 
 
-# --8<-- [start:key-path]
 def key_path(location: Sequence[int | str]) -> str:
     """A pydantic error location as the key a person would write: ``permissions.allow[2]``."""
     # region ch17: names joined by dots, list positions in brackets
@@ -219,7 +216,6 @@ def key_path(location: Sequence[int | str]) -> str:
             path += f".{part}" if path else str(part)
     return path
     # endregion
-# --8<-- [end:key-path]
 
 
 # --8<-- [start:check-layer]
@@ -517,7 +513,6 @@ def load_settings(
     return LoadedSettings(settings, layers, warnings, trace(layers))
 
 
-# --8<-- [start:explain]
 def explain(loaded: LoadedSettings, key: str) -> list[str]:
     """Lines that say, for ``key`` and every key under it, the value in force and its layer.
 
@@ -545,7 +540,6 @@ def explain(loaded: LoadedSettings, key: str) -> list[str]:
                 lines.append(f"    overridden: {json.dumps(origin.value)}  ({origin.layer.label})")
     return lines
     # endregion
-# --8<-- [end:explain]
 
 
 def value_at(settings: Settings, key: str) -> Any:

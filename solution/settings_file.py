@@ -71,7 +71,6 @@ def rules_in(data: dict[str, Any], path: Path) -> dict[str, list[str]]:
     return lists
 
 
-# --8<-- [start:add-rule]
 def add_rule(path: Path, list_name: str, rule: str) -> None:
     """Append ``rule`` to the ``list_name`` list of the settings in ``path``, atomically.
 
@@ -94,7 +93,6 @@ def add_rule(path: Path, list_name: str, rule: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
     # endregion
-# --8<-- [end:add-rule]
 
 
 def ignore_in_git(path: Path) -> None:

@@ -28,7 +28,6 @@ ENDED_WELL = (Finish.DONE, Finish.HOOK_STOPPED)
 # --8<-- [end:ended-well]
 
 
-# --8<-- [start:exit-status]
 def exit_status(finished: RunFinished | None, signalled: int | None = None) -> int:
     """Claw's exit status: 128 + the signal that stopped it, else 0 if it ended well, else 1.
 
@@ -41,7 +40,6 @@ def exit_status(finished: RunFinished | None, signalled: int | None = None) -> i
         return 128 + signalled
     return EXIT_DONE if finished is not None and finished.reason in ENDED_WELL else EXIT_FAILED
     # endregion
-# --8<-- [end:exit-status]
 
 
 class Stopper:

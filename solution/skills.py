@@ -114,7 +114,6 @@ class Skill:
         return self.path.parent
 
 
-# --8<-- [start:split]
 def split_front_matter(text: str) -> tuple[str, str]:
     """``text`` split into its YAML front matter and its body.
 
@@ -131,10 +130,8 @@ def split_front_matter(text: str) -> tuple[str, str]:
             return "".join(lines[1:end]), "".join(lines[end + 1 :])
     raise SkillError("the front matter is not closed: no line --- after the first")
     # endregion
-# --8<-- [end:split]
 
 
-# --8<-- [start:parse]
 def parse_skill(path: Path) -> Skill:
     """Read the ``SKILL.md`` at ``path``: a ``Skill``, or ``SkillError`` saying what is wrong.
 
@@ -168,7 +165,6 @@ def parse_skill(path: Path) -> Skill:
         raise SkillError(f"description is longer than {MAX_DESCRIPTION} characters")
     return Skill(name, " ".join(description.split()), path.absolute())
     # endregion
-# --8<-- [end:parse]
 
 
 def one_line(text: str) -> str:
@@ -185,7 +181,6 @@ def skill_roots(cwd: Path, home: Path | None = None, *, project: bool = True) ->
     return ([cwd / SKILLS_FOLDER] if project else []) + [claw_home(home) / USER_SKILLS]
 
 
-# --8<-- [start:discover]
 def discover_skills(
     roots: Iterable[Path], warn: Callable[[str], None] | None = None
 ) -> list[Skill]:
@@ -217,7 +212,6 @@ def discover_skills(
             found.setdefault(skill.name, skill)
     return sorted(found.values(), key=lambda skill: skill.name)
     # endregion
-# --8<-- [end:discover]
 
 
 # --8<-- [start:skills-intro]
@@ -228,7 +222,6 @@ SKILLS_INTRO = (
 # --8<-- [end:skills-intro]
 
 
-# --8<-- [start:section]
 def skills_section(skills: Sequence[Skill]) -> str:
     """The system prompt's ``## Skills`` section: a line ``- `name`: description`` a skill.
 
@@ -241,10 +234,8 @@ def skills_section(skills: Sequence[Skill]) -> str:
     lines = [f"- `{skill.name}`: {skill.description}" for skill in skills]
     return section("Skills", "\n".join([SKILLS_INTRO, *lines]))
     # endregion
-# --8<-- [end:section]
 
 
-# --8<-- [start:tool-arguments]
 class SkillArguments(ToolArguments):
     """Which skill to load, and optionally which file beside its ``SKILL.md``."""
 
@@ -258,10 +249,8 @@ class SkillArguments(ToolArguments):
     )
 
 
-# --8<-- [end:tool-arguments]
 
 
-# --8<-- [start:beside]
 def beside(skill: Skill, file: str) -> Path:
     """The file ``file`` names in ``skill``'s folder; ``SkillError`` if it would leave it.
 
@@ -275,7 +264,6 @@ def beside(skill: Skill, file: str) -> Path:
         raise SkillError(f"{file!r} is not a file inside the skill {skill.name!r}")
     return target
     # endregion
-# --8<-- [end:beside]
 
 
 def listing(skill: Skill) -> list[str]:
@@ -288,7 +276,6 @@ def listing(skill: Skill) -> list[str]:
     )
 
 
-# --8<-- [start:tool]
 class SkillTool(ArgumentsTool[SkillArguments]):
     """The ``skill`` tool: loads a skill's instructions, or a file beside them, on request."""
 
@@ -328,7 +315,6 @@ class SkillTool(ArgumentsTool[SkillArguments]):
         except SkillError as error:
             return ToolOutput.error(str(error))
         # endregion
-# --8<-- [end:tool]
 
 
 def read_limited(path: Path) -> str:

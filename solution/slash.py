@@ -138,7 +138,6 @@ class SlashCommands:
         """Every command's name, for completion and ``/help``."""
         return list(self.commands)
 
-    # --8<-- [start:dispatch]
     async def dispatch(self, line: str, state: AppState) -> bool:
         """Run the command ``line`` names, if it is one: whether it was (else it is a prompt).
 
@@ -158,7 +157,6 @@ class SlashCommands:
         await command.handler(state, rest.strip())
         return True
         # endregion
-    # --8<-- [end:dispatch]
 
 
 def prompt_of(line: str) -> str:

@@ -106,7 +106,6 @@ class ServerSentEvent:
     id: str | None = None
 
 
-# --8<-- [start:parse-sse-line]
 def parse_sse_line(line: str) -> tuple[str, str] | None:
     """Split one non-blank line of an event stream into ``(field, value)``.
 
@@ -123,7 +122,6 @@ def parse_sse_line(line: str) -> tuple[str, str] | None:
         value = value[1:]
     return name, value
     # endregion
-# --8<-- [end:parse-sse-line]
 
 
 # --8<-- [start:decoder]
@@ -172,7 +170,6 @@ class SSEDecoder:
             )
     # --8<-- [end:decoder-state]
 
-    # --8<-- [start:decoder-feed]
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
         """Add bytes from the stream; return the events they complete, in order."""
         # region ch05a: decode the bytes, cut the text into complete lines, keep the unfinished rest
@@ -207,9 +204,7 @@ class SSEDecoder:
         self._check_size()  # the rest is kept for the next piece
         return events
         # endregion
-    # --8<-- [end:decoder-feed]
 
-    # --8<-- [start:decoder-line]
     def _line(self, line: str) -> ServerSentEvent | None:
         """Process one complete line; return an event when the line is the blank that ends one."""
         # region ch05a: a blank line ends the event if it has data; any other line sets one field
@@ -239,7 +234,6 @@ class SSEDecoder:
             self._id = value
         return None
         # endregion
-    # --8<-- [end:decoder-line]
 
     def close(self) -> ServerSentEvent | None:
         """The stream has ended: the event it was in the middle of, if that has data.
@@ -254,7 +248,6 @@ class SSEDecoder:
 # --8<-- [end:decoder]
 
 
-# --8<-- [start:usage-from-wire]
 def usage_from_wire(usage: dict[str, Any]) -> TokenUsage:
     """Read an OpenAI-style ``usage`` object, including OpenRouter's ``cost`` in dollars."""
     # region ch05a: OpenAI names for the token counts; the cost is money and may be missing
@@ -271,7 +264,6 @@ def usage_from_wire(usage: dict[str, Any]) -> TokenUsage:
         cost=None if cost is None else Decimal(str(cost)),
     )
     # endregion
-# --8<-- [end:usage-from-wire]
 
 
 # --8<-- [start:finish-reasons]
@@ -292,7 +284,6 @@ def stop_reason_from_wire(finish_reason: str) -> StopReason:
 # --8<-- [end:finish-reasons]
 
 
-# --8<-- [start:chunk-events]
 def chunk_events(chunk: dict[str, Any]) -> list[StreamEvent]:
     """The events in one OpenAI-style ``chat.completion.chunk``, in the order they happened.
 
@@ -335,7 +326,6 @@ def chunk_events(chunk: dict[str, Any]) -> list[StreamEvent]:
         events.append(UsageUpdate(usage_from_wire(usage)))
     return events
     # endregion
-# --8<-- [end:chunk-events]
 
 
 @dataclass
@@ -347,7 +337,6 @@ class PartialToolCall:
     arguments: list[str] = field(default_factory=list)
 
 
-# --8<-- [start:parse-arguments]
 def parse_arguments(call: PartialToolCall) -> dict[str, Any]:
     """The finished JSON arguments of ``call`` as a dict; empty text means no arguments."""
     # region ch05a: join the fragments and parse them once; only an object (or nothing) will do
@@ -369,10 +358,8 @@ def parse_arguments(call: PartialToolCall) -> dict[str, Any]:
         )
     return arguments
     # endregion
-# --8<-- [end:parse-arguments]
 
 
-# --8<-- [start:accumulator]
 # --8<-- [start:accumulator-state]
 class StreamAccumulator:
     """Adds up stream events into the finished ``AssistantTurn``.
@@ -407,7 +394,6 @@ class StreamAccumulator:
         return "".join(self._reasoning)
     # --8<-- [end:accumulator-state]
 
-    # --8<-- [start:accumulator-add]
     def add(self, event: StreamEvent) -> None:
         """Take one event into account."""
         # --8<-- [start:add-block]
@@ -444,9 +430,7 @@ class StreamAccumulator:
             case Done(stop_reason=stop_reason):
                 self.stop_reason = stop_reason
         # endregion
-    # --8<-- [end:accumulator-add]
 
-    # --8<-- [start:accumulator-turn]
     def turn(self, model: str | None = None) -> AssistantTurn:
         """The finished turn. Raises ``StreamError`` if no ``Done`` event arrived.
 
@@ -495,8 +479,6 @@ class StreamAccumulator:
             reasoning=self.reasoning,
         )
         # endregion
-    # --8<-- [end:accumulator-turn]
-# --8<-- [end:accumulator]
 
 
 @runtime_checkable
@@ -516,7 +498,6 @@ class StreamProvider(Protocol):
         ...
 
 
-# --8<-- [start:turn-events]
 def turn_events(turn: AssistantTurn, chunk_size: int = 4) -> list[StreamEvent]:
     """The events a server might send for ``turn``: its text and arguments in small pieces.
 
@@ -543,10 +524,8 @@ def turn_events(turn: AssistantTurn, chunk_size: int = 4) -> list[StreamEvent]:
     events.append(UsageUpdate(turn.usage))
     return events
     # endregion
-# --8<-- [end:turn-events]
 
 
-# --8<-- [start:mock-stream-provider]
 # --8<-- [start:mock-stream-head]
 class MockStreamProvider:
     """A ``StreamProvider`` that streams scripted turns and records every call.
@@ -574,7 +553,6 @@ class MockStreamProvider:
         self._script.append(item if isinstance(item, list) else as_turn(item))
     # --8<-- [end:mock-stream-head]
 
-    # --8<-- [start:mock-stream-stream]
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AsyncIterator[StreamEvent]:
@@ -592,14 +570,12 @@ class MockStreamProvider:
         for event in events:
             yield event
         # endregion
-    # --8<-- [end:mock-stream-stream]
 
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AssistantTurn:
         """Stream the next turn and return it assembled."""
         return await collect(self.stream(messages, tools))
-# --8<-- [end:mock-stream-provider]
 
 
 async def collect(events: AsyncIterator[StreamEvent], model: str | None = None) -> AssistantTurn:

@@ -181,7 +181,6 @@ def limit_children(agent: Agent, budget: SessionBudget) -> None:
 # --8<-- [end:session-budget]
 
 
-# --8<-- [start:child-tools]
 def child_tools(tools: ToolSet, *, read_only: bool = True) -> ToolSet:
     """The tools a child gets from its parent's ``tools``, in the parent's order.
 
@@ -196,10 +195,8 @@ def child_tools(tools: ToolSet, *, read_only: bool = True) -> ToolSet:
         if tool.definition.name not in NO_CHILD_TOOLS and (not read_only or is_read_only(tool))
     )
     # endregion
-# --8<-- [end:child-tools]
 
 
-# --8<-- [start:outcome]
 def outcome(agent_id: str, finished: RunFinished, over_budget: str | None) -> ToolOutput:
     """The ``task`` result for a child that ended with ``finished``.
 
@@ -220,10 +217,8 @@ def outcome(agent_id: str, finished: RunFinished, over_budget: str | None) -> To
     last = f"; its last text: {finished.text}" if finished.text else "; it wrote no text"
     return ToolOutput.error(message + last)
     # endregion
-# --8<-- [end:outcome]
 
 
-# --8<-- [start:task-tool]
 # --8<-- [start:task-head]
 class TaskTool(ArgumentsTool[TaskArguments]):
     """The ``task`` tool: runs one child agent per call and returns its answer.
@@ -305,7 +300,6 @@ class TaskTool(ArgumentsTool[TaskArguments]):
             self.this_turn = 0
     # --8<-- [end:task-head]
 
-    # --8<-- [start:spawn]
     def spawn(self, parent: Agent) -> tuple[str, PreflightAgent]:
         """A new child of ``parent`` and its id, ``task-1``, ``task-2``, ... in start order.
 
@@ -336,9 +330,7 @@ class TaskTool(ArgumentsTool[TaskArguments]):
         )
         return agent_id, child
         # endregion
-    # --8<-- [end:spawn]
 
-    # --8<-- [start:admit]
     def admit(
         self, parent: Agent, history: Sequence[Message], reserved: list[Decimal]
     ) -> str | None:
@@ -365,9 +357,7 @@ class TaskTool(ArgumentsTool[TaskArguments]):
             parent.request_finish(Finish.MAX_STEPS)
         return None
         # endregion
-    # --8<-- [end:admit]
 
-    # --8<-- [start:call]
     async def call(self, args: TaskArguments) -> ToolOutput:
         """Run a child on ``args.prompt`` to the end; its answer, or an error result.
 
@@ -433,8 +423,6 @@ class TaskTool(ArgumentsTool[TaskArguments]):
             return ToolOutput.error(f"subagent {agent_id} was not started: {over_budget[0]}")
         return outcome(agent_id, finished, over_budget[0] if over_budget else None)
         # endregion
-    # --8<-- [end:call]
-# --8<-- [end:task-tool]
 
 
 # --8<-- [start:worktree]

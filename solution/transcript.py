@@ -92,7 +92,6 @@ def _adapter(kind: type) -> TypeAdapter[Any]:
 # --8<-- [end:records]
 
 
-# --8<-- [start:event-record]
 def event_record(event: object) -> Record | None:
     """The ``event`` record of ``event``, or ``None`` for one that is not recorded.
 
@@ -120,7 +119,6 @@ def event_record(event: object) -> Record | None:
         data = to_jsonable_python(event)
     return {"type": "event", "event": type(event).__name__, "data": data}
     # endregion
-# --8<-- [end:event-record]
 
 
 # --8<-- [start:decode-event]
@@ -344,7 +342,6 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-# --8<-- [start:read]
 def read_transcript(path: Path) -> Transcript:
     """Read every record of the transcript at ``path``.
 
@@ -371,10 +368,8 @@ def read_transcript(path: Path) -> Transcript:
         raise TranscriptError(f"{path}:1: not a claw session transcript (no session record)")
     return Transcript(path, records[0], records[1:], notices)
     # endregion
-# --8<-- [end:read]
 
 
-# --8<-- [start:rebuild]
 def rebuild_history(transcript: Transcript) -> list[Message]:
     """The history the records describe: each ``message`` appended, each ``history`` a restart.
 
@@ -390,7 +385,6 @@ def rebuild_history(transcript: Transcript) -> list[Message]:
             history = list(record["messages"])
     return history
     # endregion
-# --8<-- [end:rebuild]
 
 
 def event_records(transcript: Transcript) -> list[Record]:

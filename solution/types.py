@@ -463,7 +463,6 @@ def plain_schema(model: type[BaseModel]) -> dict[str, Any]:
     return loaded
 
 
-# --8<-- [start:tool-definition]
 # --8<-- [start:definition-head]
 class ToolDefinition(_Frozen):
     """How a tool is described to the model: a name, what it does, and its JSON Schema.
@@ -519,7 +518,6 @@ class ToolDefinition(_Frozen):
     def to_json(self) -> str:
         """The definition as compact JSON, e.g. to measure how many tokens it costs."""
         return json.dumps(self.model_dump(), separators=(",", ":"))
-# --8<-- [end:tool-definition]
 
 
 # --8<-- [start:protocols]

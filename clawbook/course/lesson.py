@@ -279,7 +279,7 @@ def included(spec: str, root: Path) -> list[str]:
             mark = SECTION_MARK.match(line)
             if mark and mark.group("name") == section:
                 inside = mark.group("edge") == "start"
-            elif inside:
+            elif inside and not mark:  # as pymdownx: other markers go before the dedent
                 cut.append(line)
         lines = textwrap.dedent("\n".join(cut)).splitlines()
     return [line for line in lines if not SECTION_MARK.match(line)]

@@ -64,7 +64,7 @@ class CodeBlock:
     folded: bool
     """True when it sits inside a collapsed ``??? `` block."""
     includes: list[str]
-    """The ``--8<--`` specs it includes (``solution/plan.py:exit-tool``)."""
+    """The ``--8<--`` specs it includes (``solution/plan.py:planmode-check``)."""
 
 
 def _closes(stripped: str, fence: str) -> bool:
@@ -72,7 +72,11 @@ def _closes(stripped: str, fence: str) -> bool:
 
 
 def code_blocks(page: Path, root: Path) -> Iterator[CodeBlock]:
-    """Every fenced code block of a page, with ``--8<--`` includes resolved."""
+    """Every fenced code block of a page, with ``--8<--`` includes resolved.
+
+    Blank lines at a block's two ends are left out: the highlighter drops them (Pygments'
+    ``stripnl``), so the book never shows them.
+    """
     fence: str | None = None
     folded_at: int | None = None
     opened, folded = 0, False
@@ -85,6 +89,10 @@ def code_blocks(page: Path, root: Path) -> Iterator[CodeBlock]:
             folded_at = None
         if fence is not None:
             if _closes(stripped, fence):
+                while body and not body[-1].strip():
+                    body.pop()
+                while body and not body[0].strip():
+                    body.pop(0)
                 yield CodeBlock(opened, body, folded, specs)
                 fence, body, specs = None, [], []
                 continue

@@ -290,7 +290,6 @@ def stop(process: subprocess.Popen[str]) -> None:
 # --8<-- [end:stop]
 
 
-# --8<-- [start:isolated]
 def run_isolated(
     task: Task, config: Config, run: int, repos: Path | None = None, setup: Setup | None = None
 ) -> RunResult:
@@ -347,7 +346,6 @@ def run_isolated(
         )
     return RunResult.model_validate_json(lines[-1])
     # endregion
-# --8<-- [end:isolated]
 
 
 def run_all(
@@ -383,7 +381,6 @@ def write_results(path: Path, results: Iterable[RunResult]) -> None:
             out.write(result.model_dump_json() + "\n")
 
 
-# --8<-- [start:jsonl]
 def read_results(path: Path) -> list[RunResult]:
     """The runs of a JSONL results file; a bad line raises ``ValueError`` naming it."""
     # region ch25: one RunResult per non-blank line; a bad line's error names path:line
@@ -398,7 +395,6 @@ def read_results(path: Path) -> list[RunResult]:
             raise ValueError(f"{path}:{number}: not a run result: {error}") from None
     return results
     # endregion
-# --8<-- [end:jsonl]
 
 
 if __name__ == "__main__":

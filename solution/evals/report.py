@@ -26,7 +26,6 @@ METRICS = ("pass_rate", "steps", "tokens", "cost", "seconds")
 """The numbers the report compares, one chart each."""
 
 
-# --8<-- [start:wilson]
 def wilson(successes: int, n: int, z: float = Z_95) -> tuple[float, float]:
     """Wilson's score interval for ``successes`` out of ``n`` trials: (low, high).
 
@@ -42,7 +41,6 @@ def wilson(successes: int, n: int, z: float = Z_95) -> tuple[float, float]:
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
     return max(0.0, centre - half), min(1.0, centre + half)
     # endregion
-# --8<-- [end:wilson]
 
 
 @dataclass(frozen=True)
@@ -80,7 +78,6 @@ class Summary:
     errors: int
 
 
-# --8<-- [start:summarize]
 def summarize(results: Sequence[RunResult], config: str, instance_id: str = "all") -> Summary:
     """Add up the runs of ``config`` on ``instance_id`` (``"all"``: every task)."""
     # region ch25: pick the runs; count passes; wilson for the rate; Spread.of for the rest
@@ -106,7 +103,6 @@ def summarize(results: Sequence[RunResult], config: str, instance_id: str = "all
         errors=sum(r.status == "error" for r in runs),
     )
     # endregion
-# --8<-- [end:summarize]
 
 
 def configs_of(results: Sequence[RunResult]) -> list[str]:
@@ -147,7 +143,6 @@ def metric(summary: Summary, name: str) -> Spread | None:
     return value
 
 
-# --8<-- [start:svg]
 def svg_chart(
     title: str,
     rows: Sequence[tuple[str, Spread | None]],
@@ -189,7 +184,6 @@ def svg_chart(
     parts.append("</svg>")
     return "\n".join(parts)
     # endregion
-# --8<-- [end:svg]
 
 
 TITLES = {

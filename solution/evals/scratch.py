@@ -55,7 +55,6 @@ def git(repo: Path, *arguments: str) -> str:
     return done.stdout
 
 
-# --8<-- [start:make-repo]
 def make_repo(task: Task, where: Path, repos: Path | None = None) -> str:
     """Make ``where`` a git repository at the task's base commit; return that commit's id.
 
@@ -87,7 +86,6 @@ def make_repo(task: Task, where: Path, repos: Path | None = None) -> str:
         git(where, "checkout", "--quiet", "--detach", task.base_commit)
     return git(where, "rev-parse", "HEAD").strip()
     # endregion
-# --8<-- [end:make-repo]
 
 
 def changed_files(repo: Path, base: str) -> list[str]:
@@ -130,7 +128,6 @@ def run_tests(task: Task, repo: Path, timeout: float) -> tuple[bool, str]:
     return done.returncode == 0, one_line(" / ".join(failures + lines[-1:]), REASON_CHARS)
 
 
-# --8<-- [start:check]
 def check(task: Task, repo: Path, base: str, answer: str, timeout: float = 60.0) -> CheckResult:
     """Did the run solve ``task``? Checked in order; the first rule broken is the reason.
 
@@ -163,4 +160,3 @@ def check(task: Task, repo: Path, base: str, answer: str, timeout: float = 60.0)
             return CheckResult(False, f"tests failed: {output}", changed)
     return CheckResult(True, "passed", changed)
     # endregion
-# --8<-- [end:check]

@@ -139,7 +139,6 @@ class Task(BaseModel):
     """Scripted models' turns for this task, by name (``scripted:NAME`` plays ``NAME``)."""
     # --8<-- [end:task]
 
-    # --8<-- [start:json-list]
     @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", mode="before")
     @classmethod
     def _json_list(cls, value: Any) -> Any:
@@ -155,7 +154,6 @@ class Task(BaseModel):
                 raise ValueError("a JSON string here must hold a list of test ids")
         return value
         # endregion
-    # --8<-- [end:json-list]
 
     # --8<-- [start:inside]
     @field_validator("instance_id")

@@ -200,7 +200,6 @@ class McpClient:
             await self.close()
             raise
 
-    # --8<-- [start:launch]
     async def launch(self) -> asyncio.subprocess.Process:
         """Start the server's command with three pipes, in a new session, with its ``env``.
 
@@ -226,7 +225,6 @@ class McpClient:
             raise McpError(f"MCP server {self.name!r}: {why}") from None
         # endregion
 
-    # --8<-- [end:launch]
 
     def spawn(self, work: Any) -> asyncio.Task[None]:
         """Run ``work`` in the background, holding a reference until it ends; its task.
@@ -385,7 +383,6 @@ class McpClient:
 
     # --8<-- [end:request]
 
-    # --8<-- [start:initialize]
     async def initialize(self) -> None:
         """The handshake: offer claw's newest version, accept the server's if claw speaks it.
 
@@ -412,9 +409,7 @@ class McpClient:
         self.send(notification("notifications/initialized"))
         # endregion
 
-    # --8<-- [end:initialize]
 
-    # --8<-- [start:list]
     async def list_tools(self) -> list[RemoteTool]:
         """Every tool the server has, following ``nextCursor`` from page to page."""
         # region ch23: loop: params {"cursor": c} after the first page; stop when no nextCursor
@@ -456,7 +451,6 @@ class McpClient:
         raise McpError(self.explain("tools/list keeps sending cursors (a loop?)"))
         # endregion
 
-    # --8<-- [end:list]
 
     def tools_changed(self) -> None:
         """The server said its tools changed: list them again in the background, coalesced.
@@ -492,7 +486,6 @@ class McpClient:
         params = {"name": name, "arguments": arguments}
         return await self.request("tools/call", params, self.call_timeout)
 
-    # --8<-- [start:close]
     async def close(self) -> None:
         """Stop the server and everything it started; safe to call twice.
 
@@ -512,4 +505,3 @@ class McpClient:
             task.cancel()
         await asyncio.gather(*others, return_exceptions=True)
 
-    # --8<-- [end:close]

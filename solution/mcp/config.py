@@ -29,7 +29,6 @@ class ConfigError(ClawError, ValueError):
     """A ``.mcp.json`` claw cannot use; the message names the file and the problem."""
 
 
-# --8<-- [start:load]
 def load_config(path: Path) -> list[ServerSpec]:
     """The stdio servers ``path`` lists, in the file's order; ``[]`` if there is no file.
 
@@ -68,10 +67,8 @@ def load_config(path: Path) -> list[ServerSpec]:
         specs.append(ServerSpec(name, entry["command"], tuple(args), dict(env)))
     return specs
     # endregion
-# --8<-- [end:load]
 
 
-# --8<-- [start:consent]
 def project_servers(
     root: Path, *, enabled: bool, warn: Callable[[str], None]
 ) -> list[ServerSpec]:
@@ -99,7 +96,6 @@ def project_servers(
         return []
     return specs
     # endregion
-# --8<-- [end:consent]
 
 
 class McpServers:

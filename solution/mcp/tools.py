@@ -149,7 +149,6 @@ def schema_problem(schema: dict[str, Any], value: Any) -> str | None:
     return f"structuredContent{where}: {error.message}"
 
 
-# --8<-- [start:tool]
 class McpTool:
     """One tool of an MCP server, as a claw tool. Not read-only: claw cannot know what it does."""
 
@@ -193,4 +192,3 @@ class McpTool:
                 return ToolOutput.error(self.client.explain(why))
         return result_output(result)
         # endregion
-# --8<-- [end:tool]

@@ -87,7 +87,6 @@ def message_shape(what: str) -> server_shape:
     return server_shape(what, shape="a Messages API event or message")
 
 
-# --8<-- [start:text-blocks]
 def text_blocks(
     content: Content, cache_control: CacheControl | None = None
 ) -> list[dict[str, Any]]:
@@ -103,10 +102,8 @@ def text_blocks(
         blocks[-1]["cache_control"] = cache_control.model_dump(exclude_none=True)
     return blocks
     # endregion
-# --8<-- [end:text-blocks]
 
 
-# --8<-- [start:assistant-blocks]
 def assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     """The content blocks of an assistant message: kept thinking, text, then tool calls.
 
@@ -126,10 +123,8 @@ def assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
         blocks[-1]["cache_control"] = message.cache_control.model_dump(exclude_none=True)
     return blocks
     # endregion
-# --8<-- [end:assistant-blocks]
 
 
-# --8<-- [start:tool-result-block]
 def tool_result_block(message: ToolResultMessage) -> dict[str, Any]:
     """A tool's result as a ``tool_result`` block, answering the call ``tool_use_id``."""
     # region ch24: the call's id and the output; is_error only for a failure; no empty content
@@ -141,10 +136,8 @@ def tool_result_block(message: ToolResultMessage) -> dict[str, Any]:
         block["is_error"] = True
     return block
     # endregion
-# --8<-- [end:tool-result-block]
 
 
-# --8<-- [start:to-wire]
 def to_wire(messages: Sequence[Message]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The conversation as the Messages API wants it: ``(system, messages)``.
 
@@ -177,7 +170,6 @@ def to_wire(messages: Sequence[Message]) -> tuple[list[dict[str, Any]], list[dic
             wire.append({"role": role, "content": blocks})
     return system, wire
     # endregion
-# --8<-- [end:to-wire]
 
 
 def tool_to_wire(tool: ToolDefinition) -> dict[str, Any]:
@@ -185,7 +177,6 @@ def tool_to_wire(tool: ToolDefinition) -> dict[str, Any]:
     return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
 
 
-# --8<-- [start:usage]
 def usage_from_anthropic(usage: dict[str, Any]) -> TokenUsage:
     """Read a Messages API ``usage`` object into claw's ``TokenUsage``.
 
@@ -205,7 +196,6 @@ def usage_from_anthropic(usage: dict[str, Any]) -> TokenUsage:
         cache_write_tokens=written,
     )
     # endregion
-# --8<-- [end:usage]
 
 
 # --8<-- [start:stop-reasons]
@@ -241,7 +231,6 @@ ERROR_TYPES: dict[str, int] = {
 # --8<-- [end:error-types]
 
 
-# --8<-- [start:error-from]
 def error_from_anthropic(
     body: Any, status: int | None, *, retry_after: float | None = None
 ) -> ProviderHTTPError:
@@ -263,7 +252,6 @@ def error_from_anthropic(
     exception = ServerError if status >= 500 else ERRORS.get(status, BadRequestError)
     return exception(status, message, retry_after=retry_after)
     # endregion
-# --8<-- [end:error-from]
 
 
 # --8<-- [start:reader-state]
@@ -292,7 +280,6 @@ class MessageStreamReader:
         """The content blocks begun and not yet stopped, by index, as they build up."""
     # --8<-- [end:reader-state]
 
-    # --8<-- [start:reader-read]
     def read(self, event: ServerSentEvent) -> list[StreamEvent]:
         """The claw events in one stream event; ``StreamError`` for an ``error`` event.
 
@@ -333,7 +320,6 @@ class MessageStreamReader:
                 return self._content_block_stop(data)
         return []  # ping, and any type added after this was written
         # endregion
-    # --8<-- [end:reader-read]
 
     # --8<-- [start:reader-message]
     def _message_start(self, data: dict[str, Any]) -> list[StreamEvent]:
@@ -511,7 +497,6 @@ class AnthropicProvider(HttpProvider):
         self.max_tokens = max_tokens
         self.thinking_budget = thinking_budget
 
-    # --8<-- [start:request-body]
     def request_body(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition], *, stream: bool
     ) -> dict[str, Any]:
@@ -534,7 +519,6 @@ class AnthropicProvider(HttpProvider):
             body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
         return body
         # endregion
-    # --8<-- [end:request-body]
 
     def error_from(
         self, body: Any, status: int | None, *, retry_after: float | None = None

@@ -100,7 +100,6 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
-# --8<-- [start:retry-policy]
 @dataclass(frozen=True)
 class RetryPolicy:
     """When and how long to wait before sending a failed request again."""
@@ -129,7 +128,6 @@ class RetryPolicy:
         # "Equal jitter": half fixed, half random, so clients that failed together spread out.
         return backoff / 2 + rng.uniform(0, backoff / 2)
         # endregion
-# --8<-- [end:retry-policy]
 
 
 @dataclass(frozen=True)
@@ -630,7 +628,6 @@ class HttpProvider:
         )
     # --8<-- [end:describe]
 
-    # --8<-- [start:check-response]
     async def _raise_for_status(self, response: httpx.Response) -> None:
         """Raise the typed error for a response with an error status; do nothing for 2xx.
 
@@ -656,9 +653,7 @@ class HttpProvider:
             retry_after=parse_retry_after(response.headers.get("Retry-After")),
         )
         # endregion
-    # --8<-- [end:check-response]
 
-    # --8<-- [start:send]
     async def _send(self, body: dict[str, Any], limits: CallLimits) -> httpx.Response:
         """POST ``body`` and return the response with its headers read and a 2xx status.
 
@@ -693,4 +688,3 @@ class HttpProvider:
             attempt += 1
             await self._sleep(delay)
         # endregion
-    # --8<-- [end:send]

@@ -66,7 +66,6 @@ OPENROUTER_URL = "https://openrouter.ai/api/v1"
 API_KEY_VARIABLE = "OPENROUTER_API_KEY"
 
 
-# --8<-- [start:content-to-wire]
 def content_to_wire(
     content: Content, cache_control: CacheControl | None = None
 ) -> str | list[dict[str, Any]]:
@@ -85,10 +84,8 @@ def content_to_wire(
         parts[-1]["cache_control"] = cache_control.model_dump(exclude_none=True)
     return parts
     # endregion
-# --8<-- [end:content-to-wire]
 
 
-# --8<-- [start:message-to-wire]
 def message_to_wire(message: Message) -> dict[str, Any]:
     """One claw message in the OpenAI chat format.
 
@@ -134,10 +131,8 @@ def message_to_wire(message: Message) -> dict[str, Any]:
             }
     raise TypeError(f"not a message: {message!r}")
     # endregion
-# --8<-- [end:message-to-wire]
 
 
-# --8<-- [start:tool-to-wire]
 def tool_to_wire(tool: ToolDefinition) -> dict[str, Any]:
     """One tool definition in the OpenAI format: a ``function`` with a JSON Schema."""
     # region ch05b: to the server, a tool is a "function" whose parameters are a JSON Schema
@@ -151,10 +146,8 @@ def tool_to_wire(tool: ToolDefinition) -> dict[str, Any]:
         },
     }
     # endregion
-# --8<-- [end:tool-to-wire]
 
 
-# --8<-- [start:turn-from-wire]
 def turn_from_wire(body: Any) -> AssistantTurn:
     """Read a whole (non-streamed) chat completion into an ``AssistantTurn``.
 
@@ -190,12 +183,10 @@ def turn_from_wire(body: Any) -> AssistantTurn:
         accumulator.add(Done(StopReason.END_TURN))  # some servers leave finish_reason out
     return accumulator.turn(body.get("model"))
     # endregion
-# --8<-- [end:turn-from-wire]
 
 
 
 
-# --8<-- [start:errors]
 def error_from_body(
     body: Any, status: int | None, *, retry_after: float | None = None
 ) -> ProviderHTTPError:
@@ -221,7 +212,6 @@ def error_from_body(
         kind = ERRORS.get(status, BadRequestError)
     return kind(status, message, retry_after=retry_after)
     # endregion
-# --8<-- [end:errors]
 
 
 class OpenRouterProvider(HttpProvider):
@@ -327,7 +317,6 @@ class OpenRouterProvider(HttpProvider):
         # endregion
     # --8<-- [end:request-body]
 
-    # --8<-- [start:complete]
     async def complete(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AssistantTurn:
@@ -354,9 +343,7 @@ class OpenRouterProvider(HttpProvider):
         with server_shape("the answer"):
             return turn_from_wire(body)
         # endregion
-    # --8<-- [end:complete]
 
-    # --8<-- [start:stream]
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AsyncIterator[StreamEvent]:
@@ -413,7 +400,6 @@ class OpenRouterProvider(HttpProvider):
         if not stopped:  # [DONE] came, only its blank line did not: the stream is complete
             yield Done(StopReason.END_TURN)
         # endregion
-    # --8<-- [end:stream]
 
     async def stream_turn(
         self, messages: Sequence[Message], tools: Sequence[ToolDefinition]

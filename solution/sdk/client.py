@@ -106,7 +106,6 @@ class ClawAgentOptions:
         check_options(self)
 
 
-# --8<-- [start:check-options]
 def check_options(options: ClawAgentOptions) -> None:
     """Raise ``BadOption`` for the first option that cannot work, naming it.
 
@@ -138,7 +137,6 @@ def check_options(options: ClawAgentOptions) -> None:
         if event not in EVENTS:
             raise BadOption(f"hooks: claw has no event {event!r}; it has {', '.join(EVENTS)}")
     # endregion
-# --8<-- [end:check-options]
 
 
 def command_line(options: ClawAgentOptions) -> list[str]:
@@ -198,7 +196,6 @@ class LineSink(io.StringIO):
         return len(text)
 
 
-# --8<-- [start:python-hook]
 def python_hook(callback: HookCallback) -> PythonHook:
     """A Claude Agent SDK hook as a chapter 15 Python hook.
 
@@ -214,7 +211,6 @@ def python_hook(callback: HookCallback) -> PythonHook:
 
     return hook
     # endregion
-# --8<-- [end:python-hook]
 
 
 def add_hooks(claw: Claw, hooks: Mapping[str, list[HookMatcher]], cwd: Path) -> None:
@@ -257,7 +253,6 @@ class ToolApprover:
         self.denials: list[dict[str, Any]] = []
         self.answers: dict[str, PermissionResult] = {}
 
-    # --8<-- [start:approve]
     async def __call__(self, call: ToolCall, why: str) -> Approval:
         """Ask ``can_use_tool`` about ``call``: allow is ``ONCE``, deny ``DENY`` (and listed)."""
         # region ch29: ask (or deny without a callback); keep the answer by call.id; list a no
@@ -274,7 +269,6 @@ class ToolApprover:
         )
         return Approval.DENY
         # endregion
-    # --8<-- [end:approve]
 
     def around(self, check: Check) -> Check:
         """``check`` (the permissions'), then what ``can_use_tool`` said beyond yes or no."""
@@ -373,7 +367,6 @@ class ClawSDKClient:
             raise SdkError("a reply is still coming: receive it (or interrupt) first")
         self.run = asyncio.ensure_future(self.reply(self.claw, prompt))
 
-    # --8<-- [start:reply]
     async def reply(self, claw: Claw, prompt: str) -> None:
         """Run ``prompt``, its records onto the queue; an error claw expects is a result.
 
@@ -392,7 +385,6 @@ class ClawSDKClient:
         except Exception as error:
             self.queue.put_nowait(error)
         # endregion
-    # --8<-- [end:reply]
 
     async def receive_messages(self) -> AsyncIterator[Message]:
         """Every message, as it comes, for as long as the client is open."""
@@ -418,7 +410,6 @@ class ClawSDKClient:
         if self.claw is not None:
             self.claw.agent.cancel()
 
-    # --8<-- [start:disconnect]
     async def disconnect(self) -> None:
         """Close claw: a reply still running is cancelled and waited for, its tools stopped."""
         # region ch29: cancel the run task and wait for it, then close the stack (claw itself)
@@ -431,7 +422,6 @@ class ClawSDKClient:
         self.claw = None
         await self._stack.aclose()
         # endregion
-    # --8<-- [end:disconnect]
 
     async def __aenter__(self) -> ClawSDKClient:
         """``connect()``."""
@@ -448,7 +438,6 @@ async def no_answer() -> str:
     return ""
 
 
-# --8<-- [start:query]
 async def query(
     prompt: str, options: ClawAgentOptions | None = None
 ) -> AsyncIterator[Message]:
@@ -464,4 +453,3 @@ async def query(
         async for message in client.receive_response():
             yield message
     # endregion
-# --8<-- [end:query]

@@ -37,7 +37,6 @@ class SdkMcpTool:
     handler: Handler
 
 
-# --8<-- [start:tool]
 def tool(
     name: str, description: str, input_schema: Mapping[str, Any]
 ) -> Callable[[Handler], SdkMcpTool]:
@@ -47,7 +46,6 @@ def tool(
         return SdkMcpTool(name, description, input_schema, handler)
 
     return make
-# --8<-- [end:tool]
 
 
 @dataclass(frozen=True)
@@ -67,7 +65,6 @@ def create_sdk_mcp_server(
     return McpSdkServerConfig(name, version, tuple(tools or ()))
 
 
-# --8<-- [start:json-schema]
 def json_schema(input_schema: Mapping[str, Any]) -> dict[str, Any]:
     """``input_schema`` as a JSON Schema object: a short one (``{"a": float}``) made whole.
 
@@ -86,7 +83,6 @@ def json_schema(input_schema: Mapping[str, Any]) -> dict[str, Any]:
         properties[key] = {"type": JSON_TYPES[kind]}
     return {"type": "object", "properties": properties, "required": list(properties)}
     # endregion
-# --8<-- [end:json-schema]
 
 
 class InProcessTool:
@@ -106,7 +102,6 @@ class InProcessTool:
         """How the model sees the tool."""
         return self._definition
 
-    # --8<-- [start:run]
     async def run(self, arguments: dict[str, Any]) -> ToolOutput:
         """Call the function; its text blocks joined are the output, ``is_error`` its kind.
 
@@ -127,4 +122,3 @@ class InProcessTool:
         )
         return ToolOutput(content=text, is_error=bool(reply.get("is_error", False)))
         # endregion
-    # --8<-- [end:run]

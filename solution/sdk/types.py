@@ -119,7 +119,6 @@ Message = (
 # --8<-- [end:messages]
 
 
-# --8<-- [start:message-from-record]
 def message_from_record(record: dict[str, Any], model: str) -> Message:
     """The typed message for one ``stream-json`` record of a run by ``model``.
 
@@ -153,7 +152,6 @@ def message_from_record(record: dict[str, Any], model: str) -> Message:
             return ResultMessage(**fields)
     raise SdkError(f"a record of an unknown type: {record.get('type')!r}")
     # endregion
-# --8<-- [end:message-from-record]
 
 
 def record_of(message: Message) -> dict[str, Any]:

@@ -87,7 +87,6 @@ AskHandler = Callable[[Question], Awaitable[str]]
 # --8<-- [end:question]
 
 
-# --8<-- [start:interpret]
 def interpret(question: Question, reply: str) -> str:
     """The tool's result for ``reply`` to ``question``: what the user chose or said.
 
@@ -110,10 +109,8 @@ def interpret(question: Question, reply: str) -> str:
             return f"The user chose: {choice}"
     return f"The user answered in their own words: {text}"
     # endregion
-# --8<-- [end:interpret]
 
 
-# --8<-- [start:tool]
 class AskUserTool(ArgumentsTool[AskArguments]):
     """Ask the user a question, with optional choices, through a pluggable ``AskHandler``."""
 
@@ -145,7 +142,6 @@ class AskUserTool(ArgumentsTool[AskArguments]):
                 "assumed, and go on."
             )
         # endregion
-# --8<-- [end:tool]
 
 
 # --8<-- [start:handlers]

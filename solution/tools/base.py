@@ -39,7 +39,6 @@ class ToolArguments(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-# --8<-- [start:tool-schema]
 def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON Schema of ``model``, made plain for a tool's ``parameters``.
 
@@ -80,7 +79,6 @@ def tool_schema(model: type[BaseModel]) -> dict[str, Any]:
     result.setdefault("required", [])
     return result
     # endregion
-# --8<-- [end:tool-schema]
 
 
 _SCHEMAS: dict[type[BaseModel], str] = {}
@@ -100,7 +98,6 @@ def schema_of(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
-# --8<-- [start:show-input]
 def show_input(value: Any) -> str:
     """``value`` as the model wrote it (JSON), cut to ``MAX_INPUT_CHARS`` characters."""
     # region ch06: JSON for what JSON can say, repr for the rest; cut long text with an ellipsis
@@ -113,10 +110,8 @@ def show_input(value: Any) -> str:
         text = text[: MAX_INPUT_CHARS - 1] + "…"
     return text
     # endregion
-# --8<-- [end:show-input]
 
 
-# --8<-- [start:explain]
 def explain_validation_error(
     tool: str, error: ValidationError, fields: tuple[str, ...] = ()
 ) -> str:
@@ -153,7 +148,6 @@ def explain_validation_error(
         lines.append(f"- … and {len(problems) - MAX_PROBLEMS} more")
     return "\n".join(lines)
     # endregion
-# --8<-- [end:explain]
 
 
 class ArgumentsTool(Generic[A]):

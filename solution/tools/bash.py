@@ -97,7 +97,6 @@ def scrubbed_env(environ: Mapping[str, str]) -> dict[str, str]:
 # --8<-- [end:secrets]
 
 
-# --8<-- [start:keeper]
 class OutputKeeper:
     """The start and the end of a stream of bytes, whatever its length, and counts of the rest.
 
@@ -164,10 +163,8 @@ class OutputKeeper:
         tail = self.tail[tail_start:].decode("utf-8", errors="replace")
         return f"{head.removesuffix(chr(10))}\n{note}\n{tail}"
         # endregion
-# --8<-- [end:keeper]
 
 
-# --8<-- [start:read-stream]
 async def read_stream(
     stream: asyncio.StreamReader, keeper: OutputKeeper, chunk_bytes: int = CHUNK_BYTES
 ) -> None:
@@ -180,7 +177,6 @@ async def read_stream(
     while chunk := await stream.read(chunk_bytes):
         keeper.feed(chunk)
     # endregion
-# --8<-- [end:read-stream]
 
 
 # --8<-- [start:session-helpers]
@@ -272,7 +268,6 @@ async def kill_session(sid: int) -> None:
 # --8<-- [end:session-helpers]
 
 
-# --8<-- [start:session]
 async def stop_session(process: asyncio.subprocess.Process, grace: float) -> None:
     """Stop every process of ``process``'s session: ``SIGTERM``, up to ``grace`` s, ``SIGKILL``.
 
@@ -290,7 +285,6 @@ async def stop_session(process: asyncio.subprocess.Process, grace: float) -> Non
         await kill_session(sid)
     await process.wait()
     # endregion
-# --8<-- [end:session]
 
 
 async def started(
@@ -386,7 +380,6 @@ def exit_line(returncode: int) -> str:
     return f"exit code: {returncode}"
 
 
-# --8<-- [start:tool]
 class BashTool(ArgumentsTool[BashArguments]):
     """Run a bash command in the workspace, with a timeout, bounded output and no secrets."""
 
@@ -446,7 +439,6 @@ class BashTool(ArgumentsTool[BashArguments]):
             parameters=schema_of(BashArguments),
         )
 
-    # --8<-- [start:pick-timeout]
     def pick_timeout(self, asked: float | None) -> tuple[float, str]:
         """The timeout to use for a call that asked for ``asked`` seconds, and a note.
 
@@ -466,9 +458,7 @@ class BashTool(ArgumentsTool[BashArguments]):
             return self.max_timeout, note
         return asked, ""
         # endregion
-    # --8<-- [end:pick-timeout]
 
-    # --8<-- [start:start]
     async def start(self, command: str, output: int) -> asyncio.subprocess.Process:
         """Start ``bash -c command`` in the workspace, writing stdout and stderr to ``output``.
 
@@ -491,7 +481,6 @@ class BashTool(ArgumentsTool[BashArguments]):
             start_new_session=True,
         )
         # endregion
-    # --8<-- [end:start]
 
     async def call(self, args: BashArguments) -> ToolOutput:
         """Run ``args.command``; answer with its output and exit code, or why it was stopped.
@@ -523,7 +512,6 @@ class BashTool(ArgumentsTool[BashArguments]):
         parts.append(exit_line(returncode))
         return ToolOutput.ok("\n".join(parts))
 
-    # --8<-- [start:supervise]
     async def supervise(
         self,
         process: asyncio.subprocess.Process,
@@ -549,5 +537,3 @@ class BashTool(ArgumentsTool[BashArguments]):
             await stop_session(process, self.grace)
             await drain(reader, DRAIN_SECONDS)
         # endregion
-    # --8<-- [end:supervise]
-# --8<-- [end:tool]

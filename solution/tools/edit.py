@@ -85,7 +85,6 @@ class TextFile:
         return (codecs.BOM_UTF8 if self.bom else b"") + text.encode("utf-8")
 
 
-# --8<-- [start:line-ending]
 def line_ending(text: str) -> str:
     r"""The line ending ``text`` uses most: ``"\r\n"`` if more lines end so than in ``"\n"``."""
     # region ch09a: count "\r\n", and the "\n" that have no "\r" before them; more wins
@@ -93,7 +92,6 @@ def line_ending(text: str) -> str:
     crlf = text.count("\r\n")
     return "\r\n" if crlf > text.count("\n") - crlf else "\n"
     # endregion
-# --8<-- [end:line-ending]
 
 
 def with_newline(text: str, newline: str) -> str:
@@ -102,7 +100,6 @@ def with_newline(text: str, newline: str) -> str:
     return text if newline == "\n" else text.replace("\n", newline)
 
 
-# --8<-- [start:find-all]
 def find_all(text: str, part: str) -> list[int]:
     """Where ``part`` starts in ``text``: every offset, overlapping matches included.
 
@@ -118,7 +115,6 @@ def find_all(text: str, part: str) -> list[int]:
         start = text.find(part, start + 1)
     return found
     # endregion
-# --8<-- [end:find-all]
 
 
 def line_of(text: str, offset: int) -> int:
@@ -126,7 +122,6 @@ def line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
-# --8<-- [start:most-similar]
 def most_similar(text: str, quote: str) -> str | None:
     r"""The lines of ``text`` most like ``quote``, numbered like ``read`` shows them, or ``None``.
 
@@ -151,10 +146,8 @@ def most_similar(text: str, quote: str) -> str | None:
         return None
     return number_lines(lines[best_start : best_start + size], best_start + 1)
     # endregion
-# --8<-- [end:most-similar]
 
 
-# --8<-- [start:replace-once]
 def replace_once(
     text: str, old: str, new: str, *, replace_all: bool = False, shown: str = "the file"
 ) -> tuple[str, int]:
@@ -194,10 +187,8 @@ def replace_once(
         return text.replace(old, new), text.count(old)
     return text[: found[0]] + new + text[found[0] + len(old) :], 1
     # endregion
-# --8<-- [end:replace-once]
 
 
-# --8<-- [start:show-diff]
 def show_diff(before: str, after: str, shown: str, max_lines: int = MAX_DIFF_LINES) -> str:
     r"""A unified diff of ``before`` and ``after`` (``\n`` text), at most ``max_lines`` lines.
 
@@ -215,10 +206,8 @@ def show_diff(before: str, after: str, shown: str, max_lines: int = MAX_DIFF_LIN
         diff = [*diff[:max_lines], f"… ({len(diff) - max_lines} more lines of diff)"]
     return "\n".join(diff)
     # endregion
-# --8<-- [end:show-diff]
 
 
-# --8<-- [start:tool]
 class EditTool(ArgumentsTool[EditArguments]):
     """Replace an exact, unique piece of a file the model has read; answer with the diff."""
 
@@ -240,7 +229,6 @@ class EditTool(ArgumentsTool[EditArguments]):
         self.root = self.fs.path
         self.files = files if files is not None else FileTracker()
 
-    # --8<-- [start:call]
     async def call(self, args: EditArguments) -> ToolOutput:
         """Make the edit; every failure is an error result and leaves the file as it was."""
         # region ch09a: refuse old == new, a missing file, one not read; decode; replace; write
@@ -291,5 +279,3 @@ class EditTool(ArgumentsTool[EditArguments]):
         replacements = "1 replacement" if count == 1 else f"{count} replacements"
         return ToolOutput.ok(f"edited {shown} ({replacements})\n{diff}")
         # endregion
-    # --8<-- [end:call]
-# --8<-- [end:tool]

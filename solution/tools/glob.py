@@ -63,7 +63,6 @@ def set_end(pattern: str, start: int) -> int:
     return pattern.find("]", first)
 
 
-# --8<-- [start:glob-regex]
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """A compiled regular expression that matches the whole relative paths ``pattern`` matches.
 
@@ -102,10 +101,8 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             i += 1
     return re.compile("".join(out), re.DOTALL)
     # endregion
-# --8<-- [end:glob-regex]
 
 
-# --8<-- [start:newest-first]
 def newest_first(found: Iterable[Found], limit: int) -> tuple[list[Found], int]:
     """The ``limit`` newest of ``found`` (ties: by path) and how many there were in all.
 
@@ -124,7 +121,6 @@ def newest_first(found: Iterable[Found], limit: int) -> tuple[list[Found], int]:
     best = heapq.nsmallest(limit, counted(), key=lambda item: (-item.mtime, item.path))
     return best, total
     # endregion
-# --8<-- [end:newest-first]
 
 
 class GlobTool(ArgumentsTool[GlobArguments]):

@@ -87,7 +87,6 @@ class Line:
     is_match: bool
 
 
-# --8<-- [start:literal-of]
 def literal_of(pattern: str, ignore_case: bool) -> bytes | None:
     """The UTF-8 bytes every match must contain, when ``pattern`` is a plain string.
 
@@ -100,10 +99,8 @@ def literal_of(pattern: str, ignore_case: bool) -> bytes | None:
         return None
     return pattern.encode()
     # endregion
-# --8<-- [end:literal-of]
 
 
-# --8<-- [start:screen-of]
 def screen_of(pattern: str, flags: int = 0) -> re.Pattern[str] | None:
     r"""``pattern`` compiled to search a whole file at once, when that is safe; else ``None``.
 
@@ -118,10 +115,8 @@ def screen_of(pattern: str, flags: int = 0) -> re.Pattern[str] | None:
         return None
     return re.compile(pattern, flags | re.MULTILINE)
     # endregion
-# --8<-- [end:screen-of]
 
 
-# --8<-- [start:search-lines]
 def search_lines(
     lines: Iterable[str], regex: re.Pattern[str], before: int = 0, after: int = 0
 ) -> Iterator[Line]:
@@ -146,10 +141,8 @@ def search_lines(
         elif before:
             recent.append(Line(number, text, False))
     # endregion
-# --8<-- [end:search-lines]
 
 
-# --8<-- [start:search-file]
 def search_file(
     path: str | os.PathLike[str],
     regex: re.Pattern[str],
@@ -187,7 +180,6 @@ def search_file(
         wrapper = io.TextIOWrapper(file, "utf-8-sig", errors="replace", newline="\n")
         return list(search_lines(read_lines(wrapper, MAX_SEARCHED_LINE), regex, before, after))
     # endregion
-# --8<-- [end:search-file]
 
 
 def show_line(path: str, line: Line, max_line_chars: int) -> str:
@@ -197,7 +189,6 @@ def show_line(path: str, line: Line, max_line_chars: int) -> str:
     return f"{path}{mark}{line.number}{mark} {text}"
 
 
-# --8<-- [start:format-matches]
 def format_matches(
     results: Iterable[tuple[str, list[Line]]],
     max_matches: int,
@@ -241,7 +232,6 @@ def format_matches(
                 last_number = item.number
     return out, shown, total
     # endregion
-# --8<-- [end:format-matches]
 
 
 def find_ripgrep() -> str | None:

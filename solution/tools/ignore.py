@@ -384,7 +384,6 @@ def exclude_rules(root: str) -> list[Rules]:
     return found
 
 
-# --8<-- [start:is-ignored]
 def is_ignored(rules: Sequence[Rules], relative: str, is_dir: bool) -> bool:
     """Whether the ignore rules ignore ``relative`` (a ``/``-separated path below the root).
 
@@ -405,10 +404,8 @@ def is_ignored(rules: Sequence[Rules], relative: str, is_dir: bool) -> bool:
                 ignored = not pattern.negated
     return ignored
     # endregion
-# --8<-- [end:is-ignored]
 
 
-# --8<-- [start:is-skipped-dir]
 def is_skipped_dir(path: str, name: str) -> bool:
     """Whether the directory ``path`` (named ``name``) is skipped, whatever the ignore files say.
 
@@ -419,7 +416,6 @@ def is_skipped_dir(path: str, name: str) -> bool:
     # more: os.path.isfile(os.path.join(path, VENV_MARKER))
     return name in ALWAYS_SKIPPED or os.path.isfile(os.path.join(path, VENV_MARKER))
     # endregion
-# --8<-- [end:is-skipped-dir]
 
 
 def rules_above(root: str, directory: str) -> list[Rules]:
@@ -471,7 +467,6 @@ def refusal(root: str | os.PathLike[str], path: str, withhold: Withhold | None) 
 # --8<-- [end:inside]
 
 
-# --8<-- [start:walk]
 def walk(
     root: str | os.PathLike[str], start: str = "", withhold: Withhold | None = None
 ) -> Iterator[tuple[str, os.DirEntry[str]]]:
@@ -519,4 +514,3 @@ def walk(
                 yield relative, entry
         stack.extend((sub, rules) for sub in reversed(subdirectories))
     # endregion
-# --8<-- [end:walk]

@@ -31,7 +31,6 @@ class ListDirArguments(ToolArguments):
     )
 
 
-# --8<-- [start:human-size]
 def human_size(size: int) -> str:
     """``size`` bytes for people: ``0 B``, ``1023 B``, ``1.0 KiB``, ``1.5 MiB``, ``2.0 GiB``.
 
@@ -49,7 +48,6 @@ def human_size(size: int) -> str:
             return f"{value:.1f} {unit}"
     return f"{value / 1024:.1f} TiB"
     # endregion
-# --8<-- [end:human-size]
 
 
 @dataclass(frozen=True)

@@ -194,7 +194,6 @@ def separates(cursor: Cursor) -> bool:
     return True
 
 
-# --8<-- [start:file-header]
 def file_header(line: str, number: int) -> AddFile | DeleteFile | UpdateFile | None:
     """The operation a header line starts, with an empty body; ``None`` if it is no header.
 
@@ -221,10 +220,8 @@ def file_header(line: str, number: int) -> AddFile | DeleteFile | UpdateFile | N
             return kind(path)
     return None
     # endregion
-# --8<-- [end:file-header]
 
 
-# --8<-- [start:parse-chunk]
 def parse_chunk(cursor: Cursor) -> Chunk:
     """Read one chunk: its ``@@`` lines, then its ``' '``, ``'-'`` and ``'+'`` lines.
 
@@ -270,7 +267,6 @@ def parse_chunk(cursor: Cursor) -> Chunk:
         cursor.take()
     return finish_chunk(start, Chunk(tuple(anchors), tuple(lines)))
     # endregion
-# --8<-- [end:parse-chunk]
 
 
 def finish_chunk(start: int, chunk: Chunk) -> Chunk:
@@ -282,7 +278,6 @@ def finish_chunk(start: int, chunk: Chunk) -> Chunk:
     return chunk
 
 
-# --8<-- [start:parse-section]
 def parse_section(cursor: Cursor, header: Operation, number: int) -> Operation:
     """``header`` (from ``file_header``, at line ``number``) with its body read from ``cursor``.
 
@@ -334,7 +329,6 @@ def parse_section(cursor: Cursor, header: Operation, number: int) -> Operation:
         )
     return replace(header, move_to=move_to, chunks=tuple(chunks))
     # endregion
-# --8<-- [end:parse-section]
 
 
 def split_patch(text: str) -> list[str]:
@@ -348,7 +342,6 @@ def split_patch(text: str) -> list[str]:
     return lines
 
 
-# --8<-- [start:parse-patch]
 def parse_patch(text: str) -> list[Operation]:
     r"""The operations of a patch, in the order it lists them.
 
@@ -402,7 +395,6 @@ def parse_patch(text: str) -> list[Operation]:
             raise PatchError(number, f"expected nothing after {END!r}, got {quote(line)}")
     return operations
     # endregion
-# --8<-- [end:parse-patch]
 
 
 # --8<-- [start:file-lines]
@@ -465,7 +457,6 @@ class FileLines:
 # --8<-- [end:file-lines]
 
 
-# --8<-- [start:seek]
 def seek(lines: Sequence[str], pattern: Sequence[str], start: int, end_of_file: bool) -> int | None:
     """Where ``pattern`` first occurs in ``lines`` at or after index ``start``, or ``None``.
 
@@ -488,7 +479,6 @@ def seek(lines: Sequence[str], pattern: Sequence[str], start: int, end_of_file: 
             return index
     return None
     # endregion
-# --8<-- [end:seek]
 
 
 def find_anchor(lines: Sequence[str], anchor: str, start: int) -> int | None:
@@ -503,7 +493,6 @@ def find_anchor(lines: Sequence[str], anchor: str, start: int) -> int | None:
     return None
 
 
-# --8<-- [start:apply-chunks]
 def apply_chunks(lines: Sequence[str], chunks: Sequence[Chunk], path: str) -> list[str]:
     """The lines of the file after ``chunks``, each found after the one before it.
 
@@ -552,10 +541,8 @@ def apply_chunks(lines: Sequence[str], chunks: Sequence[Chunk], path: str) -> li
         done = position = at
     return result + list(lines[done:])
     # endregion
-# --8<-- [end:apply-chunks]
 
 
-# --8<-- [start:plan-class]
 @dataclass
 class Plan:
     """Everything a patch will do, computed before anything is done.
@@ -579,7 +566,6 @@ class Plan:
                 atomic_write_at(place.folder, place.name, data)
         for path in self.deletes:
             root.unlink(path)
-# --8<-- [end:plan-class]
 
 
 def kind_of(root: Root, path: str) -> str | None:
@@ -603,7 +589,6 @@ def kind_of(root: Root, path: str) -> str | None:
     return "file" if stat.S_ISREG(mode) else "other"
 
 
-# --8<-- [start:plan]
 def plan_patch(
     root: Root | Path | str, operations: Sequence[Operation], files: FileTracker | None = None
 ) -> Plan:
@@ -664,7 +649,6 @@ def plan_patch(
             plan.summary.append(f"R {operation.path} -> {operation.move_to}")
     return plan
     # endregion
-# --8<-- [end:plan]
 
 
 class PatchArguments(ToolArguments):
@@ -686,7 +670,6 @@ class PatchArguments(ToolArguments):
     )
 
 
-# --8<-- [start:tool]
 class ApplyPatchTool(ArgumentsTool[PatchArguments]):
     """Apply a patch to files under ``root``: every change, or none of them."""
 
@@ -726,4 +709,3 @@ class ApplyPatchTool(ArgumentsTool[PatchArguments]):
                 self.files.saw(self.root / path)
         return ToolOutput.ok("\n".join(plan.summary))
         # endregion
-# --8<-- [end:tool]

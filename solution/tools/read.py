@@ -47,7 +47,6 @@ class ReadArguments(ToolArguments):
     )
 
 
-# --8<-- [start:number-lines]
 def number_lines(lines: list[str], first: int, *, max_line_chars: int = 2000) -> str:
     """Format ``lines`` like ``cat -n``: the number right-aligned in 6 columns, a tab, the text.
 
@@ -63,10 +62,8 @@ def number_lines(lines: list[str], first: int, *, max_line_chars: int = 2000) ->
         numbered.append(f"{number:>6}\t{line}")
     return "\n".join(numbered)
     # endregion
-# --8<-- [end:number-lines]
 
 
-# --8<-- [start:read-lines]
 def read_lines(file: IO[str], max_line_chars: int) -> Iterator[str]:
     r"""Yield the lines of a text file one at a time, split the way editors and ``grep -n`` split.
 
@@ -87,20 +84,16 @@ def read_lines(file: IO[str], max_line_chars: int) -> Iterator[str]:
             pass  # the line goes on past what can be shown: drop the rest of it
         yield line.removesuffix("\n").removesuffix("\r")
     # endregion
-# --8<-- [end:read-lines]
 
 
-# --8<-- [start:looks-binary]
 def looks_binary(data: bytes) -> bool:
     """Guess whether ``data`` is a binary file: text files do not contain NUL bytes."""
     # region ch02: is there a NUL byte near the start of the data?
     # more: `in` works on bytes; slice off the first BINARY_SNIFF_BYTES bytes
     return b"\x00" in data[:BINARY_SNIFF_BYTES]
     # endregion
-# --8<-- [end:looks-binary]
 
 
-# --8<-- [start:utf8-error]
 def utf8_error(line: str, number: int, path: str) -> ToolOutput | None:
     """An error result if line ``number`` holds a byte that is not UTF-8; else ``None``.
 
@@ -118,10 +111,8 @@ def utf8_error(line: str, number: int, path: str) -> ToolOutput | None:
             )
     return None
     # endregion
-# --8<-- [end:utf8-error]
 
 
-# --8<-- [start:tool]
 class ReadTool(ArgumentsTool[ReadArguments]):
     """Read a text file from the workspace, with line numbers, a window of lines at a time.
 
@@ -168,7 +159,6 @@ class ReadTool(ArgumentsTool[ReadArguments]):
             ReadArguments,
         )
 
-    # --8<-- [start:window]
     def window(self, lines: Iterable[str], offset: int, limit: int | None, path: str) -> ToolOutput:
         """Show ``lines`` from line ``offset`` on, within the caps, with a note if cut short.
 
@@ -204,9 +194,7 @@ class ReadTool(ArgumentsTool[ReadArguments]):
         note = f"(showing lines {offset}-{last}; call read with offset={last + 1} to see more)"
         return ToolOutput.ok(f"{text}\n\n{note}")
         # endregion
-    # --8<-- [end:window]
 
-    # --8<-- [start:read-window]
     def read_window(self, args: ReadArguments) -> ToolOutput:
         """Open the regular file ``args.path`` through ``self.fs``; show the window asked for.
 
@@ -227,7 +215,6 @@ class ReadTool(ArgumentsTool[ReadArguments]):
             lines = read_lines(text, self.max_line_chars)
             return self.window(lines, args.offset, args.limit, args.path)
         # endregion
-    # --8<-- [end:read-window]
 
     async def call(self, args: ReadArguments) -> ToolOutput:
         """Read the file; tell ``files`` (if any) that the model has seen it."""
@@ -236,7 +223,6 @@ class ReadTool(ArgumentsTool[ReadArguments]):
             self.files.saw(self.root / args.path)
         return output
 
-    # --8<-- [start:run]
     async def read(self, args: ReadArguments) -> ToolOutput:
         """Read the file ``args`` names; every failure is an error result."""
         # region ch02: ask stat what is there; refuse all but a regular file; read in a thread
@@ -263,5 +249,3 @@ class ReadTool(ArgumentsTool[ReadArguments]):
         except OSError as error:
             return ToolOutput.error(f"cannot read {args.path}: {error.strerror or error}")
         # endregion
-    # --8<-- [end:run]
-# --8<-- [end:tool]

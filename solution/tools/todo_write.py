@@ -34,7 +34,6 @@ class TodoWriteArguments(ToolArguments):
     todos: list[TodoItem] = Field(description="The complete list; it replaces the old one.")
 
 
-# --8<-- [start:problem]
 def list_problem(items: Sequence[TodoItem]) -> str | None:
     """What is wrong with ``items`` as a todo list, or ``None``: at most one in progress.
 
@@ -49,7 +48,6 @@ def list_problem(items: Sequence[TodoItem]) -> str | None:
     names = ", ".join(repr(item.content) for item in busy)
     return f"{len(busy)} items are in_progress ({names}); at most one may be"
     # endregion
-# --8<-- [end:problem]
 
 
 # --8<-- [start:marks]
@@ -58,7 +56,6 @@ MARKS = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
 # --8<-- [end:marks]
 
 
-# --8<-- [start:render]
 def render(items: Sequence[TodoItem]) -> str:
     """The list as text, one item a line: ``[x] done``, ``[>] Doing it now``, ``[ ] to do``.
 
@@ -74,7 +71,6 @@ def render(items: Sequence[TodoItem]) -> str:
         for item in items
     )
     # endregion
-# --8<-- [end:render]
 
 
 def summary(items: Sequence[TodoItem]) -> str:
@@ -89,7 +85,6 @@ def summary(items: Sequence[TodoItem]) -> str:
     return f"{len(items)} {noun}" + (f": {', '.join(parts)}" if parts else "")
 
 
-# --8<-- [start:todo-list]
 class TodoList:
     """The model's current todo list, and who is told when it changes."""
 
@@ -126,7 +121,6 @@ class TodoList:
             observer(TodosChanged(new))
         return True
         # endregion
-# --8<-- [end:todo-list]
 
 
 class TodoWriteTool(ArgumentsTool[TodoWriteArguments]):

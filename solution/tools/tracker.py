@@ -48,7 +48,6 @@ def seen_now(path: Path) -> Seen | None:
     return Seen(info.st_mtime_ns, info.st_size, info.st_ino)
 
 
-# --8<-- [start:tracker]
 class FileTracker:
     """Which files the model has read in this session, and how each looked at the time."""
 
@@ -81,4 +80,3 @@ class FileTracker:
             )
         return None
         # endregion
-# --8<-- [end:tracker]

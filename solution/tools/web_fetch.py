@@ -61,7 +61,6 @@ class WebFetchArguments(ToolArguments):
     url: str = Field(min_length=1, description="The full http:// or https:// URL to fetch.")
 
 
-# --8<-- [start:check-url]
 def check_url(url: str) -> str | None:
     """Why ``url`` may not be fetched, or ``None`` if it may: http(s) with a host only."""
     # region ch12: parse with httpx.URL (say why it does not parse); http(s) with a host only
@@ -74,7 +73,6 @@ def check_url(url: str) -> str | None:
         return f"refused: {url!r} is not an http:// or https:// URL"
     return None
     # endregion
-# --8<-- [end:check-url]
 
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -134,7 +132,6 @@ def embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
     return address.sixtofour
 
 
-# --8<-- [start:address-problem]
 def address_problem(address: IPAddress) -> str | None:
     """Why ``web_fetch`` may not connect to ``address``, or ``None`` for a public address.
 
@@ -163,7 +160,6 @@ def address_problem(address: IPAddress) -> str | None:
         return "not a public internet address"
     return None
     # endregion
-# --8<-- [end:address-problem]
 
 
 def media_type(content_type: str) -> str:
@@ -171,7 +167,6 @@ def media_type(content_type: str) -> str:
     return content_type.partition(";")[0].strip().lower()
 
 
-# --8<-- [start:page-text]
 def page_text(body: bytes, content_type: str, encoding: str = "utf-8") -> str | None:
     """The readable text of a body of type ``content_type``, or ``None`` if it is binary.
 
@@ -193,7 +188,6 @@ def page_text(body: bytes, content_type: str, encoding: str = "utf-8") -> str | 
         return html_text.extract_text(text)
     return text
     # endregion
-# --8<-- [end:page-text]
 
 
 @dataclass
@@ -210,7 +204,6 @@ class Page:
     """Whether the body went on past ``max_bytes`` and was cut there."""
 
 
-# --8<-- [start:read-body]
 async def read_body(response: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:
     """At most ``max_bytes`` of the body of ``response``, streamed; and whether there was more.
 
@@ -225,14 +218,12 @@ async def read_body(response: httpx.Response, max_bytes: int) -> tuple[bytes, bo
             return bytes(data[:max_bytes]), True
     return bytes(data), False
     # endregion
-# --8<-- [end:read-body]
 
 
 class FetchError(ToolError):
     """A fetch that cannot go on; the message is for the model."""
 
 
-# --8<-- [start:tool]
 class WebFetchTool(ArgumentsTool[WebFetchArguments]):
     """Fetch a web page with HTTP GET and show the model its text."""
 
@@ -331,7 +322,6 @@ class WebFetchTool(ArgumentsTool[WebFetchArguments]):
         finally:
             await response.aclose()
 
-    # --8<-- [start:fetch]
     async def fetch(self, client: httpx.AsyncClient, url: str) -> Page:
         """GET ``url``, following redirects by hand: at most ``max_redirects``, each checked."""
         # region ch12: check the addresses; loop: GET (streamed); a redirect → check the next hop
@@ -367,9 +357,7 @@ class WebFetchTool(ArgumentsTool[WebFetchArguments]):
                 )
         raise FetchError(f"too many redirects: more than {self.max_redirects}")
         # endregion
-    # --8<-- [end:fetch]
 
-    # --8<-- [start:call]
     async def call(self, args: WebFetchArguments) -> ToolOutput:
         """Fetch the page and show its text; every failure is an error result."""
         # region ch12: check the URL; fetch within one timeout; status, binary and cut → words
@@ -400,8 +388,6 @@ class WebFetchTool(ArgumentsTool[WebFetchArguments]):
             return ToolOutput.error(f"HTTP {page.status} {page.reason} from {page.url}\n\n{text}")
         return ToolOutput.ok(f"{page.url}\n\n{text}")
         # endregion
-    # --8<-- [end:call]
-# --8<-- [end:tool]
 
 
 PUBLIC_ONLY = "web_fetch only fetches from public internet addresses"

@@ -56,7 +56,6 @@ def fsync_directory(folder: int) -> None:
         os.fsync(folder)
 
 
-# --8<-- [start:atomic-write]
 def atomic_write_at(folder: int, name: str, data: bytes) -> None:
     """Make the file ``name`` in the open directory ``folder`` hold exactly ``data``, or not.
 
@@ -95,7 +94,6 @@ def atomic_write_at(folder: int, name: str, data: bytes) -> None:
         raise
     fsync_directory(folder)
     # endregion
-# --8<-- [end:atomic-write]
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -113,7 +111,6 @@ def atomic_write(path: Path, data: bytes) -> None:
         os.close(folder)
 
 
-# --8<-- [start:tool]
 class WriteTool(ArgumentsTool[WriteArguments]):
     """Create a file, or replace one the model has read, with the content it gives."""
 
@@ -134,7 +131,6 @@ class WriteTool(ArgumentsTool[WriteArguments]):
         self.root = self.fs.path
         self.files = files if files is not None else FileTracker()
 
-    # --8<-- [start:call]
     async def call(self, args: WriteArguments) -> ToolOutput:
         """Create or replace the file; every failure is an error result."""
         # region ch09a: refuse a directory, or a file not read (or changed); mkdir; atomic_write
@@ -172,5 +168,3 @@ class WriteTool(ArgumentsTool[WriteArguments]):
         size = "1 byte" if len(data) == 1 else f"{len(data)} bytes"
         return ToolOutput.ok(f"{verb} {args.path} ({lines}, {size})")
         # endregion
-    # --8<-- [end:call]
-# --8<-- [end:tool]

@@ -231,3 +231,49 @@ def test_given_code_in_its_own_section_shown_unfolded_passes(course):
     write_page(course, "ch02.md", page)
     assert found(course) == []
     assert verify.check_page_rules(course).ok
+
+
+BOX = '''\
+"""A box."""
+
+
+class Box:
+    """Holds one."""
+
+    # --8<-- [start:box-get]
+    def get(self) -> int:
+        """One."""
+        return 1
+
+    # --8<-- [end:box-get]
+'''
+
+BOX_PAGE = """\
+# Boxes
+
+```python title="solution/box.py"
+--8<-- "solution/box.py:box-get"
+```
+
+```python title="solution/box.py"
+--8<-- "solution/box.py:box"
+```
+"""
+
+
+def test_code_blocks_show_included_code_as_the_book_renders_it(course):
+    # The class's own section (named by ast) ends inside box-get, at column 0: pymdownx drops
+    # that marker before it dedents box-get, and the highlighter drops a block's blank ends.
+    (course.solution / "box.py").write_text(BOX)
+    write_page(course, "ch02.md", BOX_PAGE)
+    method, whole = pages.code_blocks(course.book / "ch02.md", course.root)
+    assert method.lines == ["def get(self) -> int:", '    """One."""', "    return 1"]
+    assert method.includes == ["solution/box.py:box-get"]
+    assert whole.lines == [
+        "class Box:",
+        '    """Holds one."""',
+        "",
+        "    def get(self) -> int:",
+        '        """One."""',
+        "        return 1",
+    ]
