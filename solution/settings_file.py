@@ -30,22 +30,36 @@ LISTS = ("allow", "ask", "deny")
 """The three rule lists under ``"permissions"``."""
 
 
-def read_settings(path: Path) -> dict[str, Any]:
-    """The settings in ``path`` as a dict; ``{}`` when the file does not exist.
+def read_json_object(path: Path, shown: str | None = None) -> dict[str, Any] | None:
+    """The JSON object in the file at ``path``; ``None`` when there is no such file.
 
-    Raises ``SettingsError`` when the file is not valid JSON or not a JSON object.
+    Every other problem is a ``SettingsError`` that names the file as ``shown`` (its path if
+    not given): ``SHOWN: cannot be read: ...`` (a folder, no permission, bytes that are not
+    UTF-8), ``SHOWN: not valid JSON: ...``, ``SHOWN: must hold a JSON object, not list``.
     """
+    name = str(path) if shown is None else shown
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return {}
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise SettingsError(f"{name}: cannot be read: {error}") from error
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
-        raise SettingsError(f"{path} is not valid JSON: {error}") from error
+        raise SettingsError(f"{name}: not valid JSON: {error}") from error
     if not isinstance(data, dict):
-        raise SettingsError(f"{path} must hold a JSON object, not {type(data).__name__}")
+        raise SettingsError(f"{name}: must hold a JSON object, not {type(data).__name__}")
     return data
+
+
+def read_settings(path: Path) -> dict[str, Any]:
+    """The settings in ``path`` as a dict; ``{}`` when the file does not exist.
+
+    Raises ``SettingsError`` as ``read_json_object`` does.
+    """
+    data = read_json_object(path)
+    return {} if data is None else data
 
 
 def permission_rules(path: Path) -> dict[str, list[str]]:

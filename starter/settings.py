@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import SettingsError
 from .private import claw_home
+from .settings_file import read_json_object
 from .todo import Todo
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
@@ -221,20 +222,9 @@ def check_layer(layer: Layer) -> list[str]:
 
 
 def read_layer(name: str, path: Path, shown: str) -> Layer | None:
-    """The file at ``path`` as a layer; ``None`` when it does not exist."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as error:
-        raise SettingsError(f"{shown}: cannot be read: {error}") from error
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise SettingsError(f"{shown}: not valid JSON: {error}") from error
-    if not isinstance(data, dict):
-        raise SettingsError(f"{shown}: must hold a JSON object, not {type(data).__name__}")
-    return Layer(name, shown, data)
+    """The file at ``path`` as a layer (``shown`` in its errors); ``None`` if it does not exist."""
+    data = read_json_object(path, shown)
+    return None if data is None else Layer(name, shown, data)
 
 
 def flag_layer(value: str) -> Layer:

@@ -587,11 +587,19 @@ def test_permissions_local_settings_go_into_gitignore_once_the_shared_ones_never
 def test_permissions_a_broken_settings_file_is_refused_naming_the_file(tmp_path: Path) -> None:
     settings = tmp_path / ".claw" / "settings.json"
     settings.parent.mkdir()
-    for text in ["{not json", '["Bash(ls)"]\n']:
+    for text, said in [("{not json", "not valid JSON"), ('["Bash(ls)"]\n', "not list")]:
         settings.write_text(text)
-        with pytest.raises(SettingsError, match=r"settings\.json"):
+        with pytest.raises(SettingsError, match=rf"settings\.json: .*{said}"):
             add_rule(settings, "allow", "Bash(make)")
         assert settings.read_text() == text
+    settings.write_bytes(b'{"model": "caf\xe9"}\n')  # Latin-1, not UTF-8: an error, not a crash
+    with pytest.raises(SettingsError, match=r"settings\.json: cannot be read: .*utf-8"):
+        add_rule(settings, "allow", "Bash(make)")
+    assert settings.read_bytes() == b'{"model": "caf\xe9"}\n'
+    settings.unlink()
+    settings.mkdir()  # a folder where the file should be
+    with pytest.raises(SettingsError, match=r"settings\.json: cannot be read: "):
+        add_rule(settings, "allow", "Bash(make)")
 
 
 def test_permissions_a_home_rule_means_the_home_it_was_given(tmp_path: Path) -> None:
