@@ -52,14 +52,13 @@ def answers(text: str, prompt_tokens: int, cost: float | None = None) -> StreamR
     )
 
 
-def test_context_claw_command_compacts_a_session_to_the_window_in_its_settings(
-    server: LoopbackServer,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    claw_config_dir: Path,
-):
-    # Without chapter 18, claw never compacts: this test waits for it (todo), not fails.
+def windowed_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Path) -> Path:
+    """A project holding ``build.log``, for a claw that keeps 1 turn in a 1,000-token window.
+
+    The user's settings (in claw's own folder, ``config``) keep one recent turn; the
+    environment layer gives the window. Without chapter 18 claw never compacts, so this first
+    reaches one of its stubs: a test that uses it waits for the chapter (todo), never fails.
+    """
     message_chars(UserMessage(content="?"))
     project = tmp_path / "project"
     project.mkdir()
@@ -67,10 +66,19 @@ def test_context_claw_command_compacts_a_session_to_the_window_in_its_settings(
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    # The user's settings (in claw's own folder) keep one recent turn; the environment layer
-    # gives the window.
-    (claw_config_dir / "settings.json").write_text('{"context": {"keep_turns": 1}}')
+    (config / "settings.json").write_text('{"context": {"keep_turns": 1}}')
     monkeypatch.setenv("CLAW_CONTEXT_WINDOW", "1000")
+    return project
+
+
+def test_context_claw_command_compacts_a_session_to_the_window_in_its_settings(
+    server: LoopbackServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    claw_config_dir: Path,
+):
+    project = windowed_project(tmp_path, monkeypatch, claw_config_dir)
     server.add(
         reads("c1", 100),
         reads("c2", 1900),  # the log's ~7,000 characters, reported as ~1,800 tokens
@@ -99,14 +107,7 @@ def test_context_claw_command_counts_the_summary_request_in_the_cost_and_the_bud
     capsys: pytest.CaptureFixture[str],
     claw_config_dir: Path,
 ):
-    # Without chapter 18, claw never compacts: this test waits for it (todo), not fails.
-    message_chars(UserMessage(content="?"))
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "build.log").write_text(LOG)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    (claw_config_dir / "settings.json").write_text('{"context": {"keep_turns": 1}}')
-    monkeypatch.setenv("CLAW_CONTEXT_WINDOW", "1000")
+    project = windowed_project(tmp_path, monkeypatch, claw_config_dir)
 
     server.add(
         reads("c1", 100, cost=0.001),
