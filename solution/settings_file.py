@@ -13,11 +13,13 @@ yours, not the team's). Chapter 17 grows these files into claw's layered setting
 
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
 from typing import Any
 
 from .errors import SettingsError
+from .tools.fs import open_regular
 from .tools.write import atomic_write
 
 SETTINGS_FILE = Path(".claw") / "settings.json"
@@ -29,17 +31,25 @@ LOCAL_SETTINGS_FILE = Path(".claw") / "settings.local.json"
 LISTS = ("allow", "ask", "deny")
 """The three rule lists under ``"permissions"``."""
 
+MAX_SETTINGS_BYTES = 1_000_000
+"""The largest settings file claw reads: far more than any real one, far less than memory."""
 
-def read_json_object(path: Path, shown: str | None = None) -> dict[str, Any] | None:
+
+def read_json_object(
+    path: Path, shown: str | None = None, *, any_file: bool = False
+) -> dict[str, Any] | None:
     """The JSON object in the file at ``path``; ``None`` when there is no such file.
 
     Every other problem is a ``SettingsError`` that names the file as ``shown`` (its path if
     not given): ``SHOWN: cannot be read: ...`` (a folder, no permission, bytes that are not
-    UTF-8), ``SHOWN: not valid JSON: ...``, ``SHOWN: must hold a JSON object, not list``.
+    UTF-8, more than ``MAX_SETTINGS_BYTES``), ``SHOWN: not valid JSON: ...``, ``SHOWN: must hold
+    a JSON object, not list``. A repository may put anything where its settings should be, so
+    only a regular file is read: a FIFO there would hang claw, and ``/dev/zero`` would fill its
+    memory. ``any_file`` also reads a pipe the user names (``--settings <(...)``).
     """
     name = str(path) if shown is None else shown
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_capped(path, any_file).decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as error:
@@ -50,6 +60,18 @@ def read_json_object(path: Path, shown: str | None = None) -> dict[str, Any] | N
         raise SettingsError(f"{name}: not valid JSON: {error}") from error
     if not isinstance(data, dict):
         raise SettingsError(f"{name}: must hold a JSON object, not {type(data).__name__}")
+    return data
+
+
+def read_capped(path: Path, any_file: bool = False) -> bytes:
+    """The bytes of the regular file at ``path`` (any file, with ``any_file``).
+
+    More than ``MAX_SETTINGS_BYTES`` is an ``OSError`` (``EFBIG``), read no further.
+    """
+    with path.open("rb") if any_file else open_regular(path) as file:
+        data = file.read(MAX_SETTINGS_BYTES + 1)
+    if len(data) > MAX_SETTINGS_BYTES:
+        raise OSError(errno.EFBIG, f"larger than {MAX_SETTINGS_BYTES:,} bytes", str(path))
     return data
 
 

@@ -239,10 +239,10 @@ def flag_layer(value: str) -> Layer:
             raise SettingsError(f"--settings: not valid JSON: {error}") from error
         return Layer("command line", "--settings", cast("dict[str, Any]", data))  # it began "{"
     shown = f"--settings {value}"
-    layer = read_layer("command line", Path(value).expanduser(), shown)
-    if layer is None:
+    data = read_json_object(Path(value).expanduser(), shown, any_file=True)  # the user's own
+    if data is None:
         raise SettingsError(f"{shown}: no such file")
-    return layer
+    return Layer("command line", shown, data)
 
 
 def check_rules(layer: Layer, check_rule: Callable[[str, str], None]) -> None:

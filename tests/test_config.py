@@ -6,6 +6,7 @@ tests run the real command against the loopback server.
 
 import io
 import json
+import os
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from claw.settings import (
     load_settings,
     merge,
 )
-from claw.settings_file import ignore_in_git
+from claw.settings_file import MAX_SETTINGS_BYTES, ignore_in_git
 from clawbook.harness.loopback import LoopbackServer
 
 
@@ -157,6 +158,30 @@ def test_config_a_file_that_is_not_a_json_object_is_an_error_that_names_it(
     with pytest.raises(SettingsError, match="must hold a JSON object, not list"):
         load_settings(project, home=home, environ={})
     write(project / ".claw" / "settings.local.json", {"model": "x/y"})
+    assert load_settings(project, home=home, environ={}).settings.model == "x/y"
+
+
+def test_config_attack_a_repository_that_puts_a_fifo_or_a_device_where_its_settings_go(
+    home: Path, project: Path
+):
+    # Deny and ask rules apply in a folder nobody trusted, so claw reads the file whoever wrote
+    # it. Opened as a file, a FIFO waits for a writer forever and /dev/zero never ends: the
+    # read must not start on anything but a regular file, nor read a huge one whole.
+    settings = project / ".claw" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    not_regular = r"^\.claw/settings\.json: cannot be read: .*not a regular file"
+    os.mkfifo(settings)
+    with pytest.raises(SettingsError, match=not_regular):
+        load_settings(project, home=home, environ={})
+    settings.unlink()
+    settings.symlink_to("/dev/zero")
+    with pytest.raises(SettingsError, match=not_regular):
+        load_settings(project, home=home, environ={})
+    settings.unlink()
+    settings.write_text('{"model": "' + "x" * MAX_SETTINGS_BYTES + '"}')
+    with pytest.raises(SettingsError, match=r"cannot be read: .*larger than 1,000,000 bytes"):
+        load_settings(project, home=home, environ={})
+    write(settings, {"model": "x/y"})  # a regular file of a sensible size is read as ever
     assert load_settings(project, home=home, environ={}).settings.model == "x/y"
 
 

@@ -245,20 +245,8 @@ class Root:
         raise OSError(errno.ELOOP, "it kept changing into a symbolic link", path)
 
     def open_regular(self, path: str) -> BinaryIO:
-        """Open the regular file at ``path`` for reading in binary.
-
-        Opened without waiting (``O_NONBLOCK``), so a FIFO put there meanwhile cannot hang the
-        call, then checked with ``fstat``: anything but a regular file is an ``OSError``.
-        """
-        fd = self.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise OSError(errno.EINVAL, "not a regular file", path)
-            os.set_blocking(fd, True)
-            return os.fdopen(fd, "rb")
-        except BaseException:
-            os.close(fd)
-            raise
+        """Open the regular file at ``path`` for reading in binary (see ``regular_file``)."""
+        return regular_file(self.open(path, os.O_RDONLY | os.O_NONBLOCK), path)
 
     def read_bytes(self, path: str) -> bytes:
         """The whole content of the regular file at ``path``."""
@@ -269,6 +257,28 @@ class Root:
         """Remove the file at ``path`` (a link itself, not what it points to, if it is one)."""
         with self.locate(path, follow=False) as place:
             os.unlink(place.name, dir_fd=place.folder)
+
+
+def regular_file(fd: int, path: str) -> BinaryIO:
+    """The file open at ``fd`` for reading in binary, if it is a regular file; it is closed if not.
+
+    ``fd`` was opened without waiting (``O_NONBLOCK``), so a FIFO put at ``path`` could not
+    hang the open; ``fstat`` then tells what it is: anything but a regular file (a FIFO, a
+    device such as ``/dev/zero``, a folder) is an ``OSError`` that says so.
+    """
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """Open the regular file at ``path`` (anywhere) for reading in binary; see ``regular_file``."""
+    return regular_file(os.open(path, os.O_RDONLY | os.O_NONBLOCK), str(path))
 
 
 def as_root(root: Root | Path | str | os.PathLike[str]) -> Root:
