@@ -13,7 +13,7 @@ import re
 import sys
 import threading
 import traceback
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -70,6 +70,40 @@ def in_exception(error: BaseException, directory: Path, relative_to: Path) -> Lo
             return found
         current = current.__cause__ or current.__context__
     return None
+
+
+def in_own_code(
+    error: BaseException,
+    directory: Path,
+    relative_to: Path,
+    own: Mapping[str, Collection[str]],
+) -> list[Location]:
+    """The frames of ``error`` (or a cause or context) in code the learner wrote, outermost first.
+
+    ``own`` maps a file, relative to ``directory``, to the qualified names of the functions
+    whose bodies the learner writes (``ContextWindow.prepare``). Where a test was stopped is
+    often a given helper that the learner's loop calls again and again: the lines to look at
+    are in the learner's functions on the way there, the loop's among them.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        found: list[Location] = []
+        tb = current.__traceback__
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if inside(code.co_filename, directory):
+                relative = Path(code.co_filename).resolve().relative_to(directory).as_posix()
+                if code.co_qualname in own.get(relative, ()):
+                    found.append(
+                        location(code.co_filename, tb.tb_lineno, code.co_qualname, relative_to)
+                    )
+            tb = tb.tb_next
+        if found:
+            return found
+        current = current.__cause__ or current.__context__
+    return []
 
 
 def in_test_file(error: BaseException, test_file: Path, relative_to: Path) -> Location | None:

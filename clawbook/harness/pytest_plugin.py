@@ -110,6 +110,9 @@ class _Session:
 
 _session = _Session()
 
+CATALOGUE = Path(__file__).resolve().parents[1] / "starter-stubs.json"
+"""The course's catalogue of stubs: which functions of the implementation each chapter writes."""
+
 
 # ---------------------------------------------------------------- the implementation under test
 
@@ -520,13 +523,19 @@ def _describe_failure(item: pytest.Item, error: BaseException) -> _Failure:
     timeout = find_timeout(error)
     if timeout is not None:
         interrupted, seconds = timeout
+        chapter = _chapter_of(item.location[0])
+        own = frames.in_own_code(interrupted, _session.package_dir, root, _own_functions(chapter))
         where = (
-            frames.in_exception(interrupted, _session.package_dir, root)
+            (own[-1] if own else None)
+            or frames.in_exception(interrupted, _session.package_dir, root)
             or where
             or frames.in_other_threads(_session.package_dir, root)
             or frames.in_tasks(_session.package_dir, root)
         )
         message = f"seems to loop forever: still running after {seconds:g} s"
+        if len(own) > 1:  # the loop may be in any of them: name each, the outermost first
+            chain = ", which called ".join(f"{o.path}:{o.line} ({o.function})" for o in own)
+            message += f"\nin {chapter}'s code: {chain}"
         return _Failure(Outcome.HUNG, where, called_from, message, test_line)
     suspected = MISSING_AWAIT.search(message) is not None
     forgotten = _forgotten_await(error, suspected)
@@ -541,6 +550,24 @@ def _describe_failure(item: pytest.Item, error: BaseException) -> _Failure:
             "the `await` is missing there)",
         )
     return _Failure(Outcome.FAILED, where, called_from, message, test_line)
+
+
+def _own_functions(chapter: str | None) -> dict[str, set[str]]:
+    """Per implementation file, the functions whose bodies ``chapter`` has the learner write.
+
+    Read from the course's catalogue of stubs (``clawbook/starter-stubs.json``) when a test
+    hangs; a missing or unreadable catalogue means none are known.
+    """
+    from clawbook.course import stubs
+
+    try:
+        catalogue = stubs.read_catalogue(CATALOGUE)
+    except stubs.ResetError:
+        return {}
+    return {
+        path: {entry.function for entry in entries if entry.chapter == chapter}
+        for path, entries in catalogue.stubs.items()
+    }
 
 
 def _forgotten_await(error: BaseException, suspected: bool) -> tuple[str, Location] | None:

@@ -7,6 +7,7 @@ right file and line, never reports success that did not happen, and loses no cod
 
 import ast
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -246,6 +247,29 @@ def test_an_endless_loop_is_stopped_within_the_limit_and_shown_where_it_loops(re
     assert elapsed < 30  # 18 tests × the limit would be far longer: the run stops at the first
     assert not wait_for_processes_to_end(repo)
 
+
+
+def test_an_endless_loop_is_shown_in_the_learners_own_function_not_the_helper_it_calls(repo):
+    # The learner's loop calls a given helper that takes all the time: the test is stopped
+    # inside the helper, yet the line to look at is the learner's, in the chapter's function.
+    mock = repo / "starter" / "mock.py"
+    edit(
+        mock,
+        INIT_DOCSTRING,
+        INIT_DOCSTRING + "        from types import SimpleNamespace\n\n"
+        "        from .types import content_text\n\n"
+        '        parts = (SimpleNamespace(text="x"),) * 200_000\n'
+        "        while True:\n"
+        "            content_text(parts)  # type: ignore[arg-type]\n",
+    )
+    line = line_of(mock, "content_text(parts)")
+
+    result = clawbook(repo, "check", "ch01", "--timeout", "1")
+
+    assert result.returncode == 1
+    assert "seems to loop forever" in result.stdout
+    assert re.search(rf"at +starter/mock\.py:({line - 1}|{line}) ", result.stdout), result.stdout
+    assert "starter/types.py" not in result.stdout  # the given helper is not the learner's line
 
 def test_a_worker_thread_that_never_returns_is_stopped_with_its_line_and_no_process_left(repo):
     read = repo / "starter" / "tools" / "read.py"
