@@ -114,9 +114,7 @@ class CostTracker:
         if not (isinstance(event, SubagentEvent) and isinstance(event.event, StepUsage)):
             return
         usage = event.event.usage
-        cost = cost_of(usage, self.info())
-        for tally in (self.run, self.session, self.by_model.setdefault(self.model, Tally())):
-            tally.add(usage, cost)
+        for tally in self.beside_steps(usage):
             tally.delegated += 1
 
     def count_summary(self, usage: TokenUsage) -> None:
@@ -127,10 +125,19 @@ class CostTracker:
         not a step (``steps``), and its prompt is the old history, not the next request's
         (``last_prompt_tokens``).
         """
-        cost = cost_of(usage, self.info())
-        for tally in (self.run, self.session, self.by_model.setdefault(self.model, Tally())):
-            tally.add(usage, cost)
+        for tally in self.beside_steps(usage):
             tally.summaries += 1
+
+    def beside_steps(self, usage: TokenUsage) -> tuple[Tally, Tally, Tally]:
+        """Add a call that is not one of the agent's steps to the run, the session and the model.
+
+        Returns those three tallies, for the caller to say what kind of call it was.
+        """
+        cost = cost_of(usage, self.info())
+        tallies = (self.run, self.session, self.by_model.setdefault(self.model, Tally()))
+        for tally in tallies:
+            tally.add(usage, cost)
+        return tallies
 
 
 def format_cost(amount: Decimal) -> str:
